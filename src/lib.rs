@@ -1,0 +1,35 @@
+//! qjson: parse a big JSON body, read a few fields, pass the rest on.
+//!
+//! The data path:
+//!
+//! ```text
+//! bytes -> scan (stage 1: structural index, SIMD)
+//!       -> index (stage 2: grammar + matching closers, container table)
+//!       -> doc / cursor / path (reads)  -> decode (strings, numbers)
+//! ```
+//!
+//! The core knows nothing of Python or Lua: `python/` holds the PyO3 glue
+//! (feature `python`, on by default).
+//!
+//! ```
+//! use qjson::{Doc, Index, Options};
+//! let input = br#"{"model": "gpt-4o", "messages": [{"role": "user"}]}"#;
+//! let index = Index::build(input, &Options::default()).unwrap();
+//! let doc = Doc::new(input, &index);
+//! assert_eq!(doc.get_str(doc.root(), "messages[0].role").unwrap(), "user");
+//! ```
+
+pub mod decode;
+pub mod doc;
+pub mod error;
+pub mod index;
+pub mod path;
+pub mod scan;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use decode::Number;
+pub use doc::{Cursor, Doc, Value};
+pub use error::{AccessError, Error, ErrorKind, JsonType};
+pub use index::{Index, Options};

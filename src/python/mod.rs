@@ -1,0 +1,1 @@
+//! PyO3 glue (helper B).

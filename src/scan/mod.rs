@@ -1,0 +1,145 @@
+//! Stage 1: the structural index.
+//!
+//! One pass over the input finds every structural character outside strings
+//! (`{ } [ ] : ,`) and the opening quote of every string, and records their
+//! byte offsets as `u32`s, followed by a sentinel equal to `input.len()`.
+//! Closing quotes are not recorded: a string always ends right before the
+//! next structural (after optional whitespace), so stage 2 finds it by
+//! stepping back from there.
+//!
+//! The same pass also collects what strict validation needs without a second
+//! read of string bytes:
+//! - `escapes`: the offset of every backslash that begins an escape sequence
+//!   (always inside a string);
+//! - `first_control`: the first raw control byte (< 0x20) inside a string;
+//! - `non_ascii`: whether any byte >= 0x80 occurs (only then does stage 2 run
+//!   a UTF-8 validator over the input).
+//!
+//! Semantics every backend must reproduce exactly (the scalar backend is the
+//! oracle, and property tests compare every other backend against it):
+//! - A backslash escapes the next byte wherever it occurs; an escaped `"` is
+//!   not a quote. A backslash outside a string is an error
+//!   (`StrayBackslash`, offset of the first such backslash).
+//! - Unescaped quotes alternate open/close. If the input ends inside a
+//!   string the result is `UnterminatedString` at the opening quote, unless a
+//!   stray backslash was found first.
+//! - A string spans from its opening quote (inclusive) to its closing quote
+//!   (exclusive); `first_control` looks at bytes in that span.
+//!
+//! Backends: a portable scalar loop, and one block algorithm (see `block`)
+//! instantiated per instruction set. The CPU is detected once; the choice is
+//! cached in a function pointer. `QJSON_BACKEND=scalar|avx2|avx512|neon`
+//! forces one (an unsupported choice falls back to detection).
+
+use crate::error::{Error, ErrorKind};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+pub mod scalar;
+
+/// The output of stage 1. Reuse one across scans to keep its allocations.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// Offsets of structurals outside strings and of opening quotes, then `input.len()`.
+    pub structurals: Vec<u32>,
+    /// Offsets of backslashes that begin an escape sequence.
+    pub escapes: Vec<u32>,
+    /// Offset of the first control byte (< 0x20) inside a string, if any.
+    pub first_control: Option<u32>,
+    /// Whether any byte >= 0x80 occurs anywhere in the input.
+    pub non_ascii: bool,
+}
+
+impl Scan {
+    pub fn clear(&mut self) {
+        self.structurals.clear();
+        self.escapes.clear();
+        self.first_control = None;
+        self.non_ascii = false;
+    }
+}
+
+/// A scanner implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Scalar,
+    Avx2,
+    Avx512,
+    Neon,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Scalar => "scalar",
+            Backend::Avx2 => "avx2",
+            Backend::Avx512 => "avx512",
+            Backend::Neon => "neon",
+        }
+    }
+
+    /// Every backend this CPU can run, best first.
+    pub fn available() -> Vec<Backend> {
+        let mut v = Vec::new();
+        v.push(Backend::Scalar);
+        v
+    }
+
+    fn scan_fn(self) -> Option<ScanFn> {
+        match self {
+            Backend::Scalar => Some(scalar::scan as ScanFn),
+            _ => None,
+        }
+    }
+}
+
+type ScanFn = fn(&[u8], &mut Scan) -> Result<(), Error>;
+
+static ACTIVE: AtomicPtr<()> = AtomicPtr::new(detect_and_scan as *mut ());
+
+/// The backend chosen for this process (detected once, or forced by `QJSON_BACKEND`).
+pub fn active_backend() -> Backend {
+    static CHOSEN: std::sync::OnceLock<Backend> = std::sync::OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        let available = Backend::available();
+        if let Ok(want) = std::env::var("QJSON_BACKEND") {
+            if let Some(b) = available.iter().find(|b| b.name() == want.trim()) {
+                return *b;
+            }
+        }
+        *available.last().unwrap_or(&Backend::Scalar)
+    })
+}
+
+fn detect_and_scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    let f = active_backend().scan_fn().unwrap_or(scalar::scan as ScanFn);
+    ACTIVE.store(f as *mut (), Ordering::Relaxed);
+    f(input, out)
+}
+
+/// Scan `input` with the active backend, replacing the contents of `out`.
+pub fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    check_len(input)?;
+    let p = ACTIVE.load(Ordering::Relaxed);
+    // SAFETY: ACTIVE only ever holds `detect_and_scan` or a `ScanFn` stored by
+    // it, and every such pointer was cast from a function of type `ScanFn`.
+    let f: ScanFn = unsafe { std::mem::transmute::<*mut (), ScanFn>(p) };
+    f(input, out)
+}
+
+/// Scan with a given backend (for tests and benchmarks). `None` if this CPU
+/// cannot run it.
+pub fn scan_with(backend: Backend, input: &[u8], out: &mut Scan) -> Option<Result<(), Error>> {
+    if !Backend::available().contains(&backend) {
+        return None;
+    }
+    let f = backend.scan_fn()?;
+    Some(check_len(input).and_then(|()| f(input, out)))
+}
+
+#[inline]
+fn check_len(input: &[u8]) -> Result<(), Error> {
+    if input.len() >= u32::MAX as usize {
+        return Err(Error::new(ErrorKind::TooLarge, u32::MAX as usize));
+    }
+    Ok(())
+}
