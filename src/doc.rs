@@ -1,10 +1,31 @@
 //! Reads from an indexed document: path resolution, typed getters, raw spans
 //! and iteration.
+//!
+//! A [`Cursor`] names one value by three numbers: its first byte, the first
+//! structural at or after it, and the ordinal of the first container at or
+//! after it. From these, the end of any value is O(1) (containers through the
+//! container table, strings through the next structural, scalars end at the
+//! next structural), so walking a container's children costs O(children),
+//! never O(bytes).
+//!
+//! Containers with more than [`TABLE_MIN`] children get a child table on
+//! their first lookup (positions of every child; for objects also a hash of
+//! every key, first occurrence wins), so reading `messages[i]` for every `i`,
+//! or every key of a wide object, is O(N) in total rather than O(N²).
 
+use crate::decode::number::parse_number;
+use crate::decode::string::{body_eq, decode_str};
 use crate::decode::Number;
-use crate::error::{AccessError, JsonType};
-use crate::index::Index;
+use crate::error::{AccessError, Error, ErrorKind, JsonType};
+use crate::index::{skip_ws, string_close, trim_end, ChildPos, Index};
+use crate::path::{segments, Segment};
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+
+/// Containers with more children than this get a child table on lookup.
+pub const TABLE_MIN: u32 = 24;
 
 /// A position of one value in a document. Plain data (`Copy`, no lifetime):
 /// hosts store it beside a reference to the document it came from.
@@ -14,8 +35,16 @@ pub struct Cursor {
     pub(crate) start: u32,
     /// Index in the structurals of the first structural at or after `start`.
     pub(crate) sidx: u32,
-    /// For containers, its ordinal in the container table.
+    /// Ordinal of the first container at or after `start` (the value's own
+    /// ordinal when it is a container).
     pub(crate) ord: u32,
+}
+
+impl Cursor {
+    /// Byte offset of the value in the input.
+    pub fn offset(&self) -> usize {
+        self.start as usize
+    }
 }
 
 /// A decoded value. Containers are returned as cursors.
@@ -27,6 +56,39 @@ pub enum Value<'a> {
     String(Cow<'a, str>),
     Object(Cursor),
     Array(Cursor),
+}
+
+/// Child positions of one large container, built on first lookup.
+#[derive(Debug)]
+pub(crate) struct ChildTable {
+    pos: Vec<ChildPos>,
+    /// Objects only: key hash -> index of the first child with that key.
+    keys: Option<(
+        HashMap<u64, u32, PassThrough>,
+        std::collections::hash_map::RandomState,
+    )>,
+}
+
+/// The keys of `ChildTable::keys` are already hashes.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct PassThrough;
+pub(crate) struct PassThroughHasher(u64);
+impl BuildHasher for PassThrough {
+    type Hasher = PassThroughHasher;
+    fn build_hasher(&self) -> PassThroughHasher {
+        PassThroughHasher(0)
+    }
+}
+impl Hasher for PassThroughHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys")
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
 }
 
 /// An input and its index.
@@ -42,33 +104,438 @@ impl<'a> Doc<'a> {
     pub fn new(input: &'a [u8], index: &'a Index) -> Doc<'a> {
         Doc { input, index }
     }
-    pub fn input(&self) -> &'a [u8] { self.input }
-    pub fn root(&self) -> Cursor { todo!() }
-    /// Resolve `path` relative to `at`.
-    pub fn find(&self, at: Cursor, path: &str) -> Result<Cursor, AccessError> { let _ = (at, path); todo!() }
-    pub fn type_of(&self, c: Cursor) -> JsonType { let _ = c; todo!() }
-    /// Decode the value at `c` (containers come back as cursors).
-    pub fn value(&self, c: Cursor) -> Result<Value<'a>, AccessError> { let _ = c; todo!() }
+
+    pub fn input(&self) -> &'a [u8] {
+        self.input
+    }
+
+    pub fn index(&self) -> &'a Index {
+        self.index
+    }
+
+    #[inline]
+    fn s(&self) -> &'a [u32] {
+        &self.index.structurals
+    }
+
+    #[inline]
+    fn byte(&self, c: Cursor) -> u8 {
+        self.input.get(c.start as usize).copied().unwrap_or(b' ')
+    }
+
+    /// The value beginning at or after byte `p`, whose first structural
+    /// candidate is `k`.
+    #[inline]
+    fn value_at(&self, k: u32, p: usize, ord: u32) -> Cursor {
+        Cursor {
+            start: skip_ws(self.input, p) as u32,
+            sidx: k,
+            ord,
+        }
+    }
+
+    /// The whole document.
+    pub fn root(&self) -> Cursor {
+        self.value_at(0, 0, 0)
+    }
+
+    /// Whether `c` starts at its structural (containers and strings).
+    #[inline]
+    fn at_structural(&self, c: Cursor) -> bool {
+        self.s().get(c.sidx as usize).is_some_and(|&p| p == c.start)
+    }
+
+    pub fn type_of(&self, c: Cursor) -> JsonType {
+        match self.byte(c) {
+            b'{' if self.at_structural(c) => JsonType::Object,
+            b'[' if self.at_structural(c) => JsonType::Array,
+            b'"' if self.at_structural(c) => JsonType::String,
+            b't' | b'f' => JsonType::Bool,
+            b'n' => JsonType::Null,
+            _ => JsonType::Number,
+        }
+    }
+
+    /// The structural that ends `c` (a `,`, a closer or the sentinel) and the
+    /// first container ordinal after `c`.
+    #[inline]
+    fn after(&self, c: Cursor) -> (u32, u32) {
+        match self.type_of(c) {
+            JsonType::Object | JsonType::Array => {
+                let t = &self.index.containers[c.ord as usize];
+                (t.close + 1, t.next)
+            }
+            JsonType::String => (c.sidx + 1, c.ord),
+            _ => (c.sidx, c.ord),
+        }
+    }
+
+    fn container_len(&self, c: Cursor) -> u32 {
+        self.index.containers[c.ord as usize].len
+    }
+
     /// Number of children of an object or array (`Type` error otherwise).
-    pub fn len(&self, c: Cursor) -> Result<usize, AccessError> { let _ = c; todo!() }
+    pub fn len(&self, c: Cursor) -> Result<usize, AccessError> {
+        match self.type_of(c) {
+            JsonType::Object | JsonType::Array => Ok(self.container_len(c) as usize),
+            found => Err(AccessError::Type {
+                expected: "object or array",
+                found,
+            }),
+        }
+    }
+
+    /// The byte range of the value.
+    pub fn span(&self, c: Cursor) -> (usize, usize) {
+        let start = c.start as usize;
+        let end = match self.type_of(c) {
+            JsonType::Object | JsonType::Array => {
+                self.s()[self.index.containers[c.ord as usize].close as usize] as usize + 1
+            }
+            JsonType::String => {
+                string_close(self.input, self.s(), c.sidx as usize).map_or(start + 1, |e| e + 1)
+            }
+            _ => trim_end(self.input, start, self.s()[c.sidx as usize] as usize),
+        };
+        (start, end)
+    }
+
     /// The original bytes of the value.
-    pub fn raw(&self, c: Cursor) -> &'a [u8] { let _ = c; todo!() }
+    pub fn raw(&self, c: Cursor) -> &'a [u8] {
+        let (a, b) = self.span(c);
+        &self.input[a..b]
+    }
+
+    /// The body (between the quotes) of the string at structural `k`.
+    #[inline]
+    fn string_body(&self, k: u32) -> &'a [u8] {
+        let open = self.s()[k as usize] as usize;
+        let close = string_close(self.input, self.s(), k as usize).unwrap_or(open + 1);
+        &self.input[open + 1..close]
+    }
+
+    fn decode_body(&self, body: &'a [u8]) -> Result<Cow<'a, str>, AccessError> {
+        let base = body.as_ptr() as usize - self.input.as_ptr() as usize;
+        let check_utf8 = self.index.lazy && self.index.non_ascii;
+        Ok(decode_str(body, base, check_utf8)?)
+    }
+
+    fn scalar_text(&self, c: Cursor) -> &'a [u8] {
+        self.raw(c)
+    }
+
+    /// Decode the value at `c` (containers come back as cursors).
+    pub fn value(&self, c: Cursor) -> Result<Value<'a>, AccessError> {
+        Ok(match self.type_of(c) {
+            JsonType::Object => Value::Object(c),
+            JsonType::Array => Value::Array(c),
+            JsonType::String => Value::String(self.decode_body(self.string_body(c.sidx))?),
+            JsonType::Number => Value::Number(self.number(c)?),
+            JsonType::Bool | JsonType::Null => {
+                let text = self.scalar_text(c);
+                match text {
+                    b"true" => Value::Bool(true),
+                    b"false" => Value::Bool(false),
+                    b"null" => Value::Null,
+                    _ => return Err(Error::new(ErrorKind::InvalidLiteral, c.start as usize).into()),
+                }
+            }
+        })
+    }
+
+    fn number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
+        Ok(parse_number(self.scalar_text(c), c.start as usize)?)
+    }
+
+    /// Resolve `path` relative to `at`.
+    pub fn find(&self, at: Cursor, path: &str) -> Result<Cursor, AccessError> {
+        let mut cur = at;
+        for seg in segments(path) {
+            let (off, seg) = seg?;
+            cur = self
+                .step(cur, &seg)
+                .ok_or(AccessError::NotFound { at: off })?;
+        }
+        Ok(cur)
+    }
+
+    fn step(&self, c: Cursor, seg: &Segment<'_>) -> Option<Cursor> {
+        match (self.type_of(c), seg) {
+            (JsonType::Object, Segment::Key(k) | Segment::Token(k)) => self.field(c, k),
+            (JsonType::Array, Segment::Index(i)) => self.element(c, *i),
+            (JsonType::Array, Segment::Token(t)) => self.element(c, pointer_index(t)?),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn first_child(&self, c: Cursor) -> ChildPos {
+        ChildPos {
+            container: c.ord,
+            i: 0,
+            k: c.sidx + 1,
+            ord: c.ord + 1,
+        }
+    }
+
+    /// The value of the child at `pos` (for objects, the member's value).
+    #[inline]
+    fn child_value(&self, pos: ChildPos, object: bool) -> Cursor {
+        let s = self.s();
+        if object {
+            self.value_at(pos.k + 2, s[pos.k as usize + 1] as usize + 1, pos.ord)
+        } else {
+            self.value_at(pos.k, s[pos.k as usize - 1] as usize + 1, pos.ord)
+        }
+    }
+
+    /// The position of the next child. Only valid while `pos.i + 1 < len`.
+    #[inline]
+    fn advance(&self, pos: ChildPos, object: bool) -> ChildPos {
+        let (t, ord) = self.after(self.child_value(pos, object));
+        ChildPos {
+            container: pos.container,
+            i: pos.i + 1,
+            k: t + 1,
+            ord,
+        }
+    }
+
+    fn table(&self, c: Cursor, object: bool) -> Arc<ChildTable> {
+        let mut tables = self.index.tables.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = tables.get(&c.ord) {
+            return t.clone();
+        }
+        let len = self.container_len(c);
+        let mut pos = Vec::with_capacity(len as usize);
+        let mut p = self.first_child(c);
+        for i in 0..len {
+            pos.push(p);
+            if i + 1 < len {
+                p = self.advance(p, object);
+            }
+        }
+        let keys = object.then(|| {
+            let state = std::collections::hash_map::RandomState::new();
+            let mut map = HashMap::with_capacity_and_hasher(len as usize, PassThrough);
+            for (i, p) in pos.iter().enumerate() {
+                let body = self.string_body(p.k);
+                let h = match self.decode_body(body) {
+                    Ok(key) => state.hash_one(key.as_bytes()),
+                    Err(_) => continue, // an undecodable key never matches
+                };
+                map.entry(h).or_insert(i as u32);
+            }
+            (map, state)
+        });
+        let t = Arc::new(ChildTable { pos, keys });
+        tables.insert(c.ord, t.clone());
+        t
+    }
+
+    /// The value of member `key` (unescaped bytes) of object `c`; the first
+    /// one when the key repeats.
+    pub fn field(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+        let len = self.container_len(c);
+        if len > TABLE_MIN {
+            let t = self.table(c, true);
+            if let Some((map, state)) = &t.keys {
+                if let Some(&i) = map.get(&state.hash_one(key)) {
+                    let p = t.pos[i as usize];
+                    if body_eq(self.string_body(p.k), key) {
+                        return Some(self.child_value(p, true));
+                    }
+                }
+            }
+            // A hash collision (or no match): fall back to a scan.
+            return t
+                .pos
+                .iter()
+                .find(|p| body_eq(self.string_body(p.k), key))
+                .map(|&p| self.child_value(p, true));
+        }
+        let mut p = self.first_child(c);
+        for i in 0..len {
+            if body_eq(self.string_body(p.k), key) {
+                return Some(self.child_value(p, true));
+            }
+            if i + 1 < len {
+                p = self.advance(p, true);
+            }
+        }
+        None
+    }
+
+    /// Element `i` of array `c`; negative `i` counts from the end.
+    pub fn element(&self, c: Cursor, i: i64) -> Option<Cursor> {
+        let len = self.container_len(c);
+        let i = if i < 0 { i.checked_add(len as i64)? } else { i };
+        if i < 0 || i >= len as i64 {
+            return None;
+        }
+        let i = i as u32;
+        if len > TABLE_MIN {
+            let t = self.table(c, false);
+            return Some(self.child_value(t.pos[i as usize], false));
+        }
+        let mut p = self.first_child(c);
+        while p.i < i {
+            p = self.advance(p, false);
+        }
+        Some(self.child_value(p, false))
+    }
+
     // Convenience: resolve then read.
-    pub fn get(&self, at: Cursor, path: &str) -> Result<Value<'a>, AccessError> { self.value(self.find(at, path)?) }
-    pub fn get_str(&self, at: Cursor, path: &str) -> Result<Cow<'a, str>, AccessError> { let _ = (at, path); todo!() }
-    pub fn get_number(&self, at: Cursor, path: &str) -> Result<Number<'a>, AccessError> { let _ = (at, path); todo!() }
-    pub fn get_i64(&self, at: Cursor, path: &str) -> Result<i64, AccessError> { let _ = (at, path); todo!() }
-    pub fn get_f64(&self, at: Cursor, path: &str) -> Result<f64, AccessError> { let _ = (at, path); todo!() }
-    pub fn get_bool(&self, at: Cursor, path: &str) -> Result<bool, AccessError> { let _ = (at, path); todo!() }
+    pub fn get(&self, at: Cursor, path: &str) -> Result<Value<'a>, AccessError> {
+        self.value(self.find(at, path)?)
+    }
+
+    pub fn get_str(&self, at: Cursor, path: &str) -> Result<Cow<'a, str>, AccessError> {
+        let c = self.find(at, path)?;
+        match self.type_of(c) {
+            JsonType::String => self.decode_body(self.string_body(c.sidx)),
+            found => Err(AccessError::Type {
+                expected: "string",
+                found,
+            }),
+        }
+    }
+
+    pub fn get_number(&self, at: Cursor, path: &str) -> Result<Number<'a>, AccessError> {
+        let c = self.find(at, path)?;
+        match self.type_of(c) {
+            JsonType::Number => self.number(c),
+            found => Err(AccessError::Type {
+                expected: "number",
+                found,
+            }),
+        }
+    }
+
+    pub fn get_i64(&self, at: Cursor, path: &str) -> Result<i64, AccessError> {
+        match self.get_number(at, path)? {
+            Number::Int(v) => Ok(v),
+            _ => Err(AccessError::Type {
+                expected: "integer in the i64 range",
+                found: JsonType::Number,
+            }),
+        }
+    }
+
+    pub fn get_f64(&self, at: Cursor, path: &str) -> Result<f64, AccessError> {
+        Ok(match self.get_number(at, path)? {
+            Number::Int(v) => v as f64,
+            Number::BigInt(t) => t.parse::<f64>().unwrap_or(f64::NAN),
+            Number::Float(v) => v,
+        })
+    }
+
+    pub fn get_bool(&self, at: Cursor, path: &str) -> Result<bool, AccessError> {
+        let c = self.find(at, path)?;
+        match self.value(c)? {
+            Value::Bool(b) => Ok(b),
+            _ => Err(AccessError::Type {
+                expected: "bool",
+                found: self.type_of(c),
+            }),
+        }
+    }
+
     /// Children of an array, in order.
-    pub fn array_items(&self, c: Cursor) -> Result<ArrayItems<'a>, AccessError> { let _ = c; todo!() }
+    pub fn array_items(&self, c: Cursor) -> Result<ArrayItems<'a>, AccessError> {
+        match self.type_of(c) {
+            JsonType::Array => Ok(ArrayItems(Children::new(*self, c, false))),
+            found => Err(AccessError::Type {
+                expected: "array",
+                found,
+            }),
+        }
+    }
+
     /// Members of an object, in order: (raw key body, value).
-    pub fn object_items(&self, c: Cursor) -> Result<ObjectItems<'a>, AccessError> { let _ = c; todo!() }
+    pub fn object_items(&self, c: Cursor) -> Result<ObjectItems<'a>, AccessError> {
+        match self.type_of(c) {
+            JsonType::Object => Ok(ObjectItems(Children::new(*self, c, true))),
+            found => Err(AccessError::Type {
+                expected: "object",
+                found,
+            }),
+        }
+    }
+
     /// Decode a raw key body returned by `object_items`.
-    pub fn key_str(&self, raw_key: &'a [u8]) -> Result<Cow<'a, str>, AccessError> { let _ = raw_key; todo!() }
+    pub fn key_str(&self, raw_key: &'a [u8]) -> Result<Cow<'a, str>, AccessError> {
+        self.decode_body(raw_key)
+    }
 }
 
-pub struct ArrayItems<'a> { _d: Doc<'a> }
-impl<'a> Iterator for ArrayItems<'a> { type Item = Cursor; fn next(&mut self) -> Option<Cursor> { todo!() } }
-pub struct ObjectItems<'a> { _d: Doc<'a> }
-impl<'a> Iterator for ObjectItems<'a> { type Item = (&'a [u8], Cursor); fn next(&mut self) -> Option<Self::Item> { todo!() } }
+/// A JSON Pointer token as an array index: `0` or a digit string without a
+/// leading zero. `-` (past the end) and anything else are not found.
+fn pointer_index(t: &[u8]) -> Option<i64> {
+    if t.is_empty()
+        || (t.len() > 1 && t[0] == b'0')
+        || !t.iter().all(u8::is_ascii_digit)
+        || t.len() > 18
+    {
+        return None;
+    }
+    std::str::from_utf8(t).ok()?.parse().ok()
+}
+
+struct Children<'a> {
+    doc: Doc<'a>,
+    pos: ChildPos,
+    left: u32,
+    object: bool,
+}
+
+impl<'a> Children<'a> {
+    fn new(doc: Doc<'a>, c: Cursor, object: bool) -> Self {
+        Children {
+            doc,
+            pos: doc.first_child(c),
+            left: doc.container_len(c),
+            object,
+        }
+    }
+    #[inline]
+    fn next_pos(&mut self) -> Option<ChildPos> {
+        if self.left == 0 {
+            return None;
+        }
+        let p = self.pos;
+        self.left -= 1;
+        if self.left > 0 {
+            self.pos = self.doc.advance(p, self.object);
+        }
+        Some(p)
+    }
+}
+
+/// Iterator over an array's elements.
+pub struct ArrayItems<'a>(Children<'a>);
+
+impl<'a> Iterator for ArrayItems<'a> {
+    type Item = Cursor;
+    fn next(&mut self) -> Option<Cursor> {
+        let p = self.0.next_pos()?;
+        Some(self.0.doc.child_value(p, false))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.0.left as usize, Some(self.0.left as usize))
+    }
+}
+
+/// Iterator over an object's members: (raw key body, value).
+pub struct ObjectItems<'a>(Children<'a>);
+
+impl<'a> Iterator for ObjectItems<'a> {
+    type Item = (&'a [u8], Cursor);
+    fn next(&mut self) -> Option<Self::Item> {
+        let p = self.0.next_pos()?;
+        Some((self.0.doc.string_body(p.k), self.0.doc.child_value(p, true)))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.0.left as usize, Some(self.0.left as usize))
+    }
+}

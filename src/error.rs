@@ -137,7 +137,10 @@ pub enum AccessError {
     /// The path string itself is malformed.
     PathSyntax { at: usize, reason: &'static str },
     /// A typed getter met another type.
-    Type { expected: &'static str, found: JsonType },
+    Type {
+        expected: &'static str,
+        found: JsonType,
+    },
 }
 
 impl From<Error> for AccessError {
@@ -150,7 +153,9 @@ impl fmt::Display for AccessError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AccessError::Decode(e) => e.fmt(f),
-            AccessError::NotFound { at } => write!(f, "path not found (segment at path offset {at})"),
+            AccessError::NotFound { at } => {
+                write!(f, "path not found (segment at path offset {at})")
+            }
             AccessError::PathSyntax { at, reason } => {
                 write!(f, "invalid path: {reason} at path offset {at}")
             }

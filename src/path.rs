@@ -31,7 +31,10 @@ pub enum Segment<'p> {
 /// the segment in the path (for error messages). Malformed paths yield
 /// `AccessError::PathSyntax`.
 pub fn segments(path: &str) -> Segments<'_> {
-    Segments { path: path.as_bytes(), pos: 0 }
+    Segments {
+        path: path.as_bytes(),
+        pos: 0,
+    }
 }
 
 pub struct Segments<'p> {

@@ -1,0 +1,334 @@
+//! Core reads and validation, table-driven, plus a differential check
+//! against serde_json on generated documents.
+
+use proptest::prelude::*;
+use qjson::{AccessError, Doc, ErrorKind, Index, JsonType, Number, Options, Value};
+use serde_json::Value as J;
+
+fn strict() -> Options {
+    Options::default()
+}
+fn lazy() -> Options {
+    Options {
+        lazy: true,
+        ..Options::default()
+    }
+}
+
+fn build(input: &[u8]) -> Index {
+    Index::build(input, &strict())
+        .unwrap_or_else(|e| panic!("{e} in {:?}", String::from_utf8_lossy(input)))
+}
+
+#[test]
+fn reads_by_every_path_form() {
+    let input = br#" {"model": "gpt-4o", "temperature": 0.7, "n": 3, "big": 123456789012345678901234,
+        "stream": false, "none": null, "a.b": {"c[d]": [10, 20, 30]}, "q\"k": 1, "\u0061x": "esc",
+        "messages": [{"role": "system", "content": "be brief"},
+                     {"role": "user", "content": [{"type": "text", "text": "hi \u00e9\ud83d\ude00"}]}],
+        "~/": {"x": [true]}, "": 5} "#;
+    let index = build(input);
+    let d = Doc::new(input, &index);
+    let r = d.root();
+    assert_eq!(d.get_str(r, "model").unwrap(), "gpt-4o");
+    assert_eq!(d.get_f64(r, "temperature").unwrap(), 0.7);
+    assert_eq!(d.get_i64(r, "n").unwrap(), 3);
+    assert_eq!(
+        d.get_number(r, "big").unwrap(),
+        Number::BigInt("123456789012345678901234")
+    );
+    assert!(!d.get_bool(r, "stream").unwrap());
+    assert_eq!(d.get(r, "none").unwrap(), Value::Null);
+    assert_eq!(d.get_i64(r, r#"["a.b"]["c[d]"][1]"#).unwrap(), 20);
+    assert_eq!(d.get_i64(r, r#"["a.b"]["c[d]"][-1]"#).unwrap(), 30);
+    assert_eq!(d.get_i64(r, "/a.b/c[d]/2").unwrap(), 30);
+    assert_eq!(d.get_i64(r, r#"["q\"k"]"#).unwrap(), 1);
+    assert_eq!(d.get_str(r, "ax").unwrap(), "esc");
+    assert_eq!(
+        d.get_str(r, "messages[1].content[0].text").unwrap(),
+        "hi é😀"
+    );
+    assert_eq!(d.get_str(r, "/messages/1/role").unwrap(), "user");
+    assert!(d.get_bool(r, "/~0~1/x/0").unwrap());
+    assert_eq!(d.get_i64(r, "/").unwrap(), 5);
+    assert_eq!(d.len(r).unwrap(), 12);
+    assert_eq!(d.len(d.find(r, "messages").unwrap()).unwrap(), 2);
+    assert_eq!(
+        d.raw(d.find(r, "messages[0]").unwrap()),
+        br#"{"role": "system", "content": "be brief"}"#
+    );
+    assert_eq!(d.raw(d.find(r, "temperature").unwrap()), b"0.7");
+    assert_eq!(d.raw(d.find(r, "model").unwrap()), b"\"gpt-4o\"");
+    assert_eq!(d.raw(r), &input[1..input.len() - 1]);
+    let m = d.find(r, "messages[1]").unwrap();
+    assert_eq!(d.get_str(m, "content[0].type").unwrap(), "text");
+    assert_eq!(d.type_of(d.find(r, "a.b").unwrap_or(r)), JsonType::Object);
+    for (path, t) in [
+        ("model", JsonType::String),
+        ("n", JsonType::Number),
+        ("stream", JsonType::Bool),
+        ("none", JsonType::Null),
+        ("messages", JsonType::Array),
+        ("messages[0]", JsonType::Object),
+    ] {
+        assert_eq!(d.type_of(d.find(r, path).unwrap()), t, "{path}");
+    }
+    // Missing paths and type mismatches.
+    for path in [
+        "missing",
+        "messages[2]",
+        "messages[-3]",
+        "model.x",
+        "messages.role",
+        "n[0]",
+        "/messages/x",
+        "/messages/-",
+        "/messages/01",
+    ] {
+        assert!(
+            matches!(d.find(r, path), Err(AccessError::NotFound { .. })),
+            "{path}"
+        );
+    }
+    assert!(matches!(
+        d.get_i64(r, "model"),
+        Err(AccessError::Type { .. })
+    ));
+    assert!(matches!(
+        d.get_i64(r, "temperature"),
+        Err(AccessError::Type { .. })
+    ));
+    assert!(matches!(d.get_str(r, "n"), Err(AccessError::Type { .. })));
+    assert!(matches!(
+        d.get_bool(r, "none"),
+        Err(AccessError::Type { .. })
+    ));
+    assert!(matches!(
+        d.find(r, "a..b"),
+        Err(AccessError::PathSyntax { .. })
+    ));
+}
+
+#[test]
+fn first_duplicate_wins_small_and_wide() {
+    let input = br#"{"a": 1, "b": 2, "a": 3}"#;
+    let index = build(input);
+    let d = Doc::new(input, &index);
+    assert_eq!(d.get_i64(d.root(), "b").unwrap(), 2);
+    assert_eq!(d.get_i64(d.root(), "a").unwrap(), 1);
+    // A wide object goes through the child table.
+    let mut s = String::from("{");
+    for i in 0..1000 {
+        s.push_str(&format!("\"k{}\": {},", i % 700, i));
+    }
+    s.push_str("\"\\u006b5\": -1}");
+    let index = build(s.as_bytes());
+    let d = Doc::new(s.as_bytes(), &index);
+    for i in 0..700 {
+        assert_eq!(d.get_i64(d.root(), &format!("k{i}")).unwrap(), i);
+    }
+    assert!(d.find(d.root(), "k700").is_err());
+}
+
+#[test]
+fn long_arrays_read_in_order_and_backwards() {
+    let n = 5000;
+    let s = format!(
+        "[{}]",
+        (0..n)
+            .map(|i| format!("{{\"v\": {i}, \"s\": [\"{i}\"]}}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let index = build(s.as_bytes());
+    let d = Doc::new(s.as_bytes(), &index);
+    for i in (0..n).chain((0..n).rev()) {
+        assert_eq!(d.get_i64(d.root(), &format!("[{i}].v")).unwrap(), i as i64);
+    }
+    let items: Vec<_> = d.array_items(d.root()).unwrap().collect();
+    assert_eq!(items.len(), n);
+    assert_eq!(d.get_str(items[42], "s[0]").unwrap(), "42");
+}
+
+#[test]
+fn top_level_scalars_and_empties() {
+    for (input, want) in [
+        (&b" 12 "[..], Value::Number(Number::Int(12))),
+        (b"\"x\"", Value::String("x".into())),
+        (b"true", Value::Bool(true)),
+        (b"null\n", Value::Null),
+        (b"-0", Value::Number(Number::Int(0))),
+        (b"1.5e3", Value::Number(Number::Float(1500.0))),
+    ] {
+        let index = build(input);
+        let d = Doc::new(input, &index);
+        assert_eq!(d.value(d.root()).unwrap(), want);
+    }
+    for input in [&b"[]"[..], b"{}", b" [ ] ", b"{ }", b"[[],{}]"] {
+        let index = build(input);
+        let d = Doc::new(input, &index);
+        assert_eq!(d.raw(d.root()), input.trim_ascii());
+    }
+    let input = b"[[],{},[[]]]";
+    let index = build(input);
+    let d = Doc::new(input, &index);
+    assert_eq!(d.len(d.root()).unwrap(), 3);
+    assert_eq!(d.len(d.find(d.root(), "[2]").unwrap()).unwrap(), 1);
+    assert_eq!(d.raw(d.find(d.root(), "[2][0]").unwrap()), b"[]");
+}
+
+#[test]
+fn rejects_with_kind_and_offset() {
+    use ErrorKind::*;
+    let cases: &[(&[u8], ErrorKind, usize)] = &[
+        (b"", Empty, 0),
+        (b"   ", Empty, 3),
+        (b"[", UnexpectedEnd, 1),
+        (b"[1,", UnexpectedEnd, 3),
+        (b"[1,]", ExpectedValue, 3),
+        (b"[,1]", ExpectedValue, 1),
+        (b"[1 2]", ExpectedArrayCommaOrEnd, 3),
+        (b"{\"a\" 1}", ExpectedColon, 5),
+        (b"{\"a\":1 \"b\":2}", ExpectedObjectCommaOrEnd, 7),
+        (b"{1:2}", ExpectedKey, 1),
+        (b"{\"a\":1,}", ExpectedKey, 7),
+        (b"[1]x", TrailingContent, 3),
+        (b"[1] [2]", TrailingContent, 4),
+        (b"1 2", TrailingContent, 2),
+        (b"[01]", InvalidNumber, 2),
+        (b"[tru]", InvalidLiteral, 1),
+        (b"[\"a\\x\"]", InvalidEscape, 3),
+        (b"[\"\\ud800\"]", LoneSurrogate, 2),
+        (b"[\"a\x01\"]", ControlCharacter, 3),
+        (b"[\"\xff\"]", InvalidUtf8, 2),
+        (b"[\"abc", UnterminatedString, 1),
+        (b"[\\]", StrayBackslash, 1),
+        (b"[\"a\" x]", ExpectedArrayCommaOrEnd, 5),
+        (b"]", ExpectedValue, 0),
+        (b"[}", ExpectedValue, 1),
+        (b"{]", ExpectedKey, 1),
+        (b"\xef\xbb\xbf[]", InvalidLiteral, 0),
+    ];
+    for &(input, kind, offset) in cases {
+        let e = Index::build(input, &strict()).expect_err(&String::from_utf8_lossy(input));
+        assert_eq!(
+            (e.kind, e.offset),
+            (kind, offset),
+            "{:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
+}
+
+#[test]
+fn depth_limit_is_an_error_not_a_crash() {
+    let deep = "[".repeat(100_000);
+    let e = Index::build(deep.as_bytes(), &strict()).unwrap_err();
+    assert_eq!((e.kind, e.offset), (ErrorKind::DepthExceeded, 1024));
+    let ok = format!("{}{}", "[".repeat(1024), "]".repeat(1024));
+    build(ok.as_bytes());
+    let e = Index::build(
+        ok.as_bytes(),
+        &Options {
+            max_depth: 10,
+            ..strict()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::DepthExceeded);
+}
+
+#[test]
+fn lazy_mode_defers_value_errors() {
+    let input = b"[1, 01, \"a\\x\", tru, \"\xff\"]";
+    assert!(Index::build(input, &strict()).is_err());
+    let index = Index::build(input, &lazy()).unwrap();
+    let d = Doc::new(input, &index);
+    let r = d.root();
+    assert_eq!(d.get_i64(r, "[0]").unwrap(), 1);
+    for (path, kind) in [
+        ("[1]", ErrorKind::InvalidNumber),
+        ("[2]", ErrorKind::InvalidEscape),
+        ("[3]", ErrorKind::InvalidLiteral),
+        ("[4]", ErrorKind::InvalidUtf8),
+    ] {
+        match d.get(r, path) {
+            Err(AccessError::Decode(e)) => assert_eq!(e.kind, kind, "{path}"),
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+    // Structure errors are still caught.
+    assert!(Index::build(b"[1, 2", &lazy()).is_err());
+    assert!(Index::build(b"[1,,2]", &lazy()).is_err());
+    assert!(Index::build(b"{\"a\" 1}", &lazy()).is_err());
+}
+
+/// Every value of `v` read through the doc at `c` equals serde_json's.
+fn check_same(d: &Doc<'_>, c: qjson::Cursor, v: &J) {
+    match (d.value(c).unwrap(), v) {
+        (Value::Null, J::Null) => {}
+        (Value::Bool(a), J::Bool(b)) => assert_eq!(a, *b),
+        (Value::String(a), J::String(b)) => assert_eq!(&*a, b),
+        (Value::Number(Number::Int(a)), J::Number(b)) => assert_eq!(Some(a), b.as_i64()),
+        (Value::Number(Number::BigInt(a)), J::Number(b)) => assert_eq!(a, b.to_string()),
+        (Value::Number(Number::Float(a)), J::Number(b)) => assert_eq!(Some(a), b.as_f64()),
+        (Value::Array(a), J::Array(b)) => {
+            assert_eq!(d.len(a).unwrap(), b.len());
+            for (i, (ca, vb)) in d.array_items(a).unwrap().zip(b).enumerate() {
+                assert_eq!(d.element(a, i as i64), Some(ca));
+                check_same(d, ca, vb);
+            }
+        }
+        (Value::Object(a), J::Object(b)) => {
+            assert_eq!(d.len(a).unwrap(), b.len());
+            for ((k, ca), (kb, vb)) in d.object_items(a).unwrap().zip(b) {
+                assert_eq!(d.key_str(k).unwrap(), kb.as_str());
+                assert_eq!(d.field(a, kb.as_bytes()), Some(ca));
+                check_same(d, ca, vb);
+            }
+        }
+        (a, b) => panic!("{a:?} vs {b}"),
+    }
+}
+
+fn json_value() -> impl Strategy<Value = J> {
+    let leaf = prop_oneof![
+        Just(J::Null),
+        any::<bool>().prop_map(J::Bool),
+        any::<i64>().prop_map(|i| J::from(i)),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(J::from),
+        ".{0,12}".prop_map(J::String),
+        "[a-z\"\\\\/\u{0}-\u{1f}é😀]{0,80}".prop_map(J::String),
+    ];
+    leaf.prop_recursive(5, 64, 10, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..40).prop_map(J::Array),
+            prop::collection::btree_map(".{0,6}", inner, 0..40)
+                .prop_map(|m| J::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn agrees_with_serde_json(v in json_value(), pretty in any::<bool>()) {
+        let text = if pretty { serde_json::to_string_pretty(&v).unwrap() } else { serde_json::to_string(&v).unwrap() };
+        let index = build(text.as_bytes());
+        let d = Doc::new(text.as_bytes(), &index);
+        check_same(&d, d.root(), &v);
+        prop_assert_eq!(d.raw(d.root()), text.as_bytes());
+    }
+
+    #[test]
+    fn strict_accepts_exactly_what_serde_json_accepts(bytes in prop::collection::vec(prop_oneof![
+        Just(b'['), Just(b']'), Just(b'{'), Just(b'}'), Just(b','), Just(b':'), Just(b'"'),
+        Just(b'\\'), Just(b'1'), Just(b'-'), Just(b'.'), Just(b'e'), Just(b' '), Just(b'a'),
+        Just(b'u'), Just(b'0'), Just(b't'), Just(b'n'), Just(0xc3), Just(0xa9), Just(0x01)], 0..24)) {
+        let ours = Index::build(&bytes, &strict()).is_ok();
+        let theirs = serde_json::from_slice::<J>(&bytes).is_ok();
+        prop_assert_eq!(ours, theirs, "{:?}", String::from_utf8_lossy(&bytes));
+    }
+}
