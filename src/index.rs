@@ -140,11 +140,19 @@ fn after_string_garbage(input: &[u8], open: usize) -> usize {
     input.len()
 }
 
+#[derive(Clone, Copy)]
 struct Frame {
     ord: u32,
     object: bool,
     count: u32,
 }
+
+/// The frame standing for "outside any container".
+const TOP: Frame = Frame {
+    ord: u32::MAX,
+    object: false,
+    count: 0,
+};
 
 impl Index {
     /// Scan and (in strict mode) fully validate `input`.
@@ -241,28 +249,39 @@ fn min_err(a: Option<Error>, b: Error) -> Error {
     }
 }
 
+/// The first non-whitespace byte at or after `p`, knowing that a structural
+/// sits at `next`: most gaps are empty or one space, so test those first.
+#[inline(always)]
+fn gap_end(input: &[u8], p: usize, next: usize) -> usize {
+    if p == next {
+        return p;
+    }
+    skip_ws(input, p)
+}
+
 /// The stage-2 state machine. Returns the container table.
 fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error> {
     let n = input.len();
     let last = s.len() - 1; // the sentinel
     let strict = !opts.lazy;
     // A modest first guess; containers are far rarer than structurals.
-    let mut containers: Vec<Container> = Vec::with_capacity(s.len() / 8 + 1);
+    let mut containers: Vec<Container> = Vec::with_capacity(s.len() / 16 + 1);
+    // Parents of the current container; `cur` is the innermost open one.
     let mut stack: Vec<Frame> = Vec::new();
+    let mut cur = TOP;
     let err = |kind, at: usize| Err(Error::new(kind, at));
 
+    if skip_ws(input, 0) == n {
+        return err(ErrorKind::Empty, n);
+    }
     // Expecting a value that begins at or after byte `p`; `k` is the first
     // structural at or after `p`.
     let mut k = 0usize;
     let mut p = 0usize;
-    let q0 = skip_ws(input, 0);
-    if q0 == n {
-        return err(ErrorKind::Empty, n);
-    }
     'value: loop {
         // --- a value ---
-        let q = skip_ws(input, p);
         let sk = s[k] as usize;
+        let q = gap_end(input, p, sk);
         if q < sk {
             // A scalar token between q and the next structural.
             if strict {
@@ -271,9 +290,9 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
                     end += 1;
                 }
                 check_scalar(&input[q..end], q)?;
-                let after = skip_ws(input, end);
+                let after = gap_end(input, end, sk);
                 if after != sk {
-                    return err(after_value_error(&stack, false), after);
+                    return err(after_value_error(cur, false), after);
                 }
             }
         } else if k == last {
@@ -283,7 +302,7 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
                 b'"' => {
                     if string_close(input, s, k).is_none() {
                         let at = after_string_garbage(input, sk);
-                        return err(after_value_error(&stack, at == n), at);
+                        return err(after_value_error(cur, at == n), at);
                     }
                     k += 1;
                 }
@@ -291,26 +310,24 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
                     if stack.len() >= opts.max_depth {
                         return err(ErrorKind::DepthExceeded, sk);
                     }
-                    let ord = containers.len() as u32;
-                    containers.push(Container::default());
+                    stack.push(cur);
                     let object = open == b'{';
-                    stack.push(Frame {
-                        ord,
+                    cur = Frame {
+                        ord: containers.len() as u32,
                         object,
                         count: 0,
-                    });
+                    };
+                    containers.push(Container::default());
                     k += 1;
-                    let sk = s[k] as usize;
-                    let gap_end = skip_ws(input, s[k - 1] as usize + 1);
+                    let next = s[k] as usize;
                     let close = if object { b'}' } else { b']' };
-                    if gap_end == sk && k < last && input[sk] == close {
+                    if gap_end(input, sk + 1, next) == next && k < last && input[next] == close {
                         // Empty container.
-                        k = close_container(input, s, k, &mut stack, &mut containers)?;
-                    } else if object {
-                        k = expect_key(input, s, k, last)?;
-                        p = s[k - 1] as usize + 1;
-                        continue 'value;
+                        k = close_container(input, s, k, &mut cur, &mut stack, &mut containers)?;
                     } else {
+                        if object {
+                            k = expect_key(input, s, k, last)?;
+                        }
                         p = s[k - 1] as usize + 1;
                         continue 'value;
                     }
@@ -320,18 +337,18 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
         }
         // --- after a value: S[k] is the terminator, gap already checked ---
         loop {
-            let Some(top) = stack.last_mut() else {
+            if cur.ord == u32::MAX {
                 if k != last {
                     return err(ErrorKind::TrailingContent, s[k] as usize);
                 }
                 return Ok(containers);
-            };
-            top.count += 1;
-            let sk = s[k] as usize;
+            }
+            cur.count += 1;
             if k == last {
                 return err(ErrorKind::UnexpectedEnd, n);
             }
-            match (input[sk], top.object) {
+            let sk = s[k] as usize;
+            match (input[sk], cur.object) {
                 (b',', false) => {
                     k += 1;
                     p = sk + 1;
@@ -343,30 +360,31 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
                     continue 'value;
                 }
                 (b']', false) | (b'}', true) => {
-                    k = close_container(input, s, k, &mut stack, &mut containers)?;
+                    k = close_container(input, s, k, &mut cur, &mut stack, &mut containers)?;
                 }
-                _ => return err(after_value_error(&stack, false), sk),
+                _ => return err(after_value_error(cur, false), sk),
             }
         }
     }
 }
 
-/// The error for an unexpected byte after a value, given the enclosing container.
-fn after_value_error(stack: &[Frame], at_end: bool) -> ErrorKind {
+/// The error for an unexpected byte after a value inside `cur`.
+fn after_value_error(cur: Frame, at_end: bool) -> ErrorKind {
     if at_end {
-        return ErrorKind::UnexpectedEnd;
-    }
-    match stack.last() {
-        None => ErrorKind::TrailingContent,
-        Some(f) if f.object => ErrorKind::ExpectedObjectCommaOrEnd,
-        Some(_) => ErrorKind::ExpectedArrayCommaOrEnd,
+        ErrorKind::UnexpectedEnd
+    } else if cur.ord == u32::MAX {
+        ErrorKind::TrailingContent
+    } else if cur.object {
+        ErrorKind::ExpectedObjectCommaOrEnd
+    } else {
+        ErrorKind::ExpectedArrayCommaOrEnd
     }
 }
 
 /// Structural `k` (after `{` or `,`, gap not yet checked) must be a key
 /// string followed by `:`. Returns the structural index of the value's first
 /// structural candidate (the one after the colon).
-#[inline]
+#[inline(always)]
 fn expect_key(input: &[u8], s: &[u32], k: usize, last: usize) -> Result<usize, Error> {
     let sk = s[k] as usize;
     let gap_end = skip_ws(input, s[k - 1] as usize + 1);
@@ -390,27 +408,29 @@ fn expect_key(input: &[u8], s: &[u32], k: usize, last: usize) -> Result<usize, E
     Ok(k + 2)
 }
 
-/// Close the container on top of the stack at structural `k`; returns the
-/// index of the structural after it, with the gap up to it checked.
-#[inline]
+/// Close `cur` at structural `k`; returns the index of the structural after
+/// it, with the gap up to it checked.
+#[inline(always)]
 fn close_container(
     input: &[u8],
     s: &[u32],
     k: usize,
+    cur: &mut Frame,
     stack: &mut Vec<Frame>,
     containers: &mut [Container],
 ) -> Result<usize, Error> {
-    let f = stack.pop().expect("close with an open container");
     let next = containers.len() as u32;
-    containers[f.ord as usize] = Container {
+    containers[cur.ord as usize] = Container {
         close: k as u32,
         next,
-        len: f.count,
+        len: cur.count,
     };
+    *cur = stack.pop().unwrap_or(TOP);
     let k = k + 1;
-    let gap_end = skip_ws(input, s[k - 1] as usize + 1);
-    if gap_end != s[k] as usize {
-        return Err(Error::new(after_value_error(stack, false), gap_end));
+    let sk = s[k] as usize;
+    let g = gap_end(input, s[k - 1] as usize + 1, sk);
+    if g != sk {
+        return Err(Error::new(after_value_error(*cur, false), g));
     }
     Ok(k)
 }
