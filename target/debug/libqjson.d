@@ -1,1 +1,0 @@
-/work/main/target/debug/libqjson.rlib: /work/main/src/decode/mod.rs /work/main/src/decode/number.rs /work/main/src/decode/string.rs /work/main/src/doc.rs /work/main/src/error.rs /work/main/src/index.rs /work/main/src/lib.rs /work/main/src/path.rs /work/main/src/scan/mod.rs /work/main/src/scan/scalar.rs
