@@ -1,1 +1,35 @@
-//! PyO3 glue (helper B).
+//! The Python edge (PyO3 only): `qjson._qjson`.
+//!
+//! - `input`: holding bytes / str / buffers without a copy
+//! - `errors`: core errors to `JSONDecodeError`, `PathError`, `TypeError`
+//! - `convert`: core values to Python objects
+//! - `doc`: `parse`, `Doc`, `Cursor`
+//! - `view`: read-only `Object` / `Array` views, `materialize`
+
+mod convert;
+mod doc;
+mod errors;
+mod input;
+mod view;
+
+use pyo3::prelude::*;
+
+/// The scan backend in use ("avx512", "avx2", "neon" or "scalar").
+#[pyfunction]
+fn backend() -> &'static str {
+    crate::scan::active_backend().name()
+}
+
+#[pymodule]
+#[pyo3(name = "_qjson")]
+fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(doc::parse, m)?)?;
+    m.add_function(wrap_pyfunction!(view::materialize, m)?)?;
+    m.add_function(wrap_pyfunction!(backend, m)?)?;
+    m.add_class::<doc::Doc>()?;
+    m.add_class::<doc::Cursor>()?;
+    m.add_class::<view::Object>()?;
+    m.add_class::<view::Array>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

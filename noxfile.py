@@ -1,0 +1,73 @@
+"""Project tasks. `nox -s tests` (CI), `nox -s bench` (the main job), `nox -s lint`.
+
+Every session installs what it needs into its own virtualenv; the compiled
+extension is built once per session with `maturin develop --release`, and
+cargo's incremental cache under target/ is reused between runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = False
+
+ROOT = Path(__file__).resolve().parent
+DATA = ROOT.parent / "shared" / "data"
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _build(session: nox.Session) -> None:
+    """Build the extension in release mode into the session's virtualenv."""
+    session.install("maturin>=1.9.4,<2")
+    session.run("maturin", "develop", "--release", "--quiet", external=False)
+
+
+def _pytest(session: nox.Session, *args: str) -> None:
+    """Run pytest; "no tests collected" (exit code 5) is an explicit failure."""
+    code = session.run("pytest", *args, success_codes=[0, 5])
+    if code == 5:
+        session.error("pytest collected no tests: the test suite is missing or misconfigured")
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Rust unit and property tests, then the Python test suite."""
+    if not DATA.is_dir():
+        session.log(f"note: {DATA} is absent; data-driven tests will be skipped")
+    session.run("cargo", "test", "--no-default-features", external=True)
+    session.install("pytest>=8", "hypothesis>=6.100")
+    _build(session)
+    _pytest(session, "tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """The main job: the payload ladder against orjson, pysimdjson, msgspec and a copy.
+
+    `nox -s bench -- --quick` for a short smoke run.
+    """
+    session.install("orjson>=3.10", "pysimdjson>=6", "msgspec>=0.18")
+    _build(session)
+    session.run("cargo", "run", "--release", "--quiet", "--no-default-features",
+                "--example", "scan_bench", external=True)
+    session.run("python", "benchmarks/ladder_demo.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """rustfmt, clippy, ruff, and the type stubs checked by mypy's stubtest."""
+    session.run("cargo", "fmt", "--check", external=True)
+    session.run("cargo", "clippy", "--all-targets", "--", "-D", "warnings", external=True)
+    session.run("cargo", "clippy", "--all-targets", "--no-default-features", "--",
+                "-D", "warnings", external=True)
+    session.install("ruff>=0.6", "mypy>=1.10")
+    session.run("ruff", "check", "python", "tests", "benchmarks", "noxfile.py")
+    session.run("ruff", "format", "--check", "python", "tests", "benchmarks", "noxfile.py")
+    _build(session)
+    session.run("python", "-m", "mypy.stubtest", "qjson", "--allowlist",
+                "python/qjson/stubtest-allowlist.txt")

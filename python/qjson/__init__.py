@@ -1,0 +1,39 @@
+"""qjson: parse a big JSON body, read a few fields, pass the rest on.
+
+``qjson.parse`` builds a SIMD structural index over the input (no copy of
+it) and answers path reads from that index; containers come back as lazy
+views. See the README for the path syntax and the error types.
+"""
+
+from __future__ import annotations
+
+import collections.abc as _abc
+
+from qjson._errors import JSONDecodeError, JSONEncodeError, PathError
+from qjson._qjson import (
+    Array,
+    Cursor,
+    Doc,
+    Object,
+    __version__,
+    backend,
+    materialize,
+    parse,
+)
+
+_abc.Mapping.register(Object)
+_abc.Sequence.register(Array)
+
+__all__ = [
+    "Array",
+    "Cursor",
+    "Doc",
+    "JSONDecodeError",
+    "JSONEncodeError",
+    "Object",
+    "PathError",
+    "__version__",
+    "backend",
+    "materialize",
+    "parse",
+]

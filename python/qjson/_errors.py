@@ -1,0 +1,56 @@
+"""Exception types raised by qjson.
+
+They are defined in Python so that ``JSONDecodeError`` can subclass
+``json.JSONDecodeError``; the compiled module imports this file the first
+time it raises one of them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Union
+
+__all__ = ["JSONDecodeError", "JSONEncodeError", "PathError"]
+
+_Doc = Union[bytes, bytearray, memoryview, str]
+
+
+class JSONDecodeError(json.JSONDecodeError):
+    """Invalid JSON. A subclass of :class:`json.JSONDecodeError` (so a ValueError).
+
+    ``pos`` is a byte offset into the UTF-8 input (for a ``str`` input: into
+    its UTF-8 encoding); ``lineno`` and ``colno`` are 1-based and counted in
+    bytes. ``doc`` is the input object itself (not a copy).
+    """
+
+    def __init__(self, msg: str, doc: _Doc, pos: int, lineno: int, colno: int) -> None:
+        errmsg = f"{msg}: line {lineno} column {colno} (char {pos})"
+        ValueError.__init__(self, errmsg)
+        self.msg = msg
+        self.doc = doc  # type: ignore[assignment]
+        self.pos = pos
+        self.lineno = lineno
+        self.colno = colno
+
+    def __reduce__(self):  # type: ignore[override]
+        return (type(self), (self.msg, self.doc, self.pos, self.lineno, self.colno))
+
+
+class PathError(KeyError):
+    """No value at this path. A subclass of :class:`KeyError`.
+
+    ``path`` is the path that was looked up and ``offset`` the byte offset in
+    it of the segment that was not found.
+    """
+
+    def __init__(self, message: str, path: str = "", offset: int = 0) -> None:
+        super().__init__(message)
+        self.path = path
+        self.offset = offset
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class JSONEncodeError(TypeError):
+    """A value that qjson cannot serialize. A subclass of :class:`TypeError`."""

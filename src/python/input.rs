@@ -1,0 +1,204 @@
+//! Holding a Python input without copying it.
+//!
+//! | input | how its bytes are held |
+//! |---|---|
+//! | `bytes` (and subclasses) | a reference to the object; its buffer is immutable |
+//! | `str` | a reference to the object; its cached UTF-8 form (`PyUnicode_AsUTF8AndSize`), which lives as long as the str |
+//! | read-only buffer (`memoryview` of bytes, read-only mmap, ...) | a buffer export (`PyObject_GetBuffer`), released on drop |
+//! | writable buffer (`bytearray`, writable `memoryview`) | copied once: the caller could otherwise change the bytes under a validated index |
+//!
+//! `PyUnicode_AsUTF8AndSize` (stable ABI from 3.10) and the buffer protocol
+//! (stable ABI from 3.11) are declared here by hand so that the abi3-py39
+//! wheel can use them: both exist with this exact signature and struct layout
+//! in every CPython 3 release.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyString};
+use std::os::raw::{c_char, c_int, c_void};
+
+/// `Py_buffer`, laid out as in CPython's `Include/pybuffer.h` (unchanged since 3.3).
+#[repr(C)]
+struct RawBuffer {
+    buf: *mut c_void,
+    obj: *mut ffi::PyObject,
+    len: ffi::Py_ssize_t,
+    itemsize: ffi::Py_ssize_t,
+    readonly: c_int,
+    ndim: c_int,
+    format: *mut c_char,
+    shape: *mut ffi::Py_ssize_t,
+    strides: *mut ffi::Py_ssize_t,
+    suboffsets: *mut ffi::Py_ssize_t,
+    internal: *mut c_void,
+}
+
+/// `PyBUF_SIMPLE`: a contiguous buffer of unsigned bytes.
+const PYBUF_SIMPLE: c_int = 0;
+
+extern "C" {
+    fn PyUnicode_AsUTF8AndSize(
+        unicode: *mut ffi::PyObject,
+        size: *mut ffi::Py_ssize_t,
+    ) -> *const c_char;
+    fn PyObject_GetBuffer(obj: *mut ffi::PyObject, view: *mut RawBuffer, flags: c_int) -> c_int;
+    fn PyBuffer_Release(view: *mut RawBuffer);
+}
+
+enum Owner {
+    /// The memory belongs to `Input::object` (a `bytes` or a `str`).
+    Object,
+    /// A buffer export, released on drop.
+    Buffer(Box<RawBuffer>),
+    /// A private copy of a writable buffer.
+    Copy(#[allow(dead_code)] Box<[u8]>),
+}
+
+/// The bytes of a Python input, kept alive and unchanged for as long as this lives.
+pub(crate) struct Input {
+    ptr: *const u8,
+    len: usize,
+    _owner: Owner,
+    /// The object the caller passed (for `JSONDecodeError.doc`).
+    object: Py<PyAny>,
+}
+
+// SAFETY: the memory behind `ptr` is owned by `owner` and never mutated while
+// it is held: bytes are immutable, a str's UTF-8 cache is never rewritten,
+// read-only exports are read-only, and writable buffers were copied. Python
+// references may be sent between threads (PyO3's `Py` is Send + Sync); the
+// buffer export is only released with the interpreter attached (see Drop).
+unsafe impl Send for Input {}
+// SAFETY: as above; shared access only reads immutable memory.
+unsafe impl Sync for Input {}
+
+impl Input {
+    pub(crate) fn new(obj: &Bound<'_, PyAny>) -> PyResult<Input> {
+        let object = obj.clone().unbind();
+        if let Ok(b) = obj.cast::<PyBytes>() {
+            let bytes = b.as_bytes();
+            return Ok(Input {
+                ptr: bytes.as_ptr(),
+                len: bytes.len(),
+                _owner: Owner::Object,
+                object,
+            });
+        }
+        if obj.is_instance_of::<PyString>() {
+            let mut size: ffi::Py_ssize_t = 0;
+            // SAFETY: `obj` is a str (checked above) and the interpreter is
+            // attached. The returned pointer is owned by the str and valid
+            // while it lives; we keep a reference in `owner`.
+            let p = unsafe { PyUnicode_AsUTF8AndSize(obj.as_ptr(), &mut size) };
+            if p.is_null() {
+                // A str holding lone surrogates has no UTF-8 form.
+                return Err(PyErr::fetch(obj.py()));
+            }
+            return Ok(Input {
+                ptr: p.cast(),
+                len: size as usize,
+                _owner: Owner::Object,
+                object,
+            });
+        }
+        if let Ok(ba) = obj.cast::<PyByteArray>() {
+            let copy: Box<[u8]> = ba.to_vec().into_boxed_slice();
+            return Ok(Input::copied(copy, object));
+        }
+        Input::from_buffer(obj, object)
+    }
+
+    fn copied(copy: Box<[u8]>, object: Py<PyAny>) -> Input {
+        Input {
+            ptr: copy.as_ptr(),
+            len: copy.len(),
+            _owner: Owner::Copy(copy),
+            object,
+        }
+    }
+
+    fn from_buffer(obj: &Bound<'_, PyAny>, object: Py<PyAny>) -> PyResult<Input> {
+        let mut view = Box::new(RawBuffer {
+            buf: std::ptr::null_mut(),
+            obj: std::ptr::null_mut(),
+            len: 0,
+            itemsize: 0,
+            readonly: 0,
+            ndim: 0,
+            format: std::ptr::null_mut(),
+            shape: std::ptr::null_mut(),
+            strides: std::ptr::null_mut(),
+            suboffsets: std::ptr::null_mut(),
+            internal: std::ptr::null_mut(),
+        });
+        // SAFETY: `view` points to a properly laid out, writable Py_buffer and
+        // the interpreter is attached. On success the exporter filled it in
+        // and we own one export, released exactly once (Drop or below).
+        let rc = unsafe { PyObject_GetBuffer(obj.as_ptr(), &mut *view, PYBUF_SIMPLE) };
+        if rc != 0 {
+            // Not a buffer (or not a contiguous one): say what is accepted.
+            let _ = PyErr::take(obj.py());
+            return Err(PyTypeError::new_err(format!(
+                "expected bytes, bytearray, memoryview or str, got {}",
+                obj.get_type().name()?
+            )));
+        }
+        let (ptr, len) = (view.buf as *const u8, view.len as usize);
+        if view.readonly != 0 {
+            return Ok(Input {
+                ptr,
+                len,
+                _owner: Owner::Buffer(view),
+                object,
+            });
+        }
+        // SAFETY: the export is live, so `ptr` addresses `len` readable bytes.
+        let copy: Box<[u8]> = unsafe { std::slice::from_raw_parts(ptr, len) }.into();
+        // SAFETY: releases the export obtained above, exactly once.
+        unsafe { PyBuffer_Release(&mut *view) };
+        Ok(Input::copied(copy, object))
+    }
+
+    /// The input bytes.
+    #[inline]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `ptr` addresses `len` bytes kept alive and unchanged by
+        // `_owner` and `object` for as long as `self` lives (see the Send impl).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// The object the caller passed.
+    pub(crate) fn object(&self) -> &Py<PyAny> {
+        &self.object
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        if let Owner::Buffer(view) = self {
+            Python::attach(|_| {
+                // SAFETY: the export was obtained by PyObject_GetBuffer and is
+                // released exactly once, with the interpreter attached.
+                unsafe { PyBuffer_Release(&mut **view) };
+            });
+        }
+    }
+}
+
+/// The UTF-8 form of a str, borrowed from the str's own cache (no copy).
+pub(crate) fn str_utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
+    let mut size: ffi::Py_ssize_t = 0;
+    // SAFETY: `s` is a str and the interpreter is attached. The UTF-8 cache
+    // the pointer addresses is owned by the str and lives as long as the
+    // borrow of `s`.
+    let p = unsafe { PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size) };
+    if p.is_null() {
+        return Err(PyErr::fetch(s.py()));
+    }
+    // SAFETY: CPython guarantees the cache holds `size` bytes of valid UTF-8.
+    Ok(unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(p.cast(), size as usize)) })
+}
