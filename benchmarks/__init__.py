@@ -1,0 +1,1 @@
+"""qjson benchmarks: payload generators (payloads.py) and the ladder demo (ladder_demo.py)."""
