@@ -53,8 +53,16 @@ def bench(session: nox.Session) -> None:
     """
     session.install("orjson>=3.10", "pysimdjson>=6", "msgspec>=0.18")
     _build(session)
-    session.run("cargo", "run", "--release", "--quiet", "--no-default-features",
-                "--example", "scan_bench", external=True)
+    session.run(
+        "cargo",
+        "run",
+        "--release",
+        "--quiet",
+        "--no-default-features",
+        "--example",
+        "scan_bench",
+        external=True,
+    )
     session.run("python", "benchmarks/ladder_demo.py", *session.posargs)
 
 
@@ -63,11 +71,25 @@ def lint(session: nox.Session) -> None:
     """rustfmt, clippy, ruff, and the type stubs checked by mypy's stubtest."""
     session.run("cargo", "fmt", "--check", external=True)
     session.run("cargo", "clippy", "--all-targets", "--", "-D", "warnings", external=True)
-    session.run("cargo", "clippy", "--all-targets", "--no-default-features", "--",
-                "-D", "warnings", external=True)
+    session.run(
+        "cargo",
+        "clippy",
+        "--all-targets",
+        "--no-default-features",
+        "--",
+        "-D",
+        "warnings",
+        external=True,
+    )
     session.install("ruff>=0.6", "mypy>=1.10")
     session.run("ruff", "check", "python", "tests", "benchmarks", "noxfile.py")
     session.run("ruff", "format", "--check", "python", "tests", "benchmarks", "noxfile.py")
     _build(session)
-    session.run("python", "-m", "mypy.stubtest", "qjson", "--allowlist",
-                "python/qjson/stubtest-allowlist.txt")
+    session.run(
+        "python",
+        "-m",
+        "mypy.stubtest",
+        "qjson",
+        "--allowlist",
+        "python/qjson/stubtest-allowlist.txt",
+    )

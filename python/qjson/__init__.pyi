@@ -1,5 +1,5 @@
 from collections.abc import Iterator
-from typing import Any, Literal, Union, overload
+from typing import Any, Literal, overload
 
 from qjson._errors import JSONDecodeError as JSONDecodeError
 from qjson._errors import JSONEncodeError as JSONEncodeError
@@ -7,9 +7,8 @@ from qjson._errors import PathError as PathError
 
 __version__: str
 
-_Input = Union[bytes, bytearray, memoryview, str]
-_Scalar = Union[str, int, float, bool, None]
-_Value = Union[_Scalar, "Object", "Array"]
+_Input = bytes | bytearray | memoryview | str
+_Scalar = str | int | float | bool | None
 _TypeName = Literal["object", "array", "string", "number", "bool", "null"]
 
 def parse(data: _Input, *, lazy: bool = False, max_depth: int = 1024) -> Doc: ...
@@ -69,6 +68,8 @@ class Array:
     def index(self, value: Any) -> int: ...
     def count(self, value: Any) -> int: ...
     def raw(self) -> bytes: ...
+
+_Value = _Scalar | Object | Array
 
 __all__ = [
     "Array",
