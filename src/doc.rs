@@ -67,6 +67,9 @@ pub(crate) struct ChildTable {
         HashMap<u64, u32, PassThrough>,
         std::collections::hash_map::RandomState,
     )>,
+    /// Objects only: whether some key could not be decoded (lazy mode) and
+    /// is therefore missing from `keys`.
+    undecodable: bool,
 }
 
 /// The keys of `ChildTable::keys` are already hashes.
@@ -215,7 +218,12 @@ impl<'a> Doc<'a> {
     }
 
     fn decode_body(&self, body: &'a [u8]) -> Result<Cow<'a, str>, AccessError> {
-        let base = body.as_ptr() as usize - self.input.as_ptr() as usize;
+        // `key_str` accepts any slice: one from elsewhere gets offsets
+        // relative to itself rather than an arithmetic overflow.
+        let base = (body.as_ptr() as usize)
+            .checked_sub(self.input.as_ptr() as usize)
+            .filter(|&b| b <= self.input.len())
+            .unwrap_or(0);
         let check_utf8 = self.index.lazy && self.index.non_ascii;
         Ok(decode_str(body, base, check_utf8)?)
     }
@@ -250,11 +258,18 @@ impl<'a> Doc<'a> {
     /// Resolve `path` relative to `at`.
     pub fn find(&self, at: Cursor, path: &str) -> Result<Cursor, AccessError> {
         let mut cur = at;
-        for seg in segments(path) {
+        let mut segs = segments(path);
+        while let Some(seg) = segs.next() {
             let (off, seg) = seg?;
-            cur = self
-                .step(cur, &seg)
-                .ok_or(AccessError::NotFound { at: off })?;
+            match self.step(cur, &seg) {
+                Some(next) => cur = next,
+                // A malformed path is reported as such even when an earlier
+                // segment is missing (`a..b` on a document without `a`).
+                None => match segs.find_map(Result::err) {
+                    Some(e) => return Err(e),
+                    None => return Err(AccessError::NotFound { at: off }),
+                },
+            }
         }
         Ok(cur)
     }
@@ -315,6 +330,7 @@ impl<'a> Doc<'a> {
                 p = self.advance(p, object);
             }
         }
+        let mut undecodable = false;
         let keys = object.then(|| {
             let state = std::collections::hash_map::RandomState::new();
             let mut map = HashMap::with_capacity_and_hasher(len as usize, PassThrough);
@@ -322,13 +338,20 @@ impl<'a> Doc<'a> {
                 let body = self.string_body(p.k);
                 let h = match self.decode_body(body) {
                     Ok(key) => state.hash_one(key.as_bytes()),
-                    Err(_) => continue, // an undecodable key never matches
+                    Err(_) => {
+                        undecodable = true;
+                        continue;
+                    }
                 };
                 map.entry(h).or_insert(i as u32);
             }
             (map, state)
         });
-        let t = Arc::new(ChildTable { pos, keys });
+        let t = Arc::new(ChildTable {
+            pos,
+            keys,
+            undecodable,
+        });
         tables.insert(c.ord, t.clone());
         t
     }
@@ -340,14 +363,19 @@ impl<'a> Doc<'a> {
         if len > TABLE_MIN {
             let t = self.table(c, true);
             if let Some((map, state)) = &t.keys {
-                if let Some(&i) = map.get(&state.hash_one(key)) {
-                    let p = t.pos[i as usize];
-                    if body_eq(self.string_body(p.k), key) {
-                        return Some(self.child_value(p, true));
+                match map.get(&state.hash_one(key)) {
+                    Some(&i) => {
+                        let p = t.pos[i as usize];
+                        if body_eq(self.string_body(p.k), key) {
+                            return Some(self.child_value(p, true));
+                        }
                     }
+                    // No key hashes like this one, so no key equals it.
+                    None if !t.undecodable => return None,
+                    None => {}
                 }
             }
-            // A hash collision (or no match): fall back to a scan.
+            // A hash collision: fall back to a scan.
             return t
                 .pos
                 .iter()
@@ -432,11 +460,16 @@ impl<'a> Doc<'a> {
 
     pub fn get_bool(&self, at: Cursor, path: &str) -> Result<bool, AccessError> {
         let c = self.find(at, path)?;
-        match self.value(c)? {
-            Value::Bool(b) => Ok(b),
-            _ => Err(AccessError::Type {
+        // The type first: a lazily malformed value of another type is a
+        // type mismatch, as in the other typed getters.
+        match self.type_of(c) {
+            JsonType::Bool => match self.value(c)? {
+                Value::Bool(b) => Ok(b),
+                _ => Err(Error::new(ErrorKind::InvalidLiteral, c.start as usize).into()),
+            },
+            found => Err(AccessError::Type {
                 expected: "bool",
-                found: self.type_of(c),
+                found,
             }),
         }
     }

@@ -285,14 +285,12 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
         if q < sk {
             // A scalar token between q and the next structural.
             if strict {
-                let mut end = q;
-                while end < sk && !is_ws(input[end]) {
-                    end += 1;
-                }
-                check_scalar(&input[q..end], q)?;
-                let after = gap_end(input, end, sk);
-                if after != sk {
-                    return err(after_value_error(cur, false), after);
+                // Step back over trailing whitespace (usually none) rather
+                // than forward over the token; only a bad token takes the
+                // slow path, which tells a bad token from trailing junk.
+                let end = trim_end(input, q, sk);
+                if check_scalar(&input[q..end], q).is_err() {
+                    return Err(scalar_gap_error(input, q, sk, cur));
                 }
             }
         } else if k == last {
@@ -366,6 +364,22 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
             }
         }
     }
+}
+
+/// Cold path: the error for a scalar gap `input[q..sk]` that failed
+/// [`check_scalar`] as a whole: either the first whitespace-delimited token
+/// is bad, or something follows it.
+#[cold]
+#[inline(never)]
+fn scalar_gap_error(input: &[u8], q: usize, sk: usize, cur: Frame) -> Error {
+    let mut end = q;
+    while end < sk && !is_ws(input[end]) {
+        end += 1;
+    }
+    if let Err(e) = check_scalar(&input[q..end], q) {
+        return e;
+    }
+    Error::new(after_value_error(cur, false), gap_end(input, end, sk))
 }
 
 /// The error for an unexpected byte after a value inside `cur`.

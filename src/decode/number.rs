@@ -1,7 +1,31 @@
 //! Numbers and literals: RFC 8259 grammar, exact integers, correctly rounded
 //! floats.
+//!
+//! # Algorithm
+//!
+//! The grammar `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` is checked by
+//! one forward pass ([`scan_number`]) that stops at the first byte where the
+//! grammar cannot continue; that byte (possibly one past the token) is the
+//! error offset. Runs of digits are skipped eight at a time with a SWAR test
+//! (a `u64` load: every byte has high nibble 3, and adding 6 keeps it 3), so
+//! the long fractions of coordinate-heavy files cost a few steps per number.
+//! Nothing allocates.
+//!
+//! [`parse_number`] reuses the pass. Integers (no fraction, no exponent) of
+//! up to 18 digits always fit in an `i64` and are accumulated directly;
+//! 19-20 digits use checked arithmetic; anything longer, or out of range, is
+//! returned as its exact text ([`Number::BigInt`]) so no precision is lost
+//! and no time is spent (linear in the length, never quadratic). Everything
+//! else goes to `fast_float2`, which rounds correctly (Eisel-Lemire with a
+//! big-decimal fallback) and turns overflow into an infinity, as Python's
+//! `json` does (`1e400` is `inf`); `-0.0` keeps its sign, `-0` is `Int(0)`.
+//!
+//! Literals must be exactly `true`, `false` or `null`. A token that does not
+//! start like a number (`-` or a digit) is `InvalidLiteral` at its first
+//! byte; a token that starts like a number is `InvalidNumber` at the first
+//! bad byte.
 
-use crate::error::{Error, JsonType};
+use crate::error::{Error, ErrorKind, JsonType};
 
 /// A decoded JSON number.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,16 +38,374 @@ pub enum Number<'a> {
     Float(f64),
 }
 
-/// Check a scalar token (already trimmed of whitespace): a number, `true`,
-/// `false` or `null`. Returns its type; the error offset is `base` plus the
-/// position of the first bad byte.
-pub fn check_scalar(text: &[u8], base: usize) -> Result<JsonType, Error> {
-    let _ = (text, base);
-    todo!("helper C")
+/// A mask with bits set in every byte of the 8 bytes at `t[at..]` that is
+/// not an ASCII digit; exact up to and including the lowest such byte.
+#[inline(always)]
+fn non_digits(t: &[u8], at: usize) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&t[at..at + 8]);
+    let w = u64::from_le_bytes(a);
+    // A byte is a digit iff its high nibble is 3 and stays 3 after adding 6.
+    // A carry out of a non-digit byte can only corrupt the bytes above it,
+    // never the lowest non-digit, which is all the callers use.
+    let hi = w & (0xF0 * ONES);
+    let plus6 = w.wrapping_add(6 * ONES) & (0xF0 * ONES);
+    (hi ^ (0x30 * ONES)) | (plus6 ^ (0x30 * ONES))
 }
 
-/// Parse a number token (validated or not; invalid text is `InvalidNumber`).
+/// The end of the run of ASCII digits starting at `i`.
+#[inline(always)]
+fn digits_end(t: &[u8], mut i: usize) -> usize {
+    let n = t.len();
+    while i + 8 <= n {
+        let bad = non_digits(t, i);
+        if bad != 0 {
+            return i + (bad.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    if i == n {
+        return n;
+    }
+    if n >= 8 {
+        // The tail: load the last 8 bytes (overlapping what was already
+        // checked) and drop the bytes before `i`.
+        let bad = non_digits(t, n - 8) >> ((i + 8 - n) * 8);
+        return if bad == 0 {
+            n
+        } else {
+            i + (bad.trailing_zeros() / 8) as usize
+        };
+    }
+    while i < n && t[i].is_ascii_digit() {
+        i += 1;
+    }
+    i
+}
+
+/// Check the number grammar. Returns whether the number is an integer (no
+/// fraction, no exponent), or the index of the first bad byte (which may be
+/// `t.len()` when the token ends too early).
+#[inline(always)]
+fn scan_number(t: &[u8]) -> Result<bool, usize> {
+    let n = t.len();
+    let mut i = (t.first() == Some(&b'-')) as usize;
+    match t.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits_end(t, i + 1),
+        _ => return Err(i),
+    }
+    if i == n {
+        return Ok(true);
+    }
+    if t[i] == b'.' {
+        i += 1;
+        if !t.get(i).is_some_and(u8::is_ascii_digit) {
+            return Err(i);
+        }
+        i = digits_end(t, i + 1);
+        if i == n {
+            return Ok(false);
+        }
+    }
+    if t[i] | 0x20 == b'e' {
+        i += 1;
+        if matches!(t.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !t.get(i).is_some_and(u8::is_ascii_digit) {
+            return Err(i);
+        }
+        i = digits_end(t, i + 1);
+        if i == n {
+            return Ok(false);
+        }
+    }
+    Err(i)
+}
+
+/// The error for a token that is not a valid number.
+#[cold]
+#[inline(never)]
+fn number_error(text: &[u8], base: usize, at: usize) -> Error {
+    match text.first() {
+        Some(b'-' | b'0'..=b'9') => Error::new(ErrorKind::InvalidNumber, base + at),
+        Some(_) => Error::new(ErrorKind::InvalidLiteral, base),
+        None => Error::new(ErrorKind::ExpectedValue, base),
+    }
+}
+
+/// Check a scalar token (already trimmed of whitespace): a number, `true`,
+/// `false` or `null`. Returns its type; the error offset is `base` plus the
+/// position of the first bad byte for numbers, `base` for bad literals.
+#[inline]
+pub fn check_scalar(text: &[u8], base: usize) -> Result<JsonType, Error> {
+    match text.first() {
+        Some(b'-' | b'0'..=b'9') => match scan_number(text) {
+            Ok(_) => Ok(JsonType::Number),
+            Err(at) => Err(number_error(text, base, at)),
+        },
+        Some(b't') if text == b"true" => Ok(JsonType::Bool),
+        Some(b'f') if text == b"false" => Ok(JsonType::Bool),
+        Some(b'n') if text == b"null" => Ok(JsonType::Null),
+        _ => Err(number_error(text, base, 0)),
+    }
+}
+
+/// Parse a number token (validated or not). Invalid text is the error
+/// [`check_scalar`] would report: `InvalidNumber` at the first bad byte, or
+/// `InvalidLiteral` at `base` when the text does not start like a number.
 pub fn parse_number(text: &[u8], base: usize) -> Result<Number<'_>, Error> {
-    let _ = (text, base);
-    todo!("helper C")
+    match scan_number(text) {
+        Ok(true) => Ok(parse_integer(text)),
+        Ok(false) => match fast_float2::parse::<f64, _>(text) {
+            Ok(v) => Ok(Number::Float(v)),
+            // Unreachable: the grammar is a subset of what fast_float2 takes.
+            Err(_) => Err(number_error(text, base, 0)),
+        },
+        Err(at) => Err(number_error(text, base, at)),
+    }
+}
+
+/// An integer token that passed [`scan_number`].
+#[inline]
+fn parse_integer(text: &[u8]) -> Number<'_> {
+    let neg = text[0] == b'-';
+    let digits = &text[neg as usize..];
+    if digits.len() <= 18 {
+        // < 10^18 < 2^63: no overflow possible.
+        let mut v: i64 = 0;
+        for &d in digits {
+            v = v * 10 + (d - b'0') as i64;
+        }
+        return Number::Int(if neg { -v } else { v });
+    }
+    if digits.len() <= 20 {
+        let mut v: u64 = 0;
+        let mut ok = true;
+        for &d in digits {
+            match v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add((d - b'0') as u64))
+            {
+                Some(x) => v = x,
+                None => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if ok {
+            if !neg && v <= i64::MAX as u64 {
+                return Number::Int(v as i64);
+            }
+            if neg && v <= i64::MAX as u64 + 1 {
+                return Number::Int((v as i64).wrapping_neg());
+            }
+        }
+    }
+    // `scan_number` accepted it, so it is ASCII `-` and digits.
+    match std::str::from_utf8(text) {
+        Ok(s) => Number::BigInt(s),
+        Err(_) => unreachable!("validated number text is ASCII"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ErrorKind::*;
+
+    #[test]
+    fn scalars_and_literals() {
+        let ok: &[(&[u8], JsonType)] = &[
+            (b"0", JsonType::Number),
+            (b"-0", JsonType::Number),
+            (b"-0.0", JsonType::Number),
+            (b"1.0e-5", JsonType::Number),
+            (b"1E+5", JsonType::Number),
+            (b"1e05", JsonType::Number),
+            (b"0.000", JsonType::Number),
+            (b"-123456789.123456789e-123", JsonType::Number),
+            (b"1E400", JsonType::Number),
+            (b"true", JsonType::Bool),
+            (b"false", JsonType::Bool),
+            (b"null", JsonType::Null),
+        ];
+        for &(t, want) in ok {
+            assert_eq!(
+                check_scalar(t, 10),
+                Ok(want),
+                "{:?}",
+                String::from_utf8_lossy(t)
+            );
+        }
+        let bad: &[(&[u8], ErrorKind, usize)] = &[
+            (b"-", InvalidNumber, 1),
+            (b"--1", InvalidNumber, 1),
+            (b"+1", InvalidLiteral, 0),
+            (b"1.", InvalidNumber, 2),
+            (b".1", InvalidLiteral, 0),
+            (b"1e", InvalidNumber, 2),
+            (b"1e+", InvalidNumber, 3),
+            (b"1E-", InvalidNumber, 3),
+            (b"1e+-1", InvalidNumber, 3),
+            (b"1.e5", InvalidNumber, 2),
+            (b"01", InvalidNumber, 1),
+            (b"-01", InvalidNumber, 2),
+            (b"00", InvalidNumber, 1),
+            (b"0x10", InvalidNumber, 1),
+            (b"1.5.2", InvalidNumber, 3),
+            (b"1e5.2", InvalidNumber, 3),
+            (b"12345678901234567a", InvalidNumber, 17),
+            (b"1.2345678901234567a", InvalidNumber, 18),
+            (b"1e1234567890123x", InvalidNumber, 15),
+            (b"-Infinity", InvalidNumber, 1),
+            (b"NaN", InvalidLiteral, 0),
+            (b"Infinity", InvalidLiteral, 0),
+            (b"tru", InvalidLiteral, 0),
+            (b"truee", InvalidLiteral, 0),
+            (b"True", InvalidLiteral, 0),
+            (b"nul", InvalidLiteral, 0),
+            (b"fals", InvalidLiteral, 0),
+            (b"\xef\xbb\xbf", InvalidLiteral, 0),
+            (b"1true", InvalidNumber, 1),
+            (b"", ExpectedValue, 0),
+        ];
+        for &(t, kind, at) in bad {
+            assert_eq!(
+                check_scalar(t, 10),
+                Err(Error::new(kind, 10 + at)),
+                "{:?}",
+                String::from_utf8_lossy(t)
+            );
+            if kind != ExpectedValue
+                && !t.starts_with(b"t")
+                && !t.starts_with(b"f")
+                && !t.starts_with(b"n")
+            {
+                assert_eq!(parse_number(t, 10), Err(Error::new(kind, 10 + at)));
+            }
+        }
+    }
+
+    #[test]
+    fn digit_runs_of_every_length_and_position() {
+        for len in 1..40 {
+            let digits = "7".repeat(len);
+            for tail in ["", "x", ".5", "e3", "/", ":", "\u{ff}"] {
+                let t = format!("1{digits}{tail}");
+                let want = if tail.is_empty() || tail == ".5" || tail == "e3" {
+                    Ok(t.len())
+                } else {
+                    Err(1 + len)
+                };
+                let got = scan_number(t.as_bytes()).map(|_| t.len());
+                assert_eq!(got, want, "{t}");
+            }
+        }
+    }
+
+    #[test]
+    fn integers() {
+        let cases: &[(&str, Number<'_>)] = &[
+            ("0", Number::Int(0)),
+            ("-0", Number::Int(0)),
+            ("7", Number::Int(7)),
+            ("-12", Number::Int(-12)),
+            ("999999999999999999", Number::Int(999_999_999_999_999_999)),
+            ("9223372036854775807", Number::Int(i64::MAX)),
+            ("-9223372036854775808", Number::Int(i64::MIN)),
+            ("9223372036854775808", Number::BigInt("9223372036854775808")),
+            (
+                "-9223372036854775809",
+                Number::BigInt("-9223372036854775809"),
+            ),
+            (
+                "18446744073709551615",
+                Number::BigInt("18446744073709551615"),
+            ),
+            (
+                "18446744073709551616",
+                Number::BigInt("18446744073709551616"),
+            ),
+            (
+                "99999999999999999999",
+                Number::BigInt("99999999999999999999"),
+            ),
+            (
+                "-123456789012345678901234567890",
+                Number::BigInt("-123456789012345678901234567890"),
+            ),
+        ];
+        for &(t, want) in cases {
+            assert_eq!(parse_number(t.as_bytes(), 0), Ok(want), "{t}");
+        }
+    }
+
+    #[test]
+    fn floats_are_correctly_rounded() {
+        let cases: &[(&str, f64)] = &[
+            ("0.0", 0.0),
+            ("1.5e3", 1500.0),
+            ("1.0e-5", 1.0e-5),
+            ("0.1", 0.1),
+            ("1e23", 1e23),
+            ("2.2250738585072011e-308", 2.225_073_858_507_201e-308),
+            ("4.9e-324", 5e-324),
+            ("1.7976931348623157e308", f64::MAX),
+            ("1E400", f64::INFINITY),
+            ("-1e400", f64::NEG_INFINITY),
+            ("1e-400", 0.0),
+            ("9007199254740993.0", 9_007_199_254_740_992.0),
+            ("0.30000000000000004", 0.300_000_000_000_000_04),
+        ];
+        for &(t, want) in cases {
+            assert_eq!(
+                parse_number(t.as_bytes(), 0),
+                Ok(Number::Float(want)),
+                "{t}"
+            );
+            assert_eq!(Ok(want), t.parse::<f64>(), "{t}");
+        }
+        match parse_number(b"-0.0", 0) {
+            Ok(Number::Float(v)) => assert!(v == 0.0 && v.is_sign_negative()),
+            other => panic!("{other:?}"),
+        }
+        match parse_number(b"-0e5", 0) {
+            Ok(Number::Float(v)) => assert!(v == 0.0 && v.is_sign_negative()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn huge_digit_strings_are_linear() {
+        let big = "9".repeat(100_000);
+        assert_eq!(check_scalar(big.as_bytes(), 0), Ok(JsonType::Number));
+        assert_eq!(parse_number(big.as_bytes(), 0), Ok(Number::BigInt(&big)));
+        let neg = format!("-{big}");
+        assert_eq!(parse_number(neg.as_bytes(), 0), Ok(Number::BigInt(&neg)));
+        // 0.999...9 (10^5 nines) rounds to 1.0.
+        let frac = format!("0.{big}");
+        assert_eq!(parse_number(frac.as_bytes(), 0), Ok(Number::Float(1.0)));
+        // 1999...9 (10^5 + 1 digits) * 10^-100000 rounds to 2.0.
+        let sci = format!("1{big}e-100000");
+        assert_eq!(parse_number(sci.as_bytes(), 0), Ok(Number::Float(2.0)));
+        let long_exp = format!("1e{big}");
+        assert_eq!(
+            parse_number(long_exp.as_bytes(), 0),
+            Ok(Number::Float(f64::INFINITY))
+        );
+        let long_neg_exp = format!("1e-{big}");
+        assert_eq!(
+            parse_number(long_neg_exp.as_bytes(), 0),
+            Ok(Number::Float(0.0))
+        );
+        let bad = format!("{big}x");
+        assert_eq!(
+            parse_number(bad.as_bytes(), 3),
+            Err(Error::new(InvalidNumber, 100_003))
+        );
+    }
 }

@@ -3,28 +3,509 @@
 //! A string body is the bytes between the quotes. Bodies without a backslash
 //! decode to a borrowed `&str` (zero-copy); others are unescaped into an
 //! owned `String`.
+//!
+//! # Algorithm
+//!
+//! [`decode_str`] makes one forward pass. A chunked search (64 bytes at a
+//! time, written so the compiler vectorizes it) looks for the next *special*
+//! byte: a backslash, a control byte (< 0x20) or, until the first one is
+//! seen, a non-ASCII byte (>= 0x80). Printable ASCII is skipped at close to
+//! memory bandwidth, and a body that is all printable ASCII is returned
+//! borrowed without any further work.
+//!
+//! - The first non-ASCII byte triggers one UTF-8 validation (simdutf8) of the
+//!   rest of the body; its result (and the offset of the first invalid byte)
+//!   is remembered and the search continues looking only for backslashes and
+//!   control bytes.
+//! - A backslash starts an escape: the bytes since the last escape are copied
+//!   into the output buffer (allocated on the first backslash, sized to the
+//!   body), and the escape is decoded (`\uD8xx\uDCxx` pairs combine into one
+//!   scalar value).
+//! - A control byte is an error.
+//!
+//! UTF-8 is always validated when the body holds a non-ASCII byte, whatever
+//! the caller says: the result is a `&str`, and these functions are safe to
+//! call on any bytes. When several errors exist, the one at the smallest
+//! offset is reported, as a left-to-right parser would.
+//!
+//! Error offsets: escape errors point at the backslash (`InvalidEscape`,
+//! `InvalidUnicodeEscape`, `LoneSurrogate`), except a malformed second half
+//! of a surrogate pair, which points at its own backslash. Control bytes and
+//! invalid UTF-8 point at the offending byte.
+//!
+//! [`body_eq`] compares a body with an unescaped key without allocating:
+//! unescaping never makes a body longer, so a body shorter than the key, or
+//! longer but without a backslash, cannot match; equal lengths match only
+//! byte for byte; otherwise the body is unescaped on the fly and compared
+//! piece by piece.
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use std::borrow::Cow;
 
-/// Decode a string body. `base` is the input offset of `raw[0]` and is added
-/// to error offsets. Rejects raw control bytes, unknown escapes, bad `\u`
-/// escapes, lone surrogates; checks UTF-8 when `check_utf8`.
-pub fn decode_str(raw: &[u8], base: usize, check_utf8: bool) -> Result<Cow<'_, str>, Error> {
-    let _ = (raw, base, check_utf8);
-    todo!("helper C")
+/// Value of an ASCII hex digit, or -1.
+static HEX: [i8; 256] = {
+    let mut t = [-1i8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as i8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as i8;
+        t[b'A' as usize + i] = 10 + i as i8;
+        i += 1;
+    }
+    t
+};
+
+/// The four hex digits at `b[at..at + 4]` as a number.
+#[inline]
+fn hex4(b: &[u8], at: usize) -> Option<u32> {
+    let d = b.get(at..at + 4)?;
+    let v = (HEX[d[0] as usize] as i32) << 12
+        | (HEX[d[1] as usize] as i32) << 8
+        | (HEX[d[2] as usize] as i32) << 4
+        | HEX[d[3] as usize] as i32;
+    // Any -1 (all bits set) makes the result negative.
+    (v >= 0).then_some(v as u32)
+}
+
+/// Decode the escape sequence whose backslash is at `b[at]`: the character
+/// and the number of bytes the escape spans (2, 6 or 12). Error offsets are
+/// indices into `b`.
+#[inline]
+fn escape_at(b: &[u8], at: usize) -> Result<(char, usize), Error> {
+    let c = match b.get(at + 1) {
+        Some(b'"') => '"',
+        Some(b'\\') => '\\',
+        Some(b'/') => '/',
+        Some(b'b') => '\u{8}',
+        Some(b'f') => '\u{c}',
+        Some(b'n') => '\n',
+        Some(b'r') => '\r',
+        Some(b't') => '\t',
+        Some(b'u') => return unicode_escape(b, at),
+        _ => return Err(Error::new(ErrorKind::InvalidEscape, at)),
+    };
+    Ok((c, 2))
+}
+
+/// The `\uXXXX` escape at `b[at]`, joined with a following low surrogate
+/// escape when it is a high surrogate.
+fn unicode_escape(b: &[u8], at: usize) -> Result<(char, usize), Error> {
+    let hi = hex4(b, at + 2).ok_or_else(|| Error::new(ErrorKind::InvalidUnicodeEscape, at))?;
+    match hi {
+        0xD800..=0xDBFF => {
+            if b.get(at + 6) != Some(&b'\\') || b.get(at + 7) != Some(&b'u') {
+                return Err(Error::new(ErrorKind::LoneSurrogate, at));
+            }
+            let lo = hex4(b, at + 8)
+                .ok_or_else(|| Error::new(ErrorKind::InvalidUnicodeEscape, at + 6))?;
+            if !(0xDC00..=0xDFFF).contains(&lo) {
+                return Err(Error::new(ErrorKind::LoneSurrogate, at));
+            }
+            let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+            // Always in U+10000..=U+10FFFF, so never None.
+            let c = char::from_u32(cp).ok_or_else(|| Error::new(ErrorKind::LoneSurrogate, at))?;
+            Ok((c, 12))
+        }
+        0xDC00..=0xDFFF => Err(Error::new(ErrorKind::LoneSurrogate, at)),
+        // Not a surrogate, so always a valid scalar value.
+        _ => Ok((char::from_u32(hi).unwrap_or('\u{fffd}'), 6)),
+    }
 }
 
 /// Validate the escape sequence whose backslash is at `input[at]`. Returns the
 /// number of bytes it spans: 2, 6, or 12 for a `\uD8xx\uDCxx` surrogate pair.
 /// A lone surrogate is `LoneSurrogate`.
 pub fn check_escape(input: &[u8], at: usize) -> Result<usize, Error> {
-    let _ = (input, at);
-    todo!("helper C")
+    escape_at(input, at).map(|(_, n)| n)
+}
+
+/// Whether `c` must stop the search: a backslash, a control byte, or (when
+/// `ASCII` is set) a byte >= 0x80.
+#[inline(always)]
+fn is_special<const ASCII: bool>(c: u8) -> bool {
+    if ASCII {
+        // Printable ASCII is 0x20..=0x7F.
+        c.wrapping_sub(0x20) > 0x5F || c == b'\\'
+    } else {
+        c < 0x20 || c == b'\\'
+    }
+}
+
+/// Bits set in the bytes of `w` (little-endian) that are special (see
+/// [`is_special`]); exact up to and including the lowest such byte. Classic
+/// SWAR: a byte is below `c` when subtracting `c` borrows into its top bit
+/// while its own top bit is clear; borrows only run upwards, so the lowest
+/// flagged byte is always a true one.
+#[inline(always)]
+fn special_mask<const ASCII: bool>(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x80 * ONES;
+    let control = w.wrapping_sub(0x20 * ONES) & !w & HIGH;
+    let x = w ^ (b'\\' as u64 * ONES);
+    let backslash = x.wrapping_sub(ONES) & !x & HIGH;
+    let non_ascii = if ASCII { w & HIGH } else { 0 };
+    control | backslash | non_ascii
+}
+
+/// The index of the first special byte (see [`is_special`]) at or after
+/// `from`, or `b.len()`.
+#[inline]
+fn find_special<const ASCII: bool>(b: &[u8], from: usize) -> usize {
+    const CHUNK: usize = 64;
+    let mut i = from;
+    // Whole chunks: an OR-reduction without early exit, which the compiler
+    // turns into vector compares, so clean runs go at memory speed.
+    while let Some(chunk) = b.get(i..i + CHUNK) {
+        let mut hit = false;
+        for &c in chunk {
+            hit |= is_special::<ASCII>(c);
+        }
+        if hit {
+            break;
+        }
+        i += CHUNK;
+    }
+    // Locate the hit (or scan the tail) eight bytes at a time.
+    while let Some(w) = b.get(i..i + 8) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let m = special_mask::<ASCII>(u64::from_le_bytes(a));
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && !is_special::<ASCII>(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// Decode a string body. `base` is the input offset of `raw[0]` and is added
+/// to error offsets. Rejects raw control bytes, unknown escapes, bad `\u`
+/// escapes, lone surrogates and invalid UTF-8.
+///
+/// `check_utf8` is kept for callers but no longer changes anything: UTF-8 is
+/// validated whenever the body holds a byte >= 0x80 (one simdutf8 pass;
+/// all-ASCII bodies cost nothing extra), because the result is a `&str` and
+/// this function must be sound for any input.
+pub fn decode_str(raw: &[u8], base: usize, check_utf8: bool) -> Result<Cow<'_, str>, Error> {
+    let _ = check_utf8;
+    match decode_bytes(raw) {
+        // SAFETY: `decode_bytes` only returns `Ok` when the body is valid
+        // UTF-8 (printable ASCII, or checked by simdutf8) and every escape
+        // was written as the UTF-8 encoding of a `char`; copies between
+        // escapes split the body only at ASCII backslashes, which never fall
+        // inside a multi-byte sequence.
+        Ok(Cow::Borrowed(b)) => Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(b) })),
+        // SAFETY: as above.
+        Ok(Cow::Owned(v)) => Ok(Cow::Owned(unsafe { String::from_utf8_unchecked(v) })),
+        Err(e) => Err(Error::new(e.kind, base + e.offset)),
+    }
+}
+
+/// [`decode_str`] without the final conversion; error offsets are indices
+/// into `raw`. `Ok` guarantees the bytes are valid UTF-8.
+fn decode_bytes(raw: &[u8]) -> Result<Cow<'_, [u8]>, Error> {
+    let n = raw.len();
+    let mut i = find_special::<true>(raw, 0);
+    if i == n {
+        return Ok(Cow::Borrowed(raw));
+    }
+    // The offset of the first invalid UTF-8 byte, once validated.
+    let mut bad_utf8: Option<usize> = None;
+    let mut validated = false;
+    let mut out: Vec<u8> = Vec::new();
+    let mut copied = 0; // raw[copied..i] is still to be copied into `out`
+    let mut escaped = false;
+    while i < n {
+        let c = raw[i];
+        if c >= 0x80 {
+            // The fast validator first; the slower one only to locate an error.
+            if simdutf8::basic::from_utf8(&raw[i..]).is_err() {
+                let up_to = simdutf8::compat::from_utf8(&raw[i..])
+                    .err()
+                    .map_or(0, |e| e.valid_up_to());
+                bad_utf8 = Some(i + up_to);
+            }
+            validated = true;
+        } else {
+            if let Some(u) = bad_utf8.filter(|&u| u < i) {
+                return Err(cold_utf8(u));
+            }
+            if c < 0x20 {
+                return Err(Error::new(ErrorKind::ControlCharacter, i));
+            }
+            // A backslash.
+            let (ch, len) = escape_at(raw, i)?;
+            if !escaped {
+                escaped = true;
+                out.reserve_exact(n);
+            }
+            out.extend_from_slice(&raw[copied..i]);
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+            i += len;
+            copied = i;
+        }
+        i = if validated {
+            find_special::<false>(raw, i)
+        } else {
+            find_special::<true>(raw, i)
+        };
+    }
+    if let Some(u) = bad_utf8 {
+        return Err(cold_utf8(u));
+    }
+    if !escaped {
+        return Ok(Cow::Borrowed(raw));
+    }
+    out.extend_from_slice(&raw[copied..]);
+    Ok(Cow::Owned(out))
+}
+
+#[cold]
+fn cold_utf8(at: usize) -> Error {
+    Error::new(ErrorKind::InvalidUtf8, at)
 }
 
 /// Whether the string body `raw` (possibly escaped) equals the unescaped key.
+/// Exactly `decode_str(raw, ..) == Ok(key)`: a body that does not decode
+/// equals nothing.
 pub fn body_eq(raw: &[u8], key: &[u8]) -> bool {
-    let _ = (raw, key);
-    todo!("helper C")
+    use std::cmp::Ordering;
+    match raw.len().cmp(&key.len()) {
+        // Unescaping never lengthens a body.
+        Ordering::Less => false,
+        // Equal lengths: any escape would make the decoded body shorter.
+        Ordering::Equal => raw == key && matches!(decode_bytes(raw), Ok(Cow::Borrowed(_))),
+        Ordering::Greater => {
+            memchr::memchr(b'\\', raw).is_some()
+                && escaped_eq(raw, key)
+                && decode_bytes(raw).is_ok()
+        }
+    }
+}
+
+/// Compare an escaped body with `key`, unescaping on the fly. Does not check
+/// control bytes or UTF-8 (the caller does, after a match).
+fn escaped_eq(raw: &[u8], key: &[u8]) -> bool {
+    let mut i = 0; // in raw
+    let mut j = 0; // in key
+    loop {
+        let b = memchr::memchr(b'\\', &raw[i..]).map_or(raw.len(), |p| i + p);
+        let seg = &raw[i..b];
+        if key.len() - j < seg.len() || &key[j..j + seg.len()] != seg {
+            return false;
+        }
+        j += seg.len();
+        if b == raw.len() {
+            return j == key.len();
+        }
+        let Ok((ch, len)) = escape_at(raw, b) else {
+            return false;
+        };
+        let mut buf = [0u8; 4];
+        let enc = ch.encode_utf8(&mut buf).as_bytes();
+        if !key[j..].starts_with(enc) {
+            return false;
+        }
+        j += enc.len();
+        i = b + len;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ErrorKind::*;
+
+    fn dec(raw: &[u8]) -> Result<Cow<'_, str>, (ErrorKind, usize)> {
+        decode_str(raw, 100, true).map_err(|e| (e.kind, e.offset - 100))
+    }
+
+    #[test]
+    fn plain_bodies_are_borrowed() {
+        for raw in [&b""[..], b"abc", b"a b/c'~\x7f", "é😀 ü".as_bytes()] {
+            let s = dec(raw).unwrap();
+            assert!(matches!(s, Cow::Borrowed(_)), "{raw:?}");
+            assert_eq!(s.as_bytes(), raw);
+        }
+        // Long bodies go through the chunked search.
+        let long = "x".repeat(1000) + "é" + &"y".repeat(200);
+        assert!(matches!(dec(long.as_bytes()).unwrap(), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn every_escape() {
+        let cases: &[(&[u8], &str)] = &[
+            (br#"\""#, "\""),
+            (br#"\\"#, "\\"),
+            (br#"\/"#, "/"),
+            (br#"\b"#, "\u{8}"),
+            (br#"\f"#, "\u{c}"),
+            (br#"\n"#, "\n"),
+            (br#"\r"#, "\r"),
+            (br#"\t"#, "\t"),
+            (br#"\u0000"#, "\0"),
+            (br#"\u0041\u00e9\u20AC"#, "Aé€"),
+            (br#"\uFFFF"#, "\u{ffff}"),
+            (br#"\ud83d\ude00"#, "😀"),
+            (br#"\uD800\uDC00"#, "\u{10000}"),
+            (br#"\uDBFF\uDFFF"#, "\u{10ffff}"),
+            (br#"a\nb\tc"#, "a\nb\tc"),
+            ("é\\n😀\\u00e9x".as_bytes(), "é\n😀éx"),
+            (br#"\\u0041"#, "\\u0041"),
+        ];
+        for &(raw, want) in cases {
+            let got = dec(raw).unwrap();
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(raw));
+            assert!(matches!(got, Cow::Owned(_)));
+        }
+    }
+
+    #[test]
+    fn errors_with_offsets() {
+        let cases: &[(&[u8], ErrorKind, usize)] = &[
+            (br#"ab\x"#, InvalidEscape, 2),
+            (br#"\"#, InvalidEscape, 0),
+            (br#"\'"#, InvalidEscape, 0),
+            (b"\\\xc3\xa9", InvalidEscape, 0),
+            (br#"x\u12"#, InvalidUnicodeEscape, 1),
+            (br#"\u12g4"#, InvalidUnicodeEscape, 0),
+            (br#"\U0041"#, InvalidEscape, 0),
+            (br#"\ud800"#, LoneSurrogate, 0),
+            (br#"a\ud800b"#, LoneSurrogate, 1),
+            (br#"\ud800\n"#, LoneSurrogate, 0),
+            (br#"\ud800\u0041"#, LoneSurrogate, 0),
+            (br#"\ud800\ud800"#, LoneSurrogate, 0),
+            (br#"\udc00"#, LoneSurrogate, 0),
+            (br#"\ude00\ud83d"#, LoneSurrogate, 0),
+            (br#"\ud800\uzzzz"#, InvalidUnicodeEscape, 6),
+            (b"a\x01", ControlCharacter, 1),
+            (b"\x00", ControlCharacter, 0),
+            (b"ab\x1f\\x", ControlCharacter, 2),
+            (b"\xc3\xa9\n", ControlCharacter, 2),
+            // Invalid UTF-8: stray continuation, overlong, encoded
+            // surrogate, truncated, above U+10FFFF, bytes never valid.
+            (b"a\x80", InvalidUtf8, 1),
+            (b"ab\xc0\xaf", InvalidUtf8, 2),
+            (b"\xc1\xbf", InvalidUtf8, 0),
+            (b"\xe0\x80\xaf", InvalidUtf8, 0),
+            (b"\xf0\x80\x80\xaf", InvalidUtf8, 0),
+            (b"\xed\xa0\x80", InvalidUtf8, 0),
+            (b"x\xed\xbf\xbf", InvalidUtf8, 1),
+            (b"\xe2\x82", InvalidUtf8, 0),
+            (b"\xf0\x9f\x98", InvalidUtf8, 0),
+            (b"\xe2\x82x", InvalidUtf8, 0),
+            (b"\xf4\x90\x80\x80", InvalidUtf8, 0),
+            (b"\xf5\x80\x80\x80", InvalidUtf8, 0),
+            (b"\xff", InvalidUtf8, 0),
+            (b"\xfe", InvalidUtf8, 0),
+            // The smallest offset wins.
+            (b"\xff\\x", InvalidUtf8, 0),
+            (b"\\x\xff", InvalidEscape, 0),
+            (b"\xc3\xa9\\x\xff", InvalidEscape, 2),
+            (b"\xc3\xa9\xff\\x", InvalidUtf8, 2),
+            (b"\xc3\xa9\xff\x01", InvalidUtf8, 2),
+            (b"\xc3\xa9\x01\xff", ControlCharacter, 2),
+        ];
+        for &(raw, kind, at) in cases {
+            assert_eq!(
+                dec(raw),
+                Err((kind, at)),
+                "{:?}",
+                String::from_utf8_lossy(raw)
+            );
+            // Also when the problem sits after a long clean prefix.
+            let mut long = b"p".repeat(150);
+            long.extend_from_slice(raw);
+            assert_eq!(dec(&long), Err((kind, at + 150)));
+        }
+    }
+
+    #[test]
+    fn find_special_agrees_with_a_byte_loop() {
+        for len in [0usize, 1, 7, 8, 9, 63, 64, 65, 130] {
+            for at in 0..len {
+                for c in 0..=255u8 {
+                    let mut b = vec![b'a'; len];
+                    b[at] = c;
+                    // A second special later must not hide the first one.
+                    if at + 1 < len {
+                        b[at + 1] = 0x01;
+                    }
+                    for from in [0, at / 2, at] {
+                        let naive = |ascii: bool| {
+                            (from..len)
+                                .find(|&i| b[i] < 0x20 || b[i] == b'\\' || (ascii && b[i] >= 0x80))
+                                .unwrap_or(len)
+                        };
+                        assert_eq!(find_special::<true>(&b, from), naive(true));
+                        assert_eq!(find_special::<false>(&b, from), naive(false));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn utf8_is_checked_even_when_not_asked() {
+        assert_eq!(decode_str(b"\xff", 7, false).unwrap_err().offset, 7);
+        assert_eq!(decode_str("é".as_bytes(), 0, false).unwrap(), "é");
+    }
+
+    #[test]
+    fn check_escape_spans() {
+        let input = br#""\n\u0041\ud83d\ude00\ud800x\q""#;
+        assert_eq!(check_escape(input, 1), Ok(2));
+        assert_eq!(check_escape(input, 3), Ok(6));
+        assert_eq!(check_escape(input, 9), Ok(12));
+        assert_eq!(check_escape(input, 21), Err(Error::new(LoneSurrogate, 21)));
+        assert_eq!(check_escape(input, 28), Err(Error::new(InvalidEscape, 28)));
+        // Truncated at the end of the input.
+        assert_eq!(
+            check_escape(b"\\u00", 0),
+            Err(Error::new(InvalidUnicodeEscape, 0))
+        );
+        assert_eq!(check_escape(b"\\", 0), Err(Error::new(InvalidEscape, 0)));
+    }
+
+    #[test]
+    fn body_eq_matches_decode() {
+        let cases: &[(&[u8], &[u8], bool)] = &[
+            (b"", b"", true),
+            (b"abc", b"abc", true),
+            (b"abc", b"abd", false),
+            (b"abc", b"ab", false),
+            (b"ab", b"abc", false),
+            (br#"\u0061"#, b"a", true),
+            (br#"\u0061x"#, b"ax", true),
+            (br#"x\u0061"#, b"xa", true),
+            (br#"\u0061"#, b"b", false),
+            (br#"\u0061"#, br#"\u0061"#, false),
+            (br#"a\\b"#, br#"a\b"#, true),
+            (br#"a\\b"#, br#"a\\b"#, false),
+            (br#"q\"k"#, br#"q"k"#, true),
+            (br#"\ud83d\ude00!"#, "😀!".as_bytes(), true),
+            (br#"\ud83d\ude00"#, "😁".as_bytes(), false),
+            (br#"\u00e9"#, "é".as_bytes(), true),
+            (br#"\u00e9"#, b"\xc3", false),
+            (br#"\ud800xxxx"#, b"x", false),
+            (br#"\x"#, b"x", false),
+            (b"a\x01", b"a\x01", false),
+            (b"\\n\x01", b"\n\x01", false),
+            (b"\xff", b"\xff", false),
+            (b"\\n\xff", b"\n\xff", false),
+        ];
+        for &(raw, key, want) in cases {
+            assert_eq!(body_eq(raw, key), want, "{raw:?} vs {key:?}");
+            let by_decode = decode_str(raw, 0, true).is_ok_and(|s| s.as_bytes() == key);
+            assert_eq!(by_decode, want, "decode of {raw:?}");
+        }
+    }
 }

@@ -13,13 +13,17 @@ use crate::error::AccessError;
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySlice, PyString, PyTuple};
-use std::sync::Arc;
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
 
 /// A JSON object, read lazily from the document.
 #[pyclass(module = "qjson", frozen)]
 pub struct Object {
     parsed: Arc<Parsed>,
     at: Cursor,
+    /// Number of distinct keys, counted on first `len()`.
+    distinct: OnceLock<usize>,
 }
 
 /// A JSON array, read lazily from the document.
@@ -31,7 +35,11 @@ pub struct Array {
 
 impl Object {
     pub(crate) fn new(parsed: Arc<Parsed>, at: Cursor) -> Object {
-        Object { parsed, at }
+        Object {
+            parsed,
+            at,
+            distinct: OnceLock::new(),
+        }
     }
 
     fn err(&self, py: Python<'_>, e: AccessError) -> PyErr {
@@ -46,14 +54,19 @@ impl Object {
         Ok(self.parsed.doc().field(self.at, key.as_bytes()))
     }
 
-    /// (key, value cursor) of every member, in document order.
+    /// (key, value cursor) of every distinct key, in document order of
+    /// first occurrence; a repeated key keeps its first value, as path reads do.
     fn members<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyString>, Cursor)>> {
         let doc = self.parsed.doc();
         let items = doc.object_items(self.at).map_err(|e| self.err(py, e))?;
         let mut out = Vec::with_capacity(items.size_hint().0);
+        let mut seen: HashSet<Cow<'_, str>> = HashSet::with_capacity(items.size_hint().0);
         for (raw, c) in items {
             let key = doc.key_str(raw).map_err(|e| self.err(py, e))?;
-            out.push((PyString::new(py, &key), c));
+            let py_key = PyString::new(py, &key);
+            if seen.insert(key) {
+                out.push((py_key, c));
+            }
         }
         Ok(out)
     }
@@ -85,8 +98,12 @@ impl Object {
         Ok(self.lookup(key)?.is_some())
     }
 
-    fn __len__(&self) -> usize {
-        self.parsed.doc().len(self.at).unwrap_or(0)
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        if let Some(&n) = self.distinct.get() {
+            return Ok(n);
+        }
+        let n = self.members(py)?.len();
+        Ok(*self.distinct.get_or_init(|| n))
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
