@@ -26,15 +26,29 @@
 //! - A string spans from its opening quote (inclusive) to its closing quote
 //!   (exclusive); `first_control` looks at bytes in that span.
 //!
-//! Backends: a portable scalar loop, and one block algorithm (see `block`)
-//! instantiated per instruction set. The CPU is detected once; the choice is
-//! cached in a function pointer. `QJSON_BACKEND=scalar|avx2|avx512|neon`
-//! forces one (an unsupported choice falls back to detection).
+//! Backends: the portable scalar loop ([`scalar`]), and one block algorithm
+//! (`block.rs`, simdjson's stage 1, explained there) written once against a
+//! small vector trait (`vector.rs`: `Block64`) and instantiated per instruction
+//! set: AVX-512 (BW, VBMI, VBMI2), AVX2 (both with PCLMULQDQ) and NEON (with
+//! PMULL). The CPU is detected once; the choice is cached in a function
+//! pointer. `QJSON_BACKEND=scalar|avx2|avx512|neon` forces one (an
+//! unsupported choice falls back to detection). [`scan_with`] runs a given
+//! backend, for tests and benchmarks.
+
+#![deny(unsafe_op_in_unsafe_fn)]
 
 use crate::error::{Error, ErrorKind};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+mod block;
+#[cfg(target_arch = "aarch64")]
+mod neon;
 pub mod scalar;
+mod vector;
 
 /// The output of stage 1. Reuse one across scans to keep its allocations.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -77,22 +91,60 @@ impl Backend {
         }
     }
 
-    /// Every backend this CPU can run, best first.
+    /// Every backend this CPU can run, best first (scalar always last).
     pub fn available() -> Vec<Backend> {
         let mut v = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            if avx512::detected() {
+                v.push(Backend::Avx512);
+            }
+            if avx2::detected() {
+                v.push(Backend::Avx2);
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            if neon::detected() {
+                v.push(Backend::Neon);
+            }
+        }
         v.push(Backend::Scalar);
         v
     }
 
+    /// The entry point of this backend, if it is compiled for this target.
+    /// Calling it is only sound when the backend is [`Backend::available`].
     fn scan_fn(self) -> Option<ScanFn> {
         match self {
-            Backend::Scalar => Some(scalar::scan as ScanFn),
+            Backend::Scalar => Some(scalar_scan as ScanFn),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => Some(avx512::scan as ScanFn),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => Some(avx2::scan as ScanFn),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Neon => Some(neon::scan as ScanFn),
+            #[allow(unreachable_patterns)]
             _ => None,
         }
     }
 }
 
-type ScanFn = fn(&[u8], &mut Scan) -> Result<(), Error>;
+/// A backend's entry point.
+///
+/// # Safety
+///
+/// Only call it when the CPU supports the backend (see [`Backend::available`]).
+type ScanFn = unsafe fn(&[u8], &mut Scan) -> Result<(), Error>;
+
+/// The scalar backend with the [`ScanFn`] signature.
+///
+/// # Safety
+///
+/// Always safe to call; `unsafe` only to match [`ScanFn`].
+unsafe fn scalar_scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    scalar::scan(input, out)
+}
 
 static ACTIVE: AtomicPtr<()> = AtomicPtr::new(detect_and_scan as *mut ());
 
@@ -106,14 +158,22 @@ pub fn active_backend() -> Backend {
                 return *b;
             }
         }
-        *available.last().unwrap_or(&Backend::Scalar)
+        available[0]
     })
 }
 
-fn detect_and_scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
-    let f = active_backend().scan_fn().unwrap_or(scalar::scan as ScanFn);
+/// The first value of [`ACTIVE`]: picks the backend, caches its entry point
+/// and runs it.
+///
+/// # Safety
+///
+/// Always safe to call; `unsafe` only to match [`ScanFn`].
+unsafe fn detect_and_scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    let f = active_backend().scan_fn().unwrap_or(scalar_scan as ScanFn);
     ACTIVE.store(f as *mut (), Ordering::Relaxed);
-    f(input, out)
+    // SAFETY: `active_backend` only returns backends in
+    // `Backend::available()`, which this CPU supports.
+    unsafe { f(input, out) }
 }
 
 /// Scan `input` with the active backend, replacing the contents of `out`.
@@ -123,7 +183,9 @@ pub fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     // SAFETY: ACTIVE only ever holds `detect_and_scan` or a `ScanFn` stored by
     // it, and every such pointer was cast from a function of type `ScanFn`.
     let f: ScanFn = unsafe { std::mem::transmute::<*mut (), ScanFn>(p) };
-    f(input, out)
+    // SAFETY: that function is `detect_and_scan` or the entry point of a
+    // backend this CPU supports (chosen from `Backend::available()`).
+    unsafe { f(input, out) }
 }
 
 /// Scan with a given backend (for tests and benchmarks). `None` if this CPU
@@ -133,7 +195,8 @@ pub fn scan_with(backend: Backend, input: &[u8], out: &mut Scan) -> Option<Resul
         return None;
     }
     let f = backend.scan_fn()?;
-    Some(check_len(input).and_then(|()| f(input, out)))
+    // SAFETY: the backend is available on this CPU (checked above).
+    Some(check_len(input).and_then(|()| unsafe { f(input, out) }))
 }
 
 #[inline]

@@ -33,10 +33,8 @@ pub fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
                     }
                     i += 1;
                 }
-                0x00..=0x1f => {
-                    if out.first_control.is_none() {
-                        out.first_control = Some(i as u32);
-                    }
+                0x00..=0x1f if out.first_control.is_none() => {
+                    out.first_control = Some(i as u32);
                 }
                 _ => {}
             }

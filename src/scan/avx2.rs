@@ -1,0 +1,181 @@
+//! The AVX2 backend (AVX2, PCLMULQDQ): two 32-byte registers per block,
+//! masks through `VPMOVMSKB`.
+//!
+//! - Control bytes: a signed `0x20 > x` is true for `0x00..=0x1F` and for
+//!   bytes >= 0x80; clearing the latter (`ANDN` with the input, whose sign
+//!   bit marks them) leaves the control bytes.
+//! - Structurals: `x | 0x20` maps `[`/`]` onto `{`/`}` and leaves `:` and
+//!   `,` alone; a `VPSHUFB` of the input's low nibble into a 16-byte table
+//!   holding `:`, `{`, `,`, `}` at nibbles A-D (and 0x80, which no `x | 0x20`
+//!   equals, elsewhere) followed by one compare finds them. The only other
+//!   bytes that fold onto `:` or `,` are the control bytes 0x1A and 0x0C,
+//!   which the control mask removes. Bytes >= 0x80 look up 0 and never
+//!   match.
+//! - Long strings: `x ^ 2` maps the control bytes and `"` onto `0x00..=0x20`;
+//!   a signed compare with 0x21 catches those and bytes >= 0x80, an
+//!   unsigned one (via `VPMINUB`) only those; plus a compare with `\`.
+
+use core::arch::x86_64::*;
+
+use super::block;
+use super::vector::{Block64, Masks};
+use super::Scan;
+use crate::error::Error;
+
+/// Whether this CPU has the features the backend is compiled with.
+pub(crate) fn detected() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("pclmulqdq")
+        && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("bmi1")
+}
+
+/// Scans `input` into `out`.
+///
+/// # Safety
+///
+/// The CPU must support the features [`detected`] checks.
+#[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
+pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    // SAFETY: this function's target features are Avx2's, and our caller
+    // guarantees the CPU has them.
+    unsafe { block::scan::<Avx2>(input, out) }
+}
+
+/// A 64-byte block in two YMM registers.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2(__m256i, __m256i);
+
+/// `VPSHUFB` table for the structurals, indexed by the low nibble (see the
+/// module docs), repeated for both 128-bit lanes.
+const STRUCTURAL_TABLE: [u8; 32] = {
+    let mut t = [0x80u8; 32];
+    let mut lane = 0;
+    while lane < 32 {
+        t[lane + 0xA] = b':';
+        t[lane + 0xB] = b'{';
+        t[lane + 0xC] = b',';
+        t[lane + 0xD] = b'}';
+        lane += 16;
+    }
+    t
+};
+
+/// All 32 bytes equal to `b`.
+///
+/// # Safety
+///
+/// The CPU must support AVX.
+#[inline(always)]
+unsafe fn splat(b: u8) -> __m256i {
+    // SAFETY: the caller guarantees AVX.
+    unsafe { _mm256_set1_epi8(b as i8) }
+}
+
+/// The byte masks of one 32-byte half, as `u32` bit masks.
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[inline(always)]
+unsafe fn classify_half(v: __m256i, table: __m256i) -> [u32; 4] {
+    // SAFETY: the caller guarantees AVX2.
+    unsafe {
+        let quote = _mm256_cmpeq_epi8(v, splat(b'"'));
+        let backslash = _mm256_cmpeq_epi8(v, splat(b'\\'));
+        let below_space_or_high = _mm256_cmpgt_epi8(splat(0x20), v);
+        let control = _mm256_andnot_si256(v, below_space_or_high);
+        let folded = _mm256_or_si256(v, splat(0x20));
+        let looked_up = _mm256_shuffle_epi8(table, v);
+        let structural =
+            _mm256_andnot_si256(below_space_or_high, _mm256_cmpeq_epi8(folded, looked_up));
+        [
+            _mm256_movemask_epi8(quote) as u32,
+            _mm256_movemask_epi8(backslash) as u32,
+            _mm256_movemask_epi8(structural) as u32,
+            _mm256_movemask_epi8(control) as u32,
+        ]
+    }
+}
+
+#[inline(always)]
+fn join(lo: u32, hi: u32) -> u64 {
+    lo as u64 | (hi as u64) << 32
+}
+
+impl Block64 for Avx2 {
+    #[inline(always)]
+    unsafe fn load(ptr: *const u8) -> Self {
+        // SAFETY: the caller guarantees 64 readable bytes and AVX.
+        unsafe {
+            Avx2(
+                _mm256_loadu_si256(ptr.cast()),
+                _mm256_loadu_si256(ptr.add(32).cast()),
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn classify(self) -> Masks {
+        // SAFETY: the caller guarantees AVX2; the table load reads the 32
+        // bytes of a static array.
+        unsafe {
+            let table = _mm256_loadu_si256(STRUCTURAL_TABLE.as_ptr().cast());
+            let [q0, b0, s0, c0] = classify_half(self.0, table);
+            let [q1, b1, s1, c1] = classify_half(self.1, table);
+            Masks {
+                quote: join(q0, q1),
+                backslash: join(b0, b1),
+                structural: join(s0, s1),
+                control: join(c0, c1),
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn or(self, other: Self) -> Self {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe {
+            Avx2(
+                _mm256_or_si256(self.0, other.0),
+                _mm256_or_si256(self.1, other.1),
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn any_high(self) -> bool {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { _mm256_movemask_epi8(_mm256_or_si256(self.0, self.1)) != 0 }
+    }
+
+    #[inline(always)]
+    unsafe fn quiet<const N: usize, const ASCII: bool>(ptr: *const u8) -> bool {
+        // SAFETY: the caller guarantees N * 64 readable bytes and AVX2.
+        unsafe {
+            let mut special = _mm256_setzero_si256();
+            for k in 0..2 * N {
+                let v = _mm256_loadu_si256(ptr.add(32 * k).cast());
+                let t = _mm256_xor_si256(v, splat(2));
+                let low = if ASCII {
+                    _mm256_cmpgt_epi8(splat(0x21), t)
+                } else {
+                    _mm256_cmpeq_epi8(_mm256_min_epu8(t, splat(0x20)), t)
+                };
+                let backslash = _mm256_cmpeq_epi8(v, splat(b'\\'));
+                special = _mm256_or_si256(special, _mm256_or_si256(low, backslash));
+            }
+            _mm256_testz_si256(special, special) != 0
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn prefix_xor(bits: u64) -> u64 {
+        // SAFETY: the caller guarantees PCLMULQDQ (and SSE2, implied).
+        unsafe {
+            let product =
+                _mm_clmulepi64_si128(_mm_set_epi64x(0, bits as i64), _mm_set1_epi8(-1), 0);
+            _mm_cvtsi128_si64(product) as u64
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The AVX-512 backend (AVX-512BW, VBMI, VBMI2, PCLMULQDQ: Ice Lake and Zen 4
+//! onward): one 64-byte register per block, and compares that yield the
+//! 64-bit masks directly.
+//!
+//! - Structurals: `VPERMB` looks each byte's low six bits up in a 64-entry
+//!   table holding, at the low six bits of each structural character, that
+//!   character (and elsewhere a byte that cannot match); one compare of the
+//!   input with the looked-up bytes then marks exactly `{ } [ ] : ,`.
+//! - Long strings: `x ^ 2` maps the control bytes and `"` onto `0x00..=0x20`
+//!   and every other ASCII byte above it, so "quiet" is one signed compare
+//!   (which also rejects bytes >= 0x80) or one unsigned compare, plus a
+//!   masked compare against `\`.
+//! - Offsets: `VPCOMPRESSB` packs the positions (0..64, one byte each) of
+//!   the set bits to the front of a register; each group of sixteen is then
+//!   widened to `u32`, offset by the block's position and stored whole.
+//!   Most blocks need one such store. (This beat both the tzcnt loop and
+//!   four `VPCOMPRESSD`s by about 1.5x on dense files.)
+
+use core::arch::x86_64::*;
+
+use super::block;
+use super::vector::{Block64, Masks};
+use super::Scan;
+use crate::error::Error;
+
+/// The features this backend is compiled with, as `is_x86_feature_detected!` names them.
+pub(crate) fn detected() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vbmi")
+        && std::arch::is_x86_feature_detected!("avx512vbmi2")
+        && std::arch::is_x86_feature_detected!("pclmulqdq")
+        && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("bmi1")
+}
+
+/// Scans `input` into `out`.
+///
+/// # Safety
+///
+/// The CPU must support the features [`detected`] checks.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,pclmulqdq,popcnt,bmi1")]
+pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    // SAFETY: this function's target features are Avx512's, and our caller
+    // guarantees the CPU has them.
+    unsafe { block::scan::<Avx512>(input, out) }
+}
+
+/// A 64-byte block in one ZMM register.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx512(__m512i);
+
+/// At index `c & 63` for each structural `c`, the character itself; at every
+/// other index `i`, `i + 1`, whose low six bits differ from `i` so that no
+/// byte can match it.
+const STRUCTURAL_TABLE: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        t[i] = (i as u8 + 1) & 63;
+        i += 1;
+    }
+    let chars = *b"{}[]:,";
+    let mut k = 0;
+    while k < chars.len() {
+        t[(chars[k] & 63) as usize] = chars[k];
+        k += 1;
+    }
+    t
+};
+
+/// All 64 bytes equal to `b`.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512F.
+#[inline(always)]
+unsafe fn splat(b: u8) -> __m512i {
+    // SAFETY: the caller guarantees AVX-512F.
+    unsafe { _mm512_set1_epi8(b as i8) }
+}
+
+impl Block64 for Avx512 {
+    #[inline(always)]
+    unsafe fn load(ptr: *const u8) -> Self {
+        // SAFETY: the caller guarantees 64 readable bytes and AVX-512F.
+        unsafe { Avx512(_mm512_loadu_si512(ptr.cast())) }
+    }
+
+    #[inline(always)]
+    unsafe fn classify(self) -> Masks {
+        let v = self.0;
+        // SAFETY: the caller guarantees AVX-512BW and VBMI; the table load
+        // reads the 64 bytes of a static array.
+        unsafe {
+            let table = _mm512_loadu_si512(STRUCTURAL_TABLE.as_ptr().cast());
+            Masks {
+                quote: _mm512_cmpeq_epi8_mask(v, splat(b'"')),
+                backslash: _mm512_cmpeq_epi8_mask(v, splat(b'\\')),
+                structural: _mm512_cmpeq_epi8_mask(v, _mm512_permutexvar_epi8(v, table)),
+                control: _mm512_cmplt_epu8_mask(v, splat(0x20)),
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn or(self, other: Self) -> Self {
+        // SAFETY: the caller guarantees AVX-512F.
+        unsafe { Avx512(_mm512_or_si512(self.0, other.0)) }
+    }
+
+    #[inline(always)]
+    unsafe fn any_high(self) -> bool {
+        // SAFETY: the caller guarantees AVX-512BW.
+        unsafe { _mm512_movepi8_mask(self.0) != 0 }
+    }
+
+    #[inline(always)]
+    unsafe fn quiet<const N: usize, const ASCII: bool>(ptr: *const u8) -> bool {
+        // SAFETY: the caller guarantees N * 64 readable bytes and AVX-512BW.
+        unsafe {
+            let mut ok = !0u64;
+            for k in 0..N {
+                let v = _mm512_loadu_si512(ptr.add(64 * k).cast());
+                let t = _mm512_xor_si512(v, splat(2));
+                let plain = if ASCII {
+                    _mm512_cmpgt_epi8_mask(t, splat(0x20))
+                } else {
+                    _mm512_cmpgt_epu8_mask(t, splat(0x20))
+                };
+                ok &= _mm512_mask_cmpneq_epi8_mask(plain, v, splat(b'\\'));
+            }
+            ok == !0
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn prefix_xor(bits: u64) -> u64 {
+        // SAFETY: the caller guarantees PCLMULQDQ (and SSE2, implied).
+        unsafe {
+            let product =
+                _mm_clmulepi64_si128(_mm_set_epi64x(0, bits as i64), _mm_set1_epi8(-1), 0);
+            _mm_cvtsi128_si64(product) as u64
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn write_offsets(dst: *mut u32, base: u32, bits: u64) -> usize {
+        // SAFETY: the caller guarantees room for SLACK (64) entries; the
+        // stores cover at most 64. The caller guarantees AVX-512 VBMI2.
+        unsafe {
+            let iota = _mm512_loadu_si512(IOTA.as_ptr().cast());
+            let packed = _mm512_maskz_compress_epi8(bits, iota);
+            let base = _mm512_set1_epi32(base as i32);
+            let count = bits.count_ones() as usize;
+            let q0 = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(packed));
+            _mm512_storeu_si512(dst.cast(), _mm512_add_epi32(q0, base));
+            if count > 16 {
+                let q1 = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<1>(packed));
+                _mm512_storeu_si512(dst.add(16).cast(), _mm512_add_epi32(q1, base));
+                if count > 32 {
+                    let q2 = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<2>(packed));
+                    _mm512_storeu_si512(dst.add(32).cast(), _mm512_add_epi32(q2, base));
+                    if count > 48 {
+                        let q3 = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<3>(packed));
+                        _mm512_storeu_si512(dst.add(48).cast(), _mm512_add_epi32(q3, base));
+                    }
+                }
+            }
+            count
+        }
+    }
+}
+
+/// The bytes 0, 1, ..., 63.
+const IOTA: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        t[i] = i as u8;
+        i += 1;
+    }
+    t
+};

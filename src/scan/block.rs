@@ -1,0 +1,365 @@
+//! The block algorithm (simdjson's stage 1), written once for every SIMD
+//! backend.
+//!
+//! The input is read in 64-byte blocks; each block becomes a handful of
+//! 64-bit masks (bit `i` = byte `i`), and a few bits of state carry from one
+//! block to the next:
+//!
+//! 1. **Classify** ([`Block64::classify`]): masks of `"`, `\`, the
+//!    structural characters `{ } [ ] : ,` and control bytes (< 0x20).
+//! 2. **Escapes.** Within a run of backslashes, those at an even distance
+//!    from the run's start begin an escape and the byte after each of them
+//!    is escaped (so the byte after an odd-length run is escaped). One
+//!    subtraction finds the parity of every run at once ([`Escapes::next`]).
+//!    Carried: "the next block's first byte is escaped". This yields both
+//!    the escaped bytes and the backslashes that *begin* an escape (the
+//!    `escapes` list).
+//! 3. **Strings.** The unescaped quotes alternate open/close, so the prefix
+//!    XOR of the quote mask is 1 from an opening quote (inclusive) to its
+//!    closing quote (exclusive). Prefix XOR is a carry-less multiplication
+//!    by all ones (PCLMULQDQ / PMULL); XOR with the carried "inside a
+//!    string" state (all ones or all zeros) continues a string across
+//!    blocks.
+//! 4. **Emit** structurals outside strings and the opening quotes
+//!    (`quote & in_string`) as `u32` offsets ([`Block64::write_offsets`]:
+//!    eight or sixteen stores at a time, advancing by the popcount, no branch
+//!    per bit); the escape starts likewise.
+//! 5. **Checks.** A backslash outside a string is an error; the first control
+//!    byte inside a string is recorded; the OR of all blocks tells whether
+//!    any byte is >= 0x80.
+//!
+//! **Long strings.** Once a whole block lay inside one string, the next
+//! blocks are only tested for "anything to do": a `"`, a `\`, a control
+//! byte (and, until one has been seen, a byte >= 0x80). That test is three
+//! vector instructions per 64 bytes on AVX-512; four blocks are tested per
+//! step (one, two or eight per step measured the same: the loop runs at the
+//! cache's read bandwidth).
+//! Blocks that pass emit nothing and change no state (except that they end
+//! any escape), so they are simply skipped. Base64 payloads run through
+//! this loop at close to the bandwidth of the cache.
+//!
+//! **The tail** (the last `len % 64` bytes) is copied into a block of
+//! spaces, which are neither structural nor string-relevant.
+//!
+//! **Output memory** is reserved by estimate: a modest first guess, then
+//! growth projected from the density seen so far (capped at 4x per step),
+//! so base64-heavy inputs never reserve a fraction of their length.
+
+use super::vector::Block64;
+use super::Scan;
+use crate::error::{Error, ErrorKind};
+
+/// Room (in `u32`s) that must be free in an output vector before a block
+/// writes to it: a block emits at most 64 offsets, and the writers may store
+/// garbage past the count but never past 64 entries.
+pub(crate) const SLACK: usize = 64;
+
+/// The first guess for the structurals' capacity, at most this many entries.
+const FIRST_GUESS_MAX: usize = 8192;
+
+/// Scans `input` into `out` with backend `B`.
+///
+/// # Safety
+///
+/// The CPU must support `B`'s instruction set, and this function must be
+/// inlined into a function compiled with those target features.
+#[inline(always)]
+pub(crate) unsafe fn scan<B: Block64>(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    out.clear();
+    let n = input.len();
+    let guess = (n / 8).min(FIRST_GUESS_MAX) + SLACK + 1;
+    out.structurals.reserve(guess);
+    let mut structurals = Sink::new(&mut out.structurals);
+    let mut escapes = Sink::new(&mut out.escapes);
+    let ptr = input.as_ptr();
+    // SAFETY: the CPU supports B (our caller's contract).
+    let mut st = unsafe { State::<B>::new() };
+    let mut i = 0usize;
+    let result = 'run: {
+        while i + 64 <= n {
+            if st.long_string {
+                // SAFETY: `ptr` is valid for `n` bytes.
+                i = unsafe { st.skip(ptr, i, n) };
+                if i + 64 > n {
+                    break;
+                }
+            }
+            // SAFETY: `i + 64 <= n`, so the 64 bytes at `ptr + i` are in
+            // bounds; the CPU supports B.
+            let r = unsafe { st.block(B::load(ptr.add(i)), i, n, &mut structurals, &mut escapes) };
+            if r.is_err() {
+                break 'run r;
+            }
+            i += 64;
+        }
+        if i < n {
+            let mut buf = [b' '; 64];
+            buf[..n - i].copy_from_slice(&input[i..]);
+            // SAFETY: `buf` holds 64 bytes; the CPU supports B.
+            unsafe { st.block(B::load(buf.as_ptr()), i, n, &mut structurals, &mut escapes) }
+        } else {
+            Ok(())
+        }
+    };
+    structurals.finish();
+    escapes.finish();
+    result?;
+    // SAFETY: the CPU supports B.
+    unsafe { st.finish(n, out) }
+}
+
+/// An output vector opened for appending: its pointer, length and capacity
+/// live in locals (registers) while the scan runs, instead of being reloaded
+/// from the `Vec` after every store through its pointer.
+struct Sink<'a> {
+    vec: &'a mut Vec<u32>,
+    ptr: *mut u32,
+    len: usize,
+    cap: usize,
+}
+
+impl<'a> Sink<'a> {
+    #[inline(always)]
+    fn new(vec: &'a mut Vec<u32>) -> Self {
+        Sink {
+            ptr: vec.as_mut_ptr(),
+            len: vec.len(),
+            cap: vec.capacity(),
+            vec,
+        }
+    }
+
+    /// Appends `at + i` for every set bit `i` of `bits` (`at` and the input
+    /// length `n` feed the growth estimate).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `B`'s instruction set.
+    #[inline(always)]
+    unsafe fn push<B: Block64>(&mut self, at: usize, bits: u64, n: usize) {
+        if self.cap - self.len < SLACK {
+            self.grow(at + 64, n);
+        }
+        // SAFETY: at least SLACK entries are free past `len`, as
+        // `write_offsets` requires; it initialises the first `k` of them,
+        // which become part of the length.
+        unsafe {
+            let k = B::write_offsets(self.ptr.add(self.len), at as u32, bits);
+            self.len += k;
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, scanned: usize, n: usize) {
+        // SAFETY: the first `len` entries were initialised by `push`, and
+        // `len <= cap`.
+        unsafe { self.vec.set_len(self.len) };
+        grow(self.vec, scanned, n);
+        self.ptr = self.vec.as_mut_ptr();
+        self.cap = self.vec.capacity();
+    }
+
+    /// Hands the length back to the `Vec`.
+    #[inline(always)]
+    fn finish(self) {
+        // SAFETY: as in `grow`.
+        unsafe { self.vec.set_len(self.len) };
+    }
+}
+
+/// The escape scanner: which bytes are escaped, and which backslashes begin
+/// an escape, with the carry between blocks.
+struct Escapes {
+    /// 1 if the first byte of the next block is escaped.
+    next_escaped: u64,
+}
+
+impl Escapes {
+    /// Returns `(escaped, escape_starts)` for a block's backslash mask.
+    #[inline(always)]
+    fn next(&mut self, backslash: u64) -> (u64, u64) {
+        const ODD: u64 = 0xAAAA_AAAA_AAAA_AAAA;
+        if backslash == 0 {
+            let escaped = self.next_escaped;
+            self.next_escaped = 0;
+            return (escaped, 0);
+        }
+        // A backslash escaped by the previous block begins nothing.
+        let potential = backslash & !self.next_escaped;
+        // In `((P << 1) | ODD) - P` each run borrows from the bit right after
+        // it; after the XOR with ODD, `code` has a 1 exactly at the
+        // backslashes at an even distance from their run's start (they begin
+        // escapes) and at the byte after each odd-length run (escaped by the
+        // run's last backslash). XOR with the backslashes then gives the
+        // escaped bytes: backslashes at an odd distance, plus those bytes.
+        let maybe_escaped = potential << 1;
+        let code = (maybe_escaped | ODD).wrapping_sub(potential) ^ ODD;
+        let escaped = code ^ (backslash | self.next_escaped);
+        let starts = code & backslash;
+        self.next_escaped = starts >> 63;
+        (escaped, starts)
+    }
+}
+
+/// The state carried from block to block.
+struct State<B: Block64> {
+    escapes: Escapes,
+    /// All ones if the previous block ended inside a string, else zero.
+    in_string: u64,
+    /// The previous block lay entirely inside one string.
+    long_string: bool,
+    /// OR of every classified block (its top bits say "non-ASCII").
+    high: B,
+    first_control: Option<u32>,
+}
+
+impl<B: Block64> State<B> {
+    /// # Safety
+    ///
+    /// The CPU must support `B`'s instruction set.
+    #[inline(always)]
+    unsafe fn new() -> Self {
+        let zero = [0u8; 64];
+        State {
+            escapes: Escapes { next_escaped: 0 },
+            in_string: 0,
+            long_string: false,
+            // SAFETY: `zero` holds 64 bytes; the CPU supports B.
+            high: unsafe { B::load(zero.as_ptr()) },
+            first_control: None,
+        }
+    }
+
+    /// Processes the block at offset `at` of an input of `n` bytes.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `B`'s instruction set.
+    #[inline(always)]
+    unsafe fn block(
+        &mut self,
+        block: B,
+        at: usize,
+        n: usize,
+        structurals: &mut Sink<'_>,
+        escapes: &mut Sink<'_>,
+    ) -> Result<(), Error> {
+        // SAFETY: the CPU supports B (our caller's contract), which is all
+        // the classification and the sinks need.
+        unsafe {
+            let m = block.classify();
+            self.high = self.high.or(block);
+            let (escaped, escape_starts) = self.escapes.next(m.backslash);
+            let quote = m.quote & !escaped;
+            let in_string = B::prefix_xor(quote) ^ self.in_string;
+            self.long_string = quote == 0 && self.in_string != 0;
+            self.in_string = ((in_string as i64) >> 63) as u64;
+
+            let stray = m.backslash & !in_string;
+            if stray != 0 {
+                return Err(stray_backslash(at, stray));
+            }
+            let control = m.control & in_string;
+            if control != 0 && self.first_control.is_none() {
+                self.first_control = Some(at as u32 + control.trailing_zeros());
+            }
+            if escape_starts != 0 {
+                escapes.push::<B>(at, escape_starts, n);
+            }
+            let emitted = (m.structural & !in_string) | (quote & in_string);
+            structurals.push::<B>(at, emitted, n);
+        }
+        Ok(())
+    }
+
+    /// Skips whole blocks from `i` that need no work while inside a long
+    /// string; returns the offset of the first block that needs work (or
+    /// of the first incomplete block).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be valid for reads of `n` bytes; the CPU must support `B`'s
+    /// instruction set.
+    #[inline(always)]
+    unsafe fn skip(&mut self, ptr: *const u8, i: usize, n: usize) -> usize {
+        // SAFETY: forwarded from our caller.
+        let j = unsafe {
+            if self.high.any_high() {
+                skip_quiet::<B, false>(ptr, i, n)
+            } else {
+                skip_quiet::<B, true>(ptr, i, n)
+            }
+        };
+        if j != i {
+            // The skipped blocks hold no backslash, so nothing escapes into
+            // the next block.
+            self.escapes.next_escaped = 0;
+        }
+        j
+    }
+
+    /// # Safety
+    ///
+    /// The CPU must support `B`'s instruction set.
+    #[inline(always)]
+    unsafe fn finish(self, n: usize, out: &mut Scan) -> Result<(), Error> {
+        if self.in_string != 0 {
+            // Nothing is emitted inside a string, so the last offset is the
+            // opening quote of the string that never closed.
+            let open = out.structurals.last().copied().unwrap_or(0);
+            return Err(Error::new(ErrorKind::UnterminatedString, open as usize));
+        }
+        // SAFETY: the CPU supports B.
+        out.non_ascii = unsafe { self.high.any_high() };
+        out.first_control = self.first_control;
+        out.structurals.push(n as u32);
+        Ok(())
+    }
+}
+
+/// The long-string loop: four blocks per test, then single blocks.
+///
+/// # Safety
+///
+/// `ptr` must be valid for reads of `n` bytes; the CPU must support `B`'s
+/// instruction set.
+#[inline(always)]
+unsafe fn skip_quiet<B: Block64, const ASCII: bool>(
+    ptr: *const u8,
+    mut i: usize,
+    n: usize,
+) -> usize {
+    // SAFETY: each test reads `N * 64` bytes at `ptr + i`, and the loop
+    // conditions keep that range below `n`; the CPU supports B.
+    unsafe {
+        while i + 256 <= n && B::quiet::<4, ASCII>(ptr.add(i)) {
+            i += 256;
+        }
+        while i + 64 <= n && B::quiet::<1, ASCII>(ptr.add(i)) {
+            i += 64;
+        }
+    }
+    i
+}
+
+/// Grows an output vector after `scanned` of `n` bytes: to the length the
+/// density so far projects for the whole input, at least 1.5x and at most
+/// 4x the current length.
+#[cold]
+#[inline(never)]
+fn grow(v: &mut Vec<u32>, scanned: usize, n: usize) {
+    let len = v.len();
+    let projected = ((len as u64 + 1) * n as u64 / scanned.max(1) as u64) as usize;
+    let want = projected.clamp(len + len / 2, len * 4) + 2 * SLACK;
+    v.reserve_exact(want - len);
+}
+
+#[cold]
+#[inline(never)]
+fn stray_backslash(at: usize, stray: u64) -> Error {
+    Error::new(
+        ErrorKind::StrayBackslash,
+        at + stray.trailing_zeros() as usize,
+    )
+}
