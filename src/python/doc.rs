@@ -239,7 +239,11 @@ getters!(Doc, root, {
             "<qjson.Doc {} of {} bytes{}>",
             doc.type_of(self.root).name(),
             self.parsed.input.bytes().len(),
-            if self.parsed.index.is_lazy() { ", lazy" } else { "" }
+            if self.parsed.index.is_lazy() {
+                ", lazy"
+            } else {
+                ""
+            }
         )
     }
 });

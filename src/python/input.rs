@@ -200,5 +200,7 @@ pub(crate) fn str_utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
         return Err(PyErr::fetch(s.py()));
     }
     // SAFETY: CPython guarantees the cache holds `size` bytes of valid UTF-8.
-    Ok(unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(p.cast(), size as usize)) })
+    Ok(unsafe {
+        std::str::from_utf8_unchecked(std::slice::from_raw_parts(p.cast(), size as usize))
+    })
 }

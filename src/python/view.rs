@@ -183,7 +183,11 @@ impl Array {
         let i: isize = index.extract().map_err(|_| {
             PyTypeError::new_err(format!(
                 "array indices must be integers or slices, not {}",
-                index.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                index
+                    .get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
             ))
         })?;
         self.item(py, i)
@@ -194,7 +198,10 @@ impl Array {
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        PyList::new(py, self.all(py)?)?.into_any().try_iter().map(Bound::into_any)
+        PyList::new(py, self.all(py)?)?
+            .into_any()
+            .try_iter()
+            .map(Bound::into_any)
     }
 
     fn __contains__(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -228,7 +235,10 @@ impl Array {
     fn __reversed__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let mut all = self.all(py)?;
         all.reverse();
-        PyList::new(py, all)?.into_any().try_iter().map(Bound::into_any)
+        PyList::new(py, all)?
+            .into_any()
+            .try_iter()
+            .map(Bound::into_any)
     }
 
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -262,6 +272,9 @@ fn plain<'py>(py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py,
 
 /// `qjson.materialize(view)`: plain dicts and lists (other values are returned as they are).
 #[pyfunction]
-pub(crate) fn materialize<'py>(py: Python<'py>, view: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn materialize<'py>(
+    py: Python<'py>,
+    view: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
     plain(py, view)
 }
