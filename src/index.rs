@@ -21,7 +21,7 @@
 //! structural (see [`string_close`]), so a 1 MB base64 string costs nothing
 //! in stage 2.
 
-use crate::decode::number::check_scalar;
+use crate::decode::number::{check_scalar, scalar_end};
 use crate::decode::string::check_escape;
 use crate::doc::ChildTable;
 use crate::error::{Error, ErrorKind};
@@ -89,20 +89,60 @@ pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
 
+/// Eight spaces, the unit of indentation skipping.
+const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+
+/// Eight bytes at `input[p..p + 8]`, if they exist.
+#[inline(always)]
+fn load8(input: &[u8], p: usize) -> Option<u64> {
+    let bytes: [u8; 8] = input.get(p..p + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(bytes))
+}
+
+/// The first non-whitespace byte at or after `p` (or `input.len()`).
+///
+/// Indentation is runs of spaces, so eight bytes are compared with eight
+/// spaces at once; the first byte that is not a space ends the step, and is
+/// either other whitespace (a newline: step over it and go on) or the answer.
 #[inline]
 pub(crate) fn skip_ws(input: &[u8], mut p: usize) -> usize {
-    while p < input.len() && is_ws(input[p]) {
+    loop {
+        match load8(input, p) {
+            Some(w) => {
+                let x = w ^ SPACES;
+                if x == 0 {
+                    p += 8;
+                    continue;
+                }
+                p += (x.trailing_zeros() / 8) as usize;
+            }
+            None => {
+                while p < input.len() && is_ws(input[p]) {
+                    p += 1;
+                }
+                return p;
+            }
+        }
+        // `input[p]` exists and is not a space.
+        if !is_ws(input[p]) {
+            return p;
+        }
         p += 1;
     }
-    p
 }
 
 /// The end (exclusive) of the token that ends before `end`, trailing
-/// whitespace removed.
+/// whitespace removed. Steps back eight spaces at a time, as [`skip_ws`].
 #[inline]
 pub(crate) fn trim_end(input: &[u8], start: usize, mut end: usize) -> usize {
     while end > start && is_ws(input[end - 1]) {
         end -= 1;
+        if end >= start + 8 {
+            if let Some(w) = load8(input, end - 8) {
+                let x = w ^ SPACES;
+                end -= (x.leading_zeros() / 8) as usize;
+            }
+        }
     }
     end
 }
@@ -114,10 +154,21 @@ pub(crate) fn trim_end(input: &[u8], start: usize, mut end: usize) -> usize {
 /// there is no `"` at all: stepping back from the next structural over
 /// whitespace lands on the closing quote, or the input has garbage after the
 /// string (`None`).
-#[inline]
+#[inline(always)]
 pub(crate) fn string_close(input: &[u8], s: &[u32], k: usize) -> Option<usize> {
     let open = s[k] as usize;
-    let end = trim_end(input, open + 1, s[k + 1] as usize);
+    let next = s[k + 1] as usize;
+    // Usually (keys, and values before `,`) the quote is right there.
+    if next > open + 1 && input[next - 1] == b'"' {
+        return Some(next - 1);
+    }
+    string_close_after_ws(input, open, next)
+}
+
+/// [`string_close`] when whitespace (or garbage) precedes the next structural.
+#[inline(never)]
+fn string_close_after_ws(input: &[u8], open: usize, next: usize) -> Option<usize> {
+    let end = trim_end(input, open + 1, next);
     if end > open + 1 && input[end - 1] == b'"' {
         Some(end - 1)
     } else {
@@ -250,7 +301,7 @@ fn min_err(a: Option<Error>, b: Error) -> Error {
 }
 
 /// The first non-whitespace byte at or after `p`, knowing that a structural
-/// sits at `next`: most gaps are empty or one space, so test those first.
+/// sits at `next` (so the answer is at most `next`): most gaps are empty.
 #[inline(always)]
 fn gap_end(input: &[u8], p: usize, next: usize) -> usize {
     if p == next {
@@ -260,6 +311,13 @@ fn gap_end(input: &[u8], p: usize, next: usize) -> usize {
 }
 
 /// The stage-2 state machine. Returns the container table.
+///
+/// Each step of the outer loop reads one value whose first byte is `q` (the
+/// first non-whitespace byte after the previous structural; every gap is
+/// measured exactly once) and whose first structural candidate is `s[k]`:
+/// `q < s[k]` means a scalar, else `input[s[k]]` says which value it is.
+/// The inner loop then consumes the terminators after the value (`,` or
+/// closers) until the next value begins.
 fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error> {
     let n = input.len();
     let last = s.len() - 1; // the sentinel
@@ -271,26 +329,22 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
     let mut cur = TOP;
     let err = |kind, at: usize| Err(Error::new(kind, at));
 
-    if skip_ws(input, 0) == n {
+    let mut k = 0usize;
+    let mut q = skip_ws(input, 0);
+    if q == n {
         return err(ErrorKind::Empty, n);
     }
-    // Expecting a value that begins at or after byte `p`; `k` is the first
-    // structural at or after `p`.
-    let mut k = 0usize;
-    let mut p = 0usize;
     'value: loop {
-        // --- a value ---
+        // --- a value starting at byte q ---
         let sk = s[k] as usize;
-        let q = gap_end(input, p, sk);
         if q < sk {
-            // A scalar token between q and the next structural.
+            // A scalar token between q and the next structural. Nothing
+            // but whitespace may follow the token; any failure takes the
+            // cold path, which reports the error.
             if strict {
-                // Step back over trailing whitespace (usually none) rather
-                // than forward over the token; only a bad token takes the
-                // slow path, which tells a bad token from trailing junk.
-                let end = trim_end(input, q, sk);
-                if check_scalar(&input[q..end], q).is_err() {
-                    return Err(scalar_gap_error(input, q, sk, cur));
+                match scalar_end(input, q) {
+                    Some(e) if gap_end(input, e, sk) == sk => {}
+                    _ => return Err(scalar_gap_error(input, q, sk, cur)),
                 }
             }
         } else if k == last {
@@ -318,15 +372,18 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
                     containers.push(Container::default());
                     k += 1;
                     let next = s[k] as usize;
+                    let g = gap_end(input, sk + 1, next);
                     let close = if object { b'}' } else { b']' };
-                    if gap_end(input, sk + 1, next) == next && k < last && input[next] == close {
+                    if g == next && k < last && input[next] == close {
                         // Empty container.
                         k = close_container(input, s, k, &mut cur, &mut stack, &mut containers)?;
                     } else {
                         if object {
-                            k = expect_key(input, s, k, last)?;
+                            k = expect_key(input, s, k, g, last)?;
+                            q = gap_end(input, s[k - 1] as usize + 1, s[k] as usize);
+                        } else {
+                            q = g;
                         }
-                        p = s[k - 1] as usize + 1;
                         continue 'value;
                     }
                 }
@@ -349,12 +406,14 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
             match (input[sk], cur.object) {
                 (b',', false) => {
                     k += 1;
-                    p = sk + 1;
+                    q = gap_end(input, sk + 1, s[k] as usize);
                     continue 'value;
                 }
                 (b',', true) => {
-                    k = expect_key(input, s, k + 1, last)?;
-                    p = s[k - 1] as usize + 1;
+                    k += 1;
+                    let g = gap_end(input, sk + 1, s[k] as usize);
+                    k = expect_key(input, s, k, g, last)?;
+                    q = gap_end(input, s[k - 1] as usize + 1, s[k] as usize);
                     continue 'value;
                 }
                 (b']', false) | (b'}', true) => {
@@ -395,20 +454,19 @@ fn after_value_error(cur: Frame, at_end: bool) -> ErrorKind {
     }
 }
 
-/// Structural `k` (after `{` or `,`, gap not yet checked) must be a key
-/// string followed by `:`. Returns the structural index of the value's first
-/// structural candidate (the one after the colon).
+/// Structural `k` (after `{` or `,`, whose gap ends at byte `g`) must be a
+/// key string followed by `:`. Returns the structural index of the value's
+/// first structural candidate (the one after the colon).
 #[inline(always)]
-fn expect_key(input: &[u8], s: &[u32], k: usize, last: usize) -> Result<usize, Error> {
+fn expect_key(input: &[u8], s: &[u32], k: usize, g: usize, last: usize) -> Result<usize, Error> {
     let sk = s[k] as usize;
-    let gap_end = skip_ws(input, s[k - 1] as usize + 1);
-    if gap_end != sk || k == last || input[sk] != b'"' {
-        let kind = if gap_end == input.len() {
+    if g != sk || k == last || input[sk] != b'"' {
+        let kind = if g == input.len() {
             ErrorKind::UnexpectedEnd
         } else {
             ErrorKind::ExpectedKey
         };
-        return Err(Error::new(kind, gap_end));
+        return Err(Error::new(kind, g));
     }
     if string_close(input, s, k).is_none() || k + 1 == last || input[s[k + 1] as usize] != b':' {
         let at = after_string_garbage(input, sk);

@@ -21,7 +21,9 @@
 
 pub mod decode;
 pub mod doc;
+pub mod encode;
 pub mod error;
+pub mod ffi;
 pub mod index;
 pub mod path;
 pub mod scan;

@@ -84,32 +84,29 @@ fn digits_end(t: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Check the number grammar. Returns whether the number is an integer (no
-/// fraction, no exponent), or the index of the first bad byte (which may be
-/// `t.len()` when the token ends too early).
+/// The longest number starting at `t[start]`: `Ok((end, is_integer))` when
+/// the grammar is complete where the scan stops (any byte may follow), or
+/// `Err(at)` with the first bad byte when it is not (`-`, `1.`, `1e+`; `at`
+/// may be `t.len()`).
 #[inline(always)]
-fn scan_number(t: &[u8]) -> Result<bool, usize> {
+fn number_prefix(t: &[u8], start: usize) -> Result<(usize, bool), usize> {
     let n = t.len();
-    let mut i = (t.first() == Some(&b'-')) as usize;
+    let mut i = start + (t.get(start) == Some(&b'-')) as usize;
     match t.get(i) {
         Some(b'0') => i += 1,
         Some(b'1'..=b'9') => i = digits_end(t, i + 1),
         _ => return Err(i),
     }
-    if i == n {
-        return Ok(true);
-    }
-    if t[i] == b'.' {
+    let mut integer = true;
+    if i < n && t[i] == b'.' {
         i += 1;
         if !t.get(i).is_some_and(u8::is_ascii_digit) {
             return Err(i);
         }
         i = digits_end(t, i + 1);
-        if i == n {
-            return Ok(false);
-        }
+        integer = false;
     }
-    if t[i] | 0x20 == b'e' {
+    if i < n && t[i] | 0x20 == b'e' {
         i += 1;
         if matches!(t.get(i), Some(b'+' | b'-')) {
             i += 1;
@@ -118,11 +115,38 @@ fn scan_number(t: &[u8]) -> Result<bool, usize> {
             return Err(i);
         }
         i = digits_end(t, i + 1);
-        if i == n {
-            return Ok(false);
-        }
+        integer = false;
     }
-    Err(i)
+    Ok((i, integer))
+}
+
+/// Check the number grammar. Returns whether the number is an integer (no
+/// fraction, no exponent), or the index of the first bad byte (which may be
+/// `t.len()` when the token ends too early).
+#[inline(always)]
+fn scan_number(t: &[u8]) -> Result<bool, usize> {
+    match number_prefix(t, 0)? {
+        (end, integer) if end == t.len() => Ok(integer),
+        (end, _) => Err(end),
+    }
+}
+
+/// The end of the valid scalar token (number, `true`, `false`, `null`) that
+/// starts at `input[start]`, or `None` if no valid token starts there. The
+/// token is not required to end at a delimiter: the caller checks what
+/// follows `end`. Used by stage 2 on the whole input, so digit runs are
+/// bounded by the next structural rather than by a slice end.
+#[inline(always)]
+pub fn scalar_end(input: &[u8], start: usize) -> Option<usize> {
+    let rest = &input[start..];
+    let literal = |word: &[u8]| rest.starts_with(word).then_some(start + word.len());
+    match rest.first()? {
+        b'-' | b'0'..=b'9' => number_prefix(input, start).ok().map(|(end, _)| end),
+        b't' => literal(b"true"),
+        b'f' => literal(b"false"),
+        b'n' => literal(b"null"),
+        _ => None,
+    }
 }
 
 /// The error for a token that is not a valid number.

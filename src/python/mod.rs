@@ -5,11 +5,15 @@
 //! - `convert`: core values to Python objects
 //! - `doc`: `parse`, `Doc`, `Cursor`
 //! - `view`: read-only `Object` / `Array` views, `materialize`
+//! - `loads`: eager `loads` and `validate`
+//! - `dumps`: `dumps`
 
 mod convert;
 mod doc;
+mod dumps;
 mod errors;
 mod input;
+mod loads;
 mod view;
 
 use pyo3::prelude::*;
@@ -30,6 +34,8 @@ fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<doc::Cursor>()?;
     m.add_class::<view::Object>()?;
     m.add_class::<view::Array>()?;
+    loads::register(m)?;
+    dumps::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
