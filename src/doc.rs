@@ -17,7 +17,7 @@ use crate::decode::number::parse_number;
 use crate::decode::string::{body_eq, decode_str};
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
-use crate::index::{skip_ws, string_close, trim_end, ChildPos, Index};
+use crate::index::{is_ws, skip_ws, string_close, trim_end, ChildPos, Index};
 use crate::path::{segments, Segment};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -159,20 +159,6 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// The structural that ends `c` (a `,`, a closer or the sentinel) and the
-    /// first container ordinal after `c`.
-    #[inline]
-    fn after(&self, c: Cursor) -> (u32, u32) {
-        match self.type_of(c) {
-            JsonType::Object | JsonType::Array => {
-                let t = &self.index.containers[c.ord as usize];
-                (t.close + 1, t.next)
-            }
-            JsonType::String => (c.sidx + 1, c.ord),
-            _ => (c.sidx, c.ord),
-        }
-    }
-
     fn container_len(&self, c: Cursor) -> u32 {
         self.index.containers[c.ord as usize].len
     }
@@ -212,8 +198,17 @@ impl<'a> Doc<'a> {
     /// The body (between the quotes) of the string at structural `k`.
     #[inline]
     fn string_body(&self, k: u32) -> &'a [u8] {
-        let open = self.s()[k as usize] as usize;
-        let close = string_close(self.input, self.s(), k as usize).unwrap_or(open + 1);
+        let s = self.s();
+        let open = s[k as usize] as usize;
+        // Fast path: the closing quote sits right before the next structural
+        // (no whitespace in between). It cannot be an escaped quote: the next
+        // structural lies outside the string.
+        let next = s[k as usize + 1] as usize;
+        let close = if next > open + 1 && self.input[next - 1] == b'"' {
+            next - 1
+        } else {
+            string_close(self.input, s, k as usize).unwrap_or(open + 1)
+        };
         &self.input[open + 1..close]
     }
 
@@ -307,7 +302,23 @@ impl<'a> Doc<'a> {
     /// The position of the next child. Only valid while `pos.i + 1 < len`.
     #[inline]
     fn advance(&self, pos: ChildPos, object: bool) -> ChildPos {
-        let (t, ord) = self.after(self.child_value(pos, object));
+        // The value's first structural candidate and where its gap begins
+        // (after the `:` in objects, after the `[` or `,` in arrays).
+        let s = self.s();
+        let vk = if object { pos.k + 2 } else { pos.k } as usize;
+        let sv = s[vk] as usize;
+        let gap = s[vk - 1] as usize + 1;
+        // The value starts at structural `vk` (a string or a container) when
+        // only whitespace precedes it; otherwise it is a scalar ending there.
+        let at_structural = gap == sv || (is_ws(self.input[gap]) && skip_ws(self.input, gap) == sv);
+        let (t, ord) = match self.input.get(sv) {
+            Some(b'"') if at_structural => (vk as u32 + 1, pos.ord),
+            Some(b'{' | b'[') if at_structural => {
+                let c = &self.index.containers[pos.ord as usize];
+                (c.close + 1, c.next)
+            }
+            _ => (vk as u32, pos.ord),
+        };
         ChildPos {
             container: pos.container,
             i: pos.i + 1,
@@ -356,6 +367,19 @@ impl<'a> Doc<'a> {
         t
     }
 
+    /// Whether the raw key body `raw` equals the unescaped `key`.
+    #[inline]
+    fn key_eq(&self, raw: &[u8], key: &[u8]) -> bool {
+        if !self.index.lazy && raw.len() == key.len() {
+            // Strict mode validated every body, so only escapes could make
+            // equal bytes differ in meaning, and an escape in a body of the
+            // key's own length would decode shorter than the key: equal
+            // bytes are equal keys exactly when the key holds no backslash.
+            return raw == key && !key.contains(&b'\\');
+        }
+        body_eq(raw, key)
+    }
+
     /// The value of member `key` (unescaped bytes) of object `c`; the first
     /// one when the key repeats.
     pub fn field(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
@@ -366,7 +390,7 @@ impl<'a> Doc<'a> {
                 match map.get(&state.hash_one(key)) {
                     Some(&i) => {
                         let p = t.pos[i as usize];
-                        if body_eq(self.string_body(p.k), key) {
+                        if self.key_eq(self.string_body(p.k), key) {
                             return Some(self.child_value(p, true));
                         }
                     }
@@ -379,12 +403,12 @@ impl<'a> Doc<'a> {
             return t
                 .pos
                 .iter()
-                .find(|p| body_eq(self.string_body(p.k), key))
+                .find(|p| self.key_eq(self.string_body(p.k), key))
                 .map(|&p| self.child_value(p, true));
         }
         let mut p = self.first_child(c);
         for i in 0..len {
-            if body_eq(self.string_body(p.k), key) {
+            if self.key_eq(self.string_body(p.k), key) {
                 return Some(self.child_value(p, true));
             }
             if i + 1 < len {
@@ -570,5 +594,53 @@ impl<'a> Iterator for ObjectItems<'a> {
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.0.left as usize, Some(self.0.left as usize))
+    }
+}
+
+/// A resumable walk over the children of an object or array, as plain data
+/// (`Copy`, no lifetime), for hosts that keep the position between calls the
+/// way they keep a [`Cursor`] (the C ABI's `qjson_iter`). Start one with
+/// [`Doc::walk`], step it with [`Doc::walk_next`].
+#[derive(Debug, Clone, Copy)]
+pub struct ChildWalk {
+    pos: ChildPos,
+    left: u32,
+    object: bool,
+}
+
+impl<'a> Doc<'a> {
+    /// A walk over the children of `c` (`Type` error for scalars).
+    pub fn walk(&self, c: Cursor) -> Result<ChildWalk, AccessError> {
+        let object = match self.type_of(c) {
+            JsonType::Object => true,
+            JsonType::Array => false,
+            found => {
+                return Err(AccessError::Type {
+                    expected: "object or array",
+                    found,
+                })
+            }
+        };
+        Ok(ChildWalk {
+            pos: self.first_child(c),
+            left: self.container_len(c),
+            object,
+        })
+    }
+
+    /// The next child of a walk: for objects (raw key body, value), for
+    /// arrays (`None`, element). `None` at the end. A walk from another
+    /// document is a logic error (wrong answers or a panic), never unsound.
+    pub fn walk_next(&self, w: &mut ChildWalk) -> Option<(Option<&'a [u8]>, Cursor)> {
+        if w.left == 0 {
+            return None;
+        }
+        let p = w.pos;
+        w.left -= 1;
+        if w.left > 0 {
+            w.pos = self.advance(p, w.object);
+        }
+        let key = w.object.then(|| self.string_body(p.k));
+        Some((key, self.child_value(p, w.object)))
     }
 }

@@ -151,8 +151,11 @@ impl<'p> Segments<'p> {
     /// A bare key starting at `pos` (known non-empty).
     fn bare_key(&mut self) -> (usize, Segment<'p>) {
         let start = self.pos;
-        let rest = &self.path[start..];
-        let end = start + memchr::memchr2(b'.', b'[', rest).unwrap_or(rest.len());
+        // Paths are short: a plain loop beats a memchr2 call here.
+        let end = self.path[start..]
+            .iter()
+            .position(|&b| b == b'.' || b == b'[')
+            .map_or(self.path.len(), |p| start + p);
         self.pos = end;
         (start, Segment::Key(Cow::Borrowed(&self.path[start..end])))
     }

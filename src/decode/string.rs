@@ -278,6 +278,12 @@ fn cold_utf8(at: usize) -> Error {
 /// equals nothing.
 pub fn body_eq(raw: &[u8], key: &[u8]) -> bool {
     use std::cmp::Ordering;
+    // Most keys differ in their first byte: reject those without a call.
+    if let (Some(&r), Some(&k)) = (raw.first(), key.first()) {
+        if r != k && r != b'\\' {
+            return false;
+        }
+    }
     match raw.len().cmp(&key.len()) {
         // Unescaping never lengthens a body.
         Ordering::Less => false,
