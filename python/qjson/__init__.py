@@ -17,8 +17,11 @@ from qjson._qjson import (
     Object,
     __version__,
     backend,
+    dumps,
+    loads,
     materialize,
     parse,
+    validate,
 )
 
 _abc.Mapping.register(Object)
@@ -34,6 +37,9 @@ __all__ = [
     "PathError",
     "__version__",
     "backend",
+    "dumps",
+    "loads",
     "materialize",
     "parse",
+    "validate",
 ]

@@ -1,4 +1,4 @@
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, final, overload
 
 from qjson._errors import JSONDecodeError as JSONDecodeError
@@ -14,6 +14,15 @@ _TypeName = Literal["object", "array", "string", "number", "bool", "null"]
 def parse(data: _Input, *, lazy: bool = False, max_depth: int = 1024) -> Doc: ...
 def materialize(view: Any) -> Any: ...
 def backend() -> str: ...
+def loads(data: _Input, *, max_depth: int = 1024) -> Any: ...
+def validate(data: _Input, *, max_depth: int = 1024) -> None: ...
+def dumps(
+    obj: Any,
+    *,
+    indent: int | None = None,
+    sort_keys: bool = False,
+    default: Callable[[Any], Any] | None = None,
+) -> bytes: ...
 
 @final
 class Doc:
@@ -85,6 +94,9 @@ __all__ = [
     "PathError",
     "__version__",
     "backend",
+    "dumps",
+    "loads",
     "materialize",
     "parse",
+    "validate",
 ]

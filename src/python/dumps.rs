@@ -1,7 +1,554 @@
-//! qjson.dumps (being written).
+//! `qjson.dumps`: Python objects to compact (or indented) UTF-8 JSON bytes.
+//!
+//! # Algorithm
+//!
+//! One recursive serializer writes into one growing `Vec<u8>`, handed to a
+//! `bytes` object at the end. Each value is classified once, exact types
+//! first (`str`, `int`, `float`, `dict`, `list`, `True`/`False`/`None`,
+//! `tuple`: one pointer compare each), then a cold fallback ([`other`]) for
+//! qjson views, subclasses, datetime/date/time, UUID, enum members,
+//! dataclasses and the `default=` hook. Indented output is a second
+//! monomorphization (`PRETTY`), so the compact path carries no indentation
+//! branches.
+//!
+//! Strings are written from their UTF-8 form (`PyUnicode_AsUTF8AndSize`:
+//! the str's own buffer for ASCII strings); a lone surrogate has none and
+//! raises `JSONEncodeError`, so invalid UTF-8 is never written. Integers go
+//! through `itoa` (beyond 64 bits: Python's own decimal text), floats
+//! through `zmij` (the text orjson writes); NaN and infinities raise.
+//!
+//! Safety of the walk: every container, and every object that takes the
+//! fallback, is held (a new reference) while it is written; its children are
+//! borrowed from it. Exact scalars run no user code, so only the fallback (a
+//! `default=` hook, an enum's `value`) can change a container mid-walk, and
+//! it cannot free anything the walk still borrows. Open containers are kept on a stack;
+//! past [`CYCLE_CHECK_DEPTH`] levels each new container is looked up in it,
+//! which finds every cycle (a cycle nests without end and repeats an
+//! object), and [`MAX_DEPTH`] bounds legitimate nesting.
 
+mod other;
+
+use crate::encode::{write_f64, write_i64, write_str, write_u64};
+use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyType};
+use std::os::raw::c_char;
+use std::sync::Mutex;
 
-pub(crate) fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+/// Containers may nest this deep; deeper raises `JSONEncodeError`.
+const MAX_DEPTH: usize = 1024;
+/// From this depth on, each new container is checked against the open ones.
+const CYCLE_CHECK_DEPTH: usize = 32;
+/// `default=` may return values that need `default=` again this many times.
+const MAX_DEFAULT_DEPTH: u32 = 254;
+
+static ENCODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The output buffer kept between calls (only its capacity matters).
+static OUT: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+/// Buffers larger than this are freed after the call rather than kept.
+const OUT_KEEP_MAX: usize = 8 << 20;
+
+extern "C" {
+    // In the stable ABI from 3.10 and in every CPython 3 with this
+    // signature; declared here so the abi3-py39 build can call it.
+    fn PyUnicode_AsUTF8AndSize(
+        unicode: *mut ffi::PyObject,
+        size: *mut ffi::Py_ssize_t,
+    ) -> *const c_char;
+}
+
+/// `qjson.JSONEncodeError(msg)`.
+#[cold]
+#[inline(never)]
+pub(crate) fn encode_error(py: Python<'_>, msg: &str) -> PyErr {
+    let make = || -> PyResult<PyErr> {
+        let ty = ENCODE_ERROR.import(py, "qjson._errors", "JSONEncodeError")?;
+        Ok(PyErr::from_value(ty.call1((msg,))?))
+    };
+    make().unwrap_or_else(|e| e)
+}
+
+/// `qjson.JSONEncodeError(msg)` whose `__cause__` is `cause`.
+#[cold]
+#[inline(never)]
+pub(crate) fn encode_error_from(py: Python<'_>, msg: &str, cause: PyErr) -> PyErr {
+    let err = encode_error(py, msg);
+    err.set_cause(py, Some(cause));
+    err
+}
+
+/// Serialize `obj` to JSON bytes.
+#[pyfunction]
+#[pyo3(signature = (obj, *, indent = None, sort_keys = false, default = None))]
+pub(crate) fn dumps<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    indent: Option<isize>,
+    sort_keys: bool,
+    default: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    // Reuse the output buffer of earlier calls (its capacity), unless
+    // another call is using it (re-entrant `default=` hooks).
+    let mut cached = OUT.try_lock().ok();
+    let out = cached
+        .as_deref_mut()
+        .map(std::mem::take)
+        .unwrap_or_default();
+    let mut ser = Serializer {
+        py,
+        out,
+        indent: indent.unwrap_or(0).max(0) as usize,
+        sort_keys,
+        default: default.filter(|d| !d.is_none()),
+        open: Vec::new(),
+        default_depth: 0,
+    };
+    let r = if indent.is_some() {
+        ser.value::<true>(obj.as_ptr())
+    } else {
+        ser.value::<false>(obj.as_ptr())
+    };
+    let bytes = r.map(|()| PyBytes::new(py, &ser.out));
+    if let Some(slot) = cached.as_deref_mut() {
+        let mut out = ser.out;
+        if out.capacity() <= OUT_KEEP_MAX {
+            out.clear();
+            *slot = out;
+        }
+    }
+    bytes
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(dumps, m)?)?;
     Ok(())
+}
+
+/// A held reference, released on drop (also on `?` early returns).
+struct Held(*mut ffi::PyObject);
+
+impl Held {
+    /// # Safety
+    /// `p` must be a live object and the interpreter attached.
+    #[inline(always)]
+    unsafe fn new(p: *mut ffi::PyObject) -> Held {
+        // SAFETY: per the contract.
+        unsafe { ffi::Py_INCREF(p) };
+        Held(p)
+    }
+}
+
+impl Drop for Held {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: `Held::new` took this reference; the serializer only runs
+        // with the interpreter attached.
+        unsafe { ffi::Py_DECREF(self.0) }
+    }
+}
+
+pub(crate) struct Serializer<'py> {
+    py: Python<'py>,
+    out: Vec<u8>,
+    /// Spaces per level (indented output only).
+    indent: usize,
+    sort_keys: bool,
+    default: Option<Bound<'py, PyAny>>,
+    /// The containers being written, outermost first.
+    open: Vec<*mut ffi::PyObject>,
+    /// How many `default=` results are being written, nested.
+    default_depth: u32,
+}
+
+impl<'py> Serializer<'py> {
+    /// Write one value. `obj` is a borrowed reference the caller keeps alive.
+    #[inline]
+    fn value<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is a live object (caller's contract) and the
+        // interpreter is attached (`self.py`); the type objects are statics.
+        unsafe {
+            let ty = ffi::Py_TYPE(obj);
+            if ty == std::ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+                self.str(obj)
+            } else if ty == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
+                self.int(obj)
+            } else if ty == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
+                self.float(obj)
+            } else if ty == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+                self.dict::<PRETTY>(obj)
+            } else if ty == std::ptr::addr_of_mut!(ffi::PyList_Type) {
+                self.list::<PRETTY>(obj)
+            } else if obj == ffi::Py_True() {
+                self.out.extend_from_slice(b"true");
+                Ok(())
+            } else if obj == ffi::Py_False() {
+                self.out.extend_from_slice(b"false");
+                Ok(())
+            } else if obj == ffi::Py_None() {
+                self.out.extend_from_slice(b"null");
+                Ok(())
+            } else if ty == std::ptr::addr_of_mut!(ffi::PyTuple_Type) {
+                self.tuple::<PRETTY>(obj)
+            } else {
+                self.other::<PRETTY>(obj)
+            }
+        }
+    }
+
+    /// A `str` (or subclass).
+    #[inline]
+    fn str(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        let s = self.utf8(obj)?;
+        write_str(&mut self.out, s);
+        Ok(())
+    }
+
+    /// The UTF-8 form of a `str` (or subclass); borrowed from the object.
+    #[inline(always)]
+    fn utf8<'a>(&self, obj: *mut ffi::PyObject) -> PyResult<&'a [u8]> {
+        // Version-specific builds read a compact ASCII string's data in place.
+        #[cfg(not(feature = "abi3"))]
+        // SAFETY: `obj` is a live str; the full API's layout accessors are
+        // valid for it, and a compact ASCII string's data is its UTF-8 form.
+        unsafe {
+            if ffi::PyUnicode_IS_COMPACT_ASCII(obj) != 0 {
+                let p = ffi::PyUnicode_DATA(obj).cast::<u8>();
+                let n = ffi::PyUnicode_GET_LENGTH(obj) as usize;
+                return Ok(std::slice::from_raw_parts(p, n));
+            }
+        }
+        let mut size: ffi::Py_ssize_t = 0;
+        // SAFETY: `obj` is a str and the interpreter is attached; the buffer
+        // belongs to the str, which the caller keeps alive while it writes.
+        let p = unsafe { PyUnicode_AsUTF8AndSize(obj, &mut size) };
+        if p.is_null() {
+            return Err(self.surrogate_error());
+        }
+        // SAFETY: CPython returned `size` readable bytes at `p`.
+        Ok(unsafe { std::slice::from_raw_parts(p.cast(), size as usize) })
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn surrogate_error(&self) -> PyErr {
+        let cause = PyErr::fetch(self.py);
+        encode_error_from(
+            self.py,
+            "str is not valid UTF-8: surrogates not allowed",
+            cause,
+        )
+    }
+
+    /// An `int` (or subclass; `bool` never gets here).
+    #[inline]
+    fn int(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        let mut overflow = 0;
+        // SAFETY: `obj` is an int and the interpreter is attached.
+        let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow) };
+        if overflow == 0 {
+            if v == -1 && PyErr::occurred(self.py) {
+                return Err(PyErr::fetch(self.py));
+            }
+            write_i64(&mut self.out, v);
+            return Ok(());
+        }
+        self.big_int(obj, overflow > 0)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn big_int(&mut self, obj: *mut ffi::PyObject, positive: bool) -> PyResult<()> {
+        if positive {
+            // SAFETY: `obj` is an int and the interpreter is attached.
+            let u = unsafe { ffi::PyLong_AsUnsignedLongLong(obj) };
+            if u != u64::MAX || !PyErr::occurred(self.py) {
+                write_u64(&mut self.out, u);
+                return Ok(());
+            }
+            drop(PyErr::take(self.py));
+        }
+        // SAFETY: `obj` is alive; `PyNumber_Long` gives a plain int (also for
+        // subclasses with their own `__str__`), `PyObject_Str` its text.
+        let text = unsafe {
+            let plain = Bound::from_owned_ptr_or_err(self.py, ffi::PyNumber_Long(obj))?;
+            Bound::from_owned_ptr_or_err(self.py, ffi::PyObject_Str(plain.as_ptr()))?
+        };
+        let s = self.utf8(text.as_ptr())?;
+        self.out.extend_from_slice(s);
+        Ok(())
+    }
+
+    /// A `float` (or subclass).
+    #[inline]
+    fn float(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is a float and the interpreter is attached.
+        let v = unsafe { ffi::PyFloat_AsDouble(obj) };
+        if !v.is_finite() {
+            return Err(self.float_error(v));
+        }
+        write_f64(&mut self.out, v);
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn float_error(&self, v: f64) -> PyErr {
+        if v.is_nan() && PyErr::occurred(self.py) {
+            return PyErr::fetch(self.py);
+        }
+        encode_error(
+            self.py,
+            &format!("Out of range float values are not JSON compliant: {v}"),
+        )
+    }
+
+    /// Enter a container: cycle and depth checks.
+    #[inline(always)]
+    fn enter(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        if self.open.len() >= CYCLE_CHECK_DEPTH {
+            return self.enter_deep(obj);
+        }
+        self.open.push(obj);
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enter_deep(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        if self.open.contains(&obj) {
+            return Err(encode_error(self.py, "Circular reference detected"));
+        }
+        if self.open.len() >= MAX_DEPTH {
+            return Err(encode_error(self.py, "Maximum nesting depth exceeded"));
+        }
+        self.open.push(obj);
+        Ok(())
+    }
+
+    /// A newline and the indentation of the current depth.
+    #[inline(always)]
+    fn newline(&mut self, depth: usize) {
+        self.out.push(b'\n');
+        let n = self.out.len() + depth * self.indent;
+        self.out.resize(n, b' ');
+    }
+
+    /// A `dict` (or subclass).
+    fn dict<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is a dict and the interpreter is attached.
+        if unsafe { ffi::PyDict_Size(obj) } == 0 {
+            self.out.extend_from_slice(b"{}");
+            return Ok(());
+        }
+        if self.sort_keys {
+            return self.sorted_dict::<PRETTY>(obj);
+        }
+        // SAFETY: `obj` is alive (caller's contract).
+        let _held = unsafe { Held::new(obj) };
+        self.enter(obj)?;
+        let depth = self.open.len();
+        self.out.push(b'{');
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut val: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut first = true;
+        // SAFETY: `obj` is a dict; PyDict_Next returns borrowed references
+        // and stays memory-safe if the dict changes between calls.
+        while unsafe { ffi::PyDict_Next(obj, &mut pos, &mut key, &mut val) } != 0 {
+            if !first {
+                self.out.push(b',');
+            }
+            first = false;
+            if PRETTY {
+                self.newline(depth);
+            }
+            self.key(key)?;
+            self.out.push(b':');
+            if PRETTY {
+                self.out.push(b' ');
+            }
+            // `val` is borrowed from the dict, which we hold; containers and
+            // the fallback hold themselves before running any user code.
+            self.value::<PRETTY>(val)?;
+        }
+        if PRETTY {
+            self.newline(depth - 1);
+        }
+        self.out.push(b'}');
+        self.open.pop();
+        Ok(())
+    }
+
+    /// A dict key: `str` (or subclass); anything else raises.
+    #[inline(always)]
+    fn key(&mut self, key: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `key` is alive (the dict holds it).
+        let is_str = unsafe {
+            ffi::Py_TYPE(key) == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
+                || ffi::PyUnicode_Check(key) != 0
+        };
+        if !is_str {
+            return Err(self.key_error());
+        }
+        self.str(key)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn key_error(&self) -> PyErr {
+        encode_error(self.py, "Dict key must be str")
+    }
+
+    /// A dict with its members in key order (by code point, as `sorted`).
+    #[inline(never)]
+    fn sorted_dict<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is alive (caller's contract).
+        let _held = unsafe { Held::new(obj) };
+        self.enter(obj)?;
+        let depth = self.open.len();
+        let mut members: Vec<(Held, Held)> = Vec::new();
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut val: *mut ffi::PyObject = std::ptr::null_mut();
+        // SAFETY: as in `dict`; the members are held while they are used.
+        while unsafe { ffi::PyDict_Next(obj, &mut pos, &mut key, &mut val) } != 0 {
+            // SAFETY: `key` and `val` are alive (the dict holds them).
+            members.push(unsafe { (Held::new(key), Held::new(val)) });
+        }
+        let mut keyed: Vec<(&[u8], *mut ffi::PyObject, *mut ffi::PyObject)> =
+            Vec::with_capacity(members.len());
+        for (k, v) in &members {
+            // SAFETY: `k.0` is alive (held).
+            if unsafe { ffi::PyUnicode_Check(k.0) } == 0 {
+                return Err(self.key_error());
+            }
+            keyed.push((self.utf8(k.0)?, k.0, v.0));
+        }
+        // UTF-8 byte order is code point order.
+        keyed.sort_by(|a, b| a.0.cmp(b.0));
+        self.out.push(b'{');
+        for (i, &(k, _, v)) in keyed.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            if PRETTY {
+                self.newline(depth);
+            }
+            write_str(&mut self.out, k);
+            self.out.push(b':');
+            if PRETTY {
+                self.out.push(b' ');
+            }
+            self.value::<PRETTY>(v)?;
+        }
+        if PRETTY {
+            self.newline(depth - 1);
+        }
+        self.out.push(b'}');
+        self.open.pop();
+        Ok(())
+    }
+
+    /// A `list` (or subclass).
+    fn list<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is a list and the interpreter is attached.
+        let n = unsafe { ffi::PyList_Size(obj) };
+        // SAFETY: as above; PyList_GetItem returns a borrowed reference, or
+        // NULL (IndexError) when the list shrank meanwhile.
+        self.sequence::<PRETTY>(obj, n, |o, i| unsafe { ffi::PyList_GetItem(o, i) })
+    }
+
+    /// A `tuple` (or subclass).
+    fn tuple<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is a tuple and the interpreter is attached.
+        let n = unsafe { ffi::PyTuple_Size(obj) };
+        // SAFETY: as above (tuples never shrink).
+        self.sequence::<PRETTY>(obj, n, |o, i| unsafe { ffi::PyTuple_GetItem(o, i) })
+    }
+
+    #[inline(always)]
+    fn sequence<const PRETTY: bool>(
+        &mut self,
+        obj: *mut ffi::PyObject,
+        n: ffi::Py_ssize_t,
+        get: impl Fn(*mut ffi::PyObject, ffi::Py_ssize_t) -> *mut ffi::PyObject,
+    ) -> PyResult<()> {
+        if n <= 0 {
+            self.out.extend_from_slice(b"[]");
+            return Ok(());
+        }
+        // SAFETY: `obj` is alive (caller's contract).
+        let _held = unsafe { Held::new(obj) };
+        self.enter(obj)?;
+        let depth = self.open.len();
+        self.out.push(b'[');
+        for i in 0..n {
+            let item = get(obj, i);
+            if item.is_null() {
+                // The list shrank while an item ran user code: stop there.
+                drop(PyErr::take(self.py));
+                break;
+            }
+            if i > 0 {
+                self.out.push(b',');
+            }
+            if PRETTY {
+                self.newline(depth);
+            }
+            // Borrowed from the container we hold (see `dict`).
+            self.value::<PRETTY>(item)?;
+        }
+        if PRETTY {
+            self.newline(depth - 1);
+        }
+        self.out.push(b']');
+        self.open.pop();
+        Ok(())
+    }
+
+    /// Everything but the exact built-in types: see [`other`].
+    #[cold]
+    #[inline(never)]
+    fn other<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is alive (caller's contract); held while written.
+        let held = unsafe { Held::new(obj) };
+        // SAFETY: as above.
+        let obj = unsafe { Bound::from_borrowed_ptr(self.py, held.0) };
+        other::write::<PRETTY>(self, &obj)
+    }
+
+    /// The `default=` hook for an object no rule covers.
+    fn call_default<const PRETTY: bool>(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<()> {
+        let name = || {
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "?".into())
+        };
+        let Some(default) = self.default.clone() else {
+            return Err(encode_error(
+                self.py,
+                &format!("Type is not JSON serializable: {}", name()),
+            ));
+        };
+        if self.default_depth >= MAX_DEFAULT_DEPTH {
+            return Err(encode_error(
+                self.py,
+                "default serializer exceeds recursion limit",
+            ));
+        }
+        let v = default.call1((obj,)).map_err(|cause| {
+            encode_error_from(
+                self.py,
+                &format!("Type is not JSON serializable: {}", name()),
+                cause,
+            )
+        })?;
+        self.default_depth += 1;
+        let r = self.value::<PRETTY>(v.as_ptr());
+        self.default_depth -= 1;
+        r
+    }
 }

@@ -1,7 +1,568 @@
-//! qjson.loads (being written).
+//! `qjson.loads` and `qjson.validate`.
+//!
+//! # Algorithm
+//!
+//! Both run the same strict validator as `parse` ([`Index::build`]), so they
+//! accept and reject exactly the same inputs and report the same error
+//! offsets. `validate` stops there. `loads` then makes one left-to-right
+//! pass over the structural index and builds the Python objects directly,
+//! with no intermediate tree:
+//!
+//! - a value starting at byte `q` whose first structural candidate is
+//!   `s[k]` is a scalar (number, `true`, `false`, `null`) when `q < s[k]`,
+//!   else a string, object or array by the byte at `s[k]`;
+//! - containers are counted in document order, so the `ord`-th opener finds
+//!   its child count in the container table: lists are allocated at their
+//!   final size and filled in place;
+//! - open containers live on an explicit stack (no recursion, so any
+//!   `max_depth` is safe); a finished value is stored into the container on
+//!   top, and the structural after it is a `,` (another child follows) or the
+//!   closer (pop);
+//! - object members go through `PyDict_SetItem`, so a repeated key keeps its
+//!   first position and its last value, as `json.loads` does;
+//! - keys of up to [`CACHE_KEY_MAX`] bytes go through a process-wide cache
+//!   of [`CACHE_SLOTS`] `str` objects (direct-mapped on a hash of the raw
+//!   key bytes), as orjson does: a repeated key costs no allocation, and its
+//!   `str` hash is already computed when the dict needs it;
+//! - strings without a backslash are handed to `PyUnicode_FromStringAndSize`
+//!   as they are; others are unescaped into one reused scratch buffer first.
+//!
+//! Everything the walk reads was validated, so it does not re-check the
+//! grammar; the only failures left are Python's (out of memory), after which
+//! every object built so far is released.
 
+use super::convert::big_int;
+use super::errors::decode_error;
+use super::input::Input;
+use crate::decode::number::parse_number;
+use crate::decode::Number;
+use crate::index::{skip_ws, string_close, trim_end, Container, Index, Options};
+use pyo3::ffi;
 use pyo3::prelude::*;
+use std::sync::Mutex;
 
-pub(crate) fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+/// Inputs at least this large are validated with the GIL released.
+const DETACH_MIN: usize = 64 * 1024;
+/// Keys up to this many bytes (raw, as in the input) are cached.
+const CACHE_KEY_MAX: usize = 64;
+/// Number of cache slots (a power of two).
+const CACHE_SLOTS: usize = 2048;
+
+/// Validate `data` strictly and build its index.
+fn index(py: Python<'_>, input: &Input, max_depth: usize) -> PyResult<Index> {
+    let opts = Options {
+        lazy: false,
+        max_depth,
+    };
+    let bytes = input.bytes();
+    let built = if bytes.len() >= DETACH_MIN {
+        py.detach(|| Index::build(bytes, &opts))
+    } else {
+        Index::build(bytes, &opts)
+    };
+    built.map_err(|e| decode_error(py, e, input))
+}
+
+/// Deserialize JSON text to Python objects (dict, list, str, int, float,
+/// bool, None), like `json.loads`.
+#[pyfunction]
+#[pyo3(signature = (data, *, max_depth = 1024))]
+pub(crate) fn loads(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    max_depth: usize,
+) -> PyResult<Py<PyAny>> {
+    let input = Input::new(data)?;
+    let index = index(py, &input, max_depth)?;
+    let mut cache = KEY_CACHE.try_lock().ok();
+    let mut b = Builder {
+        py,
+        input: input.bytes(),
+        s: &index.structurals,
+        containers: &index.containers,
+        scratch: Vec::new(),
+        cache: cache.as_deref_mut(),
+        stack: Vec::new(),
+    };
+    // SAFETY: the interpreter is attached (`py`), and the index was built
+    // strictly from exactly these bytes.
+    let p = unsafe { b.run() };
+    match p {
+        // SAFETY: `run` returns a new (owned) reference.
+        Some(p) => Ok(unsafe { Bound::from_owned_ptr(py, p) }.unbind()),
+        None => Err(PyErr::fetch(py)),
+    }
+}
+
+/// Check that `data` is valid JSON (RFC 8259, strict) without building any
+/// Python object; raises `JSONDecodeError` exactly where `loads` would.
+#[pyfunction]
+#[pyo3(signature = (data, *, max_depth = 1024))]
+pub(crate) fn validate(py: Python<'_>, data: &Bound<'_, PyAny>, max_depth: usize) -> PyResult<()> {
+    let input = Input::new(data)?;
+    index(py, &input, max_depth).map(drop)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(loads, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// The key cache
+// ---------------------------------------------------------------------------
+
+/// One cache slot: the hash and length of a raw key and its `str` (owned).
+#[derive(Clone, Copy)]
+struct Slot {
+    hash: u64,
+    len: usize,
+    obj: *mut ffi::PyObject,
+}
+
+/// A direct-mapped cache from raw key bytes to `str` objects.
+struct KeyCache {
+    slots: Vec<Slot>,
+    /// `CACHE_KEY_MAX` bytes per slot: the raw key it holds.
+    keys: Vec<u8>,
+}
+
+// SAFETY: the `str` pointers are only touched with the interpreter attached
+// (`loads` holds the GIL while it holds the lock), and str objects are
+// immutable.
+unsafe impl Send for KeyCache {}
+
+static KEY_CACHE: Mutex<KeyCache> = Mutex::new(KeyCache {
+    slots: Vec::new(),
+    keys: Vec::new(),
+});
+
+/// A fast hash of a short byte string (8 bytes a step, multiply-rotate).
+#[inline(always)]
+fn hash_key(b: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = (b.len() as u64).wrapping_mul(K);
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(a)).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut a = [0u8; 8];
+        a[..rest.len()].copy_from_slice(rest);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(a)).wrapping_mul(K);
+    }
+    h ^ (h >> 29)
+}
+
+// ---------------------------------------------------------------------------
+// The builder
+// ---------------------------------------------------------------------------
+
+/// An open container: the object being filled, the pending key (objects)
+/// and how many children are still to come.
+struct Frame {
+    obj: *mut ffi::PyObject,
+    /// The key of the member being read (owned), or null in arrays.
+    key: *mut ffi::PyObject,
+    object: bool,
+    /// Next list slot (arrays).
+    i: ffi::Py_ssize_t,
+    left: u32,
+}
+
+struct Builder<'a> {
+    py: Python<'a>,
+    input: &'a [u8],
+    s: &'a [u32],
+    containers: &'a [Container],
+    scratch: Vec<u8>,
+    cache: Option<&'a mut KeyCache>,
+    stack: Vec<Frame>,
+}
+
+impl Builder<'_> {
+    /// Build the whole document. Returns a new reference, or `None` with a
+    /// Python exception set (everything built so far is released).
+    ///
+    /// # Safety
+    /// The interpreter must be attached, and the index must have been built
+    /// strictly from `self.input`.
+    unsafe fn run(&mut self) -> Option<*mut ffi::PyObject> {
+        let r = self.walk();
+        if r.is_none() {
+            for f in self.stack.drain(..) {
+                // SAFETY: frames own their object and (when non-null) key.
+                unsafe {
+                    ffi::Py_DECREF(f.obj);
+                    if !f.key.is_null() {
+                        ffi::Py_DECREF(f.key);
+                    }
+                }
+            }
+        }
+        r
+    }
+
+    /// # Safety
+    /// As for [`Builder::run`].
+    #[inline(always)]
+    unsafe fn walk(&mut self) -> Option<*mut ffi::PyObject> {
+        let input = self.input;
+        let s = self.s;
+        let mut k = 0usize;
+        let mut ord = 0usize;
+        let mut q = skip_ws(input, 0);
+        'value: loop {
+            let sk = s[k] as usize;
+            // SAFETY (whole block): the interpreter is attached; every
+            // pointer passed to the C API is a live object we own or borrow.
+            let mut v = unsafe {
+                if q < sk {
+                    self.scalar(q, sk)?
+                } else {
+                    match input[sk] {
+                        b'"' => {
+                            let body = &input[sk + 1..string_close(input, s, k)?];
+                            k += 1;
+                            self.string(body)?
+                        }
+                        open => {
+                            let object = open == b'{';
+                            let len = self.containers.get(ord)?.len;
+                            ord += 1;
+                            k += 1;
+                            let obj = if object {
+                                ffi::PyDict_New()
+                            } else {
+                                ffi::PyList_New(len as ffi::Py_ssize_t)
+                            };
+                            if obj.is_null() {
+                                return None;
+                            }
+                            if len == 0 {
+                                k += 1; // the closer
+                                obj
+                            } else {
+                                let mut key = std::ptr::null_mut();
+                                if object {
+                                    key = self.key(k);
+                                    if key.is_null() {
+                                        ffi::Py_DECREF(obj);
+                                        return None;
+                                    }
+                                    k += 2; // the key and the colon
+                                }
+                                self.stack.push(Frame {
+                                    obj,
+                                    key,
+                                    object,
+                                    i: 0,
+                                    left: len,
+                                });
+                                q = skip_ws(input, s[k - 1] as usize + 1);
+                                continue 'value;
+                            }
+                        }
+                    }
+                }
+            };
+            // Store `v` into the container on top; close finished ones.
+            loop {
+                let Some(top) = self.stack.last_mut() else {
+                    return Some(v);
+                };
+                // SAFETY: `top.obj` is a dict (objects) or a list with
+                // `top.left` unfilled slots from `top.i` on; `v` and
+                // `top.key` are owned references (SetItem on a list steals).
+                unsafe {
+                    if top.object {
+                        let rc = ffi::PyDict_SetItem(top.obj, top.key, v);
+                        ffi::Py_DECREF(top.key);
+                        ffi::Py_DECREF(v);
+                        top.key = std::ptr::null_mut();
+                        if rc != 0 {
+                            return None;
+                        }
+                    } else {
+                        ffi::PyList_SetItem(top.obj, top.i, v);
+                        top.i += 1;
+                    }
+                }
+                top.left -= 1;
+                k += 1; // the `,` or the closer after the value
+                if top.left > 0 {
+                    if top.object {
+                        // SAFETY: as above.
+                        let key = unsafe { self.key(k) };
+                        if key.is_null() {
+                            return None;
+                        }
+                        self.stack.last_mut()?.key = key;
+                        k += 2;
+                    }
+                    q = skip_ws(input, s[k - 1] as usize + 1);
+                    continue 'value;
+                }
+                v = self.stack.pop()?.obj;
+            }
+        }
+    }
+
+    /// The scalar token starting at `q`, ending before the structural at
+    /// `sk` (whitespace trimmed).
+    ///
+    /// # Safety
+    /// The interpreter must be attached.
+    #[inline(always)]
+    unsafe fn scalar(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
+        // SAFETY: the interpreter is attached; the singletons are immortal
+        // or at least alive, and we return a new reference to them.
+        unsafe {
+            let lit = match self.input[q] {
+                b't' => ffi::Py_True(),
+                b'f' => ffi::Py_False(),
+                b'n' => ffi::Py_None(),
+                _ => return self.number(q, sk),
+            };
+            ffi::Py_INCREF(lit);
+            Some(lit)
+        }
+    }
+
+    /// # Safety
+    /// The interpreter must be attached.
+    #[inline(always)]
+    unsafe fn number(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
+        let end = if self
+            .input
+            .get(sk.wrapping_sub(1))
+            .is_some_and(|b| !b.is_ascii_whitespace())
+        {
+            sk
+        } else {
+            trim_end(self.input, q, sk)
+        };
+        let text = &self.input[q..end];
+        // SAFETY: the interpreter is attached.
+        let p = unsafe {
+            match parse_number(text, q).ok()? {
+                Number::Int(v) => ffi::PyLong_FromLongLong(v),
+                Number::Float(v) => ffi::PyFloat_FromDouble(v),
+                Number::BigInt(t) => return big_number(self.py, t),
+            }
+        };
+        (!p.is_null()).then_some(p)
+    }
+
+    /// A `str` from a string body (between the quotes).
+    ///
+    /// # Safety
+    /// The interpreter must be attached; `body` was validated.
+    #[inline(always)]
+    unsafe fn string(&mut self, body: &[u8]) -> Option<*mut ffi::PyObject> {
+        let text = if memchr::memchr(b'\\', body).is_none() {
+            body
+        } else {
+            unescape(body, &mut self.scratch);
+            &self.scratch
+        };
+        // Version-specific builds: an ASCII string is one allocation and a
+        // memcpy (the full API exposes the compact string layout).
+        #[cfg(not(feature = "abi3"))]
+        if text.is_ascii() {
+            // SAFETY: the interpreter is attached; `PyUnicode_New(n, 127)`
+            // makes a compact ASCII string whose data holds `n` bytes (plus
+            // the NUL it already wrote), which we fill before anyone sees it.
+            unsafe {
+                let p = ffi::PyUnicode_New(text.len() as ffi::Py_ssize_t, 127);
+                if p.is_null() {
+                    return None;
+                }
+                let dst = ffi::PyUnicode_DATA(p).cast::<u8>();
+                std::ptr::copy_nonoverlapping(text.as_ptr(), dst, text.len());
+                return Some(p);
+            }
+        }
+        // SAFETY: validated bodies unescape to valid UTF-8; the pointer and
+        // length describe a live slice.
+        let p = unsafe {
+            ffi::PyUnicode_FromStringAndSize(text.as_ptr().cast(), text.len() as ffi::Py_ssize_t)
+        };
+        (!p.is_null()).then_some(p)
+    }
+
+    /// The key whose opening quote is structural `k` (a new reference, or
+    /// null with an exception set).
+    ///
+    /// # Safety
+    /// The interpreter must be attached.
+    #[inline(always)]
+    unsafe fn key(&mut self, k: usize) -> *mut ffi::PyObject {
+        let input = self.input;
+        let open = self.s[k] as usize;
+        let Some(close) = string_close(input, self.s, k) else {
+            return std::ptr::null_mut();
+        };
+        let body = &input[open + 1..close];
+        if body.len() > CACHE_KEY_MAX || self.cache.is_none() {
+            // SAFETY: as in `string`.
+            return unsafe { self.string(body) }.unwrap_or(std::ptr::null_mut());
+        }
+        let h = hash_key(body);
+        let i = h as usize & (CACHE_SLOTS - 1);
+        let cache = match self.cache.as_deref_mut() {
+            Some(c) => c,
+            None => return std::ptr::null_mut(),
+        };
+        if cache.slots.is_empty() {
+            cache.slots = vec![
+                Slot {
+                    hash: 0,
+                    len: 0,
+                    obj: std::ptr::null_mut(),
+                };
+                CACHE_SLOTS
+            ];
+            cache.keys = vec![0; CACHE_SLOTS * CACHE_KEY_MAX];
+        }
+        let slot = cache.slots[i];
+        let stored = &mut cache.keys[i * CACHE_KEY_MAX..i * CACHE_KEY_MAX + body.len()];
+        if !slot.obj.is_null() && slot.hash == h && slot.len == body.len() && short_eq(stored, body)
+        {
+            // SAFETY: the cache owns a reference; we hand out a new one.
+            unsafe { ffi::Py_INCREF(slot.obj) };
+            return slot.obj;
+        }
+        stored.copy_from_slice(body);
+        // SAFETY: as in `string`.
+        let Some(obj) = (unsafe { self.string(body) }) else {
+            return std::ptr::null_mut();
+        };
+        let cache = match self.cache.as_deref_mut() {
+            Some(c) => c,
+            None => return obj,
+        };
+        // SAFETY: one reference for the cache, one for the caller; the
+        // replaced entry's reference is released.
+        unsafe {
+            ffi::Py_INCREF(obj);
+            if !slot.obj.is_null() {
+                ffi::Py_DECREF(slot.obj);
+            }
+        }
+        cache.slots[i] = Slot {
+            hash: h,
+            len: body.len(),
+            obj,
+        };
+        obj
+    }
+}
+
+/// `a == b` for two short slices of equal length, 8 bytes a step (no
+/// `memcmp` call).
+#[inline(always)]
+fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        if x != y {
+            return false;
+        }
+    }
+    ca.remainder()
+        .iter()
+        .zip(cb.remainder())
+        .all(|(x, y)| x == y)
+}
+
+/// An integer beyond i64 (a new reference, or `None` with an exception set).
+#[cold]
+fn big_number(py: Python<'_>, text: &str) -> Option<*mut ffi::PyObject> {
+    big_int(py, text)
+        .map(Py::into_ptr)
+        .map_err(|e| e.restore(py))
+        .ok()
+}
+
+/// Unescape a validated string body into `out` (cleared first).
+fn unescape(body: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(body.len());
+    let mut i = 0;
+    while let Some(p) = memchr::memchr(b'\\', &body[i..]) {
+        out.extend_from_slice(&body[i..i + p]);
+        i += p;
+        let c = match body.get(i + 1) {
+            Some(b'n') => b'\n',
+            Some(b't') => b'\t',
+            Some(b'r') => b'\r',
+            Some(b'b') => 0x08,
+            Some(b'f') => 0x0C,
+            Some(b'u') => {
+                let hi = hex4(body, i + 2);
+                let (cp, len) = if (0xD800..0xDC00).contains(&hi) {
+                    let lo = hex4(body, i + 8);
+                    (
+                        0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF),
+                        12,
+                    )
+                } else {
+                    (hi, 6)
+                };
+                let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                i += len;
+                continue;
+            }
+            // `"`, `\\`, `/`.
+            Some(&c) => c,
+            None => break,
+        };
+        out.push(c);
+        i += 2;
+    }
+    out.extend_from_slice(&body[i.min(body.len())..]);
+}
+
+/// The value of the four hex digits at `b[at..at + 4]` (0 past the end;
+/// validated input always has them).
+#[inline]
+fn hex4(b: &[u8], at: usize) -> u32 {
+    let mut v = 0;
+    for i in at..at + 4 {
+        let d = match b.get(i) {
+            Some(c @ b'0'..=b'9') => c - b'0',
+            Some(c @ b'a'..=b'f') => c - b'a' + 10,
+            Some(c @ b'A'..=b'F') => c - b'A' + 10,
+            _ => 0,
+        };
+        v = v << 4 | d as u32;
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hash_key, unescape};
+
+    #[test]
+    fn unescapes() {
+        let mut out = Vec::new();
+        unescape(br#"a\"b\\c\/d\n\t\r\b\f\u00e9\ud83d\ude00x"#, &mut out);
+        assert_eq!(out, "a\"b\\c/d\n\t\r\u{8}\u{c}é😀x".as_bytes());
+    }
+
+    #[test]
+    fn hash_depends_on_every_byte() {
+        let a = hash_key(b"abcdefghijk");
+        assert_ne!(a, hash_key(b"abcdefghijl"));
+        assert_ne!(a, hash_key(b"abcdefghij"));
+        assert_ne!(hash_key(b""), hash_key(b"\0"));
+    }
 }

@@ -1,0 +1,296 @@
+//! The cold path of `dumps`: every type but the exact built-ins.
+//!
+//! Checked in this order:
+//!
+//! 1. qjson's lazy views (`Object`, `Array`): [`write_view`], the one hook
+//!    the view passthrough will replace;
+//! 2. subclasses of `str`, `int`, `float`, `dict`, `list` and `tuple`
+//!    (type flags, no import): written as their base type (an `IntEnum` or
+//!    a `str`-mixin `Enum` member is one of these, and its value is the
+//!    same);
+//! 3. `datetime.datetime`, `datetime.date`, `datetime.time` (RFC 3339, as
+//!    orjson writes them), `uuid.UUID` (`8-4-4-4-12` lowercase hex),
+//!    `enum.Enum` members (their `value`), dataclass instances (an object
+//!    of their fields: the instance `__dict__` without names starting with
+//!    `_`, or the `__dataclass_fields__` names for slotted classes, as
+//!    orjson does);
+//! 4. the `default=` hook, or `JSONEncodeError`.
+
+use super::super::input::str_utf8;
+use super::super::view::{materialize, Array, Object};
+use super::{encode_error, Held, Serializer};
+use crate::encode::write_str;
+use pyo3::ffi;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyString, PyType};
+
+/// Types checked with `isinstance`, imported on first use.
+struct Types {
+    datetime: Py<PyType>,
+    date: Py<PyType>,
+    time: Py<PyType>,
+    uuid: Py<PyType>,
+    enum_: Py<PyType>,
+}
+
+static TYPES: PyOnceLock<Types> = PyOnceLock::new();
+
+fn types(py: Python<'_>) -> PyResult<&Types> {
+    TYPES.get_or_try_init(py, || {
+        let dt = py.import("datetime")?;
+        let ty = |m: &Bound<'_, PyModule>, name: &str| -> PyResult<Py<PyType>> {
+            Ok(m.getattr(name)?.cast_into::<PyType>()?.unbind())
+        };
+        Ok(Types {
+            datetime: ty(&dt, "datetime")?,
+            date: ty(&dt, "date")?,
+            time: ty(&dt, "time")?,
+            uuid: ty(&py.import("uuid")?, "UUID")?,
+            enum_: ty(&py.import("enum")?, "Enum")?,
+        })
+    })
+}
+
+pub(super) fn write<'py, const PRETTY: bool>(
+    ser: &mut Serializer<'py>,
+    obj: &Bound<'py, PyAny>,
+) -> PyResult<()> {
+    let py = ser.py;
+    if obj.is_instance_of::<Object>() || obj.is_instance_of::<Array>() {
+        return write_view::<PRETTY>(ser, obj);
+    }
+    let p = obj.as_ptr();
+    // SAFETY: `obj` is alive and the interpreter is attached.
+    let flags = unsafe { ffi::PyType_GetFlags(ffi::Py_TYPE(p)) };
+    if flags & ffi::Py_TPFLAGS_UNICODE_SUBCLASS != 0 {
+        return ser.str(p);
+    }
+    if flags & ffi::Py_TPFLAGS_LONG_SUBCLASS != 0 {
+        return ser.int(p);
+    }
+    if flags & ffi::Py_TPFLAGS_DICT_SUBCLASS != 0 {
+        return ser.dict::<PRETTY>(p);
+    }
+    if flags & ffi::Py_TPFLAGS_LIST_SUBCLASS != 0 {
+        return ser.list::<PRETTY>(p);
+    }
+    if flags & ffi::Py_TPFLAGS_TUPLE_SUBCLASS != 0 {
+        return ser.tuple::<PRETTY>(p);
+    }
+    // SAFETY: as above.
+    if unsafe { ffi::PyFloat_Check(p) } != 0 {
+        return ser.float(p);
+    }
+    let t = types(py)?;
+    if obj.is_instance(t.datetime.bind(py))? {
+        return datetime(ser, obj);
+    }
+    if obj.is_instance(t.date.bind(py))? {
+        ser.out.push(b'"');
+        write_date(ser, obj)?;
+        ser.out.push(b'"');
+        return Ok(());
+    }
+    if obj.is_instance(t.time.bind(py))? {
+        if !obj.getattr(intern!(py, "tzinfo"))?.is_none() {
+            return Err(encode_error(py, "datetime.time must not have tzinfo set"));
+        }
+        ser.out.push(b'"');
+        write_time(ser, obj)?;
+        ser.out.push(b'"');
+        return Ok(());
+    }
+    if obj.is_instance(t.uuid.bind(py))? {
+        let v: u128 = obj.getattr(intern!(py, "int"))?.extract()?;
+        let hex = format!("{v:032x}");
+        let uuid = format!(
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        );
+        write_str(&mut ser.out, uuid.as_bytes());
+        return Ok(());
+    }
+    if obj.is_instance(t.enum_.bind(py))? {
+        let v = obj.getattr(intern!(py, "value"))?;
+        return ser.value::<PRETTY>(v.as_ptr());
+    }
+    let ty = obj.get_type();
+    if ty.hasattr(intern!(py, "__dataclass_fields__"))? {
+        return dataclass::<PRETTY>(ser, obj, &ty);
+    }
+    ser.call_default::<PRETTY>(obj)
+}
+
+/// How a qjson `Object` / `Array` view is written.
+///
+/// Hook for the view passthrough (issue 3): today the view is materialized
+/// (strictly decoded; a repeated key keeps its first value, as view reads
+/// do) and written like any dict or list, which honours `indent` and
+/// `sort_keys`. An unmodified view of a strictly validated document may
+/// instead copy its raw bytes (`Doc::raw`) when neither option is set.
+#[inline(never)]
+fn write_view<'py, const PRETTY: bool>(
+    ser: &mut Serializer<'py>,
+    view: &Bound<'py, PyAny>,
+) -> PyResult<()> {
+    let plain = materialize(ser.py, view)?;
+    ser.value::<PRETTY>(plain.as_ptr())
+}
+
+/// A dataclass instance as an object of its fields.
+fn dataclass<'py, const PRETTY: bool>(
+    ser: &mut Serializer<'py>,
+    obj: &Bound<'py, PyAny>,
+    ty: &Bound<'py, PyType>,
+) -> PyResult<()> {
+    let py = ser.py;
+    let mut members: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)> = Vec::new();
+    let public = |k: &Bound<'py, PyString>| -> PyResult<bool> {
+        Ok(!str_utf8(k).map(|s| s.starts_with('_')).unwrap_or(false))
+    };
+    let dict = if ty.hasattr(intern!(py, "__slots__"))? {
+        None
+    } else {
+        obj.getattr(intern!(py, "__dict__"))
+            .ok()
+            .and_then(|d| d.cast_into::<PyDict>().ok())
+    };
+    match dict {
+        Some(d) => {
+            for (k, v) in d.iter() {
+                let k = k
+                    .cast_into::<PyString>()
+                    .map_err(|_| encode_error(py, "Dict key must be str"))?;
+                if public(&k)? {
+                    members.push((k, v));
+                }
+            }
+        }
+        None => {
+            let fields = ty.getattr(intern!(py, "__dataclass_fields__"))?;
+            for k in fields.try_iter()? {
+                let k = k?
+                    .cast_into::<PyString>()
+                    .map_err(|_| encode_error(py, "Dict key must be str"))?;
+                if public(&k)? {
+                    let v = obj.getattr(&k)?;
+                    members.push((k, v));
+                }
+            }
+        }
+    }
+    if members.is_empty() {
+        ser.out.extend_from_slice(b"{}");
+        return Ok(());
+    }
+    // SAFETY: `obj` is alive; held while its members are written.
+    let _held = unsafe { Held::new(obj.as_ptr()) };
+    ser.enter(obj.as_ptr())?;
+    let depth = ser.open.len();
+    let mut keyed = Vec::with_capacity(members.len());
+    for (k, v) in &members {
+        keyed.push((ser.utf8(k.as_ptr())?, v));
+    }
+    if ser.sort_keys {
+        keyed.sort_by(|a, b| a.0.cmp(b.0));
+    }
+    ser.out.push(b'{');
+    for (i, (k, v)) in keyed.into_iter().enumerate() {
+        if i > 0 {
+            ser.out.push(b',');
+        }
+        if PRETTY {
+            ser.newline(depth);
+        }
+        write_str(&mut ser.out, k);
+        ser.out.push(b':');
+        if PRETTY {
+            ser.out.push(b' ');
+        }
+        ser.value::<PRETTY>(v.as_ptr())?;
+    }
+    if PRETTY {
+        ser.newline(depth - 1);
+    }
+    ser.out.push(b'}');
+    ser.open.pop();
+    Ok(())
+}
+
+/// An integer attribute of a date/time object.
+fn field(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> PyResult<u32> {
+    obj.getattr(name)?.extract()
+}
+
+/// `n` as exactly `width` decimal digits.
+fn digits(out: &mut Vec<u8>, n: u32, width: usize) {
+    let mut buf = [b'0'; 10];
+    let mut v = n;
+    for i in (0..width).rev() {
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out.extend_from_slice(&buf[..width]);
+}
+
+/// `YYYY-MM-DD`.
+fn write_date(ser: &mut Serializer<'_>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = obj.py();
+    let y = field(obj, intern!(py, "year"))?;
+    let m = field(obj, intern!(py, "month"))?;
+    let d = field(obj, intern!(py, "day"))?;
+    digits(&mut ser.out, y, 4);
+    ser.out.push(b'-');
+    digits(&mut ser.out, m, 2);
+    ser.out.push(b'-');
+    digits(&mut ser.out, d, 2);
+    Ok(())
+}
+
+/// `HH:MM:SS` and `.ffffff` when the microseconds are not zero.
+fn write_time(ser: &mut Serializer<'_>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = obj.py();
+    let h = field(obj, intern!(py, "hour"))?;
+    let m = field(obj, intern!(py, "minute"))?;
+    let s = field(obj, intern!(py, "second"))?;
+    let us = field(obj, intern!(py, "microsecond"))?;
+    digits(&mut ser.out, h, 2);
+    ser.out.push(b':');
+    digits(&mut ser.out, m, 2);
+    ser.out.push(b':');
+    digits(&mut ser.out, s, 2);
+    if us != 0 {
+        ser.out.push(b'.');
+        digits(&mut ser.out, us, 6);
+    }
+    Ok(())
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]`: the offset (whole minutes, as
+/// orjson writes it) only for aware datetimes.
+fn datetime(ser: &mut Serializer<'_>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = obj.py();
+    ser.out.push(b'"');
+    write_date(ser, obj)?;
+    ser.out.push(b'T');
+    write_time(ser, obj)?;
+    let off = obj.call_method0(intern!(py, "utcoffset"))?;
+    if !off.is_none() {
+        let days: i64 = off.getattr(intern!(py, "days"))?.extract()?;
+        let secs: i64 = off.getattr(intern!(py, "seconds"))?.extract()?;
+        let total = days * 86_400 + secs;
+        ser.out.push(if total < 0 { b'-' } else { b'+' });
+        let minutes = (total.unsigned_abs() / 60) as u32;
+        digits(&mut ser.out, minutes / 60, 2);
+        ser.out.push(b':');
+        digits(&mut ser.out, minutes % 60, 2);
+    }
+    ser.out.push(b'"');
+    Ok(())
+}
