@@ -21,6 +21,11 @@ DATA = ROOT.parent / "shared" / "data"
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
+def _extra(name: str) -> list[str]:
+    """The requirements of one optional-dependency group in pyproject.toml."""
+    return nox.project.load_toml(ROOT / "pyproject.toml")["project"]["optional-dependencies"][name]
+
+
 def _build(session: nox.Session) -> None:
     """Build the extension in release mode into the session's virtualenv."""
     session.install("maturin>=1.9.4,<2")
@@ -40,7 +45,7 @@ def tests(session: nox.Session) -> None:
     if not DATA.is_dir():
         session.log(f"note: {DATA} is absent; data-driven tests will be skipped")
     session.run("cargo", "test", "--no-default-features", external=True)
-    session.install("pytest>=8", "hypothesis>=6.100")
+    session.install(*_extra("test"))
     _build(session)
     _pytest(session, "tests", *session.posargs)
 
@@ -51,7 +56,7 @@ def bench(session: nox.Session) -> None:
 
     `nox -s bench -- --quick` for a short smoke run.
     """
-    session.install("orjson>=3.10", "pysimdjson>=6", "msgspec>=0.18")
+    session.install(*_extra("bench"))
     _build(session)
     session.run(
         "cargo",
@@ -64,6 +69,7 @@ def bench(session: nox.Session) -> None:
         external=True,
     )
     session.run("python", "benchmarks/ladder_demo.py", *session.posargs)
+    session.run("python", "benchmarks/corpus.py", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -81,7 +87,7 @@ def lint(session: nox.Session) -> None:
         "warnings",
         external=True,
     )
-    session.install("ruff>=0.6", "mypy>=1.10")
+    session.install(*_extra("test"))
     session.run("ruff", "check", "python", "tests", "benchmarks", "noxfile.py")
     session.run("ruff", "format", "--check", "python", "tests", "benchmarks", "noxfile.py")
     _build(session)
