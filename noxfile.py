@@ -32,6 +32,26 @@ def _build(session: nox.Session) -> None:
     session.run("maturin", "develop", "--release", "--quiet", external=False)
 
 
+def _lua_setup(session: nox.Session) -> None:
+    """lupa (pip), luajit and lua-cjson (Debian, when root with apt), and the
+    PyO3-free C-ABI library the standalone LuaJIT test loads."""
+    session.install(*_extra("lua"))
+    session.run("sh", "scripts/install-lua-deps.sh", external=True)
+    # A target dir of its own: maturin's build writes target/release/libqjson.so
+    # with the Python feature on, and this one must have no Python symbols.
+    capi = ROOT / "target" / "capi"
+    session.run(
+        "cargo",
+        "build",
+        "--release",
+        "--quiet",
+        "--no-default-features",
+        external=True,
+        env={"CARGO_TARGET_DIR": str(capi)},
+    )
+    session.env["QJSON_CAPI_LIB"] = str(capi / "release" / "libqjson.so")
+
+
 def _pytest(session: nox.Session, *args: str) -> None:
     """Run pytest; "no tests collected" (exit code 5) is an explicit failure."""
     code = session.run("pytest", *args, success_codes=[0, 5])
@@ -46,6 +66,7 @@ def tests(session: nox.Session) -> None:
         session.log(f"note: {DATA} is absent; data-driven tests will be skipped")
     session.run("cargo", "test", "--no-default-features", external=True)
     session.install(*_extra("test"))
+    _lua_setup(session)
     _build(session)
     _pytest(session, "tests", *session.posargs)
 
@@ -57,6 +78,7 @@ def bench(session: nox.Session) -> None:
     `nox -s bench -- --quick` for a short smoke run.
     """
     session.install(*_extra("bench"))
+    _lua_setup(session)
     _build(session)
     session.run(
         "cargo",
@@ -70,6 +92,7 @@ def bench(session: nox.Session) -> None:
     )
     session.run("python", "benchmarks/ladder_demo.py", *session.posargs)
     session.run("python", "benchmarks/corpus.py", *session.posargs)
+    session.run("python", "benchmarks/lua_bench.py", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -1,0 +1,168 @@
+/*
+ * qjson.h - the C ABI of qjson: a SIMD structural index over JSON text,
+ * path reads, and the original bytes of any value.
+ *
+ * Built by `cargo build --release --no-default-features` as
+ * target/release/libqjson.so (no Python symbols); the Python extension
+ * module qjson/_qjson*.so exports the same functions.
+ *
+ * Model
+ *   - qjson_parse indexes the input and returns a document. The input is
+ *     BORROWED, not copied: keep it alive and unchanged until qjson_free.
+ *   - A value is named by a qjson_cursor (plain data, copy it freely; valid
+ *     while its document lives). Reads take a base cursor (NULL = the root)
+ *     and a path relative to it, length-delimited (not NUL-terminated):
+ *     "" is the base itself, `messages[2].content` and `a["b.c"][-1]` are
+ *     dotted paths, and a leading `/` makes an RFC 6901 JSON Pointer.
+ *   - Every function returns a status code; results go to out-parameters.
+ *     On failure, qjson_last_error gives the status, a byte offset and a
+ *     message (kept per thread).
+ *   - Strings come back as pointer + length (not NUL-terminated): into the
+ *     input when the JSON string has no escapes, otherwise into a per-thread
+ *     buffer valid until the next qjson call on the same thread.
+ *   - No function unwinds or aborts: an internal bug is QJSON_ERR_PANIC.
+ *   - A document may be read from several threads at once.
+ *
+ * The declarations between QJSON_CDEF_BEGIN and QJSON_CDEF_END are also the
+ * ffi.cdef of qjson.lua (a test compares them, whitespace and comments
+ * aside): keep them plain C that LuaJIT's FFI parses.
+ */
+#ifndef QJSON_H
+#define QJSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes (the return value of every function but the last three). */
+#define QJSON_OK            0 /* success */
+#define QJSON_END           1 /* qjson_iter_next: no more children */
+#define QJSON_ERR_NOT_FOUND 2 /* a well-formed path that names nothing */
+#define QJSON_ERR_TYPE      3 /* a typed getter met another type */
+#define QJSON_ERR_PATH      4 /* a malformed path (or one that is not UTF-8) */
+#define QJSON_ERR_JSON      5 /* invalid JSON (at parse, or read lazily) */
+#define QJSON_ERR_ARG       6 /* a NULL where a pointer is required */
+#define QJSON_ERR_PANIC     7 /* an internal error, caught at the boundary */
+
+/* Type codes (qjson_cursor.type, qjson_typeof). */
+#define QJSON_OBJECT 1
+#define QJSON_ARRAY  2
+#define QJSON_STRING 3
+#define QJSON_NUMBER 4
+#define QJSON_BOOL   5
+#define QJSON_NULL   6
+
+/* QJSON_CDEF_BEGIN */
+
+/* A parsed document (opaque). */
+typedef struct qjson_doc qjson_doc;
+
+/* Parse options; pass NULL for the defaults. */
+typedef struct qjson_options {
+    int lazy;           /* nonzero: check only structure and depth; value
+                           errors surface when the value is read */
+    uint32_t max_depth; /* maximum nesting; 0 means the default, 1024 */
+} qjson_options;
+
+/* One value of a document: the first three fields locate it, `type` is
+   its QJSON_OBJECT ... QJSON_NULL code. */
+typedef struct qjson_cursor {
+    uint32_t start;
+    uint32_t sidx;
+    uint32_t ord;
+    uint32_t type;
+} qjson_cursor;
+
+/* A walk over the children of an object or array (opaque state). */
+typedef struct qjson_iter {
+    uint32_t opaque[6];
+} qjson_iter;
+
+/* Index `len` bytes at `input` (borrowed until qjson_free) into *out.
+   Strict by default: the whole input is validated against RFC 8259.
+   Fails with QJSON_ERR_JSON (offset: the byte where the problem is). */
+int qjson_parse(const char *input, size_t len, const qjson_options *opts,
+                qjson_doc **out);
+
+/* Destroy a document (NULL is ignored). Its cursors become invalid. */
+void qjson_free(qjson_doc *doc);
+
+/* Bytes of heap the document holds (its index): for a garbage collector
+   that should account for it. 0 for NULL. */
+size_t qjson_memory(const qjson_doc *doc);
+
+/* Resolve `path` from `at` (NULL: the root) into *out. */
+int qjson_find(const qjson_doc *doc, const qjson_cursor *at,
+               const char *path, size_t path_len, qjson_cursor *out);
+
+/* Member `key` (exact unescaped bytes, no path syntax) of the object `at`
+   (NULL: the root); the first one when a key repeats. QJSON_ERR_TYPE when
+   `at` is not an object. */
+int qjson_field(const qjson_doc *doc, const qjson_cursor *at,
+                const char *key, size_t key_len, qjson_cursor *out);
+
+/* Element `i` (0-based, negative counts from the end) of the array `at`
+   (NULL: the root). QJSON_ERR_TYPE when `at` is not an array. */
+int qjson_index(const qjson_doc *doc, const qjson_cursor *at, int64_t i,
+                qjson_cursor *out);
+
+/* Typed getters: the value at `path` from `at` (NULL: the root).
+   QJSON_ERR_TYPE when it has another type. */
+
+/* The unescaped UTF-8 bytes of a string (see "Strings" above). */
+int qjson_get_str(const qjson_doc *doc, const qjson_cursor *at,
+                  const char *path, size_t path_len,
+                  const char **out, size_t *out_len);
+/* An integer, exactly: no fraction, no exponent, within int64. */
+int qjson_get_i64(const qjson_doc *doc, const qjson_cursor *at,
+                  const char *path, size_t path_len, int64_t *out);
+/* Any number, as a correctly rounded double. */
+int qjson_get_f64(const qjson_doc *doc, const qjson_cursor *at,
+                  const char *path, size_t path_len, double *out);
+/* true or false, as 1 or 0. */
+int qjson_get_bool(const qjson_doc *doc, const qjson_cursor *at,
+                   const char *path, size_t path_len, int *out);
+/* The type code of any value. */
+int qjson_typeof(const qjson_doc *doc, const qjson_cursor *at,
+                 const char *path, size_t path_len, int *out);
+/* The number of members or elements of an object or array. */
+int qjson_len(const qjson_doc *doc, const qjson_cursor *at,
+              const char *path, size_t path_len, size_t *out);
+/* The byte range [*start, *end) of the value's original text in the
+   input, without surrounding whitespace. */
+int qjson_span(const qjson_doc *doc, const qjson_cursor *at,
+               const char *path, size_t path_len,
+               size_t *start, size_t *end);
+
+/* Start a walk over the children of the object or array at `path`. */
+int qjson_iter_init(const qjson_doc *doc, const qjson_cursor *at,
+                    const char *path, size_t path_len, qjson_iter *it);
+/* The next child: QJSON_OK with its value in *value and, for objects, its
+   unescaped key in *key / *key_len (NULL / 0 for arrays; both may be NULL
+   when the key is not wanted), or QJSON_END after the last one. */
+int qjson_iter_next(const qjson_doc *doc, qjson_iter *it,
+                    const char **key, size_t *key_len, qjson_cursor *value);
+
+/* The last failure on this thread: its message (NUL-terminated, valid until
+   the next failing call on this thread), and its status and offset when
+   `status` / `offset` are not NULL. The offset is into the input for
+   QJSON_ERR_JSON, into the path for QJSON_ERR_NOT_FOUND / QJSON_ERR_PATH,
+   0 otherwise. */
+const char *qjson_last_error(int *status, size_t *offset);
+
+/* The library version, e.g. "0.1.0" (static). */
+const char *qjson_version(void);
+
+/* The SIMD backend in use: "avx512", "avx2", "neon" or "scalar" (static). */
+const char *qjson_backend(void);
+
+/* QJSON_CDEF_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QJSON_H */

@@ -1,0 +1,1029 @@
+--[[
+qjson for LuaJIT: the Rust core's structural index and path reads through
+LuaJIT's FFI, lazy table proxies, and a lua-cjson-compatible encoder.
+
+    local qjson = require("qjson")
+    local doc = qjson.parse(s [, {lazy = true, max_depth = n}])
+    doc:get_str(p)  doc:get_i64(p)  doc:get_f64(p)  doc:get_bool(p)  doc:typeof(p)
+    doc:len(p)  doc:raw(p)  doc:get(p)  doc:open(p) -> cursor with the same methods
+    qjson.decode(s) -> lazy proxy;  qjson.encode(v) -> string
+    qjson.pairs / qjson.ipairs / qjson.len;  qjson.null;  qjson.materialize(v)
+
+Loading the library: inside Python, qjson.luajit.install(runtime) passes the
+path of the extension module (`qjson._qjson.__file__`) as the chunk's second
+argument, so Python and Lua share one loaded library. Standalone, the path
+comes from $QJSON_LIB, else `libqjson` on package.cpath, else the system
+search for `libqjson.so` (the `cargo build --no-default-features` build).
+
+A missing path answers nil; any other error (a type mismatch, a malformed
+path, invalid JSON) raises a Lua error whose message starts with "qjson: ".
+]]
+
+local ffi = require("ffi")
+local buffer = require("string.buffer")
+
+local _, lib_path = ...
+
+local type, error, tostring, select, next, rawget, setmetatable, getmetatable =
+    type, error, tostring, select, next, rawget, setmetatable, getmetatable
+local floor, huge = math.floor, math.huge
+local find, gsub, format = string.find, string.gsub, string.format
+local ffi_string, ffi_new, ffi_gc, ffi_istype = ffi.string, ffi.new, ffi.gc, ffi.istype
+
+-- The declarations of include/qjson.h between QJSON_CDEF_BEGIN and
+-- QJSON_CDEF_END (a test checks that they match, comments and whitespace
+-- aside).
+local CDEF = [[
+typedef struct qjson_doc qjson_doc;
+typedef struct qjson_options {
+    int lazy;
+    uint32_t max_depth;
+} qjson_options;
+typedef struct qjson_cursor {
+    uint32_t start;
+    uint32_t sidx;
+    uint32_t ord;
+    uint32_t type;
+} qjson_cursor;
+typedef struct qjson_iter {
+    uint32_t opaque[6];
+} qjson_iter;
+int qjson_parse(const char *input, size_t len, const qjson_options *opts,
+                qjson_doc **out);
+void qjson_free(qjson_doc *doc);
+size_t qjson_memory(const qjson_doc *doc);
+int qjson_find(const qjson_doc *doc, const qjson_cursor *at,
+               const char *path, size_t path_len, qjson_cursor *out);
+int qjson_field(const qjson_doc *doc, const qjson_cursor *at,
+                const char *key, size_t key_len, qjson_cursor *out);
+int qjson_index(const qjson_doc *doc, const qjson_cursor *at, int64_t i,
+                qjson_cursor *out);
+int qjson_get_str(const qjson_doc *doc, const qjson_cursor *at,
+                  const char *path, size_t path_len,
+                  const char **out, size_t *out_len);
+int qjson_get_i64(const qjson_doc *doc, const qjson_cursor *at,
+                  const char *path, size_t path_len, int64_t *out);
+int qjson_get_f64(const qjson_doc *doc, const qjson_cursor *at,
+                  const char *path, size_t path_len, double *out);
+int qjson_get_bool(const qjson_doc *doc, const qjson_cursor *at,
+                   const char *path, size_t path_len, int *out);
+int qjson_typeof(const qjson_doc *doc, const qjson_cursor *at,
+                 const char *path, size_t path_len, int *out);
+int qjson_len(const qjson_doc *doc, const qjson_cursor *at,
+              const char *path, size_t path_len, size_t *out);
+int qjson_span(const qjson_doc *doc, const qjson_cursor *at,
+               const char *path, size_t path_len,
+               size_t *start, size_t *end);
+int qjson_iter_init(const qjson_doc *doc, const qjson_cursor *at,
+                    const char *path, size_t path_len, qjson_iter *it);
+int qjson_iter_next(const qjson_doc *doc, qjson_iter *it,
+                    const char **key, size_t *key_len, qjson_cursor *value);
+const char *qjson_last_error(int *status, size_t *offset);
+const char *qjson_version(void);
+const char *qjson_backend(void);
+]]
+
+-- Declare once per Lua state (a second ffi.cdef of the structs would fail,
+-- e.g. when install() runs twice on one runtime).
+if not pcall(ffi.typeof, "qjson_iter") then
+    ffi.cdef(CDEF)
+end
+
+local function load_library(path)
+    if path and path ~= "" then
+        return ffi.load(path)
+    end
+    local env = os.getenv("QJSON_LIB")
+    if env and env ~= "" then
+        return ffi.load(env)
+    end
+    local found = package.searchpath and package.searchpath("libqjson", package.cpath)
+    if found then
+        return ffi.load(found)
+    end
+    return ffi.load("qjson")
+end
+
+local C = load_library(lib_path)
+
+-- Status and type codes (include/qjson.h).
+local OK, END, NOT_FOUND = 0, 1, 2
+local OBJECT, ARRAY, STRING, NUMBER, BOOL, NULL = 1, 2, 3, 4, 5, 6
+local TYPE_NAMES = { "object", "array", "string", "number", "bool", "null" }
+
+-- Out-parameters, allocated once per module so that traces stay
+-- allocation-free.
+local cur_out = ffi_new("qjson_cursor[1]")
+local ptr_out = ffi_new("const char *[1]")
+local len_out = ffi_new("size_t[2]")
+local i64_out = ffi_new("int64_t[1]")
+local f64_out = ffi_new("double[1]")
+local int_out = ffi_new("int[1]")
+local doc_out = ffi_new("qjson_doc *[1]")
+local opts_buf = ffi_new("qjson_options")
+local status_out = ffi_new("int[1]")
+local offset_out = ffi_new("size_t[1]")
+local cursor_t = ffi.typeof("qjson_cursor")
+local iter_t = ffi.typeof("qjson_iter")
+local int64_t = ffi.typeof("int64_t")
+local uint64_t = ffi.typeof("uint64_t")
+local charp_t = ffi.typeof("const char *")
+
+local qjson = {
+    _VERSION = ffi_string(C.qjson_version()),
+    _BACKEND = ffi_string(C.qjson_backend()),
+    lib = C,
+}
+
+--- The sentinel for JSON null in proxies and materialized tables (and
+--- accepted by qjson.encode, as is lua-cjson's cjson.null).
+local null = setmetatable({}, {
+    __tostring = function()
+        return "qjson.null"
+    end,
+    __newindex = function()
+        error("qjson.null is read-only", 2)
+    end,
+})
+qjson.null = null
+
+-- ---------------------------------------------------------------- errors
+
+--- The last error of this thread: message, status, offset.
+local function last_error()
+    local m = C.qjson_last_error(status_out, offset_out)
+    return ffi_string(m), status_out[0], tonumber(offset_out[0])
+end
+
+--- Raise the error behind status `rc` (never NOT_FOUND: callers answer nil).
+local function raise(rc, path, level)
+    local msg = last_error()
+    if path then
+        msg = format("%s (path %q)", msg, path)
+    end
+    error("qjson: " .. msg, (level or 2) + 1)
+end
+
+-- ---------------------------------------------------------------- Doc / cursor
+
+--[[ A Doc and its cursors share one set of methods. Fields:
+    _h   the qjson_doc * (freed by ffi.gc when no Doc, cursor or proxy holds it)
+    _s   the input string, pinned for the handle's lifetime
+    _at  nil for the Doc (paths from the root), a qjson_cursor for a cursor
+]]
+local Doc = {}
+Doc.__index = Doc
+Doc.__tostring = function(self)
+    return self._at and "qjson.Cursor" or "qjson.Doc"
+end
+
+local function new_cursor(self, cp)
+    return setmetatable({ _h = self._h, _s = self._s, _at = cursor_t(cp[0]) }, Doc)
+end
+
+-- LuaJIT's collector does not see the index memory the handles hold (it
+-- is Rust's), so a loop that parses and drops documents would let the
+-- handles pile up until Lua's own allocations trigger a cycle. Pace it:
+-- every GC_PACE bytes of index memory, run a GC step sized to match.
+local GC_PACE = 256 * 1024
+local pending = 0
+local collectgarbage = collectgarbage
+
+--- Take ownership of a new handle: freed by ffi.gc, and counted for pacing.
+local function adopt(h)
+    pending = pending + tonumber(C.qjson_memory(h)) + 256
+    if pending >= GC_PACE then
+        local kb = floor(pending / 1024)
+        pending = 0
+        collectgarbage("step", kb)
+    end
+    return ffi_gc(h, C.qjson_free)
+end
+
+--- qjson.parse(s [, {lazy = bool, max_depth = n}]) -> Doc
+function qjson.parse(s, opts)
+    if type(s) ~= "string" then
+        error("qjson.parse: expected a string, got " .. type(s), 2)
+    end
+    local o = nil
+    if opts ~= nil then
+        o = opts_buf
+        o.lazy = opts.lazy and 1 or 0
+        local d = opts.max_depth or 0
+        if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
+            error("qjson.parse: max_depth must be a positive integer", 2)
+        end
+        o.max_depth = d
+    end
+    local rc = C.qjson_parse(s, #s, o, doc_out)
+    if rc ~= OK then
+        raise(rc, nil, 2)
+    end
+    return setmetatable({ _h = adopt(doc_out[0]), _s = s }, Doc)
+end
+
+function Doc:get_str(p)
+    p = p or ""
+    local rc = C.qjson_get_str(self._h, self._at, p, #p, ptr_out, len_out)
+    if rc == OK then
+        return ffi_string(ptr_out[0], len_out[0])
+    elseif rc == NOT_FOUND then
+        return nil
+    end
+    raise(rc, p)
+end
+
+--- The integer at p as an int64_t cdata (lossless).
+function Doc:get_i64(p)
+    p = p or ""
+    local rc = C.qjson_get_i64(self._h, self._at, p, #p, i64_out)
+    if rc == OK then
+        return i64_out[0]
+    elseif rc == NOT_FOUND then
+        return nil
+    end
+    raise(rc, p)
+end
+
+function Doc:get_f64(p)
+    p = p or ""
+    local rc = C.qjson_get_f64(self._h, self._at, p, #p, f64_out)
+    if rc == OK then
+        return f64_out[0]
+    elseif rc == NOT_FOUND then
+        return nil
+    end
+    raise(rc, p)
+end
+
+function Doc:get_bool(p)
+    p = p or ""
+    local rc = C.qjson_get_bool(self._h, self._at, p, #p, int_out)
+    if rc == OK then
+        return int_out[0] ~= 0
+    elseif rc == NOT_FOUND then
+        return nil
+    end
+    raise(rc, p)
+end
+
+--- "object", "array", "string", "number", "bool" or "null".
+function Doc:typeof(p)
+    p = p or ""
+    local rc = C.qjson_typeof(self._h, self._at, p, #p, int_out)
+    if rc == OK then
+        return TYPE_NAMES[int_out[0]]
+    elseif rc == NOT_FOUND then
+        return nil
+    end
+    raise(rc, p)
+end
+
+function Doc:len(p)
+    p = p or ""
+    local rc = C.qjson_len(self._h, self._at, p, #p, len_out)
+    if rc == OK then
+        return tonumber(len_out[0])
+    elseif rc == NOT_FOUND then
+        return nil
+    end
+    raise(rc, p)
+end
+
+--- The original text of the value at p.
+function Doc:raw(p)
+    p = p or ""
+    local rc = C.qjson_span(self._h, self._at, p, #p, len_out, len_out + 1)
+    if rc == OK then
+        local a, b = len_out[0], len_out[1]
+        return ffi_string(ffi.cast(charp_t, self._s) + a, b - a)
+    elseif rc == NOT_FOUND then
+        return nil
+    end
+    raise(rc, p)
+end
+
+--- A cursor on the value at p: the same methods, paths relative to it.
+function Doc:open(p)
+    p = p or ""
+    local rc = C.qjson_find(self._h, self._at, p, #p, cur_out)
+    if rc == OK then
+        return new_cursor(self, cur_out)
+    elseif rc == NOT_FOUND then
+        return nil
+    end
+    raise(rc, p)
+end
+
+--- The scalar at `cp` (a qjson_cursor *) as a Lua value (numbers as
+--- doubles, null as qjson.null); nil for containers.
+local function scalar(h, cp, t)
+    local rc
+    if t == STRING then
+        rc = C.qjson_get_str(h, cp, "", 0, ptr_out, len_out)
+        if rc == OK then
+            return ffi_string(ptr_out[0], len_out[0])
+        end
+    elseif t == NUMBER then
+        rc = C.qjson_get_f64(h, cp, "", 0, f64_out)
+        if rc == OK then
+            return f64_out[0]
+        end
+    elseif t == BOOL then
+        rc = C.qjson_get_bool(h, cp, "", 0, int_out)
+        if rc == OK then
+            return int_out[0] ~= 0
+        end
+    elseif t == NULL then
+        return null
+    else
+        return nil
+    end
+    raise(rc, nil, 3)
+end
+
+--- The value at p: a string, number (double), boolean or qjson.null, or a
+--- cursor for an object or array; nil when the path names nothing.
+function Doc:get(p)
+    p = p or ""
+    local rc = C.qjson_find(self._h, self._at, p, #p, cur_out)
+    if rc == OK then
+        local t = cur_out[0].type
+        if t == OBJECT or t == ARRAY then
+            return new_cursor(self, cur_out)
+        end
+        return scalar(self._h, cur_out, t)
+    elseif rc == NOT_FOUND then
+        return nil
+    end
+    raise(rc, p)
+end
+
+-- ---------------------------------------------------------------- encode (plain values)
+
+-- cjson's escapes: '"', '\', '/', and control characters (0-31 and 127);
+-- bytes >= 0x80 pass through.
+local ESCAPES = { ['"'] = '\\"', ["\\"] = "\\\\", ["/"] = "\\/", ["\b"] = "\\b",
+    ["\f"] = "\\f", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+for i = 0, 31 do
+    local c = string.char(i)
+    ESCAPES[c] = ESCAPES[c] or format("\\u%04x", i)
+end
+ESCAPES["\127"] = "\\u007f"
+local NEEDS_ESCAPE = '[%c"\\/]'
+
+local function put_string(b, s)
+    if find(s, NEEDS_ESCAPE) then
+        s = gsub(s, NEEDS_ESCAPE, ESCAPES)
+    end
+    b:put('"', s, '"')
+end
+
+-- Numbers as lua-cjson writes them (%.14g), except that integers of up to
+-- 15 digits are written exactly (%d).
+local function put_number(b, n)
+    if n ~= n or n == huge or n == -huge then
+        error("Cannot serialise number: must not be NaN or Inf", 0)
+    end
+    if (n >= 1e14 or n <= -1e14) and n < 1e15 and n > -1e15 and floor(n) == n then
+        b:putf("%d", n)
+    else
+        b:put(n)
+    end
+end
+
+local encode_value -- (b, v, depth, stack)
+local put_proxy -- (b, t, st, depth, stack)
+
+local MAX_DEPTH = 1000
+
+local function too_deep(t, depth, stack)
+    for i = 1, depth - 1 do
+        if stack[i] == t then
+            error("Cannot serialise table: cycle detected", 0)
+        end
+    end
+    error(format("Cannot serialise, excessive nesting (%d)", depth), 0)
+end
+
+local function put_table(b, t, depth, stack)
+    depth = depth + 1
+    if depth > MAX_DEPTH then
+        too_deep(t, depth, stack)
+    end
+    stack[depth] = t
+    local st = getmetatable(t)
+    if type(st) == "table" and rawget(st, "__qjson") then
+        return put_proxy(b, t, st, depth, stack)
+    end
+    -- cjson's rule: an array when every key is a positive integer, unless
+    -- it is excessively sparse (more than half holes past index 10).
+    local max, items = 0, 0
+    for k in next, t do
+        if type(k) == "number" and k > 0 and floor(k) == k then
+            if k > max then
+                -- cjson keeps `max` in a C int: a key of 2^31 or more
+                -- becomes INT_MIN there (x86-64), and so here.
+                max = k < 2147483648 and k or -2147483648
+            end
+            items = items + 1
+        else
+            max = -1
+            break
+        end
+    end
+    if max ~= -1 and max > items * 2 and max > 10 then
+        error("Cannot serialise table: excessively sparse array", 0)
+    end
+    if max > 0 then
+        b:put("[")
+        encode_value(b, rawget(t, 1), depth, stack)
+        for i = 2, max do
+            b:put(",")
+            encode_value(b, rawget(t, i), depth, stack)
+        end
+        b:put("]")
+    else
+        b:put("{")
+        local first = true
+        for k, v in next, t do
+            if first then
+                first = false
+            else
+                b:put(",")
+            end
+            local kt = type(k)
+            if kt == "string" then
+                put_string(b, k)
+            elseif kt == "number" then
+                b:put('"')
+                put_number(b, k)
+                b:put('"')
+            else
+                error("Cannot serialise " .. kt .. ": table key must be a number or string", 0)
+            end
+            b:put(":")
+            encode_value(b, v, depth, stack)
+        end
+        b:put("}")
+    end
+end
+
+encode_value = function(b, v, depth, stack)
+    local vt = type(v)
+    if vt == "string" then
+        put_string(b, v)
+    elseif vt == "number" then
+        put_number(b, v)
+    elseif vt == "table" then
+        if v == null then
+            b:put("null")
+        else
+            put_table(b, v, depth, stack)
+        end
+    elseif vt == "boolean" then
+        b:put(v and "true" or "false")
+    elseif vt == "nil" then
+        b:put("null")
+    elseif vt == "cdata" and (ffi_istype(int64_t, v) or ffi_istype(uint64_t, v)) then
+        b:put((gsub(tostring(v), "U?LL$", "")))
+    elseif (vt == "userdata" or vt == "cdata") and ffi.cast("void *", v) == nil then
+        b:put("null") -- cjson.null (a NULL lightuserdata) or a NULL pointer
+    else
+        error("Cannot serialise " .. vt .. ": type not supported", 0)
+    end
+end
+
+local out = buffer.new()
+local stack = {}
+
+--- qjson.encode(v) -> string. Plain tables as lua-cjson encodes them;
+--- proxies from qjson.decode as their original bytes, with edits spliced in.
+function qjson.encode(v)
+    -- An untouched root proxy is its input text: no copy at all when the
+    -- input has no surrounding whitespace.
+    if type(v) == "table" then
+        local st = getmetatable(v)
+        if type(st) == "table" and rawget(st, "__qjson") and not st.dirty then
+            local rc = C.qjson_span(st.h, st.cur, "", 0, len_out, len_out + 1)
+            if rc ~= OK then
+                raise(rc)
+            end
+            local a, e = len_out[0], len_out[1]
+            if a == 0 and e == #st.s then
+                return st.s
+            end
+            return ffi_string(ffi.cast(charp_t, st.s) + a, e - a)
+        end
+    end
+    out:reset()
+    local ok, err = pcall(encode_value, out, v, 0, stack)
+    for i = #stack, 1, -1 do
+        stack[i] = nil
+    end
+    if not ok then
+        out:reset()
+        error(err, 0)
+    end
+    local s = out:tostring()
+    if #out > 4 * 1024 * 1024 then
+        out:free()
+    else
+        out:reset()
+    end
+    return s
+end
+
+-- ---------------------------------------------------------------- lazy proxies
+
+--[[ A proxy is an empty table whose metatable, `st`, is its own state:
+    __qjson  OBJECT or ARRAY
+    h, s     the document handle and the pinned input
+    cur      the qjson_cursor of the container
+    parent   the state of the proxy it was read from (edits mark it dirty)
+    cache    key (objects) or 0-based original index (arrays) -> value read
+    dirty    an edit happened in this proxy or below: encode must splice
+  objects:   edits = {key -> value | DELETED}, added = {new keys, in order}
+  arrays:    once edited, n (length), src = {slot -> 0-based original index},
+             vals = {slot -> new value}; a slot with neither is a hole (null)
+Values read from proxies: strings, numbers (doubles), booleans, qjson.null,
+and proxies for containers (the same proxy each time).
+]]
+
+local DELETED = setmetatable({}, { __tostring = function() return "qjson.DELETED" end })
+
+local new_proxy -- (h, s, cp, parent) -> proxy
+
+local function is_proxy(v)
+    if type(v) ~= "table" then
+        return nil
+    end
+    local st = getmetatable(v)
+    if type(st) == "table" and rawget(st, "__qjson") then
+        return st
+    end
+    return nil
+end
+
+--- The value of the child at `cp` of proxy state `st`.
+local function child_value(st, cp)
+    local t = cp[0].type
+    if t == OBJECT or t == ARRAY then
+        return new_proxy(st.h, st.s, cp, st)
+    end
+    return scalar(st.h, cp, t)
+end
+
+local function mark_dirty(st)
+    while st ~= nil and not st.dirty do
+        st.dirty = true
+        st = st.parent
+    end
+end
+
+--- Original element `o` (0-based) of an array proxy.
+local function orig_elem(st, o)
+    local cache = st.cache
+    local v = cache[o]
+    if v ~= nil then
+        return v
+    end
+    local rc = C.qjson_index(st.h, st.cur, o, cur_out)
+    if rc ~= OK then
+        raise(rc, nil, 3)
+    end
+    v = child_value(st, cur_out)
+    cache[o] = v
+    return v
+end
+
+local function orig_len(st)
+    local rc = C.qjson_len(st.h, st.cur, "", 0, len_out)
+    if rc ~= OK then
+        raise(rc, nil, 3)
+    end
+    return tonumber(len_out[0])
+end
+
+local function arr_len(st)
+    local n = st.n
+    if n == nil then
+        n = orig_len(st)
+        st.n = n
+    end
+    return n
+end
+
+local function obj_index(t, k)
+    local st = getmetatable(t)
+    local e = st.edits
+    if e ~= nil then
+        local v = e[k]
+        if v ~= nil then
+            if v == DELETED then
+                return nil
+            end
+            return v
+        end
+    end
+    local cache = st.cache
+    local v = cache[k]
+    if v ~= nil then
+        return v
+    end
+    if type(k) ~= "string" then
+        return nil
+    end
+    local rc = C.qjson_field(st.h, st.cur, k, #k, cur_out)
+    if rc ~= OK then
+        if rc == NOT_FOUND then
+            return nil
+        end
+        raise(rc, k)
+    end
+    v = child_value(st, cur_out)
+    cache[k] = v
+    return v
+end
+
+local function has_orig_key(st, k)
+    return C.qjson_field(st.h, st.cur, k, #k, cur_out) == OK
+end
+
+local function obj_newindex(t, k, v)
+    local st = getmetatable(t)
+    if type(k) ~= "string" then
+        error("qjson: object proxy keys must be strings, got " .. type(k), 2)
+    end
+    local e = st.edits
+    if e == nil then
+        e = {}
+        st.edits = e
+        st.added = {}
+    end
+    if e[k] == nil and not has_orig_key(st, k) then
+        local added = st.added
+        added[#added + 1] = k
+    end
+    if v == nil then
+        e[k] = DELETED
+    else
+        e[k] = v
+    end
+    st.cache[k] = nil
+    mark_dirty(st)
+end
+
+local function arr_index(t, i)
+    local st = getmetatable(t)
+    if type(i) ~= "number" then
+        return nil
+    end
+    local n = st.n or arr_len(st)
+    if i < 1 or i > n or floor(i) ~= i then
+        return nil
+    end
+    local src = st.src
+    if src == nil then
+        return orig_elem(st, i - 1)
+    end
+    local o = src[i]
+    if o ~= nil then
+        return orig_elem(st, o)
+    end
+    return st.vals[i]
+end
+
+local function arr_newindex(t, i, v)
+    local st = getmetatable(t)
+    if type(i) ~= "number" or i < 1 or floor(i) ~= i then
+        error("qjson: array proxy index must be a positive integer, got " .. tostring(i), 2)
+    end
+    local n = arr_len(st)
+    local src = st.src
+    if src == nil then
+        src = {}
+        for j = 1, n do
+            src[j] = j - 1
+        end
+        st.src, st.vals = src, {}
+    end
+    if i > n then
+        if v == nil then
+            return
+        end
+        st.n = i
+    end
+    src[i] = nil
+    st.vals[i] = v
+    if v == nil and i == st.n then
+        -- Removing the last element shortens the array (like t[#t] = nil),
+        -- and so do the holes left before it.
+        local m = i - 1
+        while m > 0 and src[m] == nil and st.vals[m] == nil do
+            m = m - 1
+        end
+        st.n = m
+    end
+    mark_dirty(st)
+end
+
+--- The distinct original keys of an object proxy, in document order, with
+--- the 0-based position of each key's first occurrence (`st.keys`).
+local function orig_keys(st)
+    local keys = st.keys
+    if keys ~= nil then
+        return keys
+    end
+    keys = {}
+    local seen = {}
+    local it = iter_t()
+    local rc = C.qjson_iter_init(st.h, st.cur, "", 0, it)
+    if rc ~= OK then
+        raise(rc, nil, 3)
+    end
+    while true do
+        rc = C.qjson_iter_next(st.h, it, ptr_out, len_out, cur_out)
+        if rc == END then
+            break
+        elseif rc ~= OK then
+            raise(rc, nil, 3)
+        end
+        local k = ffi_string(ptr_out[0], len_out[0])
+        if not seen[k] then
+            seen[k] = true
+            keys[#keys + 1] = k
+        end
+    end
+    st.keys = keys
+    return keys
+end
+
+--- The keys of an object proxy as they are now, in order: original keys
+--- (minus deleted ones), then added keys.
+local function current_keys(st)
+    local keys = orig_keys(st)
+    local e = st.edits
+    if e == nil then
+        return keys
+    end
+    local list = {}
+    for i = 1, #keys do
+        local k = keys[i]
+        if e[k] ~= DELETED then
+            list[#list + 1] = k
+        end
+    end
+    local added = st.added
+    for i = 1, #added do
+        local k = added[i]
+        local v = e[k]
+        if v ~= nil and v ~= DELETED then
+            list[#list + 1] = k
+        end
+    end
+    return list
+end
+
+local function proxy_len(t)
+    local st = getmetatable(t)
+    if st.__qjson == ARRAY then
+        return st.n or arr_len(st)
+    end
+    return #current_keys(st)
+end
+
+local function proxy_pairs(t)
+    local st = getmetatable(t)
+    if st.__qjson == ARRAY then
+        local i = 0
+        return function()
+            local n = st.n or arr_len(st)
+            while i < n do
+                i = i + 1
+                local v = t[i]
+                if v ~= nil then
+                    return i, v
+                end
+            end
+            return nil
+        end, t, nil
+    end
+    local keys = current_keys(st)
+    local i = 0
+    return function()
+        while true do
+            i = i + 1
+            local k = keys[i]
+            if k == nil then
+                return nil
+            end
+            local v = t[k]
+            if v ~= nil then -- skip keys deleted during the walk
+                return k, v
+            end
+        end
+    end, t, nil
+end
+
+local function proxy_ipairs(t)
+    local i = 0
+    return function()
+        i = i + 1
+        local v = t[i]
+        if v ~= nil then
+            return i, v
+        end
+        return nil
+    end, t, 0
+end
+
+new_proxy = function(h, s, cp, parent)
+    local st
+    if cp[0].type == OBJECT then
+        st = { __qjson = OBJECT, __index = obj_index, __newindex = obj_newindex,
+            __len = proxy_len, __pairs = proxy_pairs, __ipairs = proxy_ipairs,
+            h = h, s = s, cur = cursor_t(cp[0]), parent = parent, cache = {} }
+    else
+        st = { __qjson = ARRAY, __index = arr_index, __newindex = arr_newindex,
+            __len = proxy_len, __pairs = proxy_pairs, __ipairs = proxy_ipairs,
+            h = h, s = s, cur = cursor_t(cp[0]), parent = parent, cache = {} }
+    end
+    return setmetatable({}, st)
+end
+
+--- qjson.decode(s) -> a lazy proxy (or the scalar, for a scalar document).
+--- The whole input is validated first, as cjson.decode does.
+function qjson.decode(s)
+    if type(s) ~= "string" then
+        error("qjson.decode: expected a string, got " .. type(s), 2)
+    end
+    local rc = C.qjson_parse(s, #s, nil, doc_out)
+    if rc ~= OK then
+        raise(rc, nil, 2)
+    end
+    local h = adopt(doc_out[0])
+    rc = C.qjson_find(h, nil, "", 0, cur_out)
+    if rc ~= OK then
+        raise(rc, nil, 2)
+    end
+    local t = cur_out[0].type
+    if t == OBJECT or t == ARRAY then
+        return new_proxy(h, s, cur_out, nil)
+    end
+    return scalar(h, cur_out, t)
+end
+
+--- Whether `v` is a proxy from qjson.decode.
+function qjson.is_proxy(v)
+    return is_proxy(v) ~= nil
+end
+
+function qjson.len(t)
+    if is_proxy(t) then
+        return proxy_len(t)
+    end
+    return #t
+end
+
+function qjson.pairs(t)
+    if is_proxy(t) then
+        return proxy_pairs(t)
+    end
+    return next, t, nil
+end
+
+function qjson.ipairs(t)
+    if is_proxy(t) then
+        return proxy_ipairs(t)
+    end
+    return ipairs(t)
+end
+
+--- Plain Lua tables from proxies (recursively; JSON null stays qjson.null).
+--- Plain tables are copied with their values materialized; scalars are
+--- returned as they are.
+local function materialize(v, depth)
+    if type(v) ~= "table" or v == null then
+        return v
+    end
+    if depth > MAX_DEPTH then
+        error(format("qjson.materialize: excessive nesting (%d)", depth), 0)
+    end
+    local r = {}
+    if is_proxy(v) then
+        for k, x in proxy_pairs(v) do
+            r[k] = materialize(x, depth + 1)
+        end
+    else
+        for k, x in next, v do
+            r[k] = materialize(x, depth + 1)
+        end
+    end
+    return r
+end
+
+function qjson.materialize(v)
+    return materialize(v, 1)
+end
+
+-- ---------------------------------------------------------------- encode (proxies)
+
+local span_cur = ffi_new("qjson_cursor[1]")
+
+--- The original text of the value at `cp` in `st`'s input.
+local function put_span(b, st, cp)
+    local rc = C.qjson_span(st.h, cp, "", 0, len_out, len_out + 1)
+    if rc ~= OK then
+        raise(rc, nil, 3)
+    end
+    local a = len_out[0]
+    b:putcdata(ffi.cast(charp_t, st.s) + a, len_out[1] - a)
+end
+
+--- An original child (of either kind): the proxy read from it if there is
+--- one (it may hold edits), else the original bytes.
+local function put_orig(b, st, key, cp, depth, stack)
+    local v = st.cache[key]
+    if v ~= nil and type(v) == "table" and v ~= null then
+        put_table(b, v, depth, stack)
+    else
+        put_span(b, st, cp)
+    end
+end
+
+put_proxy = function(b, t, st, depth, stack)
+    if not st.dirty then
+        put_span(b, st, st.cur)
+        return
+    end
+    local h = st.h
+    if st.__qjson == ARRAY then
+        local n = st.n or arr_len(st)
+        local src, vals = st.src, st.vals
+        b:put("[")
+        for i = 1, n do
+            if i > 1 then
+                b:put(",")
+            end
+            local o = src and src[i] or (src == nil and i - 1) or nil
+            if o ~= nil then
+                local rc = C.qjson_index(h, st.cur, o, span_cur)
+                if rc ~= OK then
+                    raise(rc, nil, 2)
+                end
+                put_orig(b, st, o, span_cur, depth, stack)
+            else
+                encode_value(b, vals[i], depth, stack)
+            end
+        end
+        b:put("]")
+        return
+    end
+    local e = st.edits or {}
+    local keys = orig_keys(st)
+    local first = true
+    b:put("{")
+    for i = 1, #keys do
+        local k = keys[i]
+        local v = e[k]
+        if v ~= DELETED then
+            if first then
+                first = false
+            else
+                b:put(",")
+            end
+            put_string(b, k)
+            b:put(":")
+            if v ~= nil then
+                encode_value(b, v, depth, stack)
+            else
+                local rc = C.qjson_field(h, st.cur, k, #k, span_cur)
+                if rc ~= OK then
+                    raise(rc, nil, 2)
+                end
+                put_orig(b, st, k, span_cur, depth, stack)
+            end
+        end
+    end
+    local added = st.added
+    if added then
+        for i = 1, #added do
+            local k = added[i]
+            local v = e[k]
+            if v ~= nil and v ~= DELETED then
+                if first then
+                    first = false
+                else
+                    b:put(",")
+                end
+                put_string(b, k)
+                b:put(":")
+                encode_value(b, v, depth, stack)
+            end
+        end
+    end
+    b:put("}")
+end
+
+return qjson

@@ -1,0 +1,131 @@
+//! The document handle: `qjson_parse` and `qjson_free`.
+
+use super::status::{guard, Fail, Status};
+use crate::doc::Doc;
+use crate::index::{self, Index};
+use std::ffi::{c_char, c_int};
+
+/// Parse options (`qjson_options`); a null pointer means the defaults.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Nonzero: check only structure and depth; value errors surface when
+    /// the value is read.
+    pub lazy: c_int,
+    /// Maximum container nesting; 0 means the default (1024).
+    pub max_depth: u32,
+}
+
+/// A parsed document (`qjson_doc`): the index, owned, and the input,
+/// borrowed through a raw pointer. Plain reads never mutate it; the child
+/// tables inside the index are behind a mutex, so a handle may be read from
+/// several threads.
+pub struct Handle {
+    input: *const u8,
+    len: usize,
+    index: Index,
+}
+
+impl Handle {
+    /// The core document over the borrowed input.
+    #[inline]
+    pub(crate) fn doc(&self) -> Doc<'_> {
+        let input: &[u8] = if self.len == 0 {
+            &[]
+        } else {
+            // SAFETY: `qjson_parse` stored a pointer to `len` readable bytes,
+            // and its contract makes the caller keep them alive and unchanged
+            // until `qjson_free` destroys this handle, which outlives `&self`.
+            unsafe { std::slice::from_raw_parts(self.input, self.len) }
+        };
+        Doc::new(input, &self.index)
+    }
+}
+
+/// The handle behind a pointer from C, or an `Arg` failure for null.
+///
+/// # Safety
+/// `h` is null or a pointer returned by `qjson_parse` and not yet freed.
+#[inline]
+pub(crate) unsafe fn handle<'h>(h: *const Handle) -> Result<&'h Handle, Fail> {
+    // SAFETY: per this function's contract, a non-null `h` points to a live
+    // `Handle` (`as_ref` handles null).
+    unsafe { h.as_ref() }.ok_or(Fail::Arg("null document"))
+}
+
+/// Index `len` bytes at `input` and store a new document in `*out`. The
+/// input is borrowed, not copied: it must stay alive and unchanged until
+/// `qjson_free`.
+///
+/// # Safety
+/// `input` points to `len` readable bytes (or `len` is 0), `opts` is null or
+/// valid, and `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_parse(
+    input: *const c_char,
+    len: usize,
+    opts: *const Options,
+    out: *mut *mut Handle,
+) -> c_int {
+    guard(|| {
+        if out.is_null() {
+            return Err(Fail::Arg("null out pointer"));
+        }
+        // SAFETY: the caller passes null or a valid `qjson_options`.
+        let o = unsafe { opts.as_ref() }.copied();
+        let mut options = index::Options::default();
+        if let Some(o) = o {
+            options.lazy = o.lazy != 0;
+            if o.max_depth != 0 {
+                options.max_depth = o.max_depth as usize;
+            }
+        }
+        let bytes: &[u8] = if len == 0 {
+            &[]
+        } else if input.is_null() {
+            return Err(Fail::Arg("null input"));
+        } else {
+            // SAFETY: per the contract, `input` points to `len` readable bytes.
+            unsafe { std::slice::from_raw_parts(input.cast::<u8>(), len) }
+        };
+        let index = Index::build(bytes, &options)?;
+        let h = Box::new(Handle {
+            input: bytes.as_ptr(),
+            len,
+            index,
+        });
+        // SAFETY: `out` is non-null and, per the contract, writable.
+        unsafe { *out = Box::into_raw(h) };
+        Ok(Status::Ok)
+    })
+}
+
+/// Bytes of heap the document holds (its index), for callers whose garbage
+/// collector should account for it (qjson.lua paces LuaJIT's GC with it).
+/// 0 for null.
+///
+/// # Safety
+/// `doc` is null or a live pointer from `qjson_parse`.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_memory(doc: *const Handle) -> usize {
+    // SAFETY: per the contract, `doc` is null or live.
+    match unsafe { doc.as_ref() } {
+        Some(h) => std::panic::catch_unwind(|| h.index.heap_bytes()).unwrap_or(0),
+        None => 0,
+    }
+}
+
+/// Destroy a document from `qjson_parse` (null is ignored). Cursors and
+/// iterators taken from it must not be used afterwards.
+///
+/// # Safety
+/// `doc` is null or a pointer returned by `qjson_parse`, freed only once.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_free(doc: *mut Handle) {
+    if !doc.is_null() {
+        // SAFETY: per the contract, `doc` came from `Box::into_raw` in
+        // `qjson_parse` and is freed once. Dropping an `Index` does not
+        // panic, but stay behind a barrier all the same.
+        let _ = std::panic::catch_unwind(|| drop(unsafe { Box::from_raw(doc) }));
+    }
+}

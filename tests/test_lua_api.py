@@ -1,0 +1,249 @@
+"""The Lua API of qjson.lua inside lupa's LuaJIT: every Doc / cursor method,
+errors, lifetimes, and the Python glue (qjson.luajit)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("lupa", reason="lupa is not installed (pip install 'qjson[lua]')")
+
+import qjson  # noqa: E402
+import qjson.luajit  # noqa: E402
+
+BODY = (
+    b'{"model": "gpt-4o", "temperature": 0.7, "n": 9007199254740993, "stream": false,'
+    b' "none": null, "big": 123456789012345678901234, "neg": -5, "exp": 1e2,'
+    b' "esc": "a\\n\\u00e9\\ud83d\\ude00", "a.b": {"c[d]": [10, 20, 30]},'
+    b' "messages": [{"role": "system", "content": "Be brief."},'
+    b' {"role": "user", "content": [{"type": "text", "text": "hi"}]}]}'
+)
+
+
+@pytest.fixture(scope="module")
+def lua():
+    return qjson.luajit.runtime(lua_modules=True)
+
+
+@pytest.fixture(scope="module")
+def call(lua):
+    """call(body, lua_expr_using_d_and_qjson) -> results of the expression."""
+    runner = lua.eval(
+        """function(s, code)
+            local qjson = require("qjson")
+            local d = qjson.parse(s)
+            local f = assert(loadstring("local qjson, d = ...; return " .. code))
+            return f(qjson, d)
+        end"""
+    )
+
+    def run(body: bytes, code: str):
+        return runner(body, code)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def run(lua):
+    """run(body, code) -> results of the expression, with `s` the body."""
+    return lua.eval(
+        """function(s, code)
+            local f = assert(loadstring("local qjson, s = ...; return " .. code))
+            return f(require("qjson"), s)
+        end"""
+    )
+
+
+@pytest.fixture(scope="module")
+def err(lua):
+    """err(body, code) -> the error message the code raises (or fails)."""
+    runner = lua.eval(
+        """function(s, code)
+            local qjson = require("qjson")
+            local f = assert(loadstring("local qjson, s = ...; return " .. code))
+            local ok, e = pcall(f, qjson, s)
+            assert(not ok, "no error raised")
+            return tostring(e)
+        end"""
+    )
+    return runner
+
+
+def test_runtime_and_install(lua):
+    assert lua.eval('require("qjson")._VERSION') == qjson.__version__
+    assert lua.eval('require("qjson")._BACKEND') == qjson.backend()
+    # install() on a runtime the user already has, twice: both work.
+    import lupa.luajit21
+
+    rt = lupa.luajit21.LuaRuntime()
+    mod = qjson.luajit.install(rt)
+    assert mod["_VERSION"] == qjson.__version__
+    qjson.luajit.install(rt)
+    assert rt.eval('require("qjson").parse("[1,2]"):len()') == 2
+    get_model = rt.eval('function(s) return require("qjson").parse(s):get_str("model") end')
+    assert get_model(BODY) == "gpt-4o"
+
+
+def test_install_rejects_other_objects():
+    with pytest.raises(TypeError):
+        qjson.luajit.install(object())
+
+
+def test_library_path_is_the_extension():
+    assert qjson.luajit.library_path() == qjson._qjson.__file__
+    assert b"qjson.parse" in qjson.luajit.lua_source()
+
+
+def test_typed_getters(call):
+    assert call(BODY, 'd:get_str("model")') == "gpt-4o"
+    assert call(BODY, 'd:get_f64("temperature")') == 0.7
+    assert call(BODY, 'd:get_f64("n")') == 9007199254740992.0
+    assert call(BODY, 'd:get_bool("stream")') is False
+    assert call(BODY, 'd:get_str("esc")') == "a\n\u00e9\U0001f600"
+    assert call(BODY, 'd:get_str("messages[1].content[0].text")') == "hi"
+    assert call(BODY, 'd:get_f64("exp")') == 100.0
+    assert call(BODY, 'd:get_f64("big")') == 1.2345678901234568e23
+
+
+def test_get_i64_is_lossless_int64_cdata(call):
+    assert call(BODY, 'tostring(d:get_i64("n"))') == "9007199254740993LL"
+    assert call(BODY, 'require("ffi").istype("int64_t", d:get_i64("neg"))') is True
+    assert call(BODY, 'tostring(d:get_i64("neg"))') == "-5LL"
+    assert call(BODY, 'd:get_i64("neg") == -5') is True
+
+
+def test_typeof_len_raw(call):
+    names = {
+        "": "object",
+        "messages": "array",
+        "model": "string",
+        "n": "number",
+        "stream": "bool",
+        "none": "null",
+    }
+    for path, name in names.items():
+        assert call(BODY, f"d:typeof({path!r})") == name
+    assert call(BODY, "d:typeof()") == "object"
+    assert call(BODY, 'd:len("messages")') == 2
+    assert call(BODY, "d:len()") == 11
+    assert call(BODY, 'd:len(\'["a.b"]["c[d]"]\')') == 3
+    assert call(BODY, 'd:raw("messages[0]")') == '{"role": "system", "content": "Be brief."}'
+    assert call(BODY, 'd:raw("temperature")') == "0.7"
+    assert call(BODY, 'd:raw("esc")') == '"a\\n\\u00e9\\ud83d\\ude00"'
+    assert call(b"  [1, 2]  ", "d:raw()") == "[1, 2]"
+
+
+def test_every_path_form(call):
+    assert call(BODY, 'd:get_f64(\'["a.b"]["c[d]"][-1]\')') == 30
+    assert call(BODY, 'd:get_str("/messages/1/role")') == "user"
+    assert call(BODY, 'd:get_f64("/a.b/c[d]/0")') == 10
+    assert call(BODY, 'd:get_str("messages[-1].content[0].type")') == "text"
+
+
+def test_get(call):
+    assert call(BODY, 'd:get("model")') == "gpt-4o"
+    assert call(BODY, 'd:get("temperature")') == 0.7
+    assert call(BODY, 'd:get("stream")') is False
+    assert call(BODY, 'd:get("none") == qjson.null') is True
+    assert call(BODY, 'tostring(d:get("messages"))') == "qjson.Cursor"
+    assert call(BODY, 'd:get("messages"):len()') == 2
+    assert call(BODY, 'd:get("messages[1]"):get_str("role")') == "user"
+    assert call(BODY, 'd:get("nope")') is None
+    assert call(BODY, "tostring(d)") == "qjson.Doc"
+
+
+def test_cursor_has_the_same_methods(call):
+    code = """(function()
+        local c = d:open("messages[1]")
+        local t = c:open("content[0]")
+        return c:get_str("role"), c:len("content"), c:typeof("content"), c:raw("role"),
+               t:get_str("text"), t:typeof(), c:get_str("nope"), c:len(), c:open("nope")
+    end)()"""
+    assert call(BODY, code) == ("user", 1, "array", '"user"', "hi", "object", None, 2, None)
+    assert call(BODY, 'd:open("model"):get_str()') == "gpt-4o"
+    assert call(BODY, 'd:open("n"):get_i64() == 9007199254740993LL') is True
+    assert call(BODY, 'd:open("temperature"):get_f64("")') == 0.7
+    assert call(BODY, 'd:open("stream"):get_bool()') is False
+
+
+def test_missing_path_gives_nil(call):
+    for method in ("get_str", "get_i64", "get_f64", "get_bool", "typeof", "len", "raw", "open"):
+        assert call(BODY, f'd:{method}("nope.x")') is None, method
+        assert call(BODY, f'd:{method}("messages[7]")') is None, method
+        # A path through a scalar names nothing, too.
+        assert call(BODY, f'd:{method}("model.x")') is None, method
+
+
+def test_errors_raise_with_the_message(err):
+    s = "qjson.parse(s)"
+    assert err(b"[1, 2", s) == "qjson: Unexpected end of input at byte 5"
+    assert err(b'{"a" 1}', s) == "qjson: Expecting ':' delimiter at byte 5"
+    assert err(b"", s).startswith("qjson: Expecting value")
+    assert err(b"[1] x", s).startswith("qjson: Extra data")
+    body = b'{"a": 1, "s": "x", "l": [1]}'
+    assert err(body, 'qjson.parse(s):get_str("a")').endswith(
+        'qjson: expected string, found number (path "a")'
+    )
+    assert "expected bool" in err(body, 'qjson.parse(s):get_bool("s")')
+    assert "expected number" in err(body, 'qjson.parse(s):get_f64("s")')
+    assert "integer in the i64 range" in err(b"[1.5]", 'qjson.parse(s):get_i64("[0]")')
+    assert "object or array" in err(body, 'qjson.parse(s):len("a")')
+    assert "invalid path" in err(body, 'qjson.parse(s):get_str("a..b")')
+    assert "invalid path" in err(body, 'qjson.parse(s):typeof("[x]")')
+    assert "expected a string" in err(body, "qjson.parse(42)")
+    assert "max_depth" in err(body, "qjson.parse(s, {max_depth = -1})")
+
+
+def test_options_lazy_and_max_depth(run, err):
+    bad = b'{"ok": 1, "bad": "\\x"}'
+    assert err(bad, "qjson.parse(s)").startswith("qjson: Invalid \\escape")
+    assert run(bad, 'qjson.parse(s, {lazy = true}):get_f64("ok")') == 1
+    assert "Invalid \\escape" in err(bad, 'qjson.parse(s, {lazy = true}):get_str("bad")')
+    deep = b"[" * 10 + b"]" * 10
+    assert run(deep, "qjson.parse(s, {max_depth = 10}):len()") == 1
+    assert "Maximum nesting depth" in err(deep, "qjson.parse(s, {max_depth = 9})")
+
+
+def test_input_is_pinned_and_docs_are_collected(lua):
+    # Cursors keep the document (and its string) alive; thousands of docs
+    # are freed by ffi.gc without trouble.
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local cursors = {}
+            for i = 1, 2000 do
+                local s = '{"k": [' .. i .. ', "v' .. i .. '"]}'
+                cursors[#cursors + 1] = qjson.parse(s):open("k")
+            end
+            collectgarbage(); collectgarbage()
+            local sum = 0
+            for i, c in ipairs(cursors) do
+                assert(c:get_str("[1]") == "v" .. i)
+                sum = sum + c:get_f64("[0]")
+            end
+            cursors = nil
+            collectgarbage(); collectgarbage()
+            return sum
+        end"""
+    )
+    assert f() == sum(range(1, 2001))
+
+
+def test_strings_with_escapes_are_copied_out(call):
+    # The decoded form of an escaped string lives in a per-thread buffer
+    # until the next call: reading two in a row keeps both right.
+    body = b'["a\\"b", "c\\\\d", "plain"]'
+    assert call(body, 'd:get_str("[0]"), d:get_str("[1]"), d:get_str("[2]")') == (
+        'a"b',
+        "c\\d",
+        "plain",
+    )
+
+
+def test_lua_api_matches_python_doc(call):
+    doc = qjson.parse(BODY)
+    for path in ("model", "temperature", "messages[1].role", "esc", "a\\.b"):
+        if doc.get(path, None) is None:
+            continue
+        t = doc.type(path)
+        assert call(BODY, f"d:typeof({path!r})") == t
+        assert call(BODY, f"d:raw({path!r})") == doc.raw(path).decode()
