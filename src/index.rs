@@ -20,6 +20,26 @@
 //! Strings are not read here: a string ends at the last `"` before the next
 //! structural (see [`string_close`]), so a 1 MB base64 string costs nothing
 //! in stage 2.
+//!
+//! # Cost
+//!
+//! The walk costs a few nanoseconds per structural, so the per-structural
+//! work is kept small:
+//! - each gap is measured once ([`gap_end`]): empty, one non-space byte (a
+//!   scalar) and one space (after `:`) are tested directly, anything else
+//!   (a newline and indentation) takes 16 bytes per SSE2 step;
+//! - a value is dispatched on its structural (`"`, `{`, `[`, or a scalar
+//!   in the gap before a `,` or closer), which is known before the gap's
+//!   end, and the gap check then nearly always passes;
+//! - keys: one two-byte compare finds `":` in the common case;
+//! - scalars: a 32-byte digit mask validates plain integers and decimals
+//!   without a loop ([`scalar_end`]); the full grammar runs otherwise, and
+//!   any failure goes to a cold path that recomputes the exact error;
+//! - the frame of the innermost container lives in locals; its kind also
+//!   stands for the top level, so "after a value" is one match;
+//! - allocation: the container table starts small and, if that was short,
+//!   jumps to its upper bound (no repeated copying); spare capacity is only
+//!   returned when it is worth a quarter of the input (a shrink is a realloc).
 
 use crate::decode::number::{check_scalar, scalar_end};
 use crate::decode::string::check_escape;
@@ -89,60 +109,80 @@ pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
 
-/// Eight spaces, the unit of indentation skipping.
-const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
-
-/// Eight bytes at `input[p..p + 8]`, if they exist.
+/// A bit mask of the bytes of `input[p..p + 16]` that are not whitespace
+/// (bit `i` for byte `p + i`), or `None` when fewer than 16 bytes remain.
+/// Pretty-printed JSON has a newline and indentation in most gaps: one step
+/// covers both.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn load8(input: &[u8], p: usize) -> Option<u64> {
-    let bytes: [u8; 8] = input.get(p..p + 8)?.try_into().ok()?;
-    Some(u64::from_le_bytes(bytes))
+fn non_ws16(input: &[u8], p: usize) -> Option<u32> {
+    use std::arch::x86_64::*;
+    let chunk = input.get(p..p + 16)?;
+    // SAFETY: `chunk` is 16 readable bytes and `loadu` has no alignment
+    // requirement; SSE2 is part of the x86_64 baseline, so every intrinsic
+    // here is available.
+    let ws = unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast());
+        let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+        _mm_movemask_epi8(_mm_or_si128(
+            _mm_or_si128(eq(b' '), eq(b'\n')),
+            _mm_or_si128(eq(b'\r'), eq(b'\t')),
+        ))
+    };
+    Some(!ws as u32 & 0xFFFF)
 }
 
-/// The first non-whitespace byte at or after `p` (or `input.len()`).
-///
-/// Indentation is runs of spaces, so eight bytes are compared with eight
-/// spaces at once; the first byte that is not a space ends the step, and is
-/// either other whitespace (a newline: step over it and go on) or the answer.
+/// A bit mask of the bytes of `input[p..p + 16]` that are not whitespace
+/// (bit `i` for byte `p + i`), or `None` when fewer than 16 bytes remain.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn non_ws16(input: &[u8], p: usize) -> Option<u32> {
+    non_ws16_portable(input, p)
+}
+
+/// [`non_ws16`] without SIMD (the reference in tests).
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn non_ws16_portable(input: &[u8], p: usize) -> Option<u32> {
+    let chunk = input.get(p..p + 16)?;
+    let mut m = 0u32;
+    for (i, &b) in chunk.iter().enumerate() {
+        m |= (!is_ws(b) as u32) << i;
+    }
+    Some(m)
+}
+
+/// The first non-whitespace byte at or after `p` (or `input.len()`), 16
+/// bytes a step.
 #[inline]
 pub(crate) fn skip_ws(input: &[u8], mut p: usize) -> usize {
-    loop {
-        match load8(input, p) {
-            Some(w) => {
-                let x = w ^ SPACES;
-                if x == 0 {
-                    p += 8;
-                    continue;
-                }
-                p += (x.trailing_zeros() / 8) as usize;
-            }
-            None => {
-                while p < input.len() && is_ws(input[p]) {
-                    p += 1;
-                }
-                return p;
-            }
+    while let Some(m) = non_ws16(input, p) {
+        if m != 0 {
+            return p + m.trailing_zeros() as usize;
         }
-        // `input[p]` exists and is not a space.
-        if !is_ws(input[p]) {
-            return p;
-        }
+        p += 16;
+    }
+    while p < input.len() && is_ws(input[p]) {
         p += 1;
     }
+    p
 }
 
 /// The end (exclusive) of the token that ends before `end`, trailing
-/// whitespace removed. Steps back eight spaces at a time, as [`skip_ws`].
+/// whitespace removed, 16 bytes a step.
 #[inline]
 pub(crate) fn trim_end(input: &[u8], start: usize, mut end: usize) -> usize {
+    while end >= start + 16 {
+        let Some(m) = non_ws16(input, end - 16) else {
+            break;
+        };
+        if m != 0 {
+            return end - (m.leading_zeros() - 16) as usize;
+        }
+        end -= 16;
+    }
     while end > start && is_ws(input[end - 1]) {
         end -= 1;
-        if end >= start + 8 {
-            if let Some(w) = load8(input, end - 8) {
-                let x = w ^ SPACES;
-                end -= (x.leading_zeros() / 8) as usize;
-            }
-        }
     }
     end
 }
@@ -191,17 +231,26 @@ fn after_string_garbage(input: &[u8], open: usize) -> usize {
     input.len()
 }
 
+/// What encloses a value: an array, an object, or nothing (the top level,
+/// where only the end of input may follow).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Array,
+    Object,
+    Top,
+}
+
 #[derive(Clone, Copy)]
 struct Frame {
     ord: u32,
-    object: bool,
+    kind: Kind,
     count: u32,
 }
 
 /// The frame standing for "outside any container".
 const TOP: Frame = Frame {
     ord: u32::MAX,
-    object: false,
+    kind: Kind::Top,
     count: 0,
 };
 
@@ -238,8 +287,17 @@ impl Index {
             non_ascii,
             tables: Mutex::new(HashMap::new()),
         };
-        index.structurals.shrink_to_fit();
-        index.containers.shrink_to_fit();
+        // Give back spare capacity only when it is worth a quarter of the
+        // input: a shrink is a realloc (a syscall for large blocks), and
+        // growth by doubling leaves at most as much spare as is used.
+        let worth = input.len() / 4;
+        if (index.structurals.capacity() - index.structurals.len()) * 4 > worth {
+            index.structurals.shrink_to_fit();
+        }
+        let spare = index.containers.capacity() - index.containers.len();
+        if spare * std::mem::size_of::<Container>() > worth {
+            index.containers.shrink_to_fit();
+        }
         Ok(index)
     }
 
@@ -271,6 +329,13 @@ fn check_strings(
         if e < covered {
             continue; // the second half of a surrogate pair already checked
         }
+        // The one-letter escapes (`\/` in URLs, `\"` in HTML) need no call.
+        if matches!(
+            input.get(e + 1),
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+        ) {
+            continue;
+        }
         match check_escape(input, e) {
             Ok(n) => covered = e + n,
             Err(err) => {
@@ -280,11 +345,15 @@ fn check_strings(
         }
     }
     if non_ascii {
-        if let Err(e) = simdutf8::compat::from_utf8(input) {
-            worst = Some(min_err(
-                worst,
-                Error::new(ErrorKind::InvalidUtf8, e.valid_up_to()),
-            ));
+        // The fast validator first; the one that locates the error only
+        // when there is one.
+        if simdutf8::basic::from_utf8(input).is_err() {
+            if let Err(e) = simdutf8::compat::from_utf8(input) {
+                worst = Some(min_err(
+                    worst,
+                    Error::new(ErrorKind::InvalidUtf8, e.valid_up_to()),
+                ));
+            }
         }
     }
     match worst {
@@ -307,6 +376,13 @@ fn gap_end(input: &[u8], p: usize, next: usize) -> usize {
     if p == next {
         return p;
     }
+    // No whitespace at all (a scalar right after the structural), or one
+    // space (after `:` in pretty-printed JSON).
+    match input[p] {
+        b'!'..=b'\xff' => return p,
+        b' ' if input.get(p + 1).is_some_and(|&b| b > b' ') => return p + 1,
+        _ => {}
+    }
     skip_ws(input, p)
 }
 
@@ -322,101 +398,110 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
     let n = input.len();
     let last = s.len() - 1; // the sentinel
     let strict = !opts.lazy;
-    // A modest first guess; containers are far rarer than structurals.
+    // A modest first guess: most documents have one container per 16
+    // structurals or fewer (and then nothing is reserved in vain).
     let mut containers: Vec<Container> = Vec::with_capacity(s.len() / 16 + 1);
     // Parents of the current container; `cur` is the innermost open one.
     let mut stack: Vec<Frame> = Vec::new();
     let mut cur = TOP;
     let err = |kind, at: usize| Err(Error::new(kind, at));
 
-    let mut k = 0usize;
-    let mut q = skip_ws(input, 0);
-    if q == n {
+    if skip_ws(input, 0) == n {
         return err(ErrorKind::Empty, n);
     }
+    let mut k = 0usize;
+    let mut p = 0usize;
     'value: loop {
-        // --- a value starting at byte q ---
+        // --- a value in the gap from byte p, or at structural k ---
         let sk = s[k] as usize;
-        if q < sk {
-            // A scalar token between q and the next structural. Nothing
-            // but whitespace may follow the token; any failure takes the
-            // cold path, which reports the error.
-            if strict {
-                match scalar_end(input, q) {
-                    Some(e) if gap_end(input, e, sk) == sk => {}
-                    _ => return Err(scalar_gap_error(input, q, sk, cur)),
+        // Which kind of value comes next is the branch that mispredicts,
+        // so decide it on `input[sk]`, which is known before the gap's end;
+        // the gap check itself nearly always passes.
+        match input.get(sk) {
+            Some(b'"') if gap_end(input, p, sk) == sk => {
+                if string_close(input, s, k).is_none() {
+                    let at = after_string_garbage(input, sk);
+                    return err(after_value_error(cur, at == n), at);
+                }
+                k += 1;
+            }
+            Some(&open @ (b'{' | b'[')) if gap_end(input, p, sk) == sk => {
+                if stack.len() >= opts.max_depth {
+                    return err(ErrorKind::DepthExceeded, sk);
+                }
+                stack.push(cur);
+                let object = open == b'{';
+                cur = Frame {
+                    ord: containers.len() as u32,
+                    kind: if object { Kind::Object } else { Kind::Array },
+                    count: 0,
+                };
+                if containers.len() == containers.capacity() {
+                    // The first guess was short: go straight to the
+                    // upper bound (two structurals per container) rather
+                    // than copy the table at every doubling.
+                    containers.reserve_exact(s.len() / 2 + 1 - containers.len());
+                }
+                containers.push(Container::default());
+                k += 1;
+                let next = s[k] as usize;
+                let g = gap_end(input, sk + 1, next);
+                let close = if object { b'}' } else { b']' };
+                if g == next && k < last && input[next] == close {
+                    // Empty container.
+                    k = close_container(input, s, k, &mut cur, &mut stack, &mut containers)?;
+                } else {
+                    if object {
+                        k = expect_key(input, s, k, g, last)?;
+                    }
+                    p = s[k - 1] as usize + 1;
+                    continue 'value;
                 }
             }
-        } else if k == last {
-            return err(ErrorKind::UnexpectedEnd, n);
-        } else {
-            match input[sk] {
-                b'"' => {
-                    if string_close(input, s, k).is_none() {
-                        let at = after_string_garbage(input, sk);
-                        return err(after_value_error(cur, at == n), at);
+            _ => {
+                let q = gap_end(input, p, sk);
+                if q == sk {
+                    if k == last {
+                        return err(ErrorKind::UnexpectedEnd, n);
                     }
-                    k += 1;
+                    return err(ErrorKind::ExpectedValue, sk);
                 }
-                open @ (b'{' | b'[') => {
-                    if stack.len() >= opts.max_depth {
-                        return err(ErrorKind::DepthExceeded, sk);
-                    }
-                    stack.push(cur);
-                    let object = open == b'{';
-                    cur = Frame {
-                        ord: containers.len() as u32,
-                        object,
-                        count: 0,
-                    };
-                    containers.push(Container::default());
-                    k += 1;
-                    let next = s[k] as usize;
-                    let g = gap_end(input, sk + 1, next);
-                    let close = if object { b'}' } else { b']' };
-                    if g == next && k < last && input[next] == close {
-                        // Empty container.
-                        k = close_container(input, s, k, &mut cur, &mut stack, &mut containers)?;
-                    } else {
-                        if object {
-                            k = expect_key(input, s, k, g, last)?;
-                            q = gap_end(input, s[k - 1] as usize + 1, s[k] as usize);
-                        } else {
-                            q = g;
-                        }
-                        continue 'value;
+                // A scalar token between q and the next structural.
+                // Nothing but whitespace may follow the token; any failure
+                // takes the cold path, which reports the error.
+                if strict {
+                    match scalar_end(input, q) {
+                        Some(e) if gap_end(input, e, sk) == sk => {}
+                        _ => return Err(scalar_gap_error(input, q, sk, cur)),
                     }
                 }
-                _ => return err(ErrorKind::ExpectedValue, sk),
             }
         }
         // --- after a value: S[k] is the terminator, gap already checked ---
         loop {
-            if cur.ord == u32::MAX {
-                if k != last {
-                    return err(ErrorKind::TrailingContent, s[k] as usize);
-                }
-                return Ok(containers);
-            }
-            cur.count += 1;
             if k == last {
+                if cur.kind == Kind::Top {
+                    return Ok(containers);
+                }
                 return err(ErrorKind::UnexpectedEnd, n);
             }
+            cur.count += 1;
             let sk = s[k] as usize;
-            match (input[sk], cur.object) {
-                (b',', false) => {
+            // At the top level every structural is trailing content.
+            match (input[sk], cur.kind) {
+                (b',', Kind::Array) => {
                     k += 1;
-                    q = gap_end(input, sk + 1, s[k] as usize);
+                    p = sk + 1;
                     continue 'value;
                 }
-                (b',', true) => {
+                (b',', Kind::Object) => {
                     k += 1;
                     let g = gap_end(input, sk + 1, s[k] as usize);
                     k = expect_key(input, s, k, g, last)?;
-                    q = gap_end(input, s[k - 1] as usize + 1, s[k] as usize);
+                    p = s[k - 1] as usize + 1;
                     continue 'value;
                 }
-                (b']', false) | (b'}', true) => {
+                (b']', Kind::Array) | (b'}', Kind::Object) => {
                     k = close_container(input, s, k, &mut cur, &mut stack, &mut containers)?;
                 }
                 _ => return err(after_value_error(cur, false), sk),
@@ -445,12 +530,12 @@ fn scalar_gap_error(input: &[u8], q: usize, sk: usize, cur: Frame) -> Error {
 fn after_value_error(cur: Frame, at_end: bool) -> ErrorKind {
     if at_end {
         ErrorKind::UnexpectedEnd
-    } else if cur.ord == u32::MAX {
-        ErrorKind::TrailingContent
-    } else if cur.object {
-        ErrorKind::ExpectedObjectCommaOrEnd
     } else {
-        ErrorKind::ExpectedArrayCommaOrEnd
+        match cur.kind {
+            Kind::Top => ErrorKind::TrailingContent,
+            Kind::Object => ErrorKind::ExpectedObjectCommaOrEnd,
+            Kind::Array => ErrorKind::ExpectedArrayCommaOrEnd,
+        }
     }
 }
 
@@ -460,24 +545,45 @@ fn after_value_error(cur: Frame, at_end: bool) -> ErrorKind {
 #[inline(always)]
 fn expect_key(input: &[u8], s: &[u32], k: usize, g: usize, last: usize) -> Result<usize, Error> {
     let sk = s[k] as usize;
-    if g != sk || k == last || input[sk] != b'"' {
-        let kind = if g == input.len() {
-            ErrorKind::UnexpectedEnd
-        } else {
-            ErrorKind::ExpectedKey
-        };
-        return Err(Error::new(kind, g));
+    // (At the sentinel, `sk` is `input.len()` and `get` fails.)
+    if g != sk || input.get(sk) != Some(&b'"') {
+        return Err(key_error(input, g));
     }
-    if string_close(input, s, k).is_none() || k + 1 == last || input[s[k + 1] as usize] != b':' {
-        let at = after_string_garbage(input, sk);
-        let kind = if at == input.len() {
-            ErrorKind::UnexpectedEnd
-        } else {
-            ErrorKind::ExpectedColon
-        };
-        return Err(Error::new(kind, at));
+    // Usually the colon follows the closing quote: one two-byte compare.
+    let colon = s[k + 1] as usize;
+    if colon > sk + 1 && input.get(colon - 1..colon + 1) == Some(b"\":") {
+        return Ok(k + 2);
+    }
+    if string_close(input, s, k).is_none() || k + 1 == last || input[colon] != b':' {
+        return Err(colon_error(input, sk));
     }
     Ok(k + 2)
+}
+
+/// Cold path of [`expect_key`]: no key string where one must begin (at `g`).
+#[cold]
+#[inline(never)]
+fn key_error(input: &[u8], g: usize) -> Error {
+    let kind = if g == input.len() {
+        ErrorKind::UnexpectedEnd
+    } else {
+        ErrorKind::ExpectedKey
+    };
+    Error::new(kind, g)
+}
+
+/// Cold path of [`expect_key`]: the key string opened at `open` is not
+/// followed by a colon.
+#[cold]
+#[inline(never)]
+fn colon_error(input: &[u8], open: usize) -> Error {
+    let at = after_string_garbage(input, open);
+    let kind = if at == input.len() {
+        ErrorKind::UnexpectedEnd
+    } else {
+        ErrorKind::ExpectedColon
+    };
+    Error::new(kind, at)
 }
 
 /// Close `cur` at structural `k`; returns the index of the structural after
@@ -505,4 +611,46 @@ fn close_container(
         return Err(Error::new(after_value_error(*cur, false), g));
     }
     Ok(k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whitespace_masks_and_skips() {
+        let bytes: Vec<u8> = (0..=255u8).collect();
+        let mut seed = 7u32;
+        for round in 0..2000 {
+            // Mostly whitespace, some of everything else.
+            let input: Vec<u8> = (0..48)
+                .map(|_| {
+                    seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    let r = (seed >> 16) as usize;
+                    if r.is_multiple_of(4) {
+                        bytes[r % 256]
+                    } else {
+                        b" \n\r\t"[r % 4]
+                    }
+                })
+                .collect();
+            for p in 0..input.len() {
+                assert_eq!(non_ws16(&input, p), non_ws16_portable(&input, p));
+                let want = (p..input.len())
+                    .find(|&i| !is_ws(input[i]))
+                    .unwrap_or(input.len());
+                assert_eq!(skip_ws(&input, p), want, "round {round} p {p}");
+                for next in p..=input.len() {
+                    if next == input.len() || !is_ws(input[next]) {
+                        assert_eq!(gap_end(&input, p, next), want.min(next));
+                    }
+                }
+                let mut end = input.len();
+                while end > p && is_ws(input[end - 1]) {
+                    end -= 1;
+                }
+                assert_eq!(trim_end(&input, p, input.len()), end);
+            }
+        }
+    }
 }

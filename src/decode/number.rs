@@ -11,6 +11,15 @@
 //! the long fractions of coordinate-heavy files cost a few steps per number.
 //! Nothing allocates.
 //!
+//! Stage 2 validates every scalar with [`scalar_end`], on the whole input
+//! (the next structural bounds every digit run, so no token slice is cut).
+//! Its fast path covers the shapes nearly all numbers have, an integer or a
+//! plain decimal under 32 bytes: SSE2 (a byte loop on other targets) builds
+//! bit masks of the digits, dots and exponent letters of the next 32 bytes,
+//! and the token's end is read off them with two `trailing_zeros`, no loop
+//! and no data-dependent load.
+//! Anything else (exponents, long tokens, errors) takes the grammar scan.
+//!
 //! [`parse_number`] reuses the pass. Integers (no fraction, no exponent) of
 //! up to 18 digits always fit in an `i64` and are accumulated directly;
 //! 19-20 digits use checked arithmetic; anything longer, or out of range, is
@@ -120,6 +129,105 @@ fn number_prefix(t: &[u8], start: usize) -> Result<(usize, bool), usize> {
     Ok((i, integer))
 }
 
+/// Bit masks (bit `i` for byte `p + i`) of the bytes of `input[p..p + 32]`
+/// that matter to a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NumberMasks {
+    digits: u32,
+    dots: u32,
+    /// `e` or `E`.
+    exps: u32,
+}
+
+/// [`NumberMasks`] of `input[p..p + 32]`, or `None` when fewer than 32 bytes
+/// remain.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn number_masks(input: &[u8], p: usize) -> Option<NumberMasks> {
+    use std::arch::x86_64::*;
+    let chunk = input.get(p..p + 32)?;
+    // SAFETY: `chunk` is 32 readable bytes and `loadu` has no alignment
+    // requirement; SSE2 is part of the x86_64 baseline.
+    unsafe {
+        let half = |at: usize| {
+            let v = _mm_loadu_si128(chunk.as_ptr().add(at).cast());
+            // A digit is a byte b with (b - '0') as u8 <= 9.
+            let d = _mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8));
+            let digit = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
+            let dot = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'.' as i8));
+            let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            let exp = _mm_cmpeq_epi8(lower, _mm_set1_epi8(b'e' as i8));
+            let mask = |m| _mm_movemask_epi8(m) as u32 & 0xFFFF;
+            (mask(digit), mask(dot), mask(exp))
+        };
+        let (lo, hi) = (half(0), half(16));
+        Some(NumberMasks {
+            digits: lo.0 | hi.0 << 16,
+            dots: lo.1 | hi.1 << 16,
+            exps: lo.2 | hi.2 << 16,
+        })
+    }
+}
+
+/// [`NumberMasks`] of `input[p..p + 32]`, or `None` when fewer than 32 bytes
+/// remain.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn number_masks(input: &[u8], p: usize) -> Option<NumberMasks> {
+    number_masks_portable(input, p)
+}
+
+/// [`number_masks`] without SIMD (the reference in tests).
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn number_masks_portable(input: &[u8], p: usize) -> Option<NumberMasks> {
+    let chunk = input.get(p..p + 32)?;
+    let mut m = NumberMasks {
+        digits: 0,
+        dots: 0,
+        exps: 0,
+    };
+    for (i, &b) in chunk.iter().enumerate() {
+        m.digits |= (b.is_ascii_digit() as u32) << i;
+        m.dots |= ((b == b'.') as u32) << i;
+        m.exps |= ((b | 0x20 == b'e') as u32) << i;
+    }
+    Some(m)
+}
+
+/// The end of the number at `input[start]` for the common shapes, an
+/// integer or a decimal fraction without exponent (`-?(0|[1-9][0-9]*)
+/// (\.[0-9]+)?`) of under 32 bytes, read off bit masks with no loop and no
+/// load that waits for them; `None` means "not this shape", and the caller
+/// runs the full grammar. When it answers, it agrees with [`number_prefix`]:
+/// the shapes are valid numbers and the scan stops at a byte that no number
+/// continues with.
+#[inline(always)]
+fn short_number_end(input: &[u8], start: usize) -> Option<usize> {
+    let m = number_masks(input, start)?;
+    // Bits 32 and up are set: a run reaching them is cut off by the window.
+    let non_digit = !(m.digits as u64);
+    let i = (input[start] == b'-') as usize;
+    let int_len = (non_digit >> i).trailing_zeros() as usize;
+    if int_len == 0 || (int_len > 1 && input[start + i] == b'0') {
+        return None;
+    }
+    let mut end = i + int_len;
+    // (`end` may be 32: shift a u64.)
+    if (m.dots as u64 >> end) & 1 != 0 {
+        let frac_len = (non_digit >> (end + 1)).trailing_zeros() as usize;
+        if frac_len == 0 {
+            return None;
+        }
+        end += 1 + frac_len;
+    }
+    // `end` < 32 means the byte there is known, and it must not be `e`.
+    if end >= 32 || (m.exps >> end) & 1 != 0 {
+        return None;
+    }
+    Some(start + end)
+}
+
 /// Check the number grammar. Returns whether the number is an integer (no
 /// fraction, no exponent), or the index of the first bad byte (which may be
 /// `t.len()` when the token ends too early).
@@ -141,7 +249,10 @@ pub fn scalar_end(input: &[u8], start: usize) -> Option<usize> {
     let rest = &input[start..];
     let literal = |word: &[u8]| rest.starts_with(word).then_some(start + word.len());
     match rest.first()? {
-        b'-' | b'0'..=b'9' => number_prefix(input, start).ok().map(|(end, _)| end),
+        b'-' | b'0'..=b'9' => match short_number_end(input, start) {
+            Some(end) => Some(end),
+            None => number_prefix(input, start).ok().map(|(end, _)| end),
+        },
         b't' => literal(b"true"),
         b'f' => literal(b"false"),
         b'n' => literal(b"null"),
@@ -310,6 +421,61 @@ mod tests {
                 && !t.starts_with(b"n")
             {
                 assert_eq!(parse_number(t, 10), Err(Error::new(kind, 10 + at)));
+            }
+        }
+    }
+
+    #[test]
+    fn scalar_end_agrees_with_the_grammar() {
+        // Every token, followed by each kind of terminator, at every offset
+        // from the input's end (so the 32-byte window is and is not there).
+        let tokens = [
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "01",
+            "-01",
+            "00",
+            "1.",
+            "1.5",
+            "-1.5e",
+            "1e5",
+            "1E+5",
+            "1e-",
+            "0.000",
+            "-",
+            "--1",
+            "1.2.3",
+            "123456789012345678901234567890",
+            "1234567890123456789012345678901",
+            "0.12345678901234567890123456789",
+            "-65.613616999999977",
+            "true",
+            "false",
+            "null",
+            "tru",
+            "nul",
+            "x",
+            "+1",
+        ];
+        for tok in tokens {
+            for tail in ["", ",", " ", "]", "x", "1", ".", "e"] {
+                for pad in [0, 1, 20, 40] {
+                    let text = format!("{tok}{tail}{}", " ".repeat(pad));
+                    let b = text.as_bytes();
+                    let want = match b[0] {
+                        b'-' | b'0'..=b'9' => number_prefix(b, 0).ok().map(|(e, _)| e),
+                        _ => ["true", "false", "null"]
+                            .iter()
+                            .find(|w| text.starts_with(*w))
+                            .map(|w| w.len()),
+                    };
+                    assert_eq!(scalar_end(b, 0), want, "{text:?}");
+                    for p in 0..b.len() {
+                        assert_eq!(number_masks(b, p), number_masks_portable(b, p));
+                    }
+                }
             }
         }
     }
