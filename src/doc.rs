@@ -9,7 +9,7 @@
 //! never O(bytes).
 //!
 //! Containers with more than [`TABLE_MIN`] children get a child table on
-//! their first lookup (positions of every child; for objects also a hash of
+//! their second lookup (positions of every child; for objects also a hash of
 //! every key, first occurrence wins), so reading `messages[i]` for every `i`,
 //! or every key of a wide object, is O(N) in total rather than O(N²).
 
@@ -58,7 +58,18 @@ pub enum Value<'a> {
     Array(Cursor),
 }
 
-/// Child positions of one large container, built on first lookup.
+/// The child tables of a document, by container ordinal (created on the
+/// first lookup into any large container).
+pub(crate) type Tables = Option<HashMap<u32, TableSlot>>;
+
+/// A large container looked up once (`Seen`) or more (`Built`).
+#[derive(Debug)]
+pub(crate) enum TableSlot {
+    Seen,
+    Built(Arc<ChildTable>),
+}
+
+/// Child positions of one large container, built on its second lookup.
 #[derive(Debug)]
 pub(crate) struct ChildTable {
     pos: Vec<ChildPos>,
@@ -327,10 +338,19 @@ impl<'a> Doc<'a> {
         }
     }
 
-    fn table(&self, c: Cursor, object: bool) -> Arc<ChildTable> {
+    /// The child table of a large container, built on its second lookup:
+    /// a container read once (one field of each of many objects) is cheaper
+    /// to scan than to index. `None` on the first lookup.
+    fn table(&self, c: Cursor, object: bool) -> Option<Arc<ChildTable>> {
         let mut tables = self.index.tables.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(t) = tables.get(&c.ord) {
-            return t.clone();
+        let tables = tables.get_or_insert_with(HashMap::default);
+        match tables.get(&c.ord) {
+            Some(TableSlot::Built(t)) => return Some(t.clone()),
+            Some(TableSlot::Seen) => {}
+            None => {
+                tables.insert(c.ord, TableSlot::Seen);
+                return None;
+            }
         }
         let len = self.container_len(c);
         let mut pos = Vec::with_capacity(len as usize);
@@ -363,8 +383,8 @@ impl<'a> Doc<'a> {
             keys,
             undecodable,
         });
-        tables.insert(c.ord, t.clone());
-        t
+        tables.insert(c.ord, TableSlot::Built(t.clone()));
+        Some(t)
     }
 
     /// Whether the raw key body `raw` equals the unescaped `key`.
@@ -384,8 +404,7 @@ impl<'a> Doc<'a> {
     /// one when the key repeats.
     pub fn field(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
         let len = self.container_len(c);
-        if len > TABLE_MIN {
-            let t = self.table(c, true);
+        if let Some(t) = (len > TABLE_MIN).then(|| self.table(c, true)).flatten() {
             if let Some((map, state)) = &t.keys {
                 match map.get(&state.hash_one(key)) {
                     Some(&i) => {
@@ -426,8 +445,7 @@ impl<'a> Doc<'a> {
             return None;
         }
         let i = i as u32;
-        if len > TABLE_MIN {
-            let t = self.table(c, false);
+        if let Some(t) = (len > TABLE_MIN).then(|| self.table(c, false)).flatten() {
             return Some(self.child_value(t.pos[i as usize], false));
         }
         let mut p = self.first_child(c);

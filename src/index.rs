@@ -43,11 +43,10 @@
 
 use crate::decode::number::{check_scalar, scalar_end};
 use crate::decode::string::check_escape;
-use crate::doc::ChildTable;
+use crate::doc::Tables;
 use crate::error::{Error, ErrorKind};
 use crate::scan::{self, Scan};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// Parse options.
 #[derive(Debug, Clone, Copy)]
@@ -100,8 +99,8 @@ pub struct Index {
     /// Whether the input holds bytes >= 0x80 (strings then need a UTF-8 check
     /// on read in lazy mode).
     pub(crate) non_ascii: bool,
-    /// Child tables of large containers, built on first lookup (see `doc`).
-    pub(crate) tables: Mutex<HashMap<u32, Arc<ChildTable>>>,
+    /// Child tables of large containers, built on their second lookup (see `doc`).
+    pub(crate) tables: Mutex<Tables>,
 }
 
 #[inline]
@@ -285,7 +284,7 @@ impl Index {
             containers,
             lazy: opts.lazy,
             non_ascii,
-            tables: Mutex::new(HashMap::new()),
+            tables: Mutex::new(None),
         };
         // Give back spare capacity only when it is worth a quarter of the
         // input: a shrink is a realloc (a syscall for large blocks), and
