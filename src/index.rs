@@ -239,11 +239,68 @@ enum Kind {
     Top,
 }
 
+/// Documents with at most this many structurals reserve the container
+/// table's upper bound (two structurals per container) up front.
+const SMALL: usize = 4096;
+
+/// Spare index capacity below this many bytes is kept rather than returned
+/// with a realloc.
+const SHRINK_MIN: usize = 16 * 1024;
+
 #[derive(Clone, Copy)]
 struct Frame {
     ord: u32,
     kind: Kind,
     count: u32,
+}
+
+/// The parents of the current container: the first [`FrameStack::INLINE`]
+/// levels live on the machine stack (no allocation for ordinary
+/// documents), deeper ones in a vector.
+struct FrameStack {
+    inline: [Frame; FrameStack::INLINE],
+    len: usize,
+    spill: Vec<Frame>,
+}
+
+impl FrameStack {
+    const INLINE: usize = 32;
+
+    fn new() -> FrameStack {
+        FrameStack {
+            inline: [TOP; FrameStack::INLINE],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn push(&mut self, f: Frame) {
+        if self.len < Self::INLINE {
+            self.inline[self.len] = f;
+        } else {
+            self.spill.push(f);
+        }
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Frame> {
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        if self.len < Self::INLINE {
+            Some(self.inline[self.len])
+        } else {
+            self.spill.pop()
+        }
+    }
 }
 
 /// The frame standing for "outside any container".
@@ -289,7 +346,7 @@ impl Index {
         // Give back spare capacity only when it is worth a quarter of the
         // input: a shrink is a realloc (a syscall for large blocks), and
         // growth by doubling leaves at most as much spare as is used.
-        let worth = input.len() / 4;
+        let worth = (input.len() / 4).max(SHRINK_MIN);
         if (index.structurals.capacity() - index.structurals.len()) * 4 > worth {
             index.structurals.shrink_to_fit();
         }
@@ -399,9 +456,15 @@ fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error
     let strict = !opts.lazy;
     // A modest first guess: most documents have one container per 16
     // structurals or fewer (and then nothing is reserved in vain).
-    let mut containers: Vec<Container> = Vec::with_capacity(s.len() / 16 + 1);
+    // Small documents take the upper bound at once (it is small).
+    let guess = if s.len() <= SMALL {
+        s.len() / 2 + 1
+    } else {
+        s.len() / 16 + 1
+    };
+    let mut containers: Vec<Container> = Vec::with_capacity(guess);
     // Parents of the current container; `cur` is the innermost open one.
-    let mut stack: Vec<Frame> = Vec::new();
+    let mut stack = FrameStack::new();
     let mut cur = TOP;
     let err = |kind, at: usize| Err(Error::new(kind, at));
 
@@ -593,7 +656,7 @@ fn close_container(
     s: &[u32],
     k: usize,
     cur: &mut Frame,
-    stack: &mut Vec<Frame>,
+    stack: &mut FrameStack,
     containers: &mut [Container],
 ) -> Result<usize, Error> {
     let next = containers.len() as u32;
