@@ -2,7 +2,10 @@
 
 ``qjson.parse`` builds a SIMD structural index over the input (no copy of
 it) and answers path reads from that index; containers come back as lazy
-views. See the README for the path syntax and the error types.
+views. ``qjson.decode`` gives the root view directly: an ``Object``
+(``MutableMapping``) or ``Array`` (``MutableSequence``) whose edits are kept
+as an overlay, and ``qjson.dumps`` writes its untouched parts as the
+original bytes. See the README for the path syntax and the error types.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from qjson._qjson import (
     Object,
     __version__,
     backend,
+    decode,
     dumps,
     loads,
     materialize,
@@ -24,8 +28,8 @@ from qjson._qjson import (
     validate,
 )
 
-_abc.Mapping.register(Object)
-_abc.Sequence.register(Array)
+_abc.MutableMapping.register(Object)
+_abc.MutableSequence.register(Array)
 
 __all__ = [
     "Array",
@@ -37,6 +41,7 @@ __all__ = [
     "PathError",
     "__version__",
     "backend",
+    "decode",
     "dumps",
     "loads",
     "materialize",

@@ -2,15 +2,22 @@
 //!
 //! # Algorithm
 //!
-//! [`write_str`] reserves room for the clean case (the text plus two
-//! quotes), then alternates two steps: [`clean_prefix`] finds the next byte
-//! that must be escaped (`"`, `\` or a control byte < 0x20) and the run
-//! before it is copied with one `extend_from_slice`; that byte is written as
-//! its escape from [`ESCAPE`]. On x86_64 the search tests 16 bytes per step
-//! with SSE2 (part of the baseline, so no runtime detection): a byte needs
-//! escaping when it equals `"` or `\`, or when `min(b, 0x1F) == b`. Other
-//! targets test 8 bytes per step with SWAR arithmetic. Bytes >= 0x80 are
-//! never touched, so the output is valid UTF-8 whenever the input is.
+//! [`write_str`] copies as it scans: room for the string, its quotes and
+//! one spare 16-byte block is reserved, then each 16-byte block of input is
+//! stored to the output *before* it is tested, and the output only advances
+//! over the block's clean prefix. A clean string therefore costs one vector
+//! load, one store and one test per 16 bytes, with no `memcpy` call. The
+//! next block's address does not depend on the test (a predicted branch),
+//! so loads run ahead. The last partial block is the string's last 16
+//! bytes, stored where they belong (the overlap rewrites identical bytes),
+//! or, for strings under 16 bytes or right after an escape, a space-padded
+//! copy (spaces need no escape). A byte that needs escaping is written as
+//! its escape from [`ESCAPE`], and the scan resumes after it.
+//!
+//! A byte needs escaping when it equals `"` or `\`, or when
+//! `min(b, 0x1F) == b`: SSE2 on x86_64 (part of the baseline, so no runtime
+//! detection), an 8-byte SWAR word elsewhere. Bytes >= 0x80 are never
+//! touched, so the output is valid UTF-8 whenever the input is.
 
 /// The escape of each byte that needs one: the second byte of a short escape
 /// (`b'n'` for `\n`), `b'u'` for `\u00XX`, or 0 for bytes copied as they are.
@@ -34,9 +41,16 @@ static ESCAPE: [u8; 256] = {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Append `s` as a JSON string literal, quotes included.
+///
+/// Copy as you scan: each 16-byte block is stored to the output before it
+/// is tested (room for the whole block is reserved), and the output only
+/// advances over its clean prefix. A clean string is thus written with one
+/// vector load and store per 16 bytes and no `memcpy` call; the last
+/// partial block is read through a space-padded copy (spaces need no
+/// escape).
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &[u8]) {
-    if s.len() < 16 && write_short_clean(out, s) {
+    if s.len() < BLOCK && write_short_clean(out, s) {
         return;
     }
     write_str_general(out, s);
@@ -48,21 +62,20 @@ pub fn write_str(out: &mut Vec<u8>, s: &[u8]) {
 /// nothing) when some byte needs escaping.
 #[inline(always)]
 fn write_short_clean(out: &mut Vec<u8>, s: &[u8]) -> bool {
-    debug_assert!(s.len() < 16);
-    let mut buf = [b' '; 16];
+    debug_assert!(s.len() < BLOCK);
+    let mut buf = [b' '; BLOCK];
     buf[..s.len()].copy_from_slice(s);
-    if clean_prefix(&buf) < s.len() {
-        return false;
-    }
-    out.reserve(18);
+    out.reserve(BLOCK + 2);
     let len = out.len();
-    // SAFETY: `reserve(18)` leaves room for the quote, 16 bytes and (at
+    // SAFETY: `reserve` leaves room for the quote, 16 bytes and (at
     // `1 + s.len() <= 16`) the closing quote; `set_len` covers only bytes
     // written here, the last of them being the closing quote.
     unsafe {
         let dst = out.as_mut_ptr().add(len);
+        if copy_block(buf.as_ptr(), dst.add(1)) < s.len() {
+            return false;
+        }
         *dst = b'"';
-        std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(1), 16);
         *dst.add(1 + s.len()) = b'"';
         out.set_len(len + s.len() + 2);
     }
@@ -70,20 +83,122 @@ fn write_short_clean(out: &mut Vec<u8>, s: &[u8]) -> bool {
 }
 
 /// [`write_str`] for any string.
+#[inline(never)]
 fn write_str_general(out: &mut Vec<u8>, s: &[u8]) {
-    out.reserve(s.len() + 2);
-    out.push(b'"');
-    let mut start = 0;
-    loop {
-        let i = start + clean_prefix(&s[start..]);
-        out.extend_from_slice(&s[start..i]);
-        if i == s.len() {
-            break;
+    let n = s.len();
+    out.reserve(n + 2 + BLOCK);
+    let mut dst = out.as_mut_ptr();
+    let mut w = out.len();
+    // Where the current run of bytes copied without escapes started.
+    let mut run = 0;
+    let mut i = 0;
+    // SAFETY (whole block): `dst` is the buffer of `out`, which has room for
+    // `n - i + 1 + BLOCK` bytes past `w` (reserved above and renewed after
+    // each escape), so every 16-byte store at `dst + w` (or just below it)
+    // fits; `s` is read only within `0..n` (or through the padded copy);
+    // `set_len` covers only bytes written.
+    unsafe {
+        *dst.add(w) = b'"';
+        w += 1;
+        loop {
+            // Whole blocks: the next address does not wait for this block's
+            // test (a predicted branch), so the loads run ahead.
+            while n - i >= BLOCK {
+                let m = copy_block_mask(s.as_ptr().add(i), dst.add(w));
+                if m != 0 {
+                    break;
+                }
+                i += BLOCK;
+                w += BLOCK;
+            }
+            let clean = if n - i >= BLOCK {
+                copy_block(s.as_ptr().add(i), dst.add(w))
+            } else if i == n {
+                break;
+            } else if n >= BLOCK && n - BLOCK >= run {
+                // The last 16 bytes of `s`, stored where they belong: the
+                // first `back` of them were already written (same bytes,
+                // same places, no escape since) and are clean.
+                let back = BLOCK - (n - i);
+                copy_block(s.as_ptr().add(n - BLOCK), dst.add(w - back)) - back
+            } else {
+                let mut pad = [b' '; BLOCK];
+                pad[..n - i].copy_from_slice(&s[i..]);
+                copy_block(pad.as_ptr(), dst.add(w)).min(n - i)
+            };
+            i += clean;
+            w += clean;
+            if clean == BLOCK {
+                continue;
+            }
+            if i == n {
+                break;
+            }
+            out.set_len(w);
+            write_escape(out, s[i]);
+            i += 1;
+            run = i;
+            out.reserve(n - i + 1 + BLOCK);
+            dst = out.as_mut_ptr();
+            w = out.len();
         }
-        write_escape(out, s[i]);
-        start = i + 1;
+        *dst.add(w) = b'"';
+        out.set_len(w + 1);
     }
-    out.push(b'"');
+}
+
+/// Bytes per step of [`copy_block`].
+const BLOCK: usize = 16;
+
+/// Copy 16 bytes from `src` to `dst` and return how many of them, from the
+/// start, need no escape (16 when none does).
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for 16 bytes.
+#[inline(always)]
+unsafe fn copy_block(src: *const u8, dst: *mut u8) -> usize {
+    // SAFETY: per the contract.
+    let m = unsafe { copy_block_mask(src, dst) };
+    (m | 1 << BLOCK).trailing_zeros() as usize
+}
+
+/// Copy 16 bytes from `src` to `dst` and return a mask with bit `j` set
+/// when byte `j` needs an escape.
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for 16 bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn copy_block_mask(src: *const u8, dst: *mut u8) -> u32 {
+    use std::arch::x86_64::*;
+    // SAFETY: per the contract; unaligned loads and stores; SSE2 is part of
+    // the x86_64 baseline.
+    unsafe {
+        let v = _mm_loadu_si128(src.cast());
+        _mm_storeu_si128(dst.cast(), v);
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let bslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, bslash), ctrl)) as u32
+    }
+}
+
+/// Copy 16 bytes from `src` to `dst` and return a mask with bit `j` set
+/// when byte `j` needs an escape (exact up to the lowest set bit).
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for 16 bytes.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+unsafe fn copy_block_mask(src: *const u8, dst: *mut u8) -> u32 {
+    // SAFETY: per the contract.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, BLOCK) };
+    // SAFETY: per the contract, `src` is readable for 16 bytes.
+    let b = unsafe { std::slice::from_raw_parts(src, BLOCK) };
+    match clean_prefix(b) {
+        BLOCK => 0,
+        c => 1 << c,
+    }
 }
 
 /// Write the escape of byte `b` (one that needs escaping).
@@ -104,36 +219,10 @@ fn write_escape(out: &mut Vec<u8>, b: u8) {
 }
 
 /// Whether byte `b` must be escaped.
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn needs_escape(b: u8) -> bool {
     ESCAPE[b as usize] != 0
-}
-
-/// The length of the longest prefix of `s` with no byte that must be escaped.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn clean_prefix(s: &[u8]) -> usize {
-    use std::arch::x86_64::*;
-    let mut i = 0;
-    while i + 16 <= s.len() {
-        // SAFETY: `s[i..i + 16]` is in bounds (checked above) and `loadu`
-        // has no alignment requirement; SSE2 is part of the x86_64 baseline.
-        let m = unsafe {
-            let v = _mm_loadu_si128(s.as_ptr().add(i).cast());
-            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-            let bslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-            let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
-            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, bslash), ctrl))
-        };
-        if m != 0 {
-            return i + m.trailing_zeros() as usize;
-        }
-        i += 16;
-    }
-    while i < s.len() && !needs_escape(s[i]) {
-        i += 1;
-    }
-    i
 }
 
 /// The length of the longest prefix of `s` with no byte that must be escaped.

@@ -14,7 +14,8 @@ use crate::error::{AccessError, JsonType};
 use crate::index::{Index, Options};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
-use std::sync::Arc;
+use pyo3::{PyTraverseError, PyVisit};
+use std::sync::{Arc, OnceLock};
 
 /// Inputs at least this large are scanned with the GIL released.
 const DETACH_MIN: usize = 64 * 1024;
@@ -63,7 +64,11 @@ pub(crate) fn parse(
         Ok(index) => {
             let parsed = Arc::new(Parsed { input, index });
             let root = parsed.doc().root();
-            Ok(Doc { parsed, root })
+            Ok(Doc {
+                parsed,
+                root,
+                root_view: OnceLock::new(),
+            })
         }
         Err(e) => Err(decode_error(py, e, &input)),
     }
@@ -74,6 +79,9 @@ pub(crate) fn parse(
 pub struct Doc {
     pub(crate) parsed: Arc<Parsed>,
     root: CoreCursor,
+    /// `Doc.root`, made on first use and then always the same object, so
+    /// edits through it last.
+    root_view: OnceLock<Py<PyAny>>,
 }
 
 /// A position inside a `Doc`; paths given to its getters are relative to it.
@@ -220,11 +228,29 @@ macro_rules! getters {
     };
 }
 
+impl Doc {
+    /// `Doc.root` if it was made (it may carry edits).
+    pub(crate) fn root_view(&self) -> Option<&Py<PyAny>> {
+        self.root_view.get()
+    }
+}
+
 getters!(Doc, root, {
     /// The lazy view (or scalar) of the whole document.
     #[getter]
     fn root(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        convert::value(py, &self.parsed, self.root)
+        if let Some(v) = self.root_view.get() {
+            return Ok(v.clone_ref(py));
+        }
+        let v = convert::value(py, &self.parsed, self.root)?;
+        Ok(self.root_view.get_or_init(|| v).clone_ref(py))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(v) = self.root_view.get() {
+            visit.call(v)?;
+        }
+        Ok(())
     }
 
     /// Bytes of heap memory held by the index (not counting the input).

@@ -13,9 +13,12 @@
 //!
 //! Strings are written from their UTF-8 form (`PyUnicode_AsUTF8AndSize`:
 //! the str's own buffer for ASCII strings); a lone surrogate has none and
-//! raises `JSONEncodeError`, so invalid UTF-8 is never written. Integers go
-//! through `itoa` (beyond 64 bits: Python's own decimal text), floats
-//! through `zmij` (the text orjson writes); NaN and infinities raise.
+//! raises `JSONEncodeError`, so invalid UTF-8 is never written. Integers
+//! are written in place, two digits at a time (beyond 64 bits: Python's own
+//! decimal text), floats through `zmij` (the text orjson writes); NaN and
+//! infinities raise. Version-specific builds (not `abi3`) read compact
+//! ASCII strings, list and tuple items and float values in place instead
+//! of through C API calls.
 //!
 //! Safety of the walk: every container, and every object that takes the
 //! fallback, is held (a new reference) while it is written; its children are
@@ -106,11 +109,15 @@ pub(crate) fn dumps<'py>(
         default_depth: 0,
     };
     let r = if indent.is_some() {
-        ser.value::<true>(obj.as_ptr())
+        ser.value::<true>(obj.as_ptr()).map(|()| None)
     } else {
-        ser.value::<false>(obj.as_ptr())
+        // A view at the top: its segments go straight into the result.
+        match other::dumps_view(&mut ser, obj) {
+            Ok(None) => ser.value::<false>(obj.as_ptr()).map(|()| None),
+            done => done,
+        }
     };
-    let bytes = r.map(|()| PyBytes::new(py, &ser.out));
+    let bytes = r.map(|b| b.unwrap_or_else(|| PyBytes::new(py, &ser.out)));
     if let Some(slot) = cached.as_deref_mut() {
         let mut out = ser.out;
         if out.capacity() <= OUT_KEEP_MAX {
@@ -283,7 +290,12 @@ impl<'py> Serializer<'py> {
     /// A `float` (or subclass).
     #[inline]
     fn float(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        // SAFETY: `obj` is a float and the interpreter is attached.
+        // SAFETY: `obj` is a float and the interpreter is attached; the
+        // full API reads its value field in place.
+        #[cfg(not(feature = "abi3"))]
+        let v = unsafe { ffi::PyFloat_AS_DOUBLE(obj) };
+        // SAFETY: as above.
+        #[cfg(feature = "abi3")]
         let v = unsafe { ffi::PyFloat_AsDouble(obj) };
         if !v.is_finite() {
             return Err(self.float_error(v));
@@ -455,8 +467,22 @@ impl<'py> Serializer<'py> {
     fn list<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: `obj` is a list and the interpreter is attached.
         let n = unsafe { ffi::PyList_Size(obj) };
+        // Version-specific builds read the item array in place; the size is
+        // re-read for each item, as user code (a `default=` hook) may have
+        // shrunk the list meanwhile.
+        #[cfg(not(feature = "abi3"))]
+        // SAFETY: `obj` is a list (held by `sequence` while this runs) and
+        // `i` is below its current size.
+        return self.sequence::<PRETTY>(obj, n, |o, i| unsafe {
+            if i < ffi::PyList_GET_SIZE(o) {
+                ffi::PyList_GET_ITEM(o, i)
+            } else {
+                std::ptr::null_mut()
+            }
+        });
         // SAFETY: as above; PyList_GetItem returns a borrowed reference, or
         // NULL (IndexError) when the list shrank meanwhile.
+        #[cfg(feature = "abi3")]
         self.sequence::<PRETTY>(obj, n, |o, i| unsafe { ffi::PyList_GetItem(o, i) })
     }
 
@@ -464,7 +490,11 @@ impl<'py> Serializer<'py> {
     fn tuple<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: `obj` is a tuple and the interpreter is attached.
         let n = unsafe { ffi::PyTuple_Size(obj) };
+        // SAFETY: as above (tuples never shrink, and `i < n`).
+        #[cfg(not(feature = "abi3"))]
+        return self.sequence::<PRETTY>(obj, n, |o, i| unsafe { ffi::PyTuple_GET_ITEM(o, i) });
         // SAFETY: as above (tuples never shrink).
+        #[cfg(feature = "abi3")]
         self.sequence::<PRETTY>(obj, n, |o, i| unsafe { ffi::PyTuple_GetItem(o, i) })
     }
 
@@ -488,7 +518,7 @@ impl<'py> Serializer<'py> {
             let item = get(obj, i);
             if item.is_null() {
                 // The list shrank while an item ran user code: stop there.
-                drop(PyErr::take(self.py));
+                self.shrunk();
                 break;
             }
             if i > 0 {
@@ -506,6 +536,13 @@ impl<'py> Serializer<'py> {
         self.out.push(b']');
         self.open.pop();
         Ok(())
+    }
+
+    /// A list shrank under the walk: clear the IndexError, if any.
+    #[cold]
+    #[inline(never)]
+    fn shrunk(&self) {
+        drop(PyErr::take(self.py));
     }
 
     /// Everything but the exact built-in types: see [`other`].

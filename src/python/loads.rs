@@ -27,6 +27,11 @@
 //! - strings without a backslash are handed to `PyUnicode_FromStringAndSize`
 //!   as they are; others are unescaped into one reused scratch buffer first.
 //!
+//! - documents with at least [`GC_PAUSE_MIN`] containers are built with the
+//!   cyclic garbage collector paused (when it was enabled): collections our
+//!   own allocations would trigger can free nothing, but each would walk
+//!   the half-built tree again.
+//!
 //! Everything the walk reads was validated, so it does not re-check the
 //! grammar; the only failures left are Python's (out of memory), after which
 //! every object built so far is released.
@@ -38,11 +43,16 @@ use crate::decode::number::parse_number;
 use crate::decode::Number;
 use crate::index::{skip_ws, string_close, trim_end, Container, Index, Options};
 use pyo3::ffi;
+use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use std::sync::Mutex;
 
 /// Inputs at least this large are validated with the GIL released.
 const DETACH_MIN: usize = 64 * 1024;
+/// Documents with at least this many containers build with the cyclic
+/// collector paused.
+const GC_PAUSE_MIN: usize = 1024;
 /// Keys up to this many bytes (raw, as in the input) are cached.
 const CACHE_KEY_MAX: usize = 64;
 /// Number of cache slots (a power of two).
@@ -84,9 +94,18 @@ pub(crate) fn loads(
         cache: cache.as_deref_mut(),
         stack: Vec::new(),
     };
+    // No cyclic collection can free anything while the walk only adds
+    // reachable objects, and each one our allocations trigger would walk
+    // the half-built tree again: pause the collector (when it is enabled)
+    // for documents with many containers. Through the `gc` module, so the
+    // abi3-py39 build can do it too; the calls cost well under 1% there.
+    let paused = index.containers.len() >= GC_PAUSE_MIN && gc_pause(py);
     // SAFETY: the interpreter is attached (`py`), and the index was built
     // strictly from exactly these bytes.
     let p = unsafe { b.run() };
+    if paused {
+        gc_resume(py);
+    }
     match p {
         // SAFETY: `run` returns a new (owned) reference.
         Some(p) => Ok(unsafe { Bound::from_owned_ptr(py, p) }.unbind()),
@@ -101,6 +120,40 @@ pub(crate) fn loads(
 pub(crate) fn validate(py: Python<'_>, data: &Bound<'_, PyAny>, max_depth: usize) -> PyResult<()> {
     let input = Input::new(data)?;
     index(py, &input, max_depth).map(drop)
+}
+
+static GC: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+/// Disable the cyclic collector if it is enabled; whether it was.
+#[cold]
+fn gc_pause(py: Python<'_>) -> bool {
+    let pause = || -> PyResult<bool> {
+        let gc = GC.get_or_try_init(py, || py.import("gc").map(Bound::unbind))?;
+        let gc = gc.bind(py);
+        if !gc.call_method0(intern!(py, "isenabled"))?.is_truthy()? {
+            return Ok(false);
+        }
+        gc.call_method0(intern!(py, "disable"))?;
+        Ok(true)
+    };
+    // Not pausing is always correct: ignore failures.
+    pause().unwrap_or_else(|e| {
+        drop(e);
+        false
+    })
+}
+
+/// Enable the collector [`gc_pause`] disabled.
+#[cold]
+fn gc_resume(py: Python<'_>) {
+    if let Some(gc) = GC.get(py) {
+        // Keep the walk's own exception, if any, in place.
+        let pending = PyErr::take(py);
+        drop(gc.bind(py).call_method0(intern!(py, "enable")));
+        if let Some(e) = pending {
+            e.restore(py);
+        }
+    }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

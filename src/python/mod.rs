@@ -4,7 +4,8 @@
 //! - `errors`: core errors to `JSONDecodeError`, `PathError`, `TypeError`
 //! - `convert`: core values to Python objects
 //! - `doc`: `parse`, `Doc`, `Cursor`
-//! - `view`: read-only `Object` / `Array` views, `materialize`
+//! - `view`: lazy `Object` / `Array` views with an edit overlay, `decode`,
+//!   `materialize`, and the passthrough writer `dumps` uses
 //! - `loads`: eager `loads` and `validate`
 //! - `dumps`: `dumps`
 
@@ -29,6 +30,7 @@ fn backend() -> &'static str {
 fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(doc::parse, m)?)?;
     m.add_function(wrap_pyfunction!(view::materialize, m)?)?;
+    m.add_function(wrap_pyfunction!(view::decode, m)?)?;
     m.add_function(wrap_pyfunction!(backend, m)?)?;
     m.add_class::<doc::Doc>()?;
     m.add_class::<doc::Cursor>()?;

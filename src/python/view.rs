@@ -1,109 +1,471 @@
-//! Read-only lazy views: `Object` (a Mapping) and `Array` (a Sequence).
+//! Lazy views with an edit overlay: `Object` (a `MutableMapping`) and
+//! `Array` (a `MutableSequence`), `qjson.decode` and `qjson.materialize`.
 //!
-//! A view is a cursor into a parsed document plus a share of it; reading a
-//! child decodes only that child. `__init__.py` registers the classes with
-//! `collections.abc`. Equality and `repr` materialize the view.
+//! # Model
+//!
+//! A view is a cursor into a parsed document (it holds a share of the
+//! `Arc<Parsed>`, so the input and index live as long as any view does)
+//! plus a state:
+//!
+//! - **Lazy**: nothing was written to this container. Reads go to the index;
+//!   the views of container children are cached by their byte offset, so
+//!   `v["a"] is v["a"]`.
+//! - **Edited**: the first write unfolds the container into slots, one per
+//!   child (object members deduplicated, the first occurrence wins, as in
+//!   reads). A slot is either *original* (cursor, ordinal among the
+//!   original children, cached view) or *new* (any Python object). The
+//!   unfold is O(children) and decodes only object keys; the untouched
+//!   children stay lazy. The input bytes are never changed.
+//!
+//! # Writing (`dumps`)
+//!
+//! A view is *dirty* when it is Edited or one of its cached child views is
+//! dirty. A clean view is one copy of its original bytes (the root view: the
+//! whole input, surrounding whitespace included). A dirty view is written
+//! child by child: each run of untouched children with consecutive original
+//! ordinals is one copy of the input from the first child's start to the
+//! last child's end (separators and whitespace included); new values go
+//! through the serializer and dirty child views recurse. The cost is
+//! O(bytes copied + bytes encoded + children of the dirty containers).
+//! [`Sink`] is where the bytes go; `dumps` implements it.
+//!
+//! In a lazy document (`parse(lazy=True)`) values were never validated, so
+//! every range is strictly validated before it is copied; an invalid one
+//! raises `JSONDecodeError` rather than being passed on.
 
 use super::convert;
-use super::doc::Parsed;
-use super::errors::access_error;
+use super::doc::{Doc, Parsed};
+use super::errors::{access_error, decode_error};
 use super::input::str_utf8;
 use crate::doc::Cursor;
-use crate::error::AccessError;
+use crate::error::{AccessError, JsonType};
+use crate::index::{Index, Options};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PySlice, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
+use pyo3::PyTraverseError;
 use std::borrow::Cow;
-use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
-/// A JSON object, read lazily from the document.
-#[pyclass(module = "qjson", frozen)]
+/// One child of an Edited container.
+enum Slot {
+    /// An original child: its cursor, its ordinal among the container's
+    /// original children, and its view once read (containers only).
+    Orig {
+        at: Cursor,
+        i: u32,
+        view: Option<Py<PyAny>>,
+    },
+    /// A value set from Python.
+    New(Py<PyAny>),
+}
+
+/// A member of an Edited object.
+struct Member {
+    key: Box<str>,
+    /// Offset of the key's opening quote (original members only).
+    key_at: u32,
+    slot: Slot,
+}
+
+/// Objects with more members than this get a hash index; smaller ones are
+/// searched linearly (cheaper than hashing at this size).
+const INDEX_MIN: usize = 16;
+
+/// The members of an Edited object, in order; deleted ones are `None`.
+#[derive(Default)]
+struct Members {
+    list: Vec<Option<Member>>,
+    /// Number of live members.
+    live: usize,
+    /// Key -> position in `list`, once there are more than [`INDEX_MIN`].
+    index: Option<HashMap<Box<str>, usize>>,
+}
+
+impl Members {
+    fn live(&self) -> usize {
+        self.live
+    }
+
+    fn find(&self, key: &str) -> Option<usize> {
+        match &self.index {
+            Some(ix) => ix.get(key).copied(),
+            None => self
+                .list
+                .iter()
+                .position(|m| m.as_ref().is_some_and(|m| &*m.key == key)),
+        }
+    }
+
+    fn reindex(&mut self) {
+        self.list.retain(Option::is_some);
+        if let Some(ix) = &mut self.index {
+            ix.clear();
+            for (i, m) in self.list.iter().enumerate() {
+                if let Some(m) = m {
+                    ix.insert(m.key.clone(), i);
+                }
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &str) -> Option<Member> {
+        let pos = self.find(key)?;
+        if let Some(ix) = &mut self.index {
+            ix.remove(key);
+        }
+        let m = self.list[pos].take();
+        self.live -= 1;
+        // Keep the tombstones bounded.
+        if self.list.len() > INDEX_MIN && self.list.len() > 2 * self.live {
+            self.reindex();
+        }
+        m
+    }
+
+    fn push(&mut self, m: Member) {
+        if let Some(ix) = &mut self.index {
+            ix.insert(m.key.clone(), self.list.len());
+        }
+        self.list.push(Some(m));
+        self.live += 1;
+        if self.index.is_none() && self.live > INDEX_MIN {
+            self.index = Some(HashMap::with_capacity(2 * self.live));
+            self.reindex();
+        }
+    }
+}
+
+/// (key, value cursor, offset of the key's quote, ordinal among all members).
+type DistinctMember = (Box<str>, Cursor, u32, u32);
+
+enum ObjState {
+    Lazy {
+        /// Views of container children, by byte offset.
+        views: HashMap<u32, Py<PyAny>>,
+        /// Number of distinct keys, once counted.
+        distinct: Option<usize>,
+    },
+    Edited(Members),
+}
+
+enum ArrState {
+    Lazy { views: HashMap<u32, Py<PyAny>> },
+    Edited(Vec<Slot>),
+}
+
+/// A JSON object: read lazily from the document, edits kept as an overlay.
+#[pyclass(module = "qjson")]
 pub struct Object {
     parsed: Arc<Parsed>,
     at: Cursor,
-    /// Number of distinct keys, counted on first `len()`.
-    distinct: OnceLock<usize>,
+    state: ObjState,
 }
 
-/// A JSON array, read lazily from the document.
-#[pyclass(module = "qjson", frozen)]
+/// A JSON array: read lazily from the document, edits kept as an overlay.
+#[pyclass(module = "qjson")]
 pub struct Array {
     parsed: Arc<Parsed>,
     at: Cursor,
+    state: ArrState,
 }
+
+// ------------------------------------------------------------------ helpers
+
+fn err(py: Python<'_>, parsed: &Parsed, e: AccessError) -> PyErr {
+    access_error(py, e, &parsed.input, "")
+}
+
+/// The Python value of child `c`; container views are cached in `views`.
+fn lazy_child(
+    py: Python<'_>,
+    parsed: &Arc<Parsed>,
+    views: &mut HashMap<u32, Py<PyAny>>,
+    c: Cursor,
+) -> PyResult<Py<PyAny>> {
+    match parsed.doc().type_of(c) {
+        JsonType::Object | JsonType::Array => {
+            if let Some(v) = views.get(&c.start) {
+                return Ok(v.clone_ref(py));
+            }
+            let v = convert::value(py, parsed, c)?;
+            views.insert(c.start, v.clone_ref(py));
+            Ok(v)
+        }
+        _ => convert::value(py, parsed, c),
+    }
+}
+
+/// The Python value of a slot; an original container's view is cached in it.
+fn slot_value(py: Python<'_>, parsed: &Arc<Parsed>, slot: &mut Slot) -> PyResult<Py<PyAny>> {
+    match slot {
+        Slot::New(v) => Ok(v.clone_ref(py)),
+        Slot::Orig { view: Some(v), .. } => Ok(v.clone_ref(py)),
+        Slot::Orig { at, view, .. } => {
+            let v = convert::value(py, parsed, *at)?;
+            if matches!(
+                parsed.doc().type_of(*at),
+                JsonType::Object | JsonType::Array
+            ) {
+                *view = Some(v.clone_ref(py));
+            }
+            Ok(v)
+        }
+    }
+}
+
+fn visit_slot(slot: &Slot, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+    match slot {
+        Slot::New(v) | Slot::Orig { view: Some(v), .. } => visit.call(v),
+        Slot::Orig { view: None, .. } => Ok(()),
+    }
+}
+
+/// Whether a cached child view (or any value) has edits to write.
+fn view_dirty(py: Python<'_>, v: &Bound<'_, PyAny>) -> bool {
+    if let Ok(o) = v.cast::<Object>() {
+        return o.try_borrow().map_or(true, |o| o.dirty(py));
+    }
+    if let Ok(a) = v.cast::<Array>() {
+        return a.try_borrow().map_or(true, |a| a.dirty(py));
+    }
+    false
+}
+
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
+}
+
+fn collect(values: &Bound<'_, PyAny>) -> PyResult<Vec<Py<PyAny>>> {
+    values.try_iter()?.map(|v| v.map(Bound::unbind)).collect()
+}
+
+// ------------------------------------------------------------------- Object
 
 impl Object {
     pub(crate) fn new(parsed: Arc<Parsed>, at: Cursor) -> Object {
         Object {
             parsed,
             at,
-            distinct: OnceLock::new(),
+            state: ObjState::Lazy {
+                views: HashMap::new(),
+                distinct: None,
+            },
         }
     }
 
-    fn err(&self, py: Python<'_>, e: AccessError) -> PyErr {
-        access_error(py, e, &self.parsed.input, "")
+    fn dirty(&self, py: Python<'_>) -> bool {
+        match &self.state {
+            ObjState::Lazy { views, .. } => views.values().any(|v| view_dirty(py, v.bind(py))),
+            ObjState::Edited(_) => true,
+        }
     }
 
-    fn lookup(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<Cursor>> {
+    /// (key, value cursor, offset of the key's quote) of every distinct key
+    /// in document order; a repeated key keeps its first value.
+    fn distinct_members(&self, py: Python<'_>) -> PyResult<Vec<DistinctMember>> {
+        let doc = self.parsed.doc();
+        let base = doc.input().as_ptr() as usize;
+        let items = doc
+            .object_items(self.at)
+            .map_err(|e| err(py, &self.parsed, e))?;
+        let n = items.size_hint().0;
+        let mut all: Vec<(Cow<'_, str>, Cursor, u32, u32)> = Vec::with_capacity(n);
+        for (i, (raw, c)) in items.enumerate() {
+            let key = doc.key_str(raw).map_err(|e| err(py, &self.parsed, e))?;
+            let key_at = (raw.as_ptr() as usize - base - 1) as u32;
+            all.push((key, c, key_at, i as u32));
+        }
+        // Drop repeated keys (the first wins): linearly when small.
+        if n <= INDEX_MIN {
+            let mut j = 0;
+            while j < all.len() {
+                if all[..j].iter().any(|m| m.0 == all[j].0) {
+                    all.remove(j);
+                } else {
+                    j += 1;
+                }
+            }
+        } else {
+            let mut seen: HashSet<Cow<'_, str>> = HashSet::with_capacity(n);
+            all.retain(|m| seen.insert(m.0.clone()));
+        }
+        Ok(all
+            .into_iter()
+            .map(|(k, c, a, i)| (Box::<str>::from(&*k), c, a, i))
+            .collect())
+    }
+
+    /// The Edited members, unfolding a Lazy object first.
+    fn members_mut(&mut self, py: Python<'_>) -> PyResult<&mut Members> {
+        if let ObjState::Lazy { views, .. } = &mut self.state {
+            let mut views = std::mem::take(views);
+            let mut m = Members::default();
+            for (key, at, key_at, i) in self.distinct_members(py)? {
+                let view = views.remove(&at.start);
+                m.push(Member {
+                    key,
+                    key_at,
+                    slot: Slot::Orig { at, i, view },
+                });
+            }
+            self.state = ObjState::Edited(m);
+        }
+        match &mut self.state {
+            ObjState::Edited(m) => Ok(m),
+            ObjState::Lazy { .. } => unreachable!("unfolded above"),
+        }
+    }
+
+    /// The value of `key`, or `None` when absent (or not a str).
+    fn lookup(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
         let Ok(key) = key.cast::<PyString>() else {
             return Ok(None);
         };
         let key = str_utf8(key)?;
-        Ok(self.parsed.doc().field(self.at, key.as_bytes()))
+        let parsed = &self.parsed;
+        match &mut self.state {
+            ObjState::Lazy { views, .. } => match parsed.doc().field(self.at, key.as_bytes()) {
+                Some(c) => lazy_child(py, parsed, views, c).map(Some),
+                None => Ok(None),
+            },
+            ObjState::Edited(m) => match m.find(key) {
+                Some(pos) => {
+                    let member = m.list[pos].as_mut().expect("indexed members are live");
+                    slot_value(py, parsed, &mut member.slot).map(Some)
+                }
+                None => Ok(None),
+            },
+        }
     }
 
-    /// (key, value cursor) of every distinct key, in document order of
-    /// first occurrence; a repeated key keeps its first value, as path reads do.
-    fn members<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyString>, Cursor)>> {
-        let doc = self.parsed.doc();
-        let items = doc.object_items(self.at).map_err(|e| self.err(py, e))?;
-        let mut out = Vec::with_capacity(items.size_hint().0);
-        let mut seen: HashSet<Cow<'_, str>> = HashSet::with_capacity(items.size_hint().0);
-        for (raw, c) in items {
-            let key = doc.key_str(raw).map_err(|e| self.err(py, e))?;
-            let py_key = PyString::new(py, &key);
-            if seen.insert(key) {
-                out.push((py_key, c));
+    fn has(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(key) = key.cast::<PyString>() else {
+            return Ok(false);
+        };
+        let key = str_utf8(key)?;
+        Ok(match &self.state {
+            ObjState::Lazy { .. } => self.parsed.doc().field(self.at, key.as_bytes()).is_some(),
+            ObjState::Edited(m) => m.find(key).is_some(),
+        })
+    }
+
+    fn key_list(&self, py: Python<'_>) -> PyResult<Vec<Box<str>>> {
+        Ok(match &self.state {
+            ObjState::Lazy { .. } => self
+                .distinct_members(py)?
+                .into_iter()
+                .map(|(k, ..)| k)
+                .collect(),
+            ObjState::Edited(m) => m.list.iter().flatten().map(|m| m.key.clone()).collect(),
+        })
+    }
+
+    /// (key, value) of every member, in order.
+    fn pairs(&mut self, py: Python<'_>) -> PyResult<Vec<(Box<str>, Py<PyAny>)>> {
+        let parsed = self.parsed.clone();
+        if let ObjState::Lazy { .. } = self.state {
+            let members = self.distinct_members(py)?;
+            let ObjState::Lazy { views, .. } = &mut self.state else {
+                unreachable!("checked above")
+            };
+            let mut out = Vec::with_capacity(members.len());
+            for (k, c, ..) in members {
+                out.push((k, lazy_child(py, &parsed, views, c)?));
             }
+            return Ok(out);
+        }
+        let m = self.members_mut(py)?;
+        let mut out = Vec::with_capacity(m.live());
+        for member in m.list.iter_mut().flatten() {
+            let v = slot_value(py, &parsed, &mut member.slot)?;
+            out.push((member.key.clone(), v));
         }
         Ok(out)
+    }
+
+    fn set(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>, value: Py<PyAny>) -> PyResult<()> {
+        let Ok(k) = key.cast::<PyString>() else {
+            return Err(PyTypeError::new_err(format!(
+                "qjson.Object keys must be str, not {}",
+                type_name(key)
+            )));
+        };
+        let k = str_utf8(k)?;
+        let m = self.members_mut(py)?;
+        match m.find(k) {
+            Some(pos) => {
+                m.list[pos].as_mut().expect("indexed members are live").slot = Slot::New(value);
+            }
+            None => m.push(Member {
+                key: k.into(),
+                key_at: 0,
+                slot: Slot::New(value),
+            }),
+        }
+        Ok(())
+    }
+
+    /// Remove `key` (`None` when absent); its value is not decoded.
+    fn take(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Member>> {
+        let Ok(k) = key.cast::<PyString>() else {
+            return Ok(None);
+        };
+        let k = str_utf8(k)?;
+        if !self.has(key)? {
+            return Ok(None);
+        }
+        Ok(self.members_mut(py)?.remove(k))
     }
 }
 
 #[pymethods]
 impl Object {
-    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        match self.lookup(key)? {
-            Some(c) => convert::value(py, &self.parsed, c),
+    fn __getitem__(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        match self.lookup(py, key)? {
+            Some(v) => Ok(v),
             None => Err(PyKeyError::new_err(key.clone().unbind())),
         }
     }
 
     #[pyo3(signature = (key, default = None))]
     fn get(
-        &self,
+        &mut self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         default: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        match self.lookup(key)? {
-            Some(c) => convert::value(py, &self.parsed, c),
+        match self.lookup(py, key)? {
+            Some(v) => Ok(v),
             None => Ok(default.unwrap_or_else(|| py.None())),
         }
     }
 
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.lookup(key)?.is_some())
+        self.has(key)
     }
 
-    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        if let Some(&n) = self.distinct.get() {
+    fn __len__(&mut self, py: Python<'_>) -> PyResult<usize> {
+        if let ObjState::Lazy {
+            distinct: Some(n), ..
+        } = self.state
+        {
             return Ok(n);
         }
-        let n = self.members(py)?.len();
-        Ok(*self.distinct.get_or_init(|| n))
+        if let ObjState::Edited(m) = &self.state {
+            return Ok(m.live());
+        }
+        let n = self.distinct_members(py)?.len();
+        if let ObjState::Lazy { distinct, .. } = &mut self.state {
+            *distinct = Some(n);
+        }
+        Ok(n)
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -111,118 +473,398 @@ impl Object {
     }
 
     fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let keys: Vec<_> = self.members(py)?.into_iter().map(|(k, _)| k).collect();
+        let keys: Vec<_> = self
+            .key_list(py)?
+            .iter()
+            .map(|k| PyString::new(py, k))
+            .collect();
         PyList::new(py, keys)
     }
 
-    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    fn values<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let values: Vec<_> = self.pairs(py)?.into_iter().map(|(_, v)| v).collect();
+        PyList::new(py, values)
+    }
+
+    fn items<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut out = Vec::new();
-        for (_, c) in self.members(py)? {
-            out.push(convert::value(py, &self.parsed, c)?);
+        for (k, v) in self.pairs(py)? {
+            out.push(PyTuple::new(
+                py,
+                [PyString::new(py, &k).into_any().unbind(), v],
+            )?);
         }
         PyList::new(py, out)
     }
 
-    fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut out = Vec::new();
-        for (k, c) in self.members(py)? {
-            let v = convert::value(py, &self.parsed, c)?;
-            out.push(PyTuple::new(py, [k.into_any().unbind(), v])?);
+    fn __setitem__(
+        &mut self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: Py<PyAny>,
+    ) -> PyResult<()> {
+        self.set(py, key, value)
+    }
+
+    fn __delitem__(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        match self.take(py, key)? {
+            Some(_) => Ok(()),
+            None => Err(PyKeyError::new_err(key.clone().unbind())),
         }
-        PyList::new(py, out)
     }
 
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let mine = convert::materialize(py, &self.parsed, self.at)?;
-        mine.bind(py).eq(plain(py, other)?)
+    /// Remove `key` and return its value; `default` (or KeyError) when absent.
+    #[pyo3(signature = (key, *default))]
+    fn pop(
+        &mut self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        if default.len() > 1 {
+            return Err(PyTypeError::new_err(format!(
+                "pop expected at most 2 arguments, got {}",
+                default.len() + 1
+            )));
+        }
+        match self.take(py, key)? {
+            Some(mut member) => slot_value(py, &self.parsed.clone(), &mut member.slot),
+            None if default.len() == 1 => Ok(default.get_item(0)?.unbind()),
+            None => Err(PyKeyError::new_err(key.clone().unbind())),
+        }
     }
 
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let mine = convert::materialize(py, &self.parsed, self.at)?;
-        Ok(format!("qjson.Object({})", mine.bind(py).repr()?))
+    /// Remove and return the last (key, value) pair.
+    fn popitem<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let parsed = self.parsed.clone();
+        let m = self.members_mut(py)?;
+        let Some(key) = m.list.iter().rev().flatten().next().map(|m| m.key.clone()) else {
+            return Err(PyKeyError::new_err("popitem(): qjson.Object is empty"));
+        };
+        let mut member = m.remove(&key).expect("a live member");
+        let v = slot_value(py, &parsed, &mut member.slot)?;
+        PyTuple::new(py, [PyString::new(py, &key).into_any().unbind(), v])
     }
 
-    /// The original bytes of this object.
+    fn clear(&mut self) {
+        self.state = ObjState::Edited(Members::default());
+    }
+
+    /// `update(other=(), **kwargs)`, as `dict.update`.
+    #[pyo3(signature = (other = None, **kwargs))]
+    fn update(
+        slf: &Bound<'_, Self>,
+        other: Option<&Bound<'_, PyAny>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let mut pairs: Vec<(Bound<'_, PyAny>, Py<PyAny>)> = Vec::new();
+        if let Some(other) = other {
+            if other.hasattr("keys")? {
+                for k in other.call_method0("keys")?.try_iter()? {
+                    let k = k?;
+                    let v = other.get_item(&k)?.unbind();
+                    pairs.push((k, v));
+                }
+            } else {
+                for item in other.try_iter()? {
+                    let (k, v): (Bound<'_, PyAny>, Py<PyAny>) = item?.extract()?;
+                    pairs.push((k, v));
+                }
+            }
+        }
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                pairs.push((k, v.unbind()));
+            }
+        }
+        let mut me = slf.try_borrow_mut()?;
+        for (k, v) in pairs {
+            me.set(py, &k, v)?;
+        }
+        Ok(())
+    }
+
+    /// `self[key]` if present, else set it to `default` and return that.
+    #[pyo3(signature = (key, default = None))]
+    fn setdefault(
+        &mut self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if let Some(v) = self.lookup(py, key)? {
+            return Ok(v);
+        }
+        let v = default.unwrap_or_else(|| py.None());
+        self.set(py, key, v.clone_ref(py))?;
+        Ok(v)
+    }
+
+    fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = slf.py();
+        let mine = materialize(py, slf.as_any())?;
+        mine.eq(plain_other(py, other)?)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let mine = materialize(slf.py(), slf.as_any())?;
+        Ok(format!("qjson.Object({})", mine.repr()?))
+    }
+
+    /// The original bytes of this object (edits are not included).
     fn raw<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
         pyo3::types::PyBytes::new(py, self.parsed.doc().raw(self.at))
     }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        match &self.state {
+            ObjState::Lazy { views, .. } => {
+                for v in views.values() {
+                    visit.call(v)?;
+                }
+            }
+            ObjState::Edited(m) => {
+                for member in m.list.iter().flatten() {
+                    visit_slot(&member.slot, &visit)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.state = ObjState::Edited(Members::default());
+    }
 }
+
+// -------------------------------------------------------------------- Array
 
 impl Array {
     pub(crate) fn new(parsed: Arc<Parsed>, at: Cursor) -> Array {
-        Array { parsed, at }
-    }
-
-    fn len(&self) -> usize {
-        self.parsed.doc().len(self.at).unwrap_or(0)
-    }
-
-    fn item(&self, py: Python<'_>, i: isize) -> PyResult<Py<PyAny>> {
-        match self.parsed.doc().element(self.at, i as i64) {
-            Some(c) => convert::value(py, &self.parsed, c),
-            None => Err(PyIndexError::new_err("array index out of range")),
+        Array {
+            parsed,
+            at,
+            state: ArrState::Lazy {
+                views: HashMap::new(),
+            },
         }
     }
 
-    fn all<'py>(&self, py: Python<'py>) -> PyResult<Vec<Py<PyAny>>> {
-        let doc = self.parsed.doc();
-        let items = doc
-            .array_items(self.at)
-            .map_err(|e| access_error(py, e, &self.parsed.input, ""))?;
-        items.map(|c| convert::value(py, &self.parsed, c)).collect()
+    fn dirty(&self, py: Python<'_>) -> bool {
+        match &self.state {
+            ArrState::Lazy { views } => views.values().any(|v| view_dirty(py, v.bind(py))),
+            ArrState::Edited(_) => true,
+        }
     }
+
+    fn length(&self) -> usize {
+        match &self.state {
+            ArrState::Lazy { .. } => self.parsed.doc().len(self.at).unwrap_or(0),
+            ArrState::Edited(s) => s.len(),
+        }
+    }
+
+    /// `i` as a position in `0..len`, negative counting from the end.
+    fn position(&self, i: isize) -> PyResult<usize> {
+        let n = self.length() as isize;
+        let j = if i < 0 { i + n } else { i };
+        if j < 0 || j >= n {
+            return Err(PyIndexError::new_err("qjson.Array index out of range"));
+        }
+        Ok(j as usize)
+    }
+
+    fn item(&mut self, py: Python<'_>, i: usize) -> PyResult<Py<PyAny>> {
+        let parsed = &self.parsed;
+        match &mut self.state {
+            ArrState::Lazy { views } => match parsed.doc().element(self.at, i as i64) {
+                Some(c) => lazy_child(py, parsed, views, c),
+                None => Err(PyIndexError::new_err("qjson.Array index out of range")),
+            },
+            ArrState::Edited(s) => slot_value(py, parsed, &mut s[i]),
+        }
+    }
+
+    fn all(&mut self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        let parsed = &self.parsed;
+        match &mut self.state {
+            ArrState::Lazy { views } => {
+                let items = parsed
+                    .doc()
+                    .array_items(self.at)
+                    .map_err(|e| err(py, parsed, e))?;
+                items.map(|c| lazy_child(py, parsed, views, c)).collect()
+            }
+            ArrState::Edited(s) => s.iter_mut().map(|s| slot_value(py, parsed, s)).collect(),
+        }
+    }
+
+    /// The Edited slots, unfolding a Lazy array first.
+    fn slots(&mut self, py: Python<'_>) -> PyResult<&mut Vec<Slot>> {
+        if let ArrState::Lazy { views } = &mut self.state {
+            let mut views = std::mem::take(views);
+            let items = self
+                .parsed
+                .doc()
+                .array_items(self.at)
+                .map_err(|e| err(py, &self.parsed, e))?;
+            let slots = items
+                .enumerate()
+                .map(|(i, at)| Slot::Orig {
+                    at,
+                    i: i as u32,
+                    view: views.remove(&at.start),
+                })
+                .collect();
+            self.state = ArrState::Edited(slots);
+        }
+        match &mut self.state {
+            ArrState::Edited(s) => Ok(s),
+            ArrState::Lazy { .. } => unreachable!("unfolded above"),
+        }
+    }
+
+    fn find(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        for (i, v) in self.all(py)?.into_iter().enumerate() {
+            if v.bind(py).eq(value)? {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn index_of(index: &Bound<'_, PyAny>) -> PyResult<isize> {
+    index.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "qjson.Array indices must be integers or slices, not {}",
+            type_name(index)
+        ))
+    })
 }
 
 #[pymethods]
 impl Array {
-    fn __getitem__(&self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn __getitem__(&mut self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         if let Ok(slice) = index.cast::<PySlice>() {
-            let all = PyList::new(py, self.all(py)?)?;
-            return Ok(all.as_any().get_item(slice)?.unbind());
+            let ix = slice.indices(self.length() as isize)?;
+            let mut out = Vec::with_capacity(ix.slicelength);
+            let mut j = ix.start;
+            for _ in 0..ix.slicelength {
+                out.push(self.item(py, j as usize)?);
+                j += ix.step;
+            }
+            return Ok(PyList::new(py, out)?.into_any().unbind());
         }
-        let i: isize = index.extract().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "array indices must be integers or slices, not {}",
-                index
-                    .get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        })?;
+        let i = self.position(index_of(index)?)?;
         self.item(py, i)
     }
 
-    fn __len__(&self) -> usize {
-        self.len()
+    fn __setitem__(
+        slf: &Bound<'_, Self>,
+        index: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        if let Ok(slice) = index.cast::<PySlice>() {
+            let values = collect(value)?;
+            let mut me = slf.try_borrow_mut()?;
+            let ix = slice.indices(me.length() as isize)?;
+            let slots = me.slots(py)?;
+            if ix.step == 1 {
+                let start = ix.start as usize;
+                let stop = (ix.stop.max(ix.start)) as usize;
+                slots.splice(start..stop, values.into_iter().map(Slot::New));
+                return Ok(());
+            }
+            if values.len() != ix.slicelength {
+                return Err(PyValueError::new_err(format!(
+                    "attempt to assign sequence of size {} to extended slice of size {}",
+                    values.len(),
+                    ix.slicelength
+                )));
+            }
+            let mut j = ix.start;
+            for v in values {
+                slots[j as usize] = Slot::New(v);
+                j += ix.step;
+            }
+            return Ok(());
+        }
+        let mut me = slf.try_borrow_mut()?;
+        let i = me.position(index_of(index)?)?;
+        me.slots(py)?[i] = Slot::New(value.clone().unbind());
+        Ok(())
     }
 
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn __delitem__(&mut self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(slice) = index.cast::<PySlice>() {
+            let ix = slice.indices(self.length() as isize)?;
+            let mut doomed: Vec<usize> = (0..ix.slicelength)
+                .map(|k| (ix.start + k as isize * ix.step) as usize)
+                .collect();
+            doomed.sort_unstable();
+            let slots = self.slots(py)?;
+            if ix.step == 1 && !doomed.is_empty() {
+                slots.drain(doomed[0]..=doomed[doomed.len() - 1]);
+            } else {
+                for &j in doomed.iter().rev() {
+                    slots.remove(j);
+                }
+            }
+            return Ok(());
+        }
+        let i = self.position(index_of(index)?)?;
+        self.slots(py)?.remove(i);
+        Ok(())
+    }
+
+    fn __len__(&self) -> usize {
+        self.length()
+    }
+
+    fn __iter__<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         PyList::new(py, self.all(py)?)?
             .into_any()
             .try_iter()
             .map(Bound::into_any)
     }
 
-    fn __contains__(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<bool> {
-        for v in self.all(py)? {
-            if v.bind(py).eq(value)? {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+    fn __reversed__<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let mut all = self.all(py)?;
+        all.reverse();
+        PyList::new(py, all)?
+            .into_any()
+            .try_iter()
+            .map(Bound::into_any)
     }
 
-    fn index(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
-        for (i, v) in self.all(py)?.into_iter().enumerate() {
-            if v.bind(py).eq(value)? {
-                return Ok(i);
-            }
-        }
-        Err(PyValueError::new_err("value is not in the array"))
+    fn __contains__(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.find(py, value)?.is_some())
     }
 
-    fn count(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    /// The first position of `value` in `[start, stop)`; ValueError when absent.
+    #[pyo3(signature = (value, start = 0, stop = None))]
+    fn index(
+        &mut self,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        start: isize,
+        stop: Option<isize>,
+    ) -> PyResult<usize> {
+        let n = self.length() as isize;
+        let clamp = |i: isize| if i < 0 { (i + n).max(0) } else { i.min(n) };
+        let (a, b) = (clamp(start), clamp(stop.unwrap_or(n)));
+        for i in a..b {
+            if self.item(py, i as usize)?.bind(py).eq(value)? {
+                return Ok(i as usize);
+            }
+        }
+        Err(PyValueError::new_err("value is not in the qjson.Array"))
+    }
+
+    fn count(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
         let mut n = 0;
         for v in self.all(py)? {
             if v.bind(py).eq(value)? {
@@ -232,49 +874,506 @@ impl Array {
         Ok(n)
     }
 
-    fn __reversed__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let mut all = self.all(py)?;
-        all.reverse();
-        PyList::new(py, all)?
-            .into_any()
-            .try_iter()
-            .map(Bound::into_any)
+    /// Insert `value` before position `index` (clamped, as `list.insert`).
+    fn insert(&mut self, py: Python<'_>, index: isize, value: Py<PyAny>) -> PyResult<()> {
+        let n = self.length() as isize;
+        let i = if index < 0 {
+            (index + n).max(0)
+        } else {
+            index.min(n)
+        };
+        self.slots(py)?.insert(i as usize, Slot::New(value));
+        Ok(())
     }
 
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let mine = convert::materialize(py, &self.parsed, self.at)?;
-        mine.bind(py).eq(plain(py, other)?)
+    fn append(&mut self, py: Python<'_>, value: Py<PyAny>) -> PyResult<()> {
+        self.slots(py)?.push(Slot::New(value));
+        Ok(())
     }
 
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let mine = convert::materialize(py, &self.parsed, self.at)?;
-        Ok(format!("qjson.Array({})", mine.bind(py).repr()?))
+    fn extend(slf: &Bound<'_, Self>, values: &Bound<'_, PyAny>) -> PyResult<()> {
+        let values = collect(values)?;
+        let mut me = slf.try_borrow_mut()?;
+        me.slots(slf.py())?
+            .extend(values.into_iter().map(Slot::New));
+        Ok(())
     }
 
-    /// The original bytes of this array.
+    fn __iadd__(slf: &Bound<'_, Self>, values: &Bound<'_, PyAny>) -> PyResult<()> {
+        Array::extend(slf, values)
+    }
+
+    /// Remove and return the item at `index` (default: the last).
+    #[pyo3(signature = (index = -1))]
+    fn pop(&mut self, py: Python<'_>, index: isize) -> PyResult<Py<PyAny>> {
+        if self.length() == 0 {
+            return Err(PyIndexError::new_err("pop from empty qjson.Array"));
+        }
+        let i = self.position(index)?;
+        let v = self.item(py, i)?;
+        self.slots(py)?.remove(i);
+        Ok(v)
+    }
+
+    /// Remove the first item equal to `value`; ValueError when absent.
+    fn remove(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        match self.find(py, value)? {
+            Some(i) => {
+                self.slots(py)?.remove(i);
+                Ok(())
+            }
+            None => Err(PyValueError::new_err(
+                "qjson.Array.remove(x): x not in array",
+            )),
+        }
+    }
+
+    fn reverse(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.slots(py)?.reverse();
+        Ok(())
+    }
+
+    fn clear(&mut self) {
+        self.state = ArrState::Edited(Vec::new());
+    }
+
+    fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = slf.py();
+        let mine = materialize(py, slf.as_any())?;
+        mine.eq(plain_other(py, other)?)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let mine = materialize(slf.py(), slf.as_any())?;
+        Ok(format!("qjson.Array({})", mine.repr()?))
+    }
+
+    /// The original bytes of this array (edits are not included).
     fn raw<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
         pyo3::types::PyBytes::new(py, self.parsed.doc().raw(self.at))
     }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        match &self.state {
+            ArrState::Lazy { views } => {
+                for v in views.values() {
+                    visit.call(v)?;
+                }
+            }
+            ArrState::Edited(s) => {
+                for slot in s {
+                    visit_slot(slot, &visit)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.state = ArrState::Edited(Vec::new());
+    }
 }
 
-/// `other` with qjson views materialized (for equality).
-fn plain<'py>(py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    if let Ok(o) = other.cast::<Object>() {
-        let o = o.get();
-        return Ok(convert::materialize(py, &o.parsed, o.at)?.into_bound(py));
+// ------------------------------------------------------ decode, materialize
+
+/// `qjson.decode(data)`: the lazy view (or scalar) of a strictly validated document.
+#[pyfunction]
+#[pyo3(signature = (data, *, max_depth = 1024))]
+pub(crate) fn decode(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    max_depth: usize,
+) -> PyResult<Py<PyAny>> {
+    let doc = super::doc::parse(py, data, false, max_depth)?;
+    convert::value(py, &doc.parsed, doc.parsed.doc().root())
+}
+
+/// From this depth on, `materialize` checks for cycles.
+const CYCLE_CHECK_DEPTH: usize = 32;
+/// `materialize` refuses to nest deeper than this through overlays.
+const MAX_DEPTH: usize = 4096;
+
+/// Plain Python objects for a view, with its overlay applied; plain dicts
+/// and lists (exact types) are copied with their values converted; other
+/// values are returned as they are.
+struct Plain<'py> {
+    py: Python<'py>,
+    open: Vec<*mut ffi::PyObject>,
+}
+
+impl<'py> Plain<'py> {
+    fn enter(&mut self, p: *mut ffi::PyObject) -> PyResult<()> {
+        if self.open.len() >= CYCLE_CHECK_DEPTH {
+            if self.open.contains(&p) {
+                return Err(PyValueError::new_err("Circular reference detected"));
+            }
+            if self.open.len() >= MAX_DEPTH {
+                return Err(PyValueError::new_err("Maximum nesting depth exceeded"));
+            }
+        }
+        self.open.push(p);
+        Ok(())
     }
-    if let Ok(a) = other.cast::<Array>() {
-        let a = a.get();
-        return Ok(convert::materialize(py, &a.parsed, a.at)?.into_bound(py));
+
+    /// A child of a view: its cached view if it has one, else from the index.
+    fn child(
+        &mut self,
+        parsed: &Parsed,
+        at: Cursor,
+        view: Option<&Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match view {
+            Some(v) => self.value(v.bind(self.py)),
+            None => Ok(convert::materialize(self.py, parsed, at)?.into_bound(self.py)),
+        }
+    }
+
+    fn value(&mut self, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        if let Ok(o) = v.cast::<Object>() {
+            let me = o.try_borrow()?;
+            if let ObjState::Lazy { views, .. } = &me.state {
+                if views.is_empty() {
+                    return Ok(convert::materialize(py, &me.parsed, me.at)?.into_bound(py));
+                }
+            }
+            self.enter(v.as_ptr())?;
+            let dict = PyDict::new(py);
+            match &me.state {
+                ObjState::Lazy { views, .. } => {
+                    for (k, c, ..) in me.distinct_members(py)? {
+                        let child = self.child(&me.parsed, c, views.get(&c.start))?;
+                        dict.set_item(PyString::new(py, &k), child)?;
+                    }
+                }
+                ObjState::Edited(m) => {
+                    for member in m.list.iter().flatten() {
+                        let child = match &member.slot {
+                            Slot::Orig { at, view, .. } => {
+                                self.child(&me.parsed, *at, view.as_ref())?
+                            }
+                            Slot::New(n) => self.value(n.bind(py))?,
+                        };
+                        dict.set_item(PyString::new(py, &member.key), child)?;
+                    }
+                }
+            }
+            self.open.pop();
+            return Ok(dict.into_any());
+        }
+        if let Ok(a) = v.cast::<Array>() {
+            let me = a.try_borrow()?;
+            let list = PyList::empty(py);
+            match &me.state {
+                ArrState::Lazy { views } => {
+                    if views.is_empty() {
+                        return Ok(convert::materialize(py, &me.parsed, me.at)?.into_bound(py));
+                    }
+                    self.enter(v.as_ptr())?;
+                    let items = me
+                        .parsed
+                        .doc()
+                        .array_items(me.at)
+                        .map_err(|e| err(py, &me.parsed, e))?;
+                    for c in items {
+                        list.append(self.child(&me.parsed, c, views.get(&c.start))?)?;
+                    }
+                }
+                ArrState::Edited(s) => {
+                    self.enter(v.as_ptr())?;
+                    for slot in s {
+                        list.append(match slot {
+                            Slot::Orig { at, view, .. } => {
+                                self.child(&me.parsed, *at, view.as_ref())?
+                            }
+                            Slot::New(n) => self.value(n.bind(py))?,
+                        })?;
+                    }
+                }
+            }
+            self.open.pop();
+            return Ok(list.into_any());
+        }
+        if let Ok(d) = v.cast::<Doc>() {
+            let d = d.get();
+            if let Some(root) = d.root_view() {
+                return self.value(&root.bind(py).clone());
+            }
+            let root = d.parsed.doc().root();
+            return Ok(convert::materialize(py, &d.parsed, root)?.into_bound(py));
+        }
+        if v.is_exact_instance_of::<PyDict>() {
+            self.enter(v.as_ptr())?;
+            let dict = PyDict::new(py);
+            for (k, val) in v.cast::<PyDict>()?.iter() {
+                dict.set_item(k, self.value(&val)?)?;
+            }
+            self.open.pop();
+            return Ok(dict.into_any());
+        }
+        if v.is_exact_instance_of::<PyList>() {
+            self.enter(v.as_ptr())?;
+            let list = PyList::empty(py);
+            for val in v.cast::<PyList>()?.iter() {
+                list.append(self.value(&val)?)?;
+            }
+            self.open.pop();
+            return Ok(list.into_any());
+        }
+        Ok(v.clone())
+    }
+}
+
+/// `other` for an equality test: views materialized, anything else as is.
+fn plain_other<'py>(py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if other.is_instance_of::<Object>() || other.is_instance_of::<Array>() {
+        return materialize(py, other);
     }
     Ok(other.clone())
 }
 
-/// `qjson.materialize(view)`: plain dicts and lists (other values are returned as they are).
+/// `qjson.materialize(view)`: plain dicts and lists, edits applied (other
+/// values are returned as they are).
 #[pyfunction]
 pub(crate) fn materialize<'py>(
     py: Python<'py>,
     view: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    plain(py, view)
+    Plain {
+        py,
+        open: Vec::new(),
+    }
+    .value(view)
+}
+
+// ------------------------------------------------------------------ writing
+
+/// Where [`write`] puts a view's bytes (implemented by `dumps`).
+pub(crate) trait Sink<'py> {
+    fn py(&self) -> Python<'py>;
+    /// Copy `input[a..b]` of `parsed` (already validated).
+    fn raw(&mut self, parsed: &Arc<Parsed>, a: usize, b: usize);
+    fn byte(&mut self, b: u8);
+    /// A JSON string literal for `key`.
+    fn key(&mut self, key: &str);
+    /// Any Python value, through the serializer.
+    fn value(&mut self, v: &Bound<'py, PyAny>) -> PyResult<()>;
+    /// Entering / leaving a container (cycle and depth checks).
+    fn enter(&mut self, p: *mut ffi::PyObject) -> PyResult<()>;
+    fn leave(&mut self);
+}
+
+/// Whether `obj` is written by [`write`]: an `Object`, `Array` or `Doc`.
+pub(crate) fn is_view(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_instance_of::<Object>() || obj.is_instance_of::<Array>() || obj.is_instance_of::<Doc>()
+}
+
+/// Write `obj` (a view, a `Doc`, or any value) compactly: views as their
+/// original bytes with edits spliced in, a `Doc` as its input.
+pub(crate) fn write<'py, S: Sink<'py>>(sink: &mut S, obj: &Bound<'py, PyAny>) -> PyResult<()> {
+    if let Ok(o) = obj.cast::<Object>() {
+        return write_object(sink, o);
+    }
+    if let Ok(a) = obj.cast::<Array>() {
+        return write_array(sink, a);
+    }
+    if let Ok(d) = obj.cast::<Doc>() {
+        let d = d.get();
+        // Edits made through `Doc.root` are part of the document.
+        if let Some(root) = d.root_view() {
+            return write(sink, &root.bind(obj.py()).clone());
+        }
+        let len = d.parsed.input.bytes().len();
+        return copy(sink, &d.parsed, 0, len);
+    }
+    sink.value(obj)
+}
+
+/// Validate `input[a..b]` when the document is lazy (strict documents were
+/// validated by `parse`).
+fn check(py: Python<'_>, parsed: &Parsed, a: usize, b: usize) -> PyResult<()> {
+    if !parsed.index.is_lazy() {
+        return Ok(());
+    }
+    let opts = Options {
+        lazy: false,
+        max_depth: usize::MAX,
+    };
+    match Index::build(&parsed.input.bytes()[a..b], &opts) {
+        Ok(_) => Ok(()),
+        Err(mut e) => {
+            e.offset += a;
+            Err(decode_error(py, e, &parsed.input))
+        }
+    }
+}
+
+fn copy<'py, S: Sink<'py>>(sink: &mut S, parsed: &Arc<Parsed>, a: usize, b: usize) -> PyResult<()> {
+    check(sink.py(), parsed, a, b)?;
+    sink.raw(parsed, a, b);
+    Ok(())
+}
+
+/// The whole value at `c` (the root: the whole input, whitespace included).
+fn copy_value<'py, S: Sink<'py>>(sink: &mut S, parsed: &Arc<Parsed>, c: Cursor) -> PyResult<()> {
+    let doc = parsed.doc();
+    let (a, b) = if c == doc.root() {
+        (0, doc.input().len())
+    } else {
+        doc.span(c)
+    };
+    copy(sink, parsed, a, b)
+}
+
+/// The children of a dirty container, coalescing untouched neighbours.
+struct Runs<'a> {
+    parsed: &'a Arc<Parsed>,
+    /// The pending run: byte range and the ordinal of its last child.
+    run: Option<(usize, usize, u32)>,
+    first: bool,
+}
+
+impl<'a> Runs<'a> {
+    fn new(parsed: &'a Arc<Parsed>) -> Self {
+        Runs {
+            parsed,
+            run: None,
+            first: true,
+        }
+    }
+
+    fn flush<'py, S: Sink<'py>>(&mut self, sink: &mut S) {
+        if let Some((a, b, _)) = self.run.take() {
+            sink.raw(self.parsed, a, b);
+        }
+    }
+
+    fn comma<'py, S: Sink<'py>>(&mut self, sink: &mut S) {
+        if !self.first {
+            sink.byte(b',');
+        }
+        self.first = false;
+    }
+
+    /// Original child `i` whose bytes start at `a` (an object member: its
+    /// key's quote) and whose value is `at`, with its cached view if any.
+    fn orig<'py, S: Sink<'py>>(
+        &mut self,
+        sink: &mut S,
+        i: u32,
+        a: usize,
+        at: Cursor,
+        view: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        let py = sink.py();
+        if let Some(v) = view.filter(|v| view_dirty(py, v)) {
+            self.flush(sink);
+            self.comma(sink);
+            // The key and colon as written (keys were checked when decoded).
+            if a < at.start as usize {
+                sink.raw(self.parsed, a, at.start as usize);
+            }
+            return write(sink, v);
+        }
+        let (start, b) = self.parsed.doc().span(at);
+        check(py, self.parsed, start, b)?;
+        match self.run {
+            Some((s, _, last)) if last + 1 == i => self.run = Some((s, b, i)),
+            _ => {
+                self.flush(sink);
+                self.comma(sink);
+                self.run = Some((a, b, i));
+            }
+        }
+        Ok(())
+    }
+
+    /// A new value (with its key in objects).
+    fn fresh<'py, S: Sink<'py>>(
+        &mut self,
+        sink: &mut S,
+        key: Option<&str>,
+        v: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        self.flush(sink);
+        self.comma(sink);
+        if let Some(k) = key {
+            sink.key(k);
+            sink.byte(b':');
+        }
+        write(sink, v)
+    }
+}
+
+fn write_object<'py, S: Sink<'py>>(sink: &mut S, o: &Bound<'py, Object>) -> PyResult<()> {
+    let py = sink.py();
+    let me = o.try_borrow()?;
+    if !me.dirty(py) {
+        return copy_value(sink, &me.parsed, me.at);
+    }
+    sink.enter(o.as_ptr())?;
+    sink.byte(b'{');
+    let mut runs = Runs::new(&me.parsed);
+    match &me.state {
+        ObjState::Lazy { views, .. } => {
+            for (_, c, key_at, i) in me.distinct_members(py)? {
+                let view = views.get(&c.start).map(|v| v.bind(py));
+                runs.orig(sink, i, key_at as usize, c, view)?;
+            }
+        }
+        ObjState::Edited(m) => {
+            for member in m.list.iter().flatten() {
+                match &member.slot {
+                    Slot::Orig { at, i, view } => {
+                        let view = view.as_ref().map(|v| v.bind(py));
+                        runs.orig(sink, *i, member.key_at as usize, *at, view)?
+                    }
+                    Slot::New(v) => runs.fresh(sink, Some(&member.key), v.bind(py))?,
+                }
+            }
+        }
+    }
+    runs.flush(sink);
+    sink.byte(b'}');
+    sink.leave();
+    Ok(())
+}
+
+fn write_array<'py, S: Sink<'py>>(sink: &mut S, a: &Bound<'py, Array>) -> PyResult<()> {
+    let py = sink.py();
+    let me = a.try_borrow()?;
+    if !me.dirty(py) {
+        return copy_value(sink, &me.parsed, me.at);
+    }
+    sink.enter(a.as_ptr())?;
+    sink.byte(b'[');
+    let mut runs = Runs::new(&me.parsed);
+    match &me.state {
+        ArrState::Lazy { views } => {
+            let items = me
+                .parsed
+                .doc()
+                .array_items(me.at)
+                .map_err(|e| err(py, &me.parsed, e))?;
+            for (i, c) in items.enumerate() {
+                let view = views.get(&c.start).map(|v| v.bind(py));
+                runs.orig(sink, i as u32, c.start as usize, c, view)?;
+            }
+        }
+        ArrState::Edited(s) => {
+            for slot in s {
+                match slot {
+                    Slot::Orig { at, i, view } => {
+                        let view = view.as_ref().map(|v| v.bind(py));
+                        runs.orig(sink, *i, at.start as usize, *at, view)?
+                    }
+                    Slot::New(v) => runs.fresh(sink, None, v.bind(py))?,
+                }
+            }
+        }
+    }
+    runs.flush(sink);
+    sink.byte(b']');
+    sink.leave();
+    Ok(())
 }

@@ -2,8 +2,8 @@
 //!
 //! Checked in this order:
 //!
-//! 1. qjson's lazy views (`Object`, `Array`): [`write_view`], the one hook
-//!    the view passthrough will replace;
+//! 1. qjson's lazy views (`Object`, `Array`) and `Doc`: [`write_view`],
+//!    the view passthrough;
 //! 2. subclasses of `str`, `int`, `float`, `dict`, `list` and `tuple`
 //!    (type flags, no import): written as their base type (an `IntEnum` or
 //!    a `str`-mixin `Enum` member is one of these, and its value is the
@@ -16,15 +16,17 @@
 //!    orjson does);
 //! 4. the `default=` hook, or `JSONEncodeError`.
 
+use super::super::doc::Parsed;
 use super::super::input::str_utf8;
-use super::super::view::{materialize, Array, Object};
+use super::super::view::{self, materialize};
 use super::{encode_error, Held, Serializer};
 use crate::encode::write_str;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyString, PyType};
+use pyo3::types::{PyBytes, PyDict, PyString, PyType};
+use std::sync::Arc;
 
 /// Types checked with `isinstance`, imported on first use.
 struct Types {
@@ -58,7 +60,7 @@ pub(super) fn write<'py, const PRETTY: bool>(
     obj: &Bound<'py, PyAny>,
 ) -> PyResult<()> {
     let py = ser.py;
-    if obj.is_instance_of::<Object>() || obj.is_instance_of::<Array>() {
+    if view::is_view(obj) {
         return write_view::<PRETTY>(ser, obj);
     }
     let p = obj.as_ptr();
@@ -127,20 +129,151 @@ pub(super) fn write<'py, const PRETTY: bool>(
     ser.call_default::<PRETTY>(obj)
 }
 
-/// How a qjson `Object` / `Array` view is written.
+/// How a qjson `Object` / `Array` view (or a `Doc`) is written.
 ///
-/// Hook for the view passthrough (issue 3): today the view is materialized
-/// (strictly decoded; a repeated key keeps its first value, as view reads
-/// do) and written like any dict or list, which honours `indent` and
-/// `sort_keys`. An unmodified view of a strictly validated document may
-/// instead copy its raw bytes (`Doc::raw`) when neither option is set.
+/// Compact output (no `indent`, no `sort_keys`): passthrough. An untouched
+/// view is a copy of its original bytes (the root view, and a `Doc`: the
+/// whole input, whitespace included); an edited one is written as the
+/// original byte ranges of its untouched children with the changed parts
+/// spliced in (see `view`). Inside another value the bytes go straight into
+/// `ser.out`; at the top level ([`dumps_view`]) they are gathered as
+/// segments and copied once into the result.
+///
+/// With `indent` or `sort_keys` the view is materialized (edits applied; a
+/// repeated key keeps its first value, as view reads do) and re-encoded
+/// like any dict or list.
 #[inline(never)]
 fn write_view<'py, const PRETTY: bool>(
     ser: &mut Serializer<'py>,
     view: &Bound<'py, PyAny>,
 ) -> PyResult<()> {
-    let plain = materialize(ser.py, view)?;
-    ser.value::<PRETTY>(plain.as_ptr())
+    if PRETTY || ser.sort_keys {
+        let plain = materialize(ser.py, view)?;
+        return ser.value::<PRETTY>(plain.as_ptr());
+    }
+    let mut sink = ViewSink {
+        ser,
+        segs: None,
+        mark: 0,
+    };
+    view::write(&mut sink, view)
+}
+
+/// A piece of the output of [`dumps_view`].
+enum Seg {
+    /// Bytes of a document's input.
+    Input(Arc<Parsed>, usize, usize),
+    /// Bytes of `ser.out` (encoded parts).
+    Out(usize, usize),
+}
+
+/// [`view::Sink`] over the serializer: into `ser.out`, or as segments.
+struct ViewSink<'s, 'py> {
+    ser: &'s mut Serializer<'py>,
+    segs: Option<Vec<Seg>>,
+    /// Start of the part of `ser.out` not yet in a segment.
+    mark: usize,
+}
+
+impl ViewSink<'_, '_> {
+    fn flush_out(&mut self) {
+        let end = self.ser.out.len();
+        if let Some(segs) = &mut self.segs {
+            if end > self.mark {
+                segs.push(Seg::Out(self.mark, end));
+                self.mark = end;
+            }
+        }
+    }
+}
+
+impl<'py> view::Sink<'py> for ViewSink<'_, 'py> {
+    fn py(&self) -> Python<'py> {
+        self.ser.py
+    }
+
+    fn raw(&mut self, parsed: &Arc<Parsed>, a: usize, b: usize) {
+        if self.segs.is_none() {
+            self.ser.out.extend_from_slice(&parsed.input.bytes()[a..b]);
+            return;
+        }
+        self.flush_out();
+        let segs = self.segs.as_mut().expect("checked above");
+        if let Some(Seg::Input(p, _, end)) = segs.last_mut() {
+            if Arc::ptr_eq(p, parsed) && *end == a {
+                *end = b;
+                return;
+            }
+        }
+        segs.push(Seg::Input(parsed.clone(), a, b));
+    }
+
+    fn byte(&mut self, b: u8) {
+        self.ser.out.push(b);
+    }
+
+    fn key(&mut self, key: &str) {
+        write_str(&mut self.ser.out, key.as_bytes());
+    }
+
+    fn value(&mut self, v: &Bound<'py, PyAny>) -> PyResult<()> {
+        self.ser.value::<false>(v.as_ptr())
+    }
+
+    fn enter(&mut self, p: *mut ffi::PyObject) -> PyResult<()> {
+        self.ser.enter(p)
+    }
+
+    fn leave(&mut self) {
+        self.ser.open.pop();
+    }
+}
+
+/// `dumps(view)` with compact output: the view's segments copied once into
+/// a new `bytes`. `None` when `obj` is not a view or a `Doc`.
+pub(super) fn dumps_view<'py>(
+    ser: &mut Serializer<'py>,
+    obj: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    if ser.sort_keys || !view::is_view(obj) {
+        return Ok(None);
+    }
+    let py = ser.py;
+    let mut sink = ViewSink {
+        ser,
+        segs: Some(Vec::new()),
+        mark: 0,
+    };
+    view::write(&mut sink, obj)?;
+    sink.flush_out();
+    let segs = sink.segs.take().unwrap_or_default();
+    let out = &sink.ser.out;
+    if let [Seg::Input(p, a, b)] = segs.as_slice() {
+        return Ok(Some(PyBytes::new(py, &p.input.bytes()[*a..*b])));
+    }
+    fn bytes_of<'a>(s: &'a Seg, out: &'a [u8]) -> &'a [u8] {
+        match s {
+            Seg::Input(p, a, b) => &p.input.bytes()[*a..*b],
+            Seg::Out(a, b) => &out[*a..*b],
+        }
+    }
+    let slice = |s| bytes_of(s, out);
+    let total: usize = segs.iter().map(|s| slice(s).len()).sum();
+    // SAFETY: with a NULL source, PyBytes_FromStringAndSize allocates an
+    // uninitialized bytes object of `total` bytes (NULL and an exception on
+    // failure). Its buffer (PyBytes_AsString) is written in full below
+    // before the object is handed to Python: the segments add up to `total`.
+    unsafe {
+        let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), total as ffi::Py_ssize_t);
+        let bytes = Bound::from_owned_ptr_or_err(py, obj)?;
+        let mut dst = ffi::PyBytes_AsString(bytes.as_ptr()).cast::<u8>();
+        for s in &segs {
+            let src = slice(s);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());
+            dst = dst.add(src.len());
+        }
+        Ok(Some(bytes.cast_into_unchecked::<PyBytes>()))
+    }
 }
 
 /// A dataclass instance as an object of its fields.

@@ -1,0 +1,197 @@
+"""Passthrough dumps of views: untouched input comes back byte for byte,
+edits are spliced in, and the result always parses to the edited value."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+import qjson
+from conftest import data_files, reference_loads
+
+
+def _passthrough_identity(path: Path | None) -> None:
+    assert path is not None
+    data = path.read_bytes()
+    try:
+        qjson.validate(data)
+    except qjson.JSONDecodeError:
+        pytest.skip("qjson rejects this file (see the conformance table)")
+    view = qjson.decode(data)
+    out = qjson.dumps(view)
+    if isinstance(view, (qjson.Object, qjson.Array)):
+        assert out == data
+    else:
+        # A scalar root decodes to a Python scalar: re-encoded, same value.
+        assert json.loads(out) == json.loads(data)
+    assert qjson.dumps(qjson.parse(data)) == data
+
+
+@pytest.mark.parametrize("path", data_files("JSONTestSuite/test_parsing", "y_*.json"))
+def test_jsontestsuite_y_identity(path: Path | None) -> None:
+    _passthrough_identity(path)
+
+
+@pytest.mark.parametrize("path", data_files("jsonexamples", "**/*.json"))
+def test_jsonexamples_identity(path: Path | None) -> None:
+    _passthrough_identity(path)
+
+
+@pytest.mark.parametrize("path", data_files("jsonexamples", "**/*.json"))
+def test_jsonexamples_edit_round_trip(path: Path | None) -> None:
+    """Edit the first member / element at two depths; the output equals the
+    edited reference value and keeps untouched siblings byte-identical."""
+    assert path is not None
+    data = path.read_bytes()
+    view = qjson.decode(data)
+    model = reference_loads(data)
+    if not isinstance(view, (qjson.Object, qjson.Array)) or len(view) == 0:
+        pytest.skip("no container to edit")
+    first = next(iter(view)) if isinstance(view, qjson.Object) else 0
+    view[first] = {"edited": [1, "x"]}
+    model[first] = {"edited": [1, "x"]}
+    out = qjson.dumps(view)
+    assert json.loads(out) == json.loads(orjson.dumps(model))
+    assert qjson.materialize(view) == model
+
+
+BODY = (
+    b'{ "model" : "gpt-4o",\n  "temperature": 0.7, "stream": false,\n'
+    b'  "messages": [ {"role": "system", "content": "Be brief."},\n'
+    b'    {"role": "user", "content": [ {"type": "text", "text": "hi \\u00e9"} ]} ],\n'
+    b'  "meta": {"a": [1, 2.50, -0], "b": "\\ud83d\\ude00"} }\n'
+)
+
+
+def test_untouched_is_identical_whitespace_kept() -> None:
+    assert qjson.dumps(qjson.decode(BODY)) == BODY
+    doc = qjson.parse(BODY)
+    assert qjson.dumps(doc) == BODY
+    assert qjson.dumps(doc.root) == BODY
+    # Views read but not written stay untouched.
+    v = qjson.decode(BODY)
+    _ = v["messages"][1]["content"][0]["text"], v["meta"]["a"], list(v.items())
+    assert qjson.dumps(v) == BODY
+    # A nested untouched view: its own bytes.
+    assert qjson.dumps(v["meta"]) == b'{"a": [1, 2.50, -0], "b": "\\ud83d\\ude00"}'
+    assert qjson.dumps(v["meta"]["a"]) == b"[1, 2.50, -0]"
+
+
+def test_edits_splice_and_keep_untouched_bytes() -> None:
+    v = qjson.decode(BODY)
+    v["model"] = "gpt-4o-mini"
+    v["messages"][1]["content"][0]["text"] = "bye"
+    out = qjson.dumps(v)
+    # Untouched siblings are copied as written (whitespace, 2.50, -0, escapes).
+    assert b'"meta": {"a": [1, 2.50, -0], "b": "\\ud83d\\ude00"}' in out
+    assert b'{"role": "system", "content": "Be brief."}' in out
+    assert b'"temperature": 0.7, "stream": false' in out
+    m = json.loads(BODY)
+    m["model"] = "gpt-4o-mini"
+    m["messages"][1]["content"][0]["text"] = "bye"
+    assert json.loads(out) == m == json.loads(orjson.dumps(m))
+
+
+def test_mixed_trees() -> None:
+    a = qjson.decode(b'{"x": [1, {"y": 2}], "z": "s"}')
+    b = qjson.decode(b'[true, {"k": null}]')
+    plain = {"view": a, "list": [b, a["x"]], "n": 1}
+    out = qjson.dumps(plain)
+    assert json.loads(out) == {
+        "view": {"x": [1, {"y": 2}], "z": "s"},
+        "list": [[True, {"k": None}], [1, {"y": 2}]],
+        "n": 1,
+    }
+    # a view from another document assigned into this one
+    a["other"] = b
+    a["x"][1]["y"] = {"d": [b[1]]}
+    b[1]["k"] = 5  # aliasing: b is shared, as a dict would be
+    expected = {
+        "x": [1, {"y": {"d": [{"k": 5}]}}],
+        "z": "s",
+        "other": [True, {"k": 5}],
+    }
+    assert json.loads(qjson.dumps(a)) == expected
+    assert a == expected
+    assert qjson.materialize(a) == expected
+    assert type(qjson.materialize(a)["other"]) is list
+
+
+def test_type_swaps() -> None:
+    v = qjson.decode(b'{"a": {"b": [1, 2]}, "c": 3}')
+    inner = v["a"]
+    v["a"] = 1
+    v["c"] = {"new": [inner]}
+    assert json.loads(qjson.dumps(v)) == {"a": 1, "c": {"new": [{"b": [1, 2]}]}}
+    inner["b"].append(3)
+    assert json.loads(qjson.dumps(v)) == {"a": 1, "c": {"new": [{"b": [1, 2, 3]}]}}
+
+
+def test_indent_and_sort_keys_reencode() -> None:
+    v = qjson.decode(b'{"b": 1,   "a": [1,   2]}')
+    v["c"] = None
+    plain = {"b": 1, "a": [1, 2], "c": None}
+    assert qjson.dumps(v, sort_keys=True) == orjson.dumps(plain, option=orjson.OPT_SORT_KEYS)
+    assert qjson.dumps(v, indent=2) == orjson.dumps(plain, option=orjson.OPT_INDENT_2)
+    assert qjson.dumps(qjson.decode(b'{"b": 1, "a": 2}'), sort_keys=True) == b'{"a":2,"b":1}'
+
+
+def test_duplicate_keys() -> None:
+    data = b'{"a": 1, "b": 2, "a": 3}'
+    v = qjson.decode(data)
+    assert v["a"] == 1 and len(v) == 2 and list(v) == ["a", "b"]
+    # Untouched: byte for byte, duplicates included.
+    assert qjson.dumps(v) == data
+    # Edited: each key once; the first occurrence keeps its place.
+    v["b"] = 5
+    assert qjson.dumps(v) == b'{"a": 1,"b":5}'
+    v = qjson.decode(data)
+    v["a"] = 9
+    assert qjson.dumps(v) == b'{"a":9,"b": 2}'
+    v = qjson.decode(b'{"o": {"x": 1, "x": 2}}')
+    v["o"]["y"] = 0
+    assert json.loads(qjson.dumps(v)) == {"o": {"x": 1, "y": 0}}
+
+
+def test_lazy_documents_are_validated_on_passthrough() -> None:
+    data = b'{"bad": "\\q", "ok": [1, 2], "num": 01}'
+    doc = qjson.parse(data, lazy=True)
+    v = doc.root
+    with pytest.raises(qjson.JSONDecodeError) as ei:
+        qjson.dumps(v)
+    assert ei.value.pos == 9
+    with pytest.raises(qjson.JSONDecodeError):
+        qjson.dumps(doc)
+    assert qjson.dumps(v["ok"]) == b"[1, 2]"
+    v["bad"] = "fixed"
+    with pytest.raises(qjson.JSONDecodeError):
+        qjson.dumps(v)  # "num": 01 is still copied
+    del v["num"]
+    assert qjson.dumps(v) == b'{"bad":"fixed","ok": [1, 2]}'
+    bad_utf8 = b'["\xff", 1]'
+    w = qjson.parse(bad_utf8, lazy=True).root
+    with pytest.raises(qjson.JSONDecodeError):
+        qjson.dumps(w)
+    del w[0]
+    assert qjson.dumps(w) == b"[1]"
+
+
+def test_cycles_raise() -> None:
+    v = qjson.decode(b'{"a": [1]}')
+    v["a"].append(v)
+    with pytest.raises(qjson.JSONEncodeError):
+        qjson.dumps(v)
+    with pytest.raises(ValueError):
+        qjson.materialize(v)
+
+
+def test_str_and_memoryview_inputs() -> None:
+    s = '{"k": "é", "n": [1]}'
+    v = qjson.decode(s)
+    assert qjson.dumps(v) == s.encode()
+    v["n"].append(2)
+    assert json.loads(qjson.dumps(v)) == {"k": "é", "n": [1, 2]}
+    m = qjson.decode(memoryview(b' [1, {"a": 2}] '))
+    assert qjson.dumps(m) == b' [1, {"a": 2}] '
