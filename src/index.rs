@@ -38,8 +38,8 @@
 //! - the frame of the innermost container lives in locals; its kind also
 //!   stands for the top level, so "after a value" is one match;
 //! - allocation: the container table starts small and, if that was short,
-//!   jumps to its upper bound (no repeated copying); spare capacity is only
-//!   returned when it is worth a quarter of the input (a shrink is a realloc).
+//!   jumps to its upper bound (no repeated copying); spare capacity is
+//!   returned only when it exceeds both 16 KiB and what is used.
 
 use crate::decode::number::{check_scalar, scalar_end};
 use crate::decode::string::check_escape;
@@ -343,17 +343,20 @@ impl Index {
             non_ascii,
             tables: Mutex::new(None),
         };
-        // Give back spare capacity only when it is worth a quarter of the
-        // input: a shrink is a realloc (a syscall for large blocks), and
-        // growth by doubling leaves at most as much spare as is used.
-        let worth = (input.len() / 4).max(SHRINK_MIN);
-        if (index.structurals.capacity() - index.structurals.len()) * 4 > worth {
-            index.structurals.shrink_to_fit();
+        // Give back spare capacity when it is both over SHRINK_MIN and more
+        // than what is used: a Doc then retains at most twice its index plus
+        // a little (the first guess over-reserves on string-heavy input, and
+        // the chat ladder's index must stay a few percent of the input),
+        // while growth by doubling, which never leaves more spare than used,
+        // costs no realloc.
+        fn shrink<T>(v: &mut Vec<T>) {
+            let spare = (v.capacity() - v.len()) * std::mem::size_of::<T>();
+            if spare > SHRINK_MIN && spare > v.len() * std::mem::size_of::<T>() {
+                v.shrink_to_fit();
+            }
         }
-        let spare = index.containers.capacity() - index.containers.len();
-        if spare * std::mem::size_of::<Container>() > worth {
-            index.containers.shrink_to_fit();
-        }
+        shrink(&mut index.structurals);
+        shrink(&mut index.containers);
         Ok(index)
     }
 
