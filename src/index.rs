@@ -39,7 +39,7 @@
 //!   stands for the top level, so "after a value" is one match;
 //! - allocation: the container table starts small and, if that was short,
 //!   jumps to its upper bound (no repeated copying); spare capacity is
-//!   returned only when it exceeds both 16 KiB and what is used.
+//!   returned only when it exceeds both 2 KiB and what is used.
 
 use crate::decode::number::{check_scalar, scalar_end};
 use crate::decode::string::check_escape;
@@ -245,7 +245,7 @@ const SMALL: usize = 4096;
 
 /// Spare index capacity below this many bytes is kept rather than returned
 /// with a realloc.
-const SHRINK_MIN: usize = 16 * 1024;
+const SHRINK_MIN: usize = 2 * 1024;
 
 #[derive(Clone, Copy)]
 struct Frame {
