@@ -73,26 +73,29 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """The main job: the payload ladder against orjson, pysimdjson, msgspec and a copy.
+    """The main job: pytest-benchmark suites, the interleaved DESIGN.md comparisons,
+    memory, the Lua run, the corpus table, the ladder notebook and docs/benchmarks.md.
 
-    `nox -s bench -- --quick` for a short smoke run.
+    `nox -s bench -- --quick` for a short smoke run (< 3 minutes after the build);
+    other arguments go to benchmarks/run.py (`--only lua,report`, `--skip corpus`).
     """
     session.install(*_extra("bench"))
     _lua_setup(session)
     _build(session)
-    session.run(
-        "cargo",
-        "run",
-        "--release",
-        "--quiet",
-        "--no-default-features",
-        "--example",
-        "scan_bench",
-        external=True,
-    )
-    session.run("python", "benchmarks/ladder_demo.py", *session.posargs)
-    session.run("python", "benchmarks/corpus.py", *session.posargs)
-    session.run("python", "benchmarks/lua_bench.py", *session.posargs)
+    if "--quick" not in session.posargs:
+        session.run(
+            "cargo",
+            "run",
+            "--release",
+            "--quiet",
+            "--no-default-features",
+            "--example",
+            "scan_bench",
+            external=True,
+        )
+    else:
+        session.log("--quick: the stage-1 scan_bench example is left out")
+    session.run("python", "benchmarks/run.py", *session.posargs)
 
 
 @nox.session(python=PYTHON)

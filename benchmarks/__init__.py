@@ -1,1 +1,1 @@
-"""qjson benchmarks: payload generators (payloads.py) and the ladder demo (ladder_demo.py)."""
+"""qjson benchmarks: payloads, workloads, pytest-benchmark suites, Lua, corpus, memory, report."""

@@ -42,6 +42,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+try:
+    from progress import Progress, fmt_duration  # type: ignore[import-not-found]
+except ImportError:  # python -m benchmarks.corpus
+    from benchmarks.progress import Progress, fmt_duration  # type: ignore[no-redef]
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "jsonexamples"
 LARGE = [
@@ -165,8 +170,13 @@ def run(rounds: int, target: float) -> dict[str, Any]:
     files = [(name, (DATA / name).read_bytes()) for name in LARGE + SMALL]
     cells: list[tuple[str, str, str, Callable, int]] = []
     mem: dict[str, dict[str, Any]] = {}
+    progress = Progress(len(files), "corpus: check, calibrate, memory", every=3.0)
     for name, data in files:
+        progress.step(name)
         obj = json.loads(data)
+        # The decoded files stay alive (the encode cells hold them): freezing them
+        # keeps every later gc.collect() from walking them again and again.
+        gc.freeze()
         fns = functions(mods, data, obj)
         # Every library must give the same answer, else its cell is dropped.
         for (op, lib), fn in list(fns.items()):
@@ -188,13 +198,19 @@ def run(rounds: int, target: float) -> dict[str, Any]:
     gc.collect()
     gc.freeze()
     times: dict[tuple[str, str, str], list[float]] = {}
+    t_rounds = time.perf_counter()
     for r in range(rounds):
         for name, op, lib, fn, n in cells:
             t = time.perf_counter()
             for _ in range(n):
                 fn()
             times.setdefault((name, op, lib), []).append((time.perf_counter() - t) / n)
-        print(f"round {r + 1}/{rounds} done", file=sys.stderr)
+        print(
+            f"[corpus] timing round {r + 1}/{rounds} done, "
+            f"{fmt_duration(time.perf_counter() - t_rounds)} elapsed",
+            file=sys.stderr,
+            flush=True,
+        )
     sizes = dict((n, len(d)) for n, d in files)
     med = {k: statistics.median(v) for k, v in times.items()}
     results: dict[str, Any] = {

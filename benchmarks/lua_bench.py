@@ -8,13 +8,18 @@ once, outside the timed loops):
            same table reads. github-100k: parse, len, every [i].title.
 - passthrough: qjson.decode + qjson.encode unmodified, against cjson.decode +
            cjson.encode.
-- edits:   qjson.decode, one edit (modify top / add field / modify nested),
-           qjson.encode; reported as a fraction of the passthrough rate.
+- edits:   decode, one edit (set model + temperature / add a top-level field /
+           replace messages[1].content), encode; qjson proxies vs cjson tables.
 - small:   the small-object marshal/unmarshal loop ({key="hello", conf={4 x
            {name, value}}}): encode, and decode + read `key`.
 - fleece:  encode of the Fleece tables (1000 elements): ns per element.
 
-Median ops/s over 5 rounds after a warm-up; ratios are qjson / cjson.
+Median ops/s over 5 rounds after a warm-up (qjson and cjson alternate round
+by round); ratios are qjson / cjson. Per row, collectgarbage("count") deltas
+of one call: KiB allocated with the collector stopped, and KiB the result
+still holds after a full collection (qjson's index lives in Rust memory and
+is not in these numbers). Without lua-cjson, its rows are skipped with the
+reason. Results: benchmarks/results/lua.json (--json to change).
 
     python benchmarks/lua_bench.py [--quick] [--json PATH] [--payloads 2k,100k,...]
 """
@@ -30,8 +35,10 @@ import sys
 
 try:
     import payloads  # type: ignore[import-not-found]
+    from progress import Progress  # type: ignore[import-not-found]
 except ImportError:  # python -m benchmarks.lua_bench
     from benchmarks import payloads  # type: ignore[no-redef]
+    from benchmarks.progress import Progress  # type: ignore[no-redef]
 
 import qjson.luajit
 
@@ -61,6 +68,19 @@ W.qjson_chat = function(s)
     for i = 0, n - 1 do
         local c = d:get("messages[" .. i .. "].content")
     end
+    return d
+end
+
+W.qjson_proxy_chat = function(s)
+    local d = qjson.decode(s)
+    local m = d.model
+    local t = d.temperature
+    local msgs = d.messages
+    local n = qjson.len(msgs)
+    for i = 1, n do
+        local c = msgs[i].content
+    end
+    return d
 end
 
 W.cjson_chat = function(s)
@@ -72,6 +92,7 @@ W.cjson_chat = function(s)
     for i = 1, n do
         local c = msgs[i].content
     end
+    return d
 end
 
 W.qjson_github = function(s)
@@ -80,6 +101,15 @@ W.qjson_github = function(s)
     for i = 0, n - 1 do
         local t = d:get_str("[" .. i .. "].title")
     end
+    return d
+end
+
+W.qjson_proxy_github = function(s)
+    local d = qjson.decode(s)
+    for i = 1, qjson.len(d) do
+        local t = d[i].title
+    end
+    return d
 end
 
 W.cjson_github = function(s)
@@ -87,25 +117,29 @@ W.cjson_github = function(s)
     for i = 1, #d do
         local t = d[i].title
     end
+    return d
 end
 
 W.qjson_pass = function(s) return qjson.encode(qjson.decode(s)) end
 W.cjson_pass = function(s) return cjson.encode(cjson.decode(s)) end
 
-W.qjson_edit_top = function(s)
-    local t = qjson.decode(s)
-    t.model = "gpt-4o-mini"
-    return qjson.encode(t)
-end
-W.qjson_edit_add = function(s)
-    local t = qjson.decode(s)
-    t.user = "user-1234"
-    return qjson.encode(t)
-end
-W.qjson_edit_nested = function(s)
-    local t = qjson.decode(s)
-    t.messages[1].role = "developer"
-    return qjson.encode(t)
+-- The same three edits as the Python suite (workloads.py).
+local EDITS = {
+    top = function(t) t.model = "gpt-4o-mini"; t.temperature = 0.2 end,
+    add = function(t) t.user = "user-8f14e45f" end,
+    nested = function(t) t.messages[1].content = "You are a terse assistant." end,
+}
+for name, edit in pairs(EDITS) do
+    W["qjson_edit_" .. name] = function(s)
+        local t = qjson.decode(s)
+        edit(t)
+        return qjson.encode(t)
+    end
+    W["cjson_edit_" .. name] = function(s)
+        local t = cjson.decode(s)
+        edit(t)
+        return cjson.encode(t)
+    end
 end
 
 local small = {key = "hello", conf = {
@@ -153,6 +187,23 @@ function B.check(w, p)
     return W[w](B.payloads[p])
 end
 
+-- Lua-heap KiB allocated by one call (collector stopped) and still held by its
+-- result after a full collection. FFI/Rust memory (qjson's index) is not counted.
+function B.mem(w, p)
+    local f, s = W[w], B.payloads[p]
+    collectgarbage("collect"); collectgarbage("collect")
+    local c0 = collectgarbage("count")
+    collectgarbage("stop")
+    local r = f(s)
+    local c1 = collectgarbage("count")
+    collectgarbage("restart")
+    collectgarbage("collect"); collectgarbage("collect")
+    local c2 = collectgarbage("count")
+    local keep = r ~= nil
+    r = nil
+    return c1 - c0, c2 - c0, keep
+end
+
 return B
 """
 
@@ -175,12 +226,12 @@ class Bench:
             self.lua.execute(f'package.cpath = "{d}/?.so;" .. package.cpath')
         self.B = self.lua.execute(LUA_SETUP)
         self.has_cjson = bool(self.B.cjson)
+        self.luajit = self.lua.eval("jit.version").decode()
         self.target = 0.02 if quick else 0.06  # seconds per round
-        self.rounds = 3 if quick else 5
+        self.rounds = 5
 
-    def ops_per_s(self, w: str, p: str = "") -> float:
+    def _calibrate(self, w: bytes, p: bytes) -> int:
         t = self.B.time
-        w, p = w.encode(), p.encode()  # the runtime has encoding=None
         t(w, p, 3)  # warm-up (JIT)
         n = 1
         while True:
@@ -188,90 +239,156 @@ class Bench:
             if el >= self.target / 4:
                 break
             n *= 4
-        n = max(1, int(n * self.target / max(el, 1e-9)))
-        runs = [t(w, p, n) / n for _ in range(self.rounds)]
-        return 1.0 / statistics.median(runs)
+        return max(1, int(n * self.target / max(el, 1e-9)))
+
+    def ops_per_s(self, *ws: str, p: str = "") -> list[float]:
+        """Median ops/s of each workload; the workloads alternate round by round."""
+        pb = p.encode()  # the runtime has encoding=None
+        wbs = [w.encode() for w in ws]
+        iters = [self._calibrate(w, pb) for w in wbs]
+        runs: list[list[float]] = [[] for _ in ws]
+        for r in range(self.rounds):
+            order = list(range(len(ws)))
+            k = r % len(order)
+            for i in order[k:] + order[:k]:
+                runs[i].append(self.B.time(wbs[i], pb, iters[i]) / iters[i])
+        return [1.0 / statistics.median(x) for x in runs]
+
+    def mem(self, w: str, p: str = "") -> tuple[float, float]:
+        """(KiB allocated during one call, KiB its result retains) in the Lua heap."""
+        alloc, retained, _ = self.B.mem(w.encode(), p.encode())
+        return alloc, retained
 
 
-def fmt(x: float) -> str:
+def fmt(x: float | None) -> str:
+    if x is None:
+        return "skipped"
     return f"{x:,.0f}" if x >= 100 else f"{x:.2f}"
+
+
+def ratio(q: float | None, c: float | None) -> str:
+    return f"{q / c:.1f}x" if q and c else "-"
+
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "lua.json")
+FULL_RUNGS = list(payloads.LADDER)
+QUICK_RUNGS = ["2k", "100k", "1m"]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--json", help="write results to this file")
-    ap.add_argument("--payloads", help="comma-separated ladder rungs (default: 2k..1m)")
+    ap.add_argument("--quick", action="store_true", help="2k, 100k, 1m; shorter rounds")
+    ap.add_argument("--json", default=RESULTS, help=f"results file (default {RESULTS})")
+    ap.add_argument("--payloads", help="comma-separated ladder rungs (default: all 2k..10m)")
     args = ap.parse_args()
 
     b = Bench(args.quick)
+    no_cjson = None
     if not b.has_cjson:
-        print("lua-cjson not found (scripts/install-lua-deps.sh): qjson numbers only")
-    rungs = (
-        args.payloads.split(",") if args.payloads else ["2k", "60k", "100k", "200k", "500k", "1m"]
-    )
-    if args.quick and not args.payloads:
-        rungs = ["2k", "100k", "1m"]
+        no_cjson = "lua-cjson not found (install it with scripts/install-lua-deps.sh)"
+        print(f"skipped: every cjson row: {no_cjson}")
+    if args.payloads:
+        rungs = args.payloads.split(",")
+    else:
+        rungs = QUICK_RUNGS if args.quick else FULL_RUNGS
     loads = [(r, payloads.chat_request(payloads.LADDER[r]), "chat") for r in rungs]
-    loads.append(("small-2k", payloads.small_request(), "chat"))
-    loads.append(("github-100k", payloads.github_issues(), "github"))
+    loads.append(("small_request", payloads.small_request(), "chat"))
+    loads.append(("github_issues", payloads.github_issues(), "github"))
     for name, data, _ in loads:
         b.B.set_payload(name.encode(), data)
 
-    results: dict = {
-        "backend": qjson.backend(),
-        "access": {},
-        "passthrough": {},
-        "small": {},
-        "fleece": {},
-    }
-    print(
-        f"qjson {qjson.__version__} ({qjson.backend()}), lupa LuaJIT; "
-        f"median ops/s of {b.rounds} rounds"
-    )
-    print("\n== parse + access ==")
-    print(f"{'payload':>12} {'bytes':>9} {'qjson ops/s':>13} {'cjson ops/s':>13} {'ratio':>8}")
-    for name, data, kind in loads:
-        q = b.ops_per_s(f"qjson_{kind}", name)
-        c = b.ops_per_s(f"cjson_{kind}", name) if b.has_cjson else float("nan")
-        results["access"][name] = {"bytes": len(data), "qjson": q, "cjson": c, "ratio": q / c}
-        print(f"{name:>12} {len(data):>9} {fmt(q):>13} {fmt(c):>13} {q / c:>7.1f}x")
+    rows: list[dict] = []
+    skipped: list[dict] = []
 
-    print("\n== decode + encode (passthrough) and edits ==")
+    def record(scenario: str, nbytes: int, workload: str, lib: str, ops, w: str, p: str = ""):
+        row = {"scenario": scenario, "bytes": nbytes, "workload": workload, "library": lib}
+        if ops is None:
+            skipped.append({**row, "reason": no_cjson})
+            return
+        alloc, kept = b.mem(w, p)
+        rows.append(
+            {**row, "ops_per_s": ops, "rounds": b.rounds, "alloc_kib": alloc, "retained_kib": kept}
+        )
+
+    def pair(qw: str, cw: str, p: str = "") -> tuple[float, float | None]:
+        if b.has_cjson:
+            q, c = b.ops_per_s(qw, cw, p=p)
+            return q, c
+        return b.ops_per_s(qw, p=p)[0], None
+
+    n_steps = len(loads) + sum(k == "chat" for _, _, k in loads) + 2 + 4
+    progress = Progress(n_steps, "lua", every=0.0)
     print(
-        f"{'payload':>12} {'qjson pass':>11} {'cjson pass':>11} {'ratio':>7} "
-        f"{'top':>6} {'add':>6} {'nested':>6}  (edits: fraction of passthrough)"
+        f"qjson {qjson.__version__} ({qjson.backend()}), lupa {b.luajit}; "
+        f"median ops/s of {b.rounds} rounds after warm-up, qjson and cjson alternating"
     )
-    for name, _data, kind in loads:
+    print("\n== parse + access (qjson Doc getters; qjson.decode proxies; cjson.decode) ==")
+    print(
+        f"{'payload':>14} {'bytes':>9} {'qjson ops/s':>13} {'proxy ops/s':>13} "
+        f"{'cjson ops/s':>13} {'ratio':>8}"
+    )
+    for name, data, kind in loads:
+        progress.step(f"{name} access")
+        q, c = pair(f"qjson_{kind}", f"cjson_{kind}", name)
+        px = b.ops_per_s(f"qjson_proxy_{kind}", p=name)[0]
+        record(name, len(data), "access", "qjson", q, f"qjson_{kind}", name)
+        record(name, len(data), "proxy_access", "qjson", px, f"qjson_proxy_{kind}", name)
+        record(name, len(data), "access", "cjson", c, f"cjson_{kind}", name)
+        print(f"{name:>14} {len(data):>9} {fmt(q):>13} {fmt(px):>13} {fmt(c):>13} {ratio(q, c):>8}")
+
+    print("\n== decode + encode (passthrough) and edits, ops/s ==")
+    print(
+        f"{'payload':>14} {'qjson pass':>11} {'cjson pass':>11} {'ratio':>7}   "
+        "edits top / add / nested: qjson (cjson)"
+    )
+    for name, data, kind in loads:
         if kind != "chat":
             continue
-        q = b.ops_per_s("qjson_pass", name)
-        c = b.ops_per_s("cjson_pass", name) if b.has_cjson else float("nan")
-        edits = {e: b.ops_per_s(f"qjson_edit_{e}", name) / q for e in ("top", "add", "nested")}
-        results["passthrough"][name] = {"qjson": q, "cjson": c, "ratio": q / c, "edits": edits}
-        print(
-            f"{name:>12} {fmt(q):>11} {fmt(c):>11} {q / c:>6.1f}x "
-            f"{edits['top']:>6.2f} {edits['add']:>6.2f} {edits['nested']:>6.2f}"
-        )
+        progress.step(f"{name} passthrough + edits")
+        q, c = pair("qjson_pass", "cjson_pass", name)
+        record(name, len(data), "passthrough", "qjson", q, "qjson_pass", name)
+        record(name, len(data), "passthrough", "cjson", c, "cjson_pass", name)
+        cells = []
+        for e in ("top", "add", "nested"):
+            qe, ce = pair(f"qjson_edit_{e}", f"cjson_edit_{e}", name)
+            record(name, len(data), f"edit_{e}", "qjson", qe, f"qjson_edit_{e}", name)
+            record(name, len(data), f"edit_{e}", "cjson", ce, f"cjson_edit_{e}", name)
+            cells.append(f"{fmt(qe)} ({fmt(ce)})")
+        print(f"{name:>14} {fmt(q):>11} {fmt(c):>11} {ratio(q, c):>7}   " + " / ".join(cells))
 
     print("\n== small object marshal / unmarshal ==")
     for op in ("encode", "decode"):
-        q = b.ops_per_s(f"qjson_small_{op}")
-        c = b.ops_per_s(f"cjson_small_{op}") if b.has_cjson else float("nan")
-        results["small"][op] = {"qjson": q, "cjson": c, "ratio": q / c}
-        print(f"{op:>12} qjson {fmt(q):>11}/s  cjson {fmt(c):>11}/s  {q / c:.2f}x")
+        progress.step(f"small object {op}")
+        q, c = pair(f"qjson_small_{op}", f"cjson_small_{op}")
+        record("small-object", 0, op, "qjson", q, f"qjson_small_{op}")
+        record("small-object", 0, op, "cjson", c, f"cjson_small_{op}")
+        print(f"{op:>12} qjson {fmt(q):>11}/s  cjson {fmt(c):>11}/s  {ratio(q, c)}")
 
-    print("\n== Fleece tables, encode (1000 elements) ==")
+    print("\n== Fleece tables, encode (1000 elements), ns per element ==")
     for name in (n.decode() for n in b.B.fleece_names.values()):
-        q = b.ops_per_s(f"qjson_fleece {name}")
-        c = b.ops_per_s(f"cjson_fleece {name}") if b.has_cjson else float("nan")
-        qn, cn = 1e9 / q / 1000, 1e9 / c / 1000
-        results["fleece"][name] = {"qjson_ns_per_elem": qn, "cjson_ns_per_elem": cn}
-        print(f"{name:>32}  qjson {qn:6.1f} ns/elem  cjson {cn:6.1f} ns/elem  {cn / qn:.2f}x")
+        progress.step(f"fleece {name}")
+        q, c = pair(f"qjson_fleece {name}", f"cjson_fleece {name}")
+        record("fleece", 1000, f"encode {name}", "qjson", q, f"qjson_fleece {name}")
+        record("fleece", 1000, f"encode {name}", "cjson", c, f"cjson_fleece {name}")
+        qn = 1e9 / q / 1000
+        cn = f"{1e9 / c / 1000:6.1f}" if c else "skipped"
+        print(f"{name:>32}  qjson {qn:6.1f} ns/elem  cjson {cn} ns/elem  {ratio(q, c)}")
+    progress.finish()
 
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+    results = {
+        "mode": "quick" if args.quick else "full",
+        "backend": qjson.backend(),
+        "luajit": b.luajit,
+        "cjson": b.has_cjson,
+        "rounds": b.rounds,
+        "round_s": b.target,
+        "rows": rows,
+        "skipped": skipped,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"wrote {args.json}")
     return 0
 
 
