@@ -99,6 +99,17 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """cargo-fuzz smoke run: each target ~15 s (FUZZ_SECONDS=600 for a long run)."""
+    session.run(
+        "sh",
+        "scripts/fuzz-smoke.sh",
+        external=True,
+        env={"CARGO_TARGET_DIR": str(ROOT / "target" / "fuzz")},
+    )
+
+
+@nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """rustfmt, clippy, ruff, and the type stubs checked by mypy's stubtest."""
     session.run("cargo", "fmt", "--check", external=True)

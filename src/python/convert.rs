@@ -8,7 +8,7 @@ use super::doc::Parsed;
 use super::errors::access_error;
 use super::view::{Array, Object};
 use crate::decode::Number;
-use crate::doc::{Cursor, Value};
+use crate::doc::{ArrayItems, Cursor, ObjectItems, Value};
 use crate::error::AccessError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -63,31 +63,97 @@ pub(crate) fn scalar_or_view(
 
 /// Plain Python objects for the value at `c`. For duplicate keys the first
 /// occurrence wins, as in path reads.
+///
+/// The walk keeps its own stack of open containers rather than recursing, so
+/// the nesting depth a document may have is bounded by `max_depth` alone,
+/// never by the thread's stack size.
 pub(crate) fn materialize(py: Python<'_>, parsed: &Parsed, c: Cursor) -> PyResult<Py<PyAny>> {
     let doc = parsed.doc();
     let err = |e: AccessError| access_error(py, e, &parsed.input, "");
-    Ok(match doc.value(c).map_err(err)? {
-        Value::Object(c) => {
-            let dict = PyDict::new(py);
-            for (raw_key, child) in doc.object_items(c).map_err(err)? {
-                let key = doc.key_str(raw_key).map_err(err)?;
-                let key = PyString::new(py, &key);
-                if !dict.contains(&key)? {
-                    dict.set_item(key, materialize(py, parsed, child)?)?;
+
+    /// The children still to read of an open container.
+    enum Items<'a> {
+        Object(ObjectItems<'a>),
+        Array(ArrayItems<'a>),
+    }
+
+    /// An open container: the dict or list being filled, its children left,
+    /// and the key it goes under in its parent (`None` in an array or at the
+    /// top).
+    struct Open<'a, 'py> {
+        out: Bound<'py, PyAny>,
+        items: Items<'a>,
+        key: Option<Bound<'py, PyString>>,
+    }
+
+    /// A value read: a scalar as a Python object, or a container opened
+    /// (its empty dict or list and its children).
+    enum Read<'a, 'py> {
+        Scalar(Bound<'py, PyAny>),
+        Container(Bound<'py, PyAny>, Items<'a>),
+    }
+
+    let open = |c: Cursor| -> PyResult<Read<'_, '_>> {
+        Ok(match doc.value(c).map_err(err)? {
+            Value::Object(c) => Read::Container(
+                PyDict::new(py).into_any(),
+                Items::Object(doc.object_items(c).map_err(err)?),
+            ),
+            Value::Array(c) => Read::Container(
+                PyList::empty(py).into_any(),
+                Items::Array(doc.array_items(c).map_err(err)?),
+            ),
+            Value::Null => Read::Scalar(py.None().into_bound(py)),
+            Value::Bool(b) => Read::Scalar(b.into_pyobject(py)?.to_owned().into_any()),
+            Value::Number(n) => Read::Scalar(number(py, n)?.into_bound(py)),
+            Value::String(s) => Read::Scalar(PyString::new(py, &s).into_any()),
+        })
+    };
+    // Put a finished value into the container on top of the stack.
+    let put = |top: &Open<'_, '_>, key: Option<Bound<'_, PyString>>, v: Bound<'_, PyAny>| match key
+    {
+        Some(key) => top.out.cast::<PyDict>()?.set_item(key, v),
+        None => top.out.cast::<PyList>()?.append(v),
+    };
+
+    let mut stack = match open(c)? {
+        Read::Scalar(scalar) => return Ok(scalar.unbind()),
+        Read::Container(out, items) => vec![Open {
+            out,
+            items,
+            key: None,
+        }],
+    };
+    while let Some(top) = stack.last_mut() {
+        // The next child of the innermost open container and the key it goes
+        // under (objects; a repeated key is skipped), or `None` when done.
+        let next = match &mut top.items {
+            Items::Object(items) => loop {
+                let Some((raw_key, child)) = items.next() else {
+                    break None;
+                };
+                let key = PyString::new(py, &doc.key_str(raw_key).map_err(err)?);
+                if !top.out.cast::<PyDict>()?.contains(&key)? {
+                    break Some((child, Some(key)));
+                }
+            },
+            Items::Array(items) => items.next().map(|child| (child, None)),
+        };
+        match next {
+            Some((child, key)) => match open(child)? {
+                Read::Scalar(scalar) => put(top, key, scalar)?,
+                Read::Container(out, items) => stack.push(Open { out, items, key }),
+            },
+            None => {
+                let done = stack
+                    .pop()
+                    .expect("the loop runs while the stack is not empty");
+                match stack.last() {
+                    None => return Ok(done.out.unbind()),
+                    Some(parent) => put(parent, done.key, done.out)?,
                 }
             }
-            dict.into_any().unbind()
         }
-        Value::Array(c) => {
-            let list = PyList::empty(py);
-            for child in doc.array_items(c).map_err(err)? {
-                list.append(materialize(py, parsed, child)?)?;
-            }
-            list.into_any().unbind()
-        }
-        Value::Null => py.None(),
-        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
-        Value::Number(n) => number(py, n)?,
-        Value::String(s) => PyString::new(py, &s).into_any().unbind(),
-    })
+    }
+    unreachable!("the walk returns when it closes the outermost container")
 }

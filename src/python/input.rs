@@ -6,6 +6,7 @@
 //! | `str` | a reference to the object; its cached UTF-8 form (`PyUnicode_AsUTF8AndSize`), which lives as long as the str |
 //! | read-only buffer (`memoryview` of bytes, read-only mmap, ...) | a buffer export (`PyObject_GetBuffer`), released on drop |
 //! | writable buffer (`bytearray`, writable `memoryview`) | copied once: the caller could otherwise change the bytes under a validated index |
+//! | read-only view of a writable object (`memoryview(bytearray).toreadonly()`) | copied once, as a writable buffer: the bytes can still change through the object behind the view |
 //!
 //! `PyUnicode_AsUTF8AndSize` (stable ABI from 3.10) and the buffer protocol
 //! (stable ABI from 3.11) are declared here by hand so that the abi3-py39
@@ -15,7 +16,7 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
 use std::os::raw::{c_char, c_int, c_void};
 
 /// `Py_buffer`, laid out as in CPython's `Include/pybuffer.h` (unchanged since 3.3).
@@ -36,6 +37,8 @@ struct RawBuffer {
 
 /// `PyBUF_SIMPLE`: a contiguous buffer of unsigned bytes.
 const PYBUF_SIMPLE: c_int = 0;
+/// `PyBUF_WRITABLE`: fail unless the exporter can give a writable buffer.
+const PYBUF_WRITABLE: c_int = 0x0001;
 
 extern "C" {
     fn PyUnicode_AsUTF8AndSize(
@@ -44,6 +47,59 @@ extern "C" {
     ) -> *const c_char;
     fn PyObject_GetBuffer(obj: *mut ffi::PyObject, view: *mut RawBuffer, flags: c_int) -> c_int;
     fn PyBuffer_Release(view: *mut RawBuffer);
+}
+
+impl RawBuffer {
+    fn empty() -> Box<RawBuffer> {
+        Box::new(RawBuffer {
+            buf: std::ptr::null_mut(),
+            obj: std::ptr::null_mut(),
+            len: 0,
+            itemsize: 0,
+            readonly: 0,
+            ndim: 0,
+            format: std::ptr::null_mut(),
+            shape: std::ptr::null_mut(),
+            strides: std::ptr::null_mut(),
+            suboffsets: std::ptr::null_mut(),
+            internal: std::ptr::null_mut(),
+        })
+    }
+}
+
+/// Whether the bytes behind a read-only export can still be changed through
+/// another object: a read-only `memoryview` over a `bytearray`
+/// (`memoryview(ba).toreadonly()`) is read-only, but `ba[0] = 1` still
+/// writes to the same memory. Follow memoryviews to the object they view
+/// and ask it for a writable buffer.
+fn writable_behind(obj: &Bound<'_, PyAny>) -> bool {
+    let py = obj.py();
+    let mut root = obj.clone();
+    while root.is_instance_of::<PyMemoryView>() {
+        match root.getattr(pyo3::intern!(py, "obj")) {
+            Ok(o) if !o.is(&root) => root = o,
+            // No object behind it (or an error): cannot tell, so copy.
+            Ok(_) => return true,
+            Err(_) => {
+                let _ = PyErr::take(py);
+                return true;
+            }
+        }
+    }
+    if root.is_none() {
+        return false;
+    }
+    let mut view = RawBuffer::empty();
+    // SAFETY: `view` points to a properly laid out, writable Py_buffer and
+    // the interpreter is attached. A successful export is released at once.
+    let rc = unsafe { PyObject_GetBuffer(root.as_ptr(), &mut *view, PYBUF_WRITABLE) };
+    if rc != 0 {
+        let _ = PyErr::take(py);
+        return false;
+    }
+    // SAFETY: releases the export obtained above, exactly once.
+    unsafe { PyBuffer_Release(&mut *view) };
+    true
 }
 
 enum Owner {
@@ -119,19 +175,7 @@ impl Input {
     }
 
     fn from_buffer(obj: &Bound<'_, PyAny>, object: Py<PyAny>) -> PyResult<Input> {
-        let mut view = Box::new(RawBuffer {
-            buf: std::ptr::null_mut(),
-            obj: std::ptr::null_mut(),
-            len: 0,
-            itemsize: 0,
-            readonly: 0,
-            ndim: 0,
-            format: std::ptr::null_mut(),
-            shape: std::ptr::null_mut(),
-            strides: std::ptr::null_mut(),
-            suboffsets: std::ptr::null_mut(),
-            internal: std::ptr::null_mut(),
-        });
+        let mut view = RawBuffer::empty();
         // SAFETY: `view` points to a properly laid out, writable Py_buffer and
         // the interpreter is attached. On success the exporter filled it in
         // and we own one export, released exactly once (Drop or below).
@@ -145,7 +189,7 @@ impl Input {
             )));
         }
         let (ptr, len) = (view.buf as *const u8, view.len as usize);
-        if view.readonly != 0 {
+        if view.readonly != 0 && !writable_behind(obj) {
             return Ok(Input {
                 ptr,
                 len,
