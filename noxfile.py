@@ -7,6 +7,8 @@ cargo's incremental cache under target/ is reused between runs.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -69,6 +71,9 @@ def tests(session: nox.Session) -> None:
     _lua_setup(session)
     _build(session)
     _pytest(session, "tests", *session.posargs)
+    if os.environ.get("CI"):
+        # CI also gives every fuzz target a short run (about a minute).
+        _fuzz_smoke(session)
 
 
 @nox.session(python=PYTHON)
@@ -98,15 +103,23 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/run.py", *session.posargs)
 
 
-@nox.session(python=PYTHON)
-def fuzz(session: nox.Session) -> None:
-    """cargo-fuzz smoke run: each target ~15 s (FUZZ_SECONDS=600 for a long run)."""
+def _fuzz_smoke(session: nox.Session) -> None:
+    """Install cargo-fuzz if needed, then run every fuzz target briefly."""
+    have = subprocess.run(["cargo", "fuzz", "--version"], capture_output=True).returncode == 0
+    if not have:
+        session.run("cargo", "install", "--locked", "--quiet", "cargo-fuzz", external=True)
     session.run(
         "sh",
         "scripts/fuzz-smoke.sh",
         external=True,
-        env={"CARGO_TARGET_DIR": str(ROOT / "target" / "fuzz")},
+        env={"CARGO_TARGET_DIR": str(ROOT / "target" / "fuzz"), "FUZZ_REQUIRED": "1"},
     )
+
+
+@nox.session(python=PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """cargo-fuzz smoke run: each target ~15 s (FUZZ_SECONDS=600 for a long run)."""
+    _fuzz_smoke(session)
 
 
 @nox.session(python=PYTHON)

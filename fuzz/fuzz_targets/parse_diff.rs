@@ -238,6 +238,16 @@ fn read_all(d: &Doc<'_>, c: Cursor, depth: usize) {
 
 fuzz_target!(|data: &[u8]| {
     let ours = Index::build(data, &strict());
+    // serde_json without a recursion limit overflows the stack on deeply
+    // nested input (the seed corpus holds 100 000 nested arrays, and stage 1
+    // errors such as a stray backslash at the end are reported before the
+    // depth limit is met), so inputs that could nest past qjson's limit are
+    // only checked for not panicking.
+    let openers = data.iter().filter(|&&b| b == b'[' || b == b'{').count();
+    if openers > 1000 || matches!(&ours, Err(e) if e.kind == ErrorKind::DepthExceeded) {
+        let _ = Index::build(data, &lazy());
+        return;
+    }
     let theirs = serde_parse(data);
     let lazy_index = Index::build(data, &lazy());
     match (&ours, &theirs) {
