@@ -623,7 +623,10 @@ impl<'a> Iterator for ObjectItems<'a> {
 pub struct ChildWalk {
     pos: ChildPos,
     left: u32,
-    object: bool,
+    /// 1 for an object, 0 for an array. A `u32` rather than a `bool`: a
+    /// C caller may hand back any bytes as a walk, and every bit pattern
+    /// of a `u32` is a valid value (a forged walk can only panic).
+    object: u32,
 }
 
 impl<'a> Doc<'a> {
@@ -642,7 +645,7 @@ impl<'a> Doc<'a> {
         Ok(ChildWalk {
             pos: self.first_child(c),
             left: self.container_len(c),
-            object,
+            object: object as u32,
         })
     }
 
@@ -656,9 +659,9 @@ impl<'a> Doc<'a> {
         let p = w.pos;
         w.left -= 1;
         if w.left > 0 {
-            w.pos = self.advance(p, w.object);
+            w.pos = self.advance(p, w.object != 0);
         }
-        let key = w.object.then(|| self.string_body(p.k));
-        Some((key, self.child_value(p, w.object)))
+        let key = (w.object != 0).then(|| self.string_body(p.k));
+        Some((key, self.child_value(p, w.object != 0)))
     }
 }

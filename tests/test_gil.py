@@ -41,6 +41,14 @@ def _largest_gap_during(fn) -> tuple[float, float]:
 def test_large_parse_releases_the_gil() -> None:
     body = b"[" + b"1," * (16 * 1024 * 1024) + b"1]"
     qjson.parse(body)  # warm up
-    gap, took = _largest_gap_during(lambda: qjson.parse(body))
-    assert took > 0.005, "the parse is too fast for this check to mean anything"
-    assert gap < 0.5 * took, f"largest gap {gap * 1e3:.1f} ms of a {took * 1e3:.1f} ms parse"
+    # With the GIL held the gap equals the parse every time; with it
+    # released, one attempt out of three suffices (a loaded machine may
+    # deschedule the other thread for a while in any one attempt).
+    seen = []
+    for _ in range(3):
+        gap, took = _largest_gap_during(lambda: qjson.parse(body))
+        assert took > 0.005, "the parse is too fast for this check to mean anything"
+        seen.append(f"largest gap {gap * 1e3:.1f} ms of a {took * 1e3:.1f} ms parse")
+        if gap < 0.5 * took:
+            return
+    raise AssertionError("; ".join(seen))

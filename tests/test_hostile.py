@@ -524,8 +524,10 @@ def test_readonly_mmap_input(tmp_path) -> None:
     with open(p, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
         doc = qjson.parse(m)
         assert doc.get("a[2].b") == "c"
-        with pytest.raises(BufferError):
-            m.close()  # the Doc holds an export
+        # Copied (another process could write the file under a read-only
+        # map), so the map can close while the Doc lives on.
+        m.close()
+        assert doc.get("a[2].b") == "c"
         del doc
         gc.collect()
 

@@ -99,10 +99,13 @@ thread_local! {
 #[cold]
 fn record(fail: Fail) -> c_int {
     let status = fail.status();
-    LAST.with(|l| {
-        let mut l = l.borrow_mut();
-        l.fail = Some(fail);
-        l.message.clear();
+    // Outside the panic barrier: nothing here may panic (a thread-local
+    // already torn down at thread exit just loses the message).
+    let _ = LAST.try_with(|l| {
+        if let Ok(mut l) = l.try_borrow_mut() {
+            l.fail = Some(fail);
+            l.message.clear();
+        }
     });
     status as c_int
 }

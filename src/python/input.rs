@@ -4,9 +4,8 @@
 //! |---|---|
 //! | `bytes` (and subclasses) | a reference to the object; its buffer is immutable |
 //! | `str` | a reference to the object; its cached UTF-8 form (`PyUnicode_AsUTF8AndSize`), which lives as long as the str |
-//! | read-only buffer (`memoryview` of bytes, read-only mmap, ...) | a buffer export (`PyObject_GetBuffer`), released on drop |
-//! | writable buffer (`bytearray`, writable `memoryview`) | copied once: the caller could otherwise change the bytes under a validated index |
-//! | read-only view of a writable object (`memoryview(bytearray).toreadonly()`) | copied once, as a writable buffer: the bytes can still change through the object behind the view |
+//! | a buffer over a `bytes` object (`memoryview(b)`, slices of it) | a buffer export (`PyObject_GetBuffer`), released on drop |
+//! | any other buffer (`bytearray`, `memoryview`s of it, even read-only ones, mmap, numpy, ...) | copied once: the bytes could otherwise change under a validated index (a read-only flag does not stop the object behind the view) |
 //!
 //! `PyUnicode_AsUTF8AndSize` (stable ABI from 3.10) and the buffer protocol
 //! (stable ABI from 3.11) are declared here by hand so that the abi3-py39
@@ -37,8 +36,6 @@ struct RawBuffer {
 
 /// `PyBUF_SIMPLE`: a contiguous buffer of unsigned bytes.
 const PYBUF_SIMPLE: c_int = 0;
-/// `PyBUF_WRITABLE`: fail unless the exporter can give a writable buffer.
-const PYBUF_WRITABLE: c_int = 0x0001;
 
 extern "C" {
     fn PyUnicode_AsUTF8AndSize(
@@ -67,39 +64,26 @@ impl RawBuffer {
     }
 }
 
-/// Whether the bytes behind a read-only export can still be changed through
-/// another object: a read-only `memoryview` over a `bytearray`
-/// (`memoryview(ba).toreadonly()`) is read-only, but `ba[0] = 1` still
-/// writes to the same memory. Follow memoryviews to the object they view
-/// and ask it for a writable buffer.
-fn writable_behind(obj: &Bound<'_, PyAny>) -> bool {
+/// Whether the memory behind an export belongs to a `bytes` object, directly
+/// or through a chain of memoryviews: only then is it immutable for as long
+/// as the export lives. A read-only flag alone promises nothing of the sort:
+/// `memoryview(bytearray).toreadonly()` still changes through the bytearray,
+/// a read-only mmap through the file, a read-only numpy view through its
+/// writable base, and third-party exporters through whatever they like.
+fn bytes_behind(obj: &Bound<'_, PyAny>) -> bool {
     let py = obj.py();
     let mut root = obj.clone();
     while root.is_instance_of::<PyMemoryView>() {
         match root.getattr(pyo3::intern!(py, "obj")) {
-            Ok(o) if !o.is(&root) => root = o,
-            // No object behind it (or an error): cannot tell, so copy.
-            Ok(_) => return true,
+            Ok(o) if !o.is(&root) && !o.is_none() => root = o,
+            Ok(_) => return false,
             Err(_) => {
                 let _ = PyErr::take(py);
-                return true;
+                return false;
             }
         }
     }
-    if root.is_none() {
-        return false;
-    }
-    let mut view = RawBuffer::empty();
-    // SAFETY: `view` points to a properly laid out, writable Py_buffer and
-    // the interpreter is attached. A successful export is released at once.
-    let rc = unsafe { PyObject_GetBuffer(root.as_ptr(), &mut *view, PYBUF_WRITABLE) };
-    if rc != 0 {
-        let _ = PyErr::take(py);
-        return false;
-    }
-    // SAFETY: releases the export obtained above, exactly once.
-    unsafe { PyBuffer_Release(&mut *view) };
-    true
+    root.is_instance_of::<PyBytes>()
 }
 
 enum Owner {
@@ -189,7 +173,7 @@ impl Input {
             )));
         }
         let (ptr, len) = (view.buf as *const u8, view.len as usize);
-        if view.readonly != 0 && !writable_behind(obj) {
+        if view.readonly != 0 && bytes_behind(obj) {
             return Ok(Input {
                 ptr,
                 len,

@@ -99,13 +99,18 @@ pub(crate) fn loads(
     // the half-built tree again: pause the collector (when it is enabled)
     // for documents with many containers. Through the `gc` module, so the
     // abi3-py39 build can do it too; the calls cost well under 1% there.
-    let paused = index.containers.len() >= GC_PAUSE_MIN && gc_pause(py);
+    /// Re-enables the collector when dropped, also if the walk panics.
+    struct Paused<'py>(Python<'py>);
+    impl Drop for Paused<'_> {
+        fn drop(&mut self) {
+            gc_resume(self.0);
+        }
+    }
+    let paused = (index.containers.len() >= GC_PAUSE_MIN && gc_pause(py)).then_some(Paused(py));
     // SAFETY: the interpreter is attached (`py`), and the index was built
     // strictly from exactly these bytes.
     let p = unsafe { b.run() };
-    if paused {
-        gc_resume(py);
-    }
+    drop(paused);
     match p {
         // SAFETY: `run` returns a new (owned) reference.
         Some(p) => Ok(unsafe { Bound::from_owned_ptr(py, p) }.unbind()),
@@ -490,7 +495,6 @@ impl Builder<'_> {
             unsafe { ffi::Py_INCREF(slot.obj) };
             return slot.obj;
         }
-        stored.copy_from_slice(body);
         // SAFETY: as in `string`.
         let Some(obj) = (unsafe { self.string(body) }) else {
             return std::ptr::null_mut();
@@ -507,6 +511,9 @@ impl Builder<'_> {
                 ffi::Py_DECREF(slot.obj);
             }
         }
+        // The key bytes change together with the slot, once the string
+        // exists: a failed `string` leaves the old entry whole.
+        cache.keys[i * CACHE_KEY_MAX..i * CACHE_KEY_MAX + body.len()].copy_from_slice(body);
         cache.slots[i] = Slot {
             hash: h,
             len: body.len(),

@@ -25,7 +25,10 @@ fn backend() -> &'static str {
     crate::scan::active_backend().name()
 }
 
-#[pymodule]
+// The unsafe code here (borrowed dict/list items in dumps, the key cache in
+// loads, copying a bytearray) relies on the GIL: declare it for
+// free-threaded builds too.
+#[pymodule(gil_used = true)]
 #[pyo3(name = "_qjson")]
 fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(doc::parse, m)?)?;
