@@ -209,17 +209,8 @@ impl<'a> Doc<'a> {
     /// The body (between the quotes) of the string at structural `k`.
     #[inline]
     fn string_body(&self, k: u32) -> &'a [u8] {
-        let s = self.s();
-        let open = s[k as usize] as usize;
-        // Fast path: the closing quote sits right before the next structural
-        // (no whitespace in between). It cannot be an escaped quote: the next
-        // structural lies outside the string.
-        let next = s[k as usize + 1] as usize;
-        let close = if next > open + 1 && self.input[next - 1] == b'"' {
-            next - 1
-        } else {
-            string_close(self.input, s, k as usize).unwrap_or(open + 1)
-        };
+        let open = self.s()[k as usize] as usize;
+        let close = string_close(self.input, self.s(), k as usize).unwrap_or(open + 1);
         &self.input[open + 1..close]
     }
 
