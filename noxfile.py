@@ -127,6 +127,18 @@ def lint(session: nox.Session) -> None:
     """rustfmt, clippy, ruff, and the type stubs checked by mypy's stubtest."""
     session.run("cargo", "fmt", "--check", external=True)
     session.run("cargo", "clippy", "--all-targets", "--", "-D", "warnings", external=True)
+    # The stable-ABI build (the one-wheel-for-all option) must stay clean too.
+    session.run(
+        "cargo",
+        "clippy",
+        "--all-targets",
+        "--features",
+        "abi3",
+        "--",
+        "-D",
+        "warnings",
+        external=True,
+    )
     session.run(
         "cargo",
         "clippy",
