@@ -533,6 +533,49 @@ impl<'a> Doc<'a> {
     pub fn key_str(&self, raw_key: &'a [u8]) -> Result<Cow<'a, str>, AccessError> {
         self.decode_body(raw_key)
     }
+
+    /// The members of object `c` in order, without the later occurrences
+    /// of a repeated key (the first one wins, as in reads).
+    pub fn distinct_items(&self, c: Cursor) -> Result<DistinctItems<'a>, AccessError> {
+        let items = self.object_items(c)?;
+        let n = items.size_hint().0;
+        Ok(DistinctItems {
+            doc: *self,
+            items: items.enumerate(),
+            seen: if n <= SEEN_PAIRWISE_MAX {
+                Seen::Pairwise(Pairwise {
+                    keys: [&[]; SEEN_PAIRWISE_MAX],
+                    len: 0,
+                    escaped: false,
+                })
+            } else {
+                Seen::Hashed(std::collections::HashSet::with_capacity(n))
+            },
+        })
+    }
+
+    /// Whether no key of object `c` repeats (after unescaping).
+    pub fn keys_unique(&self, c: Cursor) -> Result<bool, AccessError> {
+        let n = self.len(c)?;
+        let mut distinct = 0;
+        for m in self.distinct_items(c)? {
+            m?;
+            distinct += 1;
+        }
+        Ok(distinct == n)
+    }
+
+    /// A key as compared for repeats: its unescaped UTF-8 bytes. In a strict
+    /// document a body without a backslash is exactly that already.
+    fn key_identity(&self, raw: &'a [u8]) -> Result<Cow<'a, [u8]>, AccessError> {
+        if !self.index.lazy && !has_backslash(raw) {
+            return Ok(Cow::Borrowed(raw));
+        }
+        Ok(match self.decode_body(raw)? {
+            Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+            Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+        })
+    }
 }
 
 /// A JSON Pointer token as an array index: `0` or a digit string without a
@@ -603,6 +646,91 @@ impl<'a> Iterator for ObjectItems<'a> {
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.0.left as usize, Some(self.0.left as usize))
+    }
+}
+
+/// Objects with at most this many members find repeated keys by comparing
+/// each key with the ones before it; larger ones through a hash set.
+const SEEN_PAIRWISE_MAX: usize = 16;
+
+/// Whether a (short) key body holds a backslash: a plain loop, cheaper than
+/// a vectorized search on a few bytes.
+#[inline]
+fn has_backslash(raw: &[u8]) -> bool {
+    raw.iter().any(|&b| b == b'\\')
+}
+
+/// The keys met so far by [`DistinctItems`].
+enum Seen<'a> {
+    Pairwise(Pairwise<'a>),
+    Hashed(std::collections::HashSet<Cow<'a, [u8]>>),
+}
+
+/// The raw keys of a small object met so far, on the stack. Once a key with
+/// an escape turns up (or in a lazy document), keys are compared decoded.
+struct Pairwise<'a> {
+    keys: [&'a [u8]; SEEN_PAIRWISE_MAX],
+    len: usize,
+    escaped: bool,
+}
+
+impl<'a> Pairwise<'a> {
+    /// Record `raw`; false when an earlier key equals it.
+    fn insert(&mut self, doc: &Doc<'a>, raw: &'a [u8]) -> Result<bool, AccessError> {
+        self.escaped |= doc.index.lazy || has_backslash(raw);
+        let seen = &self.keys[..self.len];
+        let repeat = if self.escaped {
+            let key = doc.key_identity(raw)?;
+            let mut repeat = false;
+            for &k in seen {
+                if doc.key_identity(k)? == key {
+                    repeat = true;
+                    break;
+                }
+            }
+            repeat
+        } else {
+            seen.contains(&raw)
+        };
+        if !repeat {
+            self.keys[self.len] = raw;
+            self.len += 1;
+        }
+        Ok(!repeat)
+    }
+}
+
+/// Iterator over the members of an object without repeated keys:
+/// (ordinal among all members, raw key body, value). A key is compared by
+/// its raw bytes unless it holds an escape (or the document is lazy), then
+/// decoded; an undecodable key is an error.
+pub struct DistinctItems<'a> {
+    doc: Doc<'a>,
+    items: std::iter::Enumerate<ObjectItems<'a>>,
+    seen: Seen<'a>,
+}
+
+impl<'a> Iterator for DistinctItems<'a> {
+    type Item = Result<(u32, &'a [u8], Cursor), AccessError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (i, (raw, c)) = self.items.next()?;
+            let new = match &mut self.seen {
+                Seen::Pairwise(p) => p.insert(&self.doc, raw),
+                Seen::Hashed(h) => self.doc.key_identity(raw).map(|k| h.insert(k)),
+            };
+            match new {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => return Some(Err(e)),
+            }
+            {
+                return Some(Ok((i as u32, raw, c)));
+            }
+        }
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, self.items.size_hint().1)
     }
 }
 

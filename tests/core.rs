@@ -131,6 +131,40 @@ fn first_duplicate_wins_small_and_wide() {
 }
 
 #[test]
+fn keys_unique_small_wide_escaped_and_lazy() {
+    let wide_unique: String = format!(
+        "{{{}}}",
+        (0..40)
+            .map(|i| format!("\"k{i}\": {i}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let wide_dup = wide_unique.replace("\"k39\"", "\"k3\"");
+    let table: &[(&str, bool)] = &[
+        ("{}", true),
+        (r#"{"a": 1}"#, true),
+        (r#"{"a": 1, "b": 2, "c": {"a": 3}}"#, true),
+        (r#"{"a": 1, "b": 2, "a": 3}"#, false),
+        // Equal only once unescaped.
+        (r#"{"a": 1, "\u0061": 2}"#, false),
+        (r#"{"\u0061": 1, "b": 2}"#, true),
+        (r#"{"a\"": 1, "a\u0022": 2}"#, false),
+        (&wide_unique, true),
+        (&wide_dup, false),
+    ];
+    for (text, want) in table {
+        for opts in [strict(), lazy()] {
+            let index = Index::build(text.as_bytes(), &opts).unwrap();
+            let d = Doc::new(text.as_bytes(), &index);
+            assert_eq!(d.keys_unique(d.root()).unwrap(), *want, "{text}");
+        }
+    }
+    let index = build(b"[1]");
+    let d = Doc::new(b"[1]", &index);
+    assert!(d.keys_unique(d.root()).is_err());
+}
+
+#[test]
 fn long_arrays_read_in_order_and_backwards() {
     let n = 5000;
     let s = format!(

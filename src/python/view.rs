@@ -46,8 +46,13 @@ use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
 use pyo3::PyTraverseError;
-use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+mod cache;
+mod patch;
+
+use cache::ViewCache;
+use patch::{KeyState, Patches};
 use std::sync::Arc;
 
 /// One child of an Edited container.
@@ -145,15 +150,17 @@ type DistinctMember = (Box<str>, Cursor, u32, u32);
 enum ObjState {
     Lazy {
         /// Views of container children, by byte offset.
-        views: HashMap<u32, Py<PyAny>>,
+        views: ViewCache,
         /// Number of distinct keys, once counted.
         distinct: Option<usize>,
+        /// Edits (see `patch`).
+        patches: Patches,
     },
     Edited(Members),
 }
 
 enum ArrState {
-    Lazy { views: HashMap<u32, Py<PyAny>> },
+    Lazy { views: ViewCache },
     Edited(Vec<Slot>),
 }
 
@@ -183,12 +190,12 @@ fn err(py: Python<'_>, parsed: &Parsed, e: AccessError) -> PyErr {
 fn lazy_child(
     py: Python<'_>,
     parsed: &Arc<Parsed>,
-    views: &mut HashMap<u32, Py<PyAny>>,
+    views: &mut ViewCache,
     c: Cursor,
 ) -> PyResult<Py<PyAny>> {
     match parsed.doc().type_of(c) {
         JsonType::Object | JsonType::Array => {
-            if let Some(v) = views.get(&c.start) {
+            if let Some(v) = views.get(c.start) {
                 return Ok(v.clone_ref(py));
             }
             let v = convert::value(py, parsed, c)?;
@@ -254,15 +261,18 @@ impl Object {
             parsed,
             at,
             state: ObjState::Lazy {
-                views: HashMap::new(),
+                views: ViewCache::default(),
                 distinct: None,
+                patches: Patches::default(),
             },
         }
     }
 
     fn dirty(&self, py: Python<'_>) -> bool {
         match &self.state {
-            ObjState::Lazy { views, .. } => views.values().any(|v| view_dirty(py, v.bind(py))),
+            ObjState::Lazy { views, patches, .. } => {
+                !patches.is_empty() || views.values().any(|v| view_dirty(py, v.bind(py)))
+            }
             ObjState::Edited(_) => true,
         }
     }
@@ -272,49 +282,33 @@ impl Object {
     fn distinct_members(&self, py: Python<'_>) -> PyResult<Vec<DistinctMember>> {
         let doc = self.parsed.doc();
         let base = doc.input().as_ptr() as usize;
-        let items = doc
-            .object_items(self.at)
-            .map_err(|e| err(py, &self.parsed, e))?;
-        let n = items.size_hint().0;
-        let mut all: Vec<(Cow<'_, str>, Cursor, u32, u32)> = Vec::with_capacity(n);
-        for (i, (raw, c)) in items.enumerate() {
-            let key = doc.key_str(raw).map_err(|e| err(py, &self.parsed, e))?;
+        let e = |e| err(py, &self.parsed, e);
+        let items = doc.distinct_items(self.at).map_err(e)?;
+        let mut out = Vec::with_capacity(items.size_hint().0);
+        for m in items {
+            let (i, raw, c) = m.map_err(e)?;
+            let key = doc.key_str(raw).map_err(e)?;
             let key_at = (raw.as_ptr() as usize - base - 1) as u32;
-            all.push((key, c, key_at, i as u32));
+            out.push((Box::<str>::from(&*key), c, key_at, i));
         }
-        // Drop repeated keys (the first wins): linearly when small.
-        if n <= INDEX_MIN {
-            let mut j = 0;
-            while j < all.len() {
-                if all[..j].iter().any(|m| m.0 == all[j].0) {
-                    all.remove(j);
-                } else {
-                    j += 1;
-                }
-            }
-        } else {
-            let mut seen: HashSet<Cow<'_, str>> = HashSet::with_capacity(n);
-            all.retain(|m| seen.insert(m.0.clone()));
-        }
-        Ok(all
-            .into_iter()
-            .map(|(k, c, a, i)| (Box::<str>::from(&*k), c, a, i))
-            .collect())
+        Ok(out)
     }
 
     /// The Edited members, unfolding a Lazy object first.
     fn members_mut(&mut self, py: Python<'_>) -> PyResult<&mut Members> {
-        if let ObjState::Lazy { views, .. } = &mut self.state {
+        if let ObjState::Lazy { views, patches, .. } = &mut self.state {
             let mut views = std::mem::take(views);
+            let patches = std::mem::take(patches);
             let mut m = Members::default();
             for (key, at, key_at, i) in self.distinct_members(py)? {
-                let view = views.remove(&at.start);
+                let view = views.remove(at.start);
                 m.push(Member {
                     key,
                     key_at,
                     slot: Slot::Orig { at, i, view },
                 });
             }
+            apply(py, &mut m, patches)?;
             self.state = ObjState::Edited(m);
         }
         match &mut self.state {
@@ -323,13 +317,37 @@ impl Object {
         }
     }
 
+    /// Unfold a patched object (for the operations patches do not serve).
+    fn settle(&mut self, py: Python<'_>) -> PyResult<()> {
+        if self.patched() {
+            self.members_mut(py)?;
+        }
+        Ok(())
+    }
+
+    fn patched(&self) -> bool {
+        matches!(&self.state, ObjState::Lazy { patches, .. } if !patches.is_empty())
+    }
+
+    /// Whether edits go into patches (the object is lazy).
+    fn patchable(&self) -> bool {
+        matches!(self.state, ObjState::Lazy { .. })
+    }
+
     /// The value of `key`, or `None` when absent (or not a str).
     fn lookup(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
         let Ok(key) = key.cast::<PyString>() else {
             return Ok(None);
         };
-        let key = str_utf8(key)?;
         let parsed = &self.parsed;
+        if let ObjState::Lazy { patches, .. } = &self.state {
+            match patches.state(py, key)? {
+                KeyState::Set(v) => return Ok(Some(v.clone_ref(py))),
+                KeyState::Deleted => return Ok(None),
+                KeyState::Untouched => {}
+            }
+        }
+        let key = str_utf8(key)?;
         match &mut self.state {
             ObjState::Lazy { views, .. } => match parsed.doc().field(self.at, key.as_bytes()) {
                 Some(c) => lazy_child(py, parsed, views, c).map(Some),
@@ -345,10 +363,17 @@ impl Object {
         }
     }
 
-    fn has(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+    fn has(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let Ok(key) = key.cast::<PyString>() else {
             return Ok(false);
         };
+        if let ObjState::Lazy { patches, .. } = &self.state {
+            match patches.state(py, key)? {
+                KeyState::Set(_) => return Ok(true),
+                KeyState::Deleted => return Ok(false),
+                KeyState::Untouched => {}
+            }
+        }
         let key = str_utf8(key)?;
         Ok(match &self.state {
             ObjState::Lazy { .. } => self.parsed.doc().field(self.at, key.as_bytes()).is_some(),
@@ -356,7 +381,8 @@ impl Object {
         })
     }
 
-    fn key_list(&self, py: Python<'_>) -> PyResult<Vec<Box<str>>> {
+    fn key_list(&mut self, py: Python<'_>) -> PyResult<Vec<Box<str>>> {
+        self.settle(py)?;
         Ok(match &self.state {
             ObjState::Lazy { .. } => self
                 .distinct_members(py)?
@@ -369,6 +395,7 @@ impl Object {
 
     /// (key, value) of every member, in order.
     fn pairs(&mut self, py: Python<'_>) -> PyResult<Vec<(Box<str>, Py<PyAny>)>> {
+        self.settle(py)?;
         let parsed = self.parsed.clone();
         if let ObjState::Lazy { .. } = self.state {
             let members = self.distinct_members(py)?;
@@ -397,6 +424,16 @@ impl Object {
                 type_name(key)
             )));
         };
+        if self.patchable() {
+            let (doc, at) = (self.parsed.doc(), self.at);
+            let ObjState::Lazy { patches, .. } = &mut self.state else {
+                unreachable!("patchable objects are lazy")
+            };
+            let ks = str_utf8(k)?;
+            return patches.set(py, k, value, || {
+                doc.field(at, ks.as_bytes()).map(|c| c.start)
+            });
+        }
         let k = str_utf8(k)?;
         let m = self.members_mut(py)?;
         match m.find(k) {
@@ -418,11 +455,51 @@ impl Object {
             return Ok(None);
         };
         let k = str_utf8(k)?;
-        if !self.has(key)? {
+        if !self.has(py, key)? {
             return Ok(None);
         }
         Ok(self.members_mut(py)?.remove(k))
     }
+
+    /// Delete `key` (false when absent) without decoding its value.
+    fn delete(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(k) = key.cast::<PyString>() else {
+            return Ok(false);
+        };
+        if self.patchable() {
+            let (doc, at) = (self.parsed.doc(), self.at);
+            let ObjState::Lazy { patches, .. } = &mut self.state else {
+                unreachable!("patchable objects are lazy")
+            };
+            let ks = str_utf8(k)?;
+            return patches.delete(py, k, || doc.field(at, ks.as_bytes()).map(|c| c.start));
+        }
+        Ok(self.take(py, key)?.is_some())
+    }
+}
+
+/// Apply `patches` (in order) to the unfolded `members`.
+fn apply(py: Python<'_>, m: &mut Members, patches: Patches) -> PyResult<()> {
+    let mut patches = patches;
+    for p in patches.drain() {
+        let key = str_utf8(p.key.bind(py))?;
+        match p.value {
+            None => {
+                m.remove(key);
+            }
+            Some(v) => match m.find(key) {
+                Some(pos) => {
+                    m.list[pos].as_mut().expect("indexed members are live").slot = Slot::New(v)
+                }
+                None => m.push(Member {
+                    key: key.into(),
+                    key_at: 0,
+                    slot: Slot::New(v),
+                }),
+            },
+        }
+    }
+    Ok(())
 }
 
 #[pymethods]
@@ -447,32 +524,33 @@ impl Object {
         }
     }
 
-    fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        self.has(key)
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.has(py, key)
     }
 
     fn __len__(&mut self, py: Python<'_>) -> PyResult<usize> {
-        if let ObjState::Lazy {
-            distinct: Some(n), ..
-        } = self.state
-        {
-            return Ok(n);
-        }
-        if let ObjState::Edited(m) = &self.state {
-            return Ok(m.live());
-        }
-        let n = self.distinct_members(py)?.len();
-        if let ObjState::Lazy { distinct, .. } = &mut self.state {
-            *distinct = Some(n);
-        }
-        Ok(n)
+        let n = match &self.state {
+            ObjState::Edited(m) => return Ok(m.live()),
+            ObjState::Lazy {
+                distinct: Some(n), ..
+            } => *n,
+            ObjState::Lazy { .. } => self.distinct_members(py)?.len(),
+        };
+        let ObjState::Lazy {
+            distinct, patches, ..
+        } = &mut self.state
+        else {
+            unreachable!("matched above")
+        };
+        *distinct = Some(n);
+        Ok(n.saturating_add_signed(patches.len_delta()))
     }
 
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn __iter__<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.keys(py)?.into_any().try_iter().map(Bound::into_any)
     }
 
-    fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    fn keys<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let keys: Vec<_> = self
             .key_list(py)?
             .iter()
@@ -507,9 +585,9 @@ impl Object {
     }
 
     fn __delitem__(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-        match self.take(py, key)? {
-            Some(_) => Ok(()),
-            None => Err(PyKeyError::new_err(key.clone().unbind())),
+        match self.delete(py, key)? {
+            true => Ok(()),
+            false => Err(PyKeyError::new_err(key.clone().unbind())),
         }
     }
 
@@ -619,9 +697,15 @@ impl Object {
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         match &self.state {
-            ObjState::Lazy { views, .. } => {
+            ObjState::Lazy { views, patches, .. } => {
                 for v in views.values() {
                     visit.call(v)?;
+                }
+                for p in patches.iter() {
+                    visit.call(&p.key)?;
+                    if let Some(v) = &p.value {
+                        visit.call(v)?;
+                    }
                 }
             }
             ObjState::Edited(m) => {
@@ -646,7 +730,7 @@ impl Array {
             parsed,
             at,
             state: ArrState::Lazy {
-                views: HashMap::new(),
+                views: ViewCache::default(),
             },
         }
     }
@@ -714,7 +798,7 @@ impl Array {
                 .map(|(i, at)| Slot::Orig {
                     at,
                     i: i as u32,
-                    view: views.remove(&at.start),
+                    view: views.remove(at.start),
                 })
                 .collect();
             self.state = ArrState::Edited(slots);
@@ -1031,6 +1115,9 @@ impl<'py> Plain<'py> {
     fn value(&mut self, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         if let Ok(o) = v.cast::<Object>() {
+            if o.try_borrow()?.patched() {
+                o.try_borrow_mut()?.settle(py)?;
+            }
             let me = o.try_borrow()?;
             if let ObjState::Lazy { views, .. } = &me.state {
                 if views.is_empty() {
@@ -1042,7 +1129,7 @@ impl<'py> Plain<'py> {
             match &me.state {
                 ObjState::Lazy { views, .. } => {
                     for (k, c, ..) in me.distinct_members(py)? {
-                        let child = self.child(&me.parsed, c, views.get(&c.start))?;
+                        let child = self.child(&me.parsed, c, views.get(c.start))?;
                         dict.set_item(PyString::new(py, &k), child)?;
                     }
                 }
@@ -1076,7 +1163,7 @@ impl<'py> Plain<'py> {
                         .array_items(me.at)
                         .map_err(|e| err(py, &me.parsed, e))?;
                     for c in items {
-                        list.append(self.child(&me.parsed, c, views.get(&c.start))?)?;
+                        list.append(self.child(&me.parsed, c, views.get(c.start))?)?;
                     }
                 }
                 ArrState::Edited(s) => {
@@ -1315,10 +1402,31 @@ fn write_object<'py, S: Sink<'py>>(sink: &mut S, o: &Bound<'py, Object>) -> PyRe
     sink.byte(b'{');
     let mut runs = Runs::new(&me.parsed);
     match &me.state {
-        ObjState::Lazy { views, .. } => {
-            for (_, c, key_at, i) in me.distinct_members(py)? {
-                let view = views.get(&c.start).map(|v| v.bind(py));
-                runs.orig(sink, i, key_at as usize, c, view)?;
+        ObjState::Lazy { views, patches, .. } => {
+            // The members as they are (later repeats of a key dropped, as
+            // reads do), patches spliced in.
+            let doc = me.parsed.doc();
+            let base = doc.input().as_ptr() as usize;
+            let items = doc
+                .distinct_items(me.at)
+                .map_err(|e| err(py, &me.parsed, e))?;
+            for m in items {
+                let (i, raw, c) = m.map_err(|e| err(py, &me.parsed, e))?;
+                match patches.for_original(c.start) {
+                    Some(p) => {
+                        if let Some(v) = &p.value {
+                            runs.fresh(sink, Some(str_utf8(p.key.bind(py))?), v.bind(py))?;
+                        }
+                    }
+                    None => {
+                        let key_at = raw.as_ptr() as usize - base - 1;
+                        let view = views.get(c.start).map(|v| v.bind(py));
+                        runs.orig(sink, i, key_at, c, view)?;
+                    }
+                }
+            }
+            for (k, v) in patches.added() {
+                runs.fresh(sink, Some(str_utf8(k.bind(py))?), v.bind(py))?;
             }
         }
         ObjState::Edited(m) => {
@@ -1356,7 +1464,7 @@ fn write_array<'py, S: Sink<'py>>(sink: &mut S, a: &Bound<'py, Array>) -> PyResu
                 .array_items(me.at)
                 .map_err(|e| err(py, &me.parsed, e))?;
             for (i, c) in items.enumerate() {
-                let view = views.get(&c.start).map(|v| v.bind(py));
+                let view = views.get(c.start).map(|v| v.bind(py));
                 runs.orig(sink, i as u32, c.start as usize, c, view)?;
             }
         }

@@ -241,7 +241,7 @@ pub(super) fn dumps_view<'py>(
     let py = ser.py;
     let mut sink = ViewSink {
         ser,
-        segs: Some(Vec::new()),
+        segs: Some(Vec::with_capacity(16)),
         mark: 0,
     };
     view::write(&mut sink, obj)?;

@@ -1,0 +1,93 @@
+//! The cache of child views a lazy container keeps, by the child's byte
+//! offset (so `v["a"] is v["a"]`).
+//!
+//! Most containers cache a handful of children (a request's `messages`, the
+//! first message), so the cache is a small vector searched linearly: no
+//! hashing, one allocation. A container whose children are all visited
+//! (`for m in req["messages"]` over thousands of messages) moves to a hash
+//! map once it holds more than [`SMALL_MAX`] views, keyed with a
+//! multiplicative hash (the keys are distinct byte offsets, not
+//! attacker-chosen strings: the worst case is a slower map, never a wrong
+//! answer).
+
+use pyo3::prelude::*;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Views kept in the vector before moving to the map.
+const SMALL_MAX: usize = 16;
+
+/// Hashes one `u32` offset by a multiply (Fibonacci hashing).
+#[derive(Default)]
+pub(super) struct OffsetHasher(u64);
+
+impl Hasher for OffsetHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = u64::from(v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type Map = HashMap<u32, Py<PyAny>, BuildHasherDefault<OffsetHasher>>;
+
+/// Child views by byte offset.
+#[derive(Default)]
+pub(super) struct ViewCache {
+    small: Vec<(u32, Py<PyAny>)>,
+    big: Option<Box<Map>>,
+}
+
+impl ViewCache {
+    pub(super) fn get(&self, at: u32) -> Option<&Py<PyAny>> {
+        match &self.big {
+            Some(m) => m.get(&at),
+            None => self.small.iter().find(|(k, _)| *k == at).map(|(_, v)| v),
+        }
+    }
+
+    /// Cache `v` for offset `at` (not cached yet).
+    pub(super) fn insert(&mut self, at: u32, v: Py<PyAny>) {
+        if let Some(m) = &mut self.big {
+            m.insert(at, v);
+            return;
+        }
+        if self.small.len() < SMALL_MAX {
+            self.small.push((at, v));
+            return;
+        }
+        let mut m: Map = self.small.drain(..).collect();
+        m.insert(at, v);
+        self.small = Vec::new();
+        self.big = Some(Box::new(m));
+    }
+
+    pub(super) fn remove(&mut self, at: u32) -> Option<Py<PyAny>> {
+        match &mut self.big {
+            Some(m) => m.remove(&at),
+            None => {
+                let i = self.small.iter().position(|(k, _)| *k == at)?;
+                Some(self.small.swap_remove(i).1)
+            }
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        match &self.big {
+            Some(m) => m.is_empty(),
+            None => self.small.is_empty(),
+        }
+    }
+
+    pub(super) fn values(&self) -> impl Iterator<Item = &Py<PyAny>> {
+        let small = self.small.iter().map(|(_, v)| v);
+        let big = self.big.iter().flat_map(|m| m.values());
+        small.chain(big)
+    }
+}

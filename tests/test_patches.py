@@ -1,0 +1,164 @@
+"""Edits of lazy objects through patches (set / delete / re-insert without
+unfolding the object), including objects whose keys repeat, raw or only
+once unescaped: random operation sequences against a first-wins dict model.
+
+Reads of a repeated key see its first occurrence; once an object is edited,
+dumps writes each key once (the first occurrence's position and value,
+unless edited), so json.loads of the output equals the model.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import hypothesis.strategies as st
+import pytest
+import qjson
+from hypothesis import given, settings
+
+KEYS = ["a", "b", "c", "é", "k.1", ""]
+
+
+def encode_key(k: str, escaped: bool) -> str:
+    if escaped and k:
+        # Escaped: ASCII keys wholly as \uXXXX, others their non-ASCII characters.
+        return (
+            json.dumps(k, ensure_ascii=True)
+            if not k.isascii()
+            else ('"' + "".join(f"\\u{ord(ch):04x}" for ch in k) + '"')
+        )
+    return json.dumps(k, ensure_ascii=False)
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> tuple[bytes, dict[str, Any]]:
+    """An object text with possibly repeated keys, and its first-wins model."""
+    n = draw(st.integers(min_value=0, max_value=24))
+    members = []
+    model: dict[str, Any] = {}
+    for i in range(n):
+        k = draw(st.sampled_from(KEYS) | st.text(max_size=2))
+        v = draw(st.integers(-5, 5) | st.lists(st.integers(0, 3), max_size=2))
+        members.append(f"{encode_key(k, draw(st.booleans()))}: {json.dumps(v)}")
+        model.setdefault(k, v)
+    return ("{" + ", ".join(members) + "}").encode(), model
+
+
+ops = st.lists(
+    st.tuples(
+        st.sampled_from(["set", "del", "get", "in", "len", "keys", "pop", "setdefault", "dumps"]),
+        st.sampled_from(KEYS) | st.text(max_size=2),
+        st.integers(100, 105),
+    ),
+    max_size=12,
+)
+
+
+def check(view: Any, model: dict[str, Any], edited: bool) -> None:
+    if edited:
+        out = json.loads(qjson.dumps(view))
+        assert out == model
+        assert list(out) == list(model)
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=documents(), steps=ops)
+def test_patched_objects_follow_a_dict(doc: tuple[bytes, dict[str, Any]], steps: list) -> None:
+    text, model = doc
+    view = qjson.decode(text)
+    edited = False
+    for op, k, v in steps:
+        if op == "set":
+            view[k] = v
+            model[k] = v
+            edited = True
+        elif op == "del":
+            if k in model:
+                del view[k]
+                del model[k]
+                edited = True
+            else:
+                with pytest.raises(KeyError):
+                    del view[k]
+        elif op == "get":
+            assert view.get(k, "missing") == model.get(k, "missing")
+        elif op == "in":
+            assert (k in view) == (k in model)
+        elif op == "len":
+            assert len(view) == len(model)
+        elif op == "keys":
+            assert list(view.keys()) == list(model)
+        elif op == "pop":
+            edited |= k in model
+            assert view.pop(k, None) == model.pop(k, None)
+        elif op == "setdefault":
+            edited |= k not in model
+            assert view.setdefault(k, v) == model.setdefault(k, v)
+        elif op == "dumps":
+            check(view, model, edited)
+        assert len(view) == len(model)
+    check(view, model, edited)
+    assert qjson.materialize(view) == model
+    assert list(qjson.materialize(view)) == list(model)
+
+
+@pytest.mark.parametrize(
+    ("text", "steps", "want"),
+    [
+        # Replacing a repeated key keeps its first position; the repeat goes.
+        (b'{"a": 1, "b": 2, "a": 3}', [("set", "a", 9)], {"a": 9, "b": 2}),
+        # Equal only once unescaped.
+        (b'{"a": 1, "\\u0061": 2, "c": 3}', [("set", "c", 0)], {"a": 1, "c": 0}),
+        # Deleted then set again: at the end, as in a dict.
+        (b'{"a": 1, "b": 2}', [("del", "a", 0), ("set", "a", 5)], {"b": 2, "a": 5}),
+        # Added then deleted: gone; deleted original stays deleted.
+        (
+            b'{"a": 1, "b": 2}',
+            [("set", "z", 1), ("del", "a", 0), ("del", "z", 0), ("set", "y", 2)],
+            {"b": 2, "y": 2},
+        ),
+        # Wide objects (more than 16 members) with a repeat.
+        (
+            ("{" + ",".join(f'"k{i % 20}": {i}' for i in range(30)) + "}").encode(),
+            [("set", "k3", -1)],
+            {**{f"k{i}": i for i in range(20)}, "k3": -1},
+        ),
+    ],
+)
+def test_patch_cases(text: bytes, steps: list, want: dict[str, Any]) -> None:
+    view = qjson.decode(text)
+    for op, k, v in steps:
+        if op == "set":
+            view[k] = v
+        else:
+            del view[k]
+    out = qjson.dumps(view)
+    assert json.loads(out) == want
+    assert list(json.loads(out)) == list(want)
+    assert view == want
+    assert list(view) == list(want)
+    assert len(view) == len(want)
+
+
+def test_untouched_siblings_stay_byte_identical() -> None:
+    text = b'{"model": "m",  "keep": {"x" : [1, 2 ]}, "messages": [{"role": "u", "content": "c"}]}'
+    view = qjson.decode(text)
+    view["model"] = "gpt"
+    view["messages"][0]["content"] = "hi"
+    out = qjson.dumps(view)
+    assert b'"keep": {"x" : [1, 2 ]}' in out
+    assert json.loads(out) == {
+        "model": "gpt",
+        "keep": {"x": [1, 2]},
+        "messages": [{"role": "u", "content": "hi"}],
+    }
+
+
+def test_patch_holding_its_own_object_is_a_cycle() -> None:
+    view = qjson.decode(b'{"a": 1}')
+    view["self"] = view
+    with pytest.raises((ValueError, TypeError)):
+        qjson.dumps(view)
+    with pytest.raises(ValueError):
+        qjson.materialize(view)
