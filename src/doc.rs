@@ -656,11 +656,14 @@ const SEEN_PAIRWISE_MAX: usize = 16;
 /// Whether a (short) key body holds a backslash: a plain loop, cheaper than
 /// a vectorized search on a few bytes.
 #[inline]
+#[allow(clippy::manual_contains)] // `contains` is the vectorized search this avoids
 fn has_backslash(raw: &[u8]) -> bool {
     raw.iter().any(|&b| b == b'\\')
 }
 
-/// The keys met so far by [`DistinctItems`].
+/// The keys met so far by [`DistinctItems`]. The small variant is large
+/// on purpose: its keys live on the stack, no allocation per walk.
+#[allow(clippy::large_enum_variant)]
 enum Seen<'a> {
     Pairwise(Pairwise<'a>),
     Hashed(std::collections::HashSet<Cow<'a, [u8]>>),
