@@ -11,9 +11,10 @@ docs/benchmarks.md are judged on.
 
     python benchmarks/targets.py [--quick] [--json PATH] [--scenarios 2k,100k,...]
 
-Cells: parse_get (qjson, orjson, pysimdjson, copy), decode_dumps (qjson,
-orjson, copy) and the three edits (qjson, orjson) on the chat ladder,
-small_request and interleaved; parse_get on github_issues. Cells that cannot
+Cells: parse_get (qjson, orjson, pysimdjson, copy), decode_access (qjson),
+decode_dumps (qjson, orjson, copy) on every scenario, and the three edits
+(qjson, orjson) on the chat ladder, small_request and interleaved (the
+github_issues root is an array). Cells that cannot
 run are listed as skipped with the reason.
 """
 
@@ -47,6 +48,7 @@ CHAT_CELLS = [
     ("parse_get", "orjson"),
     ("parse_get", "pysimdjson"),
     ("parse_get", "copy"),
+    ("decode_access", "qjson"),
     ("decode_dumps", "qjson"),
     ("decode_dumps", "orjson"),
     ("decode_dumps", "copy"),
@@ -60,6 +62,10 @@ GITHUB_CELLS = [
     ("parse_get", "orjson"),
     ("parse_get", "pysimdjson"),
     ("parse_get", "copy"),
+    ("decode_access", "qjson"),
+    ("decode_dumps", "qjson"),
+    ("decode_dumps", "orjson"),
+    ("decode_dumps", "copy"),
 ]
 
 
