@@ -37,7 +37,7 @@ def documents(draw: st.DrawFn) -> tuple[bytes, dict[str, Any]]:
     n = draw(st.integers(min_value=0, max_value=24))
     members = []
     model: dict[str, Any] = {}
-    for i in range(n):
+    for _ in range(n):
         k = draw(st.sampled_from(KEYS) | st.text(max_size=2))
         v = draw(st.integers(-5, 5) | st.lists(st.integers(0, 3), max_size=2))
         members.append(f"{encode_key(k, draw(st.booleans()))}: {json.dumps(v)}")
