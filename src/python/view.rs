@@ -1315,8 +1315,9 @@ fn copy_value<'py, S: Sink<'py>>(sink: &mut S, parsed: &Arc<Parsed>, c: Cursor) 
 /// The children of a dirty container, coalescing untouched neighbours.
 struct Runs<'a> {
     parsed: &'a Arc<Parsed>,
-    /// The pending run: byte range and the ordinal of its last child.
-    run: Option<(usize, usize, u32)>,
+    /// The pending run: its first byte, its last child (whose end closes
+    /// the run, found only when the run is written) and that child's ordinal.
+    run: Option<(usize, Cursor, u32)>,
     first: bool,
 }
 
@@ -1330,7 +1331,8 @@ impl<'a> Runs<'a> {
     }
 
     fn flush<'py, S: Sink<'py>>(&mut self, sink: &mut S) {
-        if let Some((a, b, _)) = self.run.take() {
+        if let Some((a, last, _)) = self.run.take() {
+            let (_, b) = self.parsed.doc().span(last);
             sink.raw(self.parsed, a, b);
         }
     }
@@ -1362,14 +1364,16 @@ impl<'a> Runs<'a> {
             }
             return write(sink, v);
         }
-        let (start, b) = self.parsed.doc().span(at);
-        check(py, self.parsed, start, b)?;
+        if self.parsed.index.is_lazy() {
+            let (start, b) = self.parsed.doc().span(at);
+            check(py, self.parsed, start, b)?;
+        }
         match self.run {
-            Some((s, _, last)) if last + 1 == i => self.run = Some((s, b, i)),
+            Some((s, _, last)) if last + 1 == i => self.run = Some((s, at, i)),
             _ => {
                 self.flush(sink);
                 self.comma(sink);
-                self.run = Some((a, b, i));
+                self.run = Some((a, at, i));
             }
         }
         Ok(())
