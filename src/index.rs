@@ -372,6 +372,12 @@ impl Index {
     }
 }
 
+/// Check `input` as [`Index::build`] does (same errors, same offsets)
+/// without keeping the index.
+pub fn validate(input: &[u8], opts: &Options) -> Result<(), Error> {
+    Index::build(input, opts).map(drop)
+}
+
 /// Strict checks of string contents from stage 1's side outputs; reports the
 /// error at the smallest offset.
 fn check_strings(
@@ -454,6 +460,22 @@ fn gap_end(input: &[u8], p: usize, next: usize) -> usize {
 /// The inner loop then consumes the terminators after the value (`,` or
 /// closers) until the next value begins.
 fn walk(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::env::var_os("NOAVX").is_none()
+    {
+        #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+        unsafe fn w(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error> {
+            walk_impl(input, s, opts)
+        }
+        return unsafe { w(input, s, opts) };
+    }
+    walk_impl(input, s, opts)
+}
+
+#[inline(always)]
+fn walk_impl(input: &[u8], s: &[u32], opts: &Options) -> Result<Vec<Container>, Error> {
     let n = input.len();
     let last = s.len() - 1; // the sentinel
     let strict = !opts.lazy;

@@ -39,9 +39,9 @@
 use super::convert::big_int;
 use super::errors::decode_error;
 use super::input::Input;
-use crate::decode::number::parse_number;
+use crate::decode::number::parse_validated;
 use crate::decode::Number;
-use crate::index::{skip_ws, string_close, trim_end, Container, Index, Options};
+use crate::index::{skip_ws, string_close, Container, Index, Options};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -280,7 +280,7 @@ impl Builder<'_> {
             // pointer passed to the C API is a live object we own or borrow.
             let mut v = unsafe {
                 if q < sk {
-                    self.scalar(q, sk)?
+                    self.scalar(q)?
                 } else {
                     match input[sk] {
                         b'"' => {
@@ -370,13 +370,12 @@ impl Builder<'_> {
         }
     }
 
-    /// The scalar token starting at `q`, ending before the structural at
-    /// `sk` (whitespace trimmed).
+    /// The scalar token starting at `q`.
     ///
     /// # Safety
     /// The interpreter must be attached.
     #[inline(always)]
-    unsafe fn scalar(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
+    unsafe fn scalar(&mut self, q: usize) -> Option<*mut ffi::PyObject> {
         // SAFETY: the interpreter is attached; the singletons are immortal
         // or at least alive, and we return a new reference to them.
         unsafe {
@@ -384,7 +383,7 @@ impl Builder<'_> {
                 b't' => ffi::Py_True(),
                 b'f' => ffi::Py_False(),
                 b'n' => ffi::Py_None(),
-                _ => return self.number(q, sk),
+                _ => return self.number(q),
             };
             ffi::Py_INCREF(lit);
             Some(lit)
@@ -394,20 +393,12 @@ impl Builder<'_> {
     /// # Safety
     /// The interpreter must be attached.
     #[inline(always)]
-    unsafe fn number(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
-        let end = if self
-            .input
-            .get(sk.wrapping_sub(1))
-            .is_some_and(|b| !b.is_ascii_whitespace())
-        {
-            sk
-        } else {
-            trim_end(self.input, q, sk)
-        };
-        let text = &self.input[q..end];
+    unsafe fn number(&mut self, q: usize) -> Option<*mut ffi::PyObject> {
+        // One pass over the token: it was validated, and it ends at the
+        // first byte no number continues with.
         // SAFETY: the interpreter is attached.
         let p = unsafe {
-            match parse_number(text, q).ok()? {
+            match parse_validated(self.input, q).0 {
                 Number::Int(v) => ffi::PyLong_FromLongLong(v),
                 Number::Float(v) => ffi::PyFloat_FromDouble(v),
                 Number::BigInt(t) => return big_number(self.py, t),
