@@ -124,7 +124,17 @@ pub(crate) fn loads(
 #[pyo3(signature = (data, *, max_depth = 1024))]
 pub(crate) fn validate(py: Python<'_>, data: &Bound<'_, PyAny>, max_depth: usize) -> PyResult<()> {
     let input = Input::new(data)?;
-    index(py, &input, max_depth).map(drop)
+    let opts = Options {
+        lazy: false,
+        max_depth,
+    };
+    let bytes = input.bytes();
+    let checked = if bytes.len() >= DETACH_MIN {
+        py.detach(|| crate::index::validate(bytes, &opts))
+    } else {
+        crate::index::validate(bytes, &opts)
+    };
+    checked.map_err(|e| decode_error(py, e, &input))
 }
 
 static GC: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
