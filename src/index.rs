@@ -201,6 +201,10 @@ pub(crate) fn string_close(input: &[u8], s: &[u32], k: usize) -> Option<usize> {
     if next > open + 1 && input[next - 1] == b'"' {
         return Some(next - 1);
     }
+    // Else, often, one space (`"key" : value`).
+    if next > open + 2 && input[next - 1] == b' ' && input[next - 2] == b'"' {
+        return Some(next - 2);
+    }
     string_close_after_ws(input, open, next)
 }
 
