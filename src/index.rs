@@ -317,6 +317,16 @@ const TOP: Frame = Frame {
 impl Index {
     /// Scan and (in strict mode) fully validate `input`.
     pub fn build(input: &[u8], opts: &Options) -> Result<Index, Error> {
+        Index::build_with_escapes(input, opts).map(|(index, _)| index)
+    }
+
+    /// [`Index::build`], also returning stage 1's list of escape offsets
+    /// (the backslashes that begin escape sequences, in order): `loads`
+    /// learns from it which strings need unescaping without searching them.
+    pub(crate) fn build_with_escapes(
+        input: &[u8],
+        opts: &Options,
+    ) -> Result<(Index, Vec<u32>), Error> {
         let mut scan = Scan::default();
         scan::scan(input, &mut scan)?;
         let Scan {
@@ -361,7 +371,7 @@ impl Index {
         }
         shrink(&mut index.structurals);
         shrink(&mut index.containers);
-        Ok(index)
+        Ok((index, escapes))
     }
 
     /// Bytes of heap memory the index holds.

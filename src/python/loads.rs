@@ -58,17 +58,18 @@ const CACHE_KEY_MAX: usize = 64;
 /// Number of cache slots (a power of two).
 const CACHE_SLOTS: usize = 2048;
 
-/// Validate `data` strictly and build its index.
-fn index(py: Python<'_>, input: &Input, max_depth: usize) -> PyResult<Index> {
+/// Validate `data` strictly and build its index; also stage 1's escape
+/// offsets.
+fn index(py: Python<'_>, input: &Input, max_depth: usize) -> PyResult<(Index, Vec<u32>)> {
     let opts = Options {
         lazy: false,
         max_depth,
     };
     let bytes = input.bytes();
     let built = if bytes.len() >= DETACH_MIN {
-        py.detach(|| Index::build(bytes, &opts))
+        py.detach(|| Index::build_with_escapes(bytes, &opts))
     } else {
-        Index::build(bytes, &opts)
+        Index::build_with_escapes(bytes, &opts)
     };
     built.map_err(|e| decode_error(py, e, input))
 }
@@ -83,13 +84,16 @@ pub(crate) fn loads(
     max_depth: usize,
 ) -> PyResult<Py<PyAny>> {
     let input = Input::new(data)?;
-    let index = index(py, &input, max_depth)?;
+    let (index, escapes) = index(py, &input, max_depth)?;
     let mut cache = KEY_CACHE.try_lock().ok();
     let mut b = Builder {
         py,
         input: input.bytes(),
         s: &index.structurals,
         containers: &index.containers,
+        escapes: &escapes,
+        next_escape: 0,
+        ascii: !index.non_ascii,
         scratch: Vec::new(),
         cache: cache.as_deref_mut(),
         stack: Vec::new(),
@@ -247,6 +251,13 @@ struct Builder<'a> {
     input: &'a [u8],
     s: &'a [u32],
     containers: &'a [Container],
+    /// Stage 1's escape offsets, and the first one not before the string
+    /// being read (strings are read in order).
+    escapes: &'a [u32],
+    next_escape: usize,
+    /// The whole input is ASCII (only the version-specific build uses it).
+    #[cfg_attr(feature = "abi3", allow(dead_code))]
+    ascii: bool,
     scratch: Vec<u8>,
     cache: Option<&'a mut KeyCache>,
     stack: Vec<Frame>,
@@ -294,9 +305,9 @@ impl Builder<'_> {
                 } else {
                     match input[sk] {
                         b'"' => {
-                            let body = &input[sk + 1..string_close(input, s, k)?];
+                            let close = string_close(input, s, k)?;
                             k += 1;
-                            self.string(body)?
+                            self.string(sk + 1, close)?
                         }
                         open => {
                             let object = open == b'{';
@@ -304,7 +315,7 @@ impl Builder<'_> {
                             ord += 1;
                             k += 1;
                             let obj = if object {
-                                ffi::PyDict_New()
+                                new_dict(len)
                             } else {
                                 ffi::PyList_New(len as ffi::Py_ssize_t)
                             };
@@ -356,7 +367,7 @@ impl Builder<'_> {
                             return None;
                         }
                     } else {
-                        ffi::PyList_SetItem(top.obj, top.i, v);
+                        list_set(top.obj, top.i, v);
                         top.i += 1;
                     }
                 }
@@ -417,22 +428,37 @@ impl Builder<'_> {
         (!p.is_null()).then_some(p)
     }
 
-    /// A `str` from a string body (between the quotes).
+    /// Whether the string body `input[start..end]` holds an escape: the
+    /// next escape offset at or after `start` says (no search).
+    #[inline(always)]
+    fn has_escape(&mut self, start: usize, end: usize) -> bool {
+        let mut i = self.next_escape;
+        while self.escapes.get(i).is_some_and(|&e| (e as usize) < start) {
+            i += 1;
+        }
+        self.next_escape = i;
+        self.escapes.get(i).is_some_and(|&e| (e as usize) < end)
+    }
+
+    /// A `str` from the string body `input[start..end]` (between the quotes).
     ///
     /// # Safety
-    /// The interpreter must be attached; `body` was validated.
+    /// The interpreter must be attached; the body was validated.
     #[inline(always)]
-    unsafe fn string(&mut self, body: &[u8]) -> Option<*mut ffi::PyObject> {
-        let text = if memchr::memchr(b'\\', body).is_none() {
+    unsafe fn string(&mut self, start: usize, end: usize) -> Option<*mut ffi::PyObject> {
+        let body = &self.input[start..end];
+        let escaped = self.has_escape(start, end);
+        let text = if !escaped {
             body
         } else {
             unescape(body, &mut self.scratch);
             &self.scratch
         };
         // Version-specific builds: an ASCII string is one allocation and a
-        // memcpy (the full API exposes the compact string layout).
+        // memcpy (the full API exposes the compact string layout). Without
+        // escapes, an all-ASCII input needs no check.
         #[cfg(not(feature = "abi3"))]
-        if text.is_ascii() {
+        if (self.ascii && !escaped) || text.is_ascii() {
             // SAFETY: the interpreter is attached; `PyUnicode_New(n, 127)`
             // makes a compact ASCII string whose data holds `n` bytes (plus
             // the NUL it already wrote), which we fill before anyone sees it.
@@ -469,7 +495,7 @@ impl Builder<'_> {
         let body = &input[open + 1..close];
         if body.len() > CACHE_KEY_MAX || self.cache.is_none() {
             // SAFETY: as in `string`.
-            return unsafe { self.string(body) }.unwrap_or(std::ptr::null_mut());
+            return unsafe { self.string(open + 1, close) }.unwrap_or(std::ptr::null_mut());
         }
         let h = hash_key(body);
         let i = h as usize & (CACHE_SLOTS - 1);
@@ -497,7 +523,7 @@ impl Builder<'_> {
             return slot.obj;
         }
         // SAFETY: as in `string`.
-        let Some(obj) = (unsafe { self.string(body) }) else {
+        let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
             return std::ptr::null_mut();
         };
         let cache = match self.cache.as_deref_mut() {
@@ -521,6 +547,50 @@ impl Builder<'_> {
             obj,
         };
         obj
+    }
+}
+
+/// A new dict with room for `len` members without resizing (version-specific
+/// builds: `_PyDict_NewPresized`, which CPython exports for this purpose
+/// and orjson and Cython use too; the stable ABI has only `PyDict_New`).
+///
+/// # Safety
+/// The interpreter must be attached.
+#[inline(always)]
+unsafe fn new_dict(len: u32) -> *mut ffi::PyObject {
+    #[cfg(not(feature = "abi3"))]
+    {
+        extern "C" {
+            fn _PyDict_NewPresized(minused: ffi::Py_ssize_t) -> *mut ffi::PyObject;
+        }
+        // Up to 5 members fit the smallest table anyway.
+        if len > 5 {
+            // SAFETY: the interpreter is attached (our caller's contract).
+            return unsafe { _PyDict_NewPresized(len as ffi::Py_ssize_t) };
+        }
+    }
+    let _ = len;
+    // SAFETY: the interpreter is attached (our caller's contract).
+    unsafe { ffi::PyDict_New() }
+}
+
+/// Store `v` (stolen) into the empty slot `i` of the fresh list `list`.
+///
+/// # Safety
+/// The interpreter must be attached; `list` is a list whose slot `i` is in
+/// range and still empty (NULL), as `PyList_New` leaves it.
+#[inline(always)]
+unsafe fn list_set(list: *mut ffi::PyObject, i: ffi::Py_ssize_t, v: *mut ffi::PyObject) {
+    // SAFETY: as the caller guarantees; the full API's macro writes the
+    // slot directly (no type or range check, no old item to release).
+    #[cfg(not(feature = "abi3"))]
+    unsafe {
+        ffi::PyList_SET_ITEM(list, i, v)
+    }
+    // SAFETY: as the caller guarantees.
+    #[cfg(feature = "abi3")]
+    unsafe {
+        ffi::PyList_SetItem(list, i, v);
     }
 }
 
