@@ -327,6 +327,32 @@ impl Index {
         input: &[u8],
         opts: &Options,
     ) -> Result<(Index, Vec<u32>), Error> {
+        Index::build_parts(input, opts, true)
+    }
+
+    /// A strict [`Index::build_with_escapes`] that leaves the scalar tokens
+    /// (numbers and literals, and what follows them up to the next
+    /// structural) unchecked, for a caller that checks them itself while
+    /// it reads them (`loads`). Everything else is checked as in strict
+    /// mode; the errors it reports may not be the first one, so a caller
+    /// that meets any error gets the exact one from [`Index::build`].
+    #[cfg(feature = "python")]
+    pub(crate) fn build_unchecked_scalars(
+        input: &[u8],
+        max_depth: usize,
+    ) -> Result<(Index, Vec<u32>), Error> {
+        let opts = Options {
+            lazy: false,
+            max_depth,
+        };
+        Index::build_parts(input, &opts, false)
+    }
+
+    fn build_parts(
+        input: &[u8],
+        opts: &Options,
+        check_scalars: bool,
+    ) -> Result<(Index, Vec<u32>), Error> {
         let mut scan = Scan::default();
         scan::scan(input, &mut scan)?;
         let Scan {
@@ -335,7 +361,11 @@ impl Index {
             first_control,
             non_ascii,
         } = scan;
-        let walked = walk::<true>(input, &structurals, opts);
+        let walk_opts = Options {
+            lazy: opts.lazy || !check_scalars,
+            ..*opts
+        };
+        let walked = walk::<true>(input, &structurals, &walk_opts);
         let containers = if opts.lazy {
             walked?
         } else {

@@ -368,9 +368,10 @@ const POW10_U64: [u64; 9] = [
     100_000_000,
 ];
 
-/// Parse the number that starts at `input[start]` in input that has passed
-/// strict validation (so a valid number token starts there, ending at the
-/// first byte no number continues with). Returns the number and its end.
+/// Parse the number that starts at `input[start]`, checking its grammar on
+/// the way: `None` when no valid number starts there (the caller finds the
+/// exact error elsewhere). Returns the number and its end: the first byte
+/// no number continues with (the caller checks what follows).
 ///
 /// One pass: the digits are accumulated while they are read (eight at a
 /// time), integers of up to 18 digits come out directly, and decimals whose
@@ -379,19 +380,27 @@ const POW10_U64: [u64; 9] = [
 /// exact). Everything else takes the same routes as [`parse_number`]
 /// (without its grammar scan).
 #[inline]
-pub fn parse_validated(input: &[u8], start: usize) -> (Number<'_>, usize) {
-    let neg = input[start] == b'-';
+pub fn parse_number_at(input: &[u8], start: usize) -> Option<(Number<'_>, usize)> {
+    let neg = input.get(start) == Some(&b'-');
     let int_start = start + neg as usize;
     let mut m = 0u64;
     let int_end = accumulate_digits(input, int_start, &mut m);
-    let mut end = int_end;
     let mut digits = int_end - int_start;
+    // At least one digit, and no leading zero.
+    if digits == 0 || (digits > 1 && input[int_start] == b'0') {
+        return None;
+    }
+    let mut end = int_end;
     let mut exp10 = 0i64;
     let mut integer = true;
     if input.get(end) == Some(&b'.') {
         let frac_end = accumulate_digits(input, end + 1, &mut m);
-        digits += frac_end - end - 1;
-        exp10 = -((frac_end - end - 1) as i64);
+        let frac = frac_end - end - 1;
+        if frac == 0 {
+            return None;
+        }
+        digits += frac;
+        exp10 = -(frac as i64);
         end = frac_end;
         integer = false;
     }
@@ -399,6 +408,7 @@ pub fn parse_validated(input: &[u8], start: usize) -> (Number<'_>, usize) {
         end += 1;
         let eneg = input.get(end) == Some(&b'-');
         end += matches!(input.get(end), Some(b'+' | b'-')) as usize;
+        let exp_start = end;
         let mut e = 0i64;
         while let Some(d) = input.get(end).filter(|d| d.is_ascii_digit()) {
             if e < 100_000 {
@@ -406,13 +416,16 @@ pub fn parse_validated(input: &[u8], start: usize) -> (Number<'_>, usize) {
             }
             end += 1;
         }
+        if end == exp_start {
+            return None;
+        }
         exp10 += if eneg { -e } else { e };
         integer = false;
     }
     if integer {
         if digits <= 18 {
             let v = m as i64;
-            return (Number::Int(if neg { -v } else { v }), end);
+            return Some((Number::Int(if neg { -v } else { v }), end));
         }
     } else if digits <= 19 && m <= 1 << 53 && (-22..=22).contains(&exp10) {
         let f = m as f64;
@@ -421,18 +434,16 @@ pub fn parse_validated(input: &[u8], start: usize) -> (Number<'_>, usize) {
         } else {
             f * EXACT_POW10[exp10 as usize]
         };
-        return (Number::Float(if neg { -v } else { v }), end);
+        return Some((Number::Float(if neg { -v } else { v }), end));
     }
     let text = &input[start..end];
     if integer {
-        return (parse_integer(text), end);
+        return Some((parse_integer(text), end));
     }
-    // The grammar is a subset of what fast_float2 accepts, so this cannot
-    // fail on validated input.
-    (
-        Number::Float(fast_float2::parse(text).unwrap_or(f64::NAN)),
-        end,
-    )
+    // The grammar is a subset of what fast_float2 accepts.
+    fast_float2::parse(text)
+        .ok()
+        .map(|v| (Number::Float(v), end))
 }
 
 /// An integer token that passed [`scan_number`].
@@ -702,7 +713,7 @@ mod tests {
     }
 
     #[test]
-    fn parse_validated_agrees_with_parse_number() {
+    fn parse_number_at_agrees_with_parse_number() {
         // Every shape around the fast paths' limits: digit counts across
         // the eight-byte chunks and the 18/19-digit and 2^53 bounds,
         // exponents around +-22, leading zeros, signs, and every terminator
@@ -779,7 +790,7 @@ mod tests {
                     let text = format!("{pre}{tok}{tail}");
                     let at = pre.len();
                     let want = parse_number(tok.as_bytes(), at).unwrap();
-                    let (got, end) = parse_validated(text.as_bytes(), at);
+                    let (got, end) = parse_number_at(text.as_bytes(), at).unwrap();
                     assert_eq!(end, at + tok.len(), "{text:?}");
                     match (got, want) {
                         (Number::Float(a), Number::Float(b)) => {
@@ -789,6 +800,34 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn parse_number_at_checks_the_grammar() {
+        // Where the grammar fails inside the number, `None`; where the
+        // number merely ends, the end (the caller checks what follows).
+        for bad in [
+            "-", "--1", "01", "-01", "00", "1.", "1.e5", "1e", "1e+", "1E-", "-x", ".5", "-.5",
+        ] {
+            for tail in ["", ",", " ", "]"] {
+                let t = format!("{bad}{tail}");
+                assert_eq!(parse_number_at(t.as_bytes(), 0), None, "{t:?}");
+            }
+        }
+        for (t, end) in [
+            ("1x", 1),
+            ("0.5.2", 3),
+            ("1e5.2", 3),
+            ("12345678901234567a", 17),
+            ("1true", 1),
+            ("-0 ", 2),
+        ] {
+            assert_eq!(
+                parse_number_at(t.as_bytes(), 0).map(|(_, e)| e),
+                Some(end),
+                "{t:?}"
+            );
         }
     }
 

@@ -39,7 +39,7 @@
 use super::convert::big_int;
 use super::errors::decode_error;
 use super::input::Input;
-use crate::decode::number::parse_validated;
+use crate::decode::number::parse_number_at;
 use crate::decode::Number;
 use crate::index::{skip_ws, string_close, Container, Index, Options};
 use pyo3::ffi;
@@ -59,19 +59,38 @@ const CACHE_KEY_MAX: usize = 64;
 const CACHE_SLOTS: usize = 2048;
 
 /// Validate `data` strictly and build its index; also stage 1's escape
-/// offsets.
-fn index(py: Python<'_>, input: &Input, max_depth: usize) -> PyResult<(Index, Vec<u32>)> {
+/// offsets. With `check_scalars` false, numbers and literals are left to
+/// the caller (see [`Index::build_unchecked_scalars`]); any error is then
+/// recomputed by a strict build, so it is exactly the one `validate`
+/// reports.
+fn index(
+    py: Python<'_>,
+    input: &Input,
+    max_depth: usize,
+    check_scalars: bool,
+) -> PyResult<(Index, Vec<u32>)> {
     let opts = Options {
         lazy: false,
         max_depth,
     };
     let bytes = input.bytes();
-    let built = if bytes.len() >= DETACH_MIN {
-        py.detach(|| Index::build_with_escapes(bytes, &opts))
-    } else {
-        Index::build_with_escapes(bytes, &opts)
+    let build = || {
+        if check_scalars {
+            Index::build_with_escapes(bytes, &opts)
+        } else {
+            Index::build_unchecked_scalars(bytes, max_depth)
+        }
     };
-    built.map_err(|e| decode_error(py, e, input))
+    let built = if bytes.len() >= DETACH_MIN {
+        py.detach(build)
+    } else {
+        build()
+    };
+    match built {
+        Ok(b) => Ok(b),
+        Err(_) if !check_scalars => index(py, input, max_depth, true),
+        Err(e) => Err(decode_error(py, e, input)),
+    }
 }
 
 /// Deserialize JSON text to Python objects (dict, list, str, int, float,
@@ -84,7 +103,9 @@ pub(crate) fn loads(
     max_depth: usize,
 ) -> PyResult<Py<PyAny>> {
     let input = Input::new(data)?;
-    let (index, escapes) = index(py, &input, max_depth)?;
+    // Stage 2 leaves the numbers and literals to the builder, which checks
+    // each one as it parses it (one pass instead of two).
+    let (index, escapes) = index(py, &input, max_depth, false)?;
     let mut cache = KEY_CACHE.try_lock().ok();
     let mut b = Builder {
         py,
@@ -97,6 +118,7 @@ pub(crate) fn loads(
         scratch: Vec::new(),
         cache: cache.as_deref_mut(),
         stack: Vec::new(),
+        bad_scalar: false,
     };
     // No cyclic collection can free anything while the walk only adds
     // reachable objects, and each one our allocations trigger would walk
@@ -118,7 +140,22 @@ pub(crate) fn loads(
     match p {
         // SAFETY: `run` returns a new (owned) reference.
         Some(p) => Ok(unsafe { Bound::from_owned_ptr(py, p) }.unbind()),
+        None if b.bad_scalar => Err(scalar_error(py, &input, max_depth)),
         None => Err(PyErr::fetch(py)),
+    }
+}
+
+/// Cold path: the builder met an invalid number or literal (or garbage
+/// after one); a strict build finds the first error of the document, which
+/// is the one to report.
+#[cold]
+#[inline(never)]
+fn scalar_error(py: Python<'_>, input: &Input, max_depth: usize) -> PyErr {
+    match index(py, input, max_depth, true) {
+        Err(e) => e,
+        Ok(_) => pyo3::exceptions::PySystemError::new_err(
+            "qjson: a scalar was rejected that strict validation accepts",
+        ),
     }
 }
 
@@ -261,6 +298,8 @@ struct Builder<'a> {
     scratch: Vec<u8>,
     cache: Option<&'a mut KeyCache>,
     stack: Vec<Frame>,
+    /// A number or literal failed its check (no Python exception is set).
+    bad_scalar: bool,
 }
 
 impl Builder<'_> {
@@ -301,7 +340,7 @@ impl Builder<'_> {
             // pointer passed to the C API is a live object we own or borrow.
             let mut v = unsafe {
                 if q < sk {
-                    self.scalar(q)?
+                    self.scalar(q, sk)?
                 } else {
                     match input[sk] {
                         b'"' => {
@@ -391,35 +430,53 @@ impl Builder<'_> {
         }
     }
 
-    /// The scalar token starting at `q`.
+    /// The scalar token starting at `q`, before the structural at `sk`,
+    /// checked: a valid number or literal followed by nothing but
+    /// whitespace. On failure, `None` with `bad_scalar` set.
     ///
     /// # Safety
     /// The interpreter must be attached.
     #[inline(always)]
-    unsafe fn scalar(&mut self, q: usize) -> Option<*mut ffi::PyObject> {
+    unsafe fn scalar(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
+        let input = self.input;
+        let rest = &input[q..sk];
+        let (lit, end) = match rest[0] {
+            b't' if rest.starts_with(b"true") => (ffi::Py_True(), q + 4),
+            b'f' if rest.starts_with(b"false") => (ffi::Py_False(), q + 5),
+            b'n' if rest.starts_with(b"null") => (ffi::Py_None(), q + 4),
+            // SAFETY: the interpreter is attached.
+            b'-' | b'0'..=b'9' => return unsafe { self.number(q, sk) },
+            _ => return self.bad(),
+        };
+        if !ends_at(input, end, sk) {
+            return self.bad();
+        }
         // SAFETY: the interpreter is attached; the singletons are immortal
         // or at least alive, and we return a new reference to them.
-        unsafe {
-            let lit = match self.input[q] {
-                b't' => ffi::Py_True(),
-                b'f' => ffi::Py_False(),
-                b'n' => ffi::Py_None(),
-                _ => return self.number(q),
-            };
-            ffi::Py_INCREF(lit);
-            Some(lit)
-        }
+        unsafe { ffi::Py_INCREF(lit) };
+        Some(lit)
+    }
+
+    #[cold]
+    fn bad(&mut self) -> Option<*mut ffi::PyObject> {
+        self.bad_scalar = true;
+        None
     }
 
     /// # Safety
     /// The interpreter must be attached.
     #[inline(always)]
-    unsafe fn number(&mut self, q: usize) -> Option<*mut ffi::PyObject> {
-        // One pass over the token: it was validated, and it ends at the
-        // first byte no number continues with.
+    unsafe fn number(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
+        // One pass: the grammar is checked while the digits are read.
+        let Some((n, end)) = parse_number_at(self.input, q).filter(|&(_, end)| end <= sk) else {
+            return self.bad();
+        };
+        if !ends_at(self.input, end, sk) {
+            return self.bad();
+        }
         // SAFETY: the interpreter is attached.
         let p = unsafe {
-            match parse_validated(self.input, q).0 {
+            match n {
                 Number::Int(v) => ffi::PyLong_FromLongLong(v),
                 Number::Float(v) => ffi::PyFloat_FromDouble(v),
                 Number::BigInt(t) => return big_number(self.py, t),
@@ -592,6 +649,13 @@ unsafe fn list_set(list: *mut ffi::PyObject, i: ffi::Py_ssize_t, v: *mut ffi::Py
     unsafe {
         ffi::PyList_SetItem(list, i, v);
     }
+}
+
+/// Whether only whitespace lies between a token's end and the structural
+/// at `sk` (usually nothing at all).
+#[inline(always)]
+fn ends_at(input: &[u8], end: usize, sk: usize) -> bool {
+    end == sk || skip_ws(input, end) == sk
 }
 
 /// `a == b` for two short slices of equal length, 8 bytes a step (no
