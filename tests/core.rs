@@ -245,6 +245,7 @@ fn rejects_with_kind_and_offset() {
     ];
     for &(input, kind, offset) in cases {
         let e = Index::build(input, &strict()).expect_err(&String::from_utf8_lossy(input));
+        assert_eq!(qjson::index::validate(input, &strict()), Err(e));
         assert_eq!(
             (e.kind, e.offset),
             (kind, offset),
@@ -254,11 +255,55 @@ fn rejects_with_kind_and_offset() {
     }
 }
 
+/// `index::validate` (no container table) answers exactly as a strict or
+/// lazy `Index::build`: every JSONTestSuite file, every jsonexamples file,
+/// and each with its last byte cut off.
+#[test]
+fn validate_agrees_with_build() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let mut files = Vec::new();
+    for dir in [
+        "JSONTestSuite/test_parsing",
+        "jsonexamples",
+        "jsonexamples/small",
+    ] {
+        let Ok(entries) = std::fs::read_dir(data.join(dir)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.path().extension().is_some_and(|x| x == "json") {
+                files.push(e.path());
+            }
+        }
+    }
+    for path in files {
+        let input = std::fs::read(&path).unwrap();
+        for input in [&input[..], &input[..input.len().saturating_sub(1)]] {
+            for opts in [
+                strict(),
+                lazy(),
+                Options {
+                    max_depth: 3,
+                    ..strict()
+                },
+            ] {
+                assert_eq!(
+                    qjson::index::validate(input, &opts),
+                    Index::build(input, &opts).map(drop),
+                    "{}",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn depth_limit_is_an_error_not_a_crash() {
     let deep = "[".repeat(100_000);
     let e = Index::build(deep.as_bytes(), &strict()).unwrap_err();
     assert_eq!((e.kind, e.offset), (ErrorKind::DepthExceeded, 1024));
+    assert_eq!(qjson::index::validate(deep.as_bytes(), &strict()), Err(e));
     let ok = format!("{}{}", "[".repeat(1024), "]".repeat(1024));
     build(ok.as_bytes());
     let e = Index::build(

@@ -100,6 +100,69 @@ ERRORS: list[tuple[bytes, int]] = [
 ]
 
 
+# loads leaves numbers and literals to its builder (checked as they are
+# parsed); whichever error comes first must still be the one reported, with
+# the message and offset `validate` gives: scalar errors before and after
+# string, UTF-8 and grammar errors, deep inside large documents, and
+# garbage after valid scalars.
+SCALAR_CASES: list[bytes] = [
+    b"1 2",
+    b"[1x]",
+    b"[truex]",
+    b"[true x]",
+    b'{"a":nul}',
+    b'{"a":1 x}',
+    b'[1,"\x01"]',
+    b'[01,"\x01"]',
+    b'["\x01", 01]',
+    b'[1,"\\q", 01]',
+    b'[01,"\\q"]',
+    b'[01, "\xff"]',
+    b'["\xff", 01]',
+    b"[1e5.2]",
+    b"[1.5e]",
+    b"[-01]",
+    b"[0x1]",
+    b"[1,2,3,]",
+    b"[1,2 ,3 4]",
+    b"[--1]",
+    b"[+1]",
+    b"[.5]",
+    b"[Infinity]",
+    b"[1,2]]",
+    b"[[1] 2]",
+    b"[1, nulll]",
+    b"[1, falsey, 01]",
+    b"[" + b"1.5," * 50_000 + b"01]",
+    b"[" + b"1.5," * 50_000 + b'"a\x01"]',
+    b"[" + b"1.5," * 50_000 + b"1.5 1.5]",
+    b"[" + b"1.5," * 50_000 + b"1.5]" + b"[",
+    b"[" + b"true," * 30_000 + b"tru]",
+    b'{"k": [' + b"12345678901234567890123," * 1000 + b"1e]}",
+]
+
+
+@pytest.mark.parametrize("data", SCALAR_CASES, ids=[repr(d)[:40] for d in SCALAR_CASES])
+def test_scalar_errors_agree_with_validate(data: bytes) -> None:
+    with pytest.raises(qjson.JSONDecodeError) as v:
+        qjson.validate(data)
+    err = error_of(data)
+    assert (err.pos, err.msg) == (v.value.pos, v.value.msg)
+
+
+def test_valid_scalars_everywhere() -> None:
+    values = ["0", "-0", "1", "-1.5", "1e5", "1E-5", "-0.0e+0", "true", "false", "null",
+              "123456789012345678", "1234567890123456789", "-9223372036854775808",
+              "99999999999999999999", "0.1", "1.7976931348623157e308", "5e-324", "1e400"]
+    for sep in (",", " ,", ", ", "\n,\n  "):
+        doc = "[" + sep.join(values) + "]"
+        assert same(qjson.loads(doc), json.loads(doc))
+        obj = "{" + sep.join(f'"k{i}": {v} ' for i, v in enumerate(values)) + "}"
+        assert same(qjson.loads(obj), json.loads(obj))
+    for v in values:
+        assert same(qjson.loads(f" {v} "), json.loads(v))
+
+
 @pytest.mark.parametrize(("data", "pos"), ERRORS, ids=[repr(d)[:40] for d, _ in ERRORS])
 def test_error_positions(data: bytes, pos: int) -> None:
     err = error_of(data)

@@ -303,6 +303,149 @@ pub fn parse_number(text: &[u8], base: usize) -> Result<Number<'_>, Error> {
     }
 }
 
+/// Powers of ten that are exact in an `f64` (10^22 is the last one).
+const EXACT_POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The value of eight ASCII digits loaded little-endian (first digit in
+/// the low byte), combining pairs, then quads, then the halves.
+#[inline(always)]
+fn eight_digits(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let v = w.wrapping_sub(0x30 * ONES);
+    // Each 16-bit lane: 10 * first + second.
+    let v = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
+    // Each 32-bit lane: 100 * first pair + second pair.
+    let v = (v.wrapping_mul(1 + (100 << 16)) >> 16) & 0x0000_FFFF_0000_FFFF;
+    // 10^4 * first quad + second quad.
+    v.wrapping_mul(1 + (10_000 << 32)) >> 32
+}
+
+/// Accumulates the digit run at `t[i..]` into `m` (wrapping: the caller
+/// only trusts `m` when few enough digits were read); returns the run's end.
+#[inline(always)]
+fn accumulate_digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
+    while i + 8 <= t.len() {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&t[i..i + 8]);
+        let w = u64::from_le_bytes(a);
+        let bad = non_digits(t, i);
+        if bad == 0 {
+            *m = m.wrapping_mul(100_000_000).wrapping_add(eight_digits(w));
+            i += 8;
+            continue;
+        }
+        let k = (bad.trailing_zeros() / 8) as usize;
+        if k > 0 {
+            // Keep the first k digits, shifted up so that zero bytes
+            // (leading zeros) fill the front, and read them as eight.
+            let shifted = w << (8 * (8 - k)) | (0x3030_3030_3030_3030 >> (8 * k));
+            *m = m
+                .wrapping_mul(POW10_U64[k])
+                .wrapping_add(eight_digits(shifted));
+        }
+        return i + k;
+    }
+    while let Some(d) = t.get(i).filter(|d| d.is_ascii_digit()) {
+        *m = m.wrapping_mul(10).wrapping_add((d - b'0') as u64);
+        i += 1;
+    }
+    i
+}
+
+/// 10^k for k < 9.
+const POW10_U64: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// Parse the number that starts at `input[start]`, checking its grammar on
+/// the way: `None` when no valid number starts there (the caller finds the
+/// exact error elsewhere). Returns the number and its end: the first byte
+/// no number continues with (the caller checks what follows).
+///
+/// One pass: the digits are accumulated while they are read (eight at a
+/// time), integers of up to 18 digits come out directly, and decimals whose
+/// digits fit in 2^53 with a power of ten up to 10^22 take one exact `f64`
+/// multiplication or division (correctly rounded, as both operands are
+/// exact). Everything else takes the same routes as [`parse_number`]
+/// (without its grammar scan).
+#[inline]
+pub fn parse_number_at(input: &[u8], start: usize) -> Option<(Number<'_>, usize)> {
+    let neg = input.get(start) == Some(&b'-');
+    let int_start = start + neg as usize;
+    let mut m = 0u64;
+    let int_end = accumulate_digits(input, int_start, &mut m);
+    let mut digits = int_end - int_start;
+    // At least one digit, and no leading zero.
+    if digits == 0 || (digits > 1 && input[int_start] == b'0') {
+        return None;
+    }
+    let mut end = int_end;
+    let mut exp10 = 0i64;
+    let mut integer = true;
+    if input.get(end) == Some(&b'.') {
+        let frac_end = accumulate_digits(input, end + 1, &mut m);
+        let frac = frac_end - end - 1;
+        if frac == 0 {
+            return None;
+        }
+        digits += frac;
+        exp10 = -(frac as i64);
+        end = frac_end;
+        integer = false;
+    }
+    if input.get(end).is_some_and(|&b| b | 0x20 == b'e') {
+        end += 1;
+        let eneg = input.get(end) == Some(&b'-');
+        end += matches!(input.get(end), Some(b'+' | b'-')) as usize;
+        let exp_start = end;
+        let mut e = 0i64;
+        while let Some(d) = input.get(end).filter(|d| d.is_ascii_digit()) {
+            if e < 100_000 {
+                e = e * 10 + (d - b'0') as i64;
+            }
+            end += 1;
+        }
+        if end == exp_start {
+            return None;
+        }
+        exp10 += if eneg { -e } else { e };
+        integer = false;
+    }
+    if integer {
+        if digits <= 18 {
+            let v = m as i64;
+            return Some((Number::Int(if neg { -v } else { v }), end));
+        }
+    } else if digits <= 19 && m <= 1 << 53 && (-22..=22).contains(&exp10) {
+        let f = m as f64;
+        let v = if exp10 < 0 {
+            f / EXACT_POW10[(-exp10) as usize]
+        } else {
+            f * EXACT_POW10[exp10 as usize]
+        };
+        return Some((Number::Float(if neg { -v } else { v }), end));
+    }
+    let text = &input[start..end];
+    if integer {
+        return Some((parse_integer(text), end));
+    }
+    // The grammar is a subset of what fast_float2 accepts.
+    fast_float2::parse(text)
+        .ok()
+        .map(|v| (Number::Float(v), end))
+}
+
 /// An integer token that passed [`scan_number`].
 #[inline]
 fn parse_integer(text: &[u8]) -> Number<'_> {
@@ -566,6 +709,125 @@ mod tests {
         match parse_number(b"-0e5", 0) {
             Ok(Number::Float(v)) => assert!(v == 0.0 && v.is_sign_negative()),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn parse_number_at_agrees_with_parse_number() {
+        // Every shape around the fast paths' limits: digit counts across
+        // the eight-byte chunks and the 18/19-digit and 2^53 bounds,
+        // exponents around +-22, leading zeros, signs, and every terminator
+        // (or none, at the input's end).
+        let mut tokens: Vec<String> = Vec::new();
+        let mut seed = 1u64;
+        let mut rnd = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for int_len in 1..=22 {
+            for frac_len in [0, 1, 2, 7, 8, 9, 15, 16, 17, 18, 19, 20, 25] {
+                for exp in [
+                    None,
+                    Some(0),
+                    Some(-22),
+                    Some(22),
+                    Some(-23),
+                    Some(23),
+                    Some(300),
+                    Some(-330),
+                ] {
+                    let mut t = String::new();
+                    if rnd(2) == 0 {
+                        t.push('-');
+                    }
+                    for i in 0..int_len {
+                        let d = if i == 0 { 1 + rnd(9) } else { rnd(10) };
+                        t.push(char::from(b'0' + d as u8));
+                    }
+                    if int_len == 1 && rnd(3) == 0 {
+                        t = t.replace(|c: char| c.is_ascii_digit(), "0");
+                    }
+                    if frac_len > 0 {
+                        t.push('.');
+                        for _ in 0..frac_len {
+                            t.push(char::from(b'0' + rnd(10) as u8));
+                        }
+                    }
+                    if let Some(e) = exp {
+                        t.push_str(&format!("{}{e}", if rnd(2) == 0 { "e" } else { "E" }));
+                    }
+                    tokens.push(t);
+                }
+            }
+        }
+        for t in [
+            "0",
+            "-0",
+            "-0.0",
+            "0.0",
+            "9007199254740992.5",
+            "9007199254740993",
+            "0.1",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "999999999999999999",
+            "1000000000000000000",
+            "-999999999999999999",
+            "12345678.12345678",
+            "0.000000000000000000001",
+            "1e+5",
+            "1E-0",
+            "5e-324",
+            "1e400",
+        ] {
+            tokens.push(t.to_string());
+        }
+        for tok in &tokens {
+            for tail in ["", ",", "]", " ", "}\n"] {
+                for pre in ["", "[", "[1,"] {
+                    let text = format!("{pre}{tok}{tail}");
+                    let at = pre.len();
+                    let want = parse_number(tok.as_bytes(), at).unwrap();
+                    let (got, end) = parse_number_at(text.as_bytes(), at).unwrap();
+                    assert_eq!(end, at + tok.len(), "{text:?}");
+                    match (got, want) {
+                        (Number::Float(a), Number::Float(b)) => {
+                            assert_eq!(a.to_bits(), b.to_bits(), "{text:?}")
+                        }
+                        (a, b) => assert_eq!(a, b, "{text:?}"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parse_number_at_checks_the_grammar() {
+        // Where the grammar fails inside the number, `None`; where the
+        // number merely ends, the end (the caller checks what follows).
+        for bad in [
+            "-", "--1", "01", "-01", "00", "1.", "1.e5", "1e", "1e+", "1E-", "-x", ".5", "-.5",
+        ] {
+            for tail in ["", ",", " ", "]"] {
+                let t = format!("{bad}{tail}");
+                assert_eq!(parse_number_at(t.as_bytes(), 0), None, "{t:?}");
+            }
+        }
+        for (t, end) in [
+            ("1x", 1),
+            ("0.5.2", 3),
+            ("1e5.2", 3),
+            ("12345678901234567a", 17),
+            ("1true", 1),
+            ("-0 ", 2),
+        ] {
+            assert_eq!(
+                parse_number_at(t.as_bytes(), 0).map(|(_, e)| e),
+                Some(end),
+                "{t:?}"
+            );
         }
     }
 

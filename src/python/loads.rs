@@ -39,9 +39,9 @@
 use super::convert::big_int;
 use super::errors::decode_error;
 use super::input::Input;
-use crate::decode::number::parse_number;
+use crate::decode::number::parse_number_at;
 use crate::decode::Number;
-use crate::index::{skip_ws, string_close, trim_end, Container, Index, Options};
+use crate::index::{skip_ws, string_close, Container, Index, Options};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -58,19 +58,39 @@ const CACHE_KEY_MAX: usize = 64;
 /// Number of cache slots (a power of two).
 const CACHE_SLOTS: usize = 2048;
 
-/// Validate `data` strictly and build its index.
-fn index(py: Python<'_>, input: &Input, max_depth: usize) -> PyResult<Index> {
+/// Validate `data` strictly and build its index; also stage 1's escape
+/// offsets. With `check_scalars` false, numbers and literals are left to
+/// the caller (see [`Index::build_unchecked_scalars`]); any error is then
+/// recomputed by a strict build, so it is exactly the one `validate`
+/// reports.
+fn index(
+    py: Python<'_>,
+    input: &Input,
+    max_depth: usize,
+    check_scalars: bool,
+) -> PyResult<(Index, Vec<u32>)> {
     let opts = Options {
         lazy: false,
         max_depth,
     };
     let bytes = input.bytes();
-    let built = if bytes.len() >= DETACH_MIN {
-        py.detach(|| Index::build(bytes, &opts))
-    } else {
-        Index::build(bytes, &opts)
+    let build = || {
+        if check_scalars {
+            Index::build_with_escapes(bytes, &opts)
+        } else {
+            Index::build_unchecked_scalars(bytes, max_depth)
+        }
     };
-    built.map_err(|e| decode_error(py, e, input))
+    let built = if bytes.len() >= DETACH_MIN {
+        py.detach(build)
+    } else {
+        build()
+    };
+    match built {
+        Ok(b) => Ok(b),
+        Err(_) if !check_scalars => index(py, input, max_depth, true),
+        Err(e) => Err(decode_error(py, e, input)),
+    }
 }
 
 /// Deserialize JSON text to Python objects (dict, list, str, int, float,
@@ -83,16 +103,22 @@ pub(crate) fn loads(
     max_depth: usize,
 ) -> PyResult<Py<PyAny>> {
     let input = Input::new(data)?;
-    let index = index(py, &input, max_depth)?;
+    // Stage 2 leaves the numbers and literals to the builder, which checks
+    // each one as it parses it (one pass instead of two).
+    let (index, escapes) = index(py, &input, max_depth, false)?;
     let mut cache = KEY_CACHE.try_lock().ok();
     let mut b = Builder {
         py,
         input: input.bytes(),
         s: &index.structurals,
         containers: &index.containers,
+        escapes: &escapes,
+        next_escape: 0,
+        ascii: !index.non_ascii,
         scratch: Vec::new(),
         cache: cache.as_deref_mut(),
         stack: Vec::new(),
+        bad_scalar: false,
     };
     // No cyclic collection can free anything while the walk only adds
     // reachable objects, and each one our allocations trigger would walk
@@ -114,7 +140,22 @@ pub(crate) fn loads(
     match p {
         // SAFETY: `run` returns a new (owned) reference.
         Some(p) => Ok(unsafe { Bound::from_owned_ptr(py, p) }.unbind()),
+        None if b.bad_scalar => Err(scalar_error(py, &input, max_depth)),
         None => Err(PyErr::fetch(py)),
+    }
+}
+
+/// Cold path: the builder met an invalid number or literal (or garbage
+/// after one); a strict build finds the first error of the document, which
+/// is the one to report.
+#[cold]
+#[inline(never)]
+fn scalar_error(py: Python<'_>, input: &Input, max_depth: usize) -> PyErr {
+    match index(py, input, max_depth, true) {
+        Err(e) => e,
+        Ok(_) => pyo3::exceptions::PySystemError::new_err(
+            "qjson: a scalar was rejected that strict validation accepts",
+        ),
     }
 }
 
@@ -124,7 +165,17 @@ pub(crate) fn loads(
 #[pyo3(signature = (data, *, max_depth = 1024))]
 pub(crate) fn validate(py: Python<'_>, data: &Bound<'_, PyAny>, max_depth: usize) -> PyResult<()> {
     let input = Input::new(data)?;
-    index(py, &input, max_depth).map(drop)
+    let opts = Options {
+        lazy: false,
+        max_depth,
+    };
+    let bytes = input.bytes();
+    let checked = if bytes.len() >= DETACH_MIN {
+        py.detach(|| crate::index::validate(bytes, &opts))
+    } else {
+        crate::index::validate(bytes, &opts)
+    };
+    checked.map_err(|e| decode_error(py, e, &input))
 }
 
 static GC: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -237,9 +288,18 @@ struct Builder<'a> {
     input: &'a [u8],
     s: &'a [u32],
     containers: &'a [Container],
+    /// Stage 1's escape offsets, and the first one not before the string
+    /// being read (strings are read in order).
+    escapes: &'a [u32],
+    next_escape: usize,
+    /// The whole input is ASCII (only the version-specific build uses it).
+    #[cfg_attr(feature = "abi3", allow(dead_code))]
+    ascii: bool,
     scratch: Vec<u8>,
     cache: Option<&'a mut KeyCache>,
     stack: Vec<Frame>,
+    /// A number or literal failed its check (no Python exception is set).
+    bad_scalar: bool,
 }
 
 impl Builder<'_> {
@@ -284,9 +344,9 @@ impl Builder<'_> {
                 } else {
                     match input[sk] {
                         b'"' => {
-                            let body = &input[sk + 1..string_close(input, s, k)?];
+                            let close = string_close(input, s, k)?;
                             k += 1;
-                            self.string(body)?
+                            self.string(sk + 1, close)?
                         }
                         open => {
                             let object = open == b'{';
@@ -294,7 +354,7 @@ impl Builder<'_> {
                             ord += 1;
                             k += 1;
                             let obj = if object {
-                                ffi::PyDict_New()
+                                new_dict(len)
                             } else {
                                 ffi::PyList_New(len as ffi::Py_ssize_t)
                             };
@@ -346,7 +406,7 @@ impl Builder<'_> {
                             return None;
                         }
                     } else {
-                        ffi::PyList_SetItem(top.obj, top.i, v);
+                        list_set(top.obj, top.i, v);
                         top.i += 1;
                     }
                 }
@@ -370,44 +430,53 @@ impl Builder<'_> {
         }
     }
 
-    /// The scalar token starting at `q`, ending before the structural at
-    /// `sk` (whitespace trimmed).
+    /// The scalar token starting at `q`, before the structural at `sk`,
+    /// checked: a valid number or literal followed by nothing but
+    /// whitespace. On failure, `None` with `bad_scalar` set.
     ///
     /// # Safety
     /// The interpreter must be attached.
     #[inline(always)]
     unsafe fn scalar(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
+        let input = self.input;
+        let rest = &input[q..sk];
+        let (lit, end) = match rest[0] {
+            b't' if rest.starts_with(b"true") => (ffi::Py_True(), q + 4),
+            b'f' if rest.starts_with(b"false") => (ffi::Py_False(), q + 5),
+            b'n' if rest.starts_with(b"null") => (ffi::Py_None(), q + 4),
+            // SAFETY: the interpreter is attached.
+            b'-' | b'0'..=b'9' => return unsafe { self.number(q, sk) },
+            _ => return self.bad(),
+        };
+        if !ends_at(input, end, sk) {
+            return self.bad();
+        }
         // SAFETY: the interpreter is attached; the singletons are immortal
         // or at least alive, and we return a new reference to them.
-        unsafe {
-            let lit = match self.input[q] {
-                b't' => ffi::Py_True(),
-                b'f' => ffi::Py_False(),
-                b'n' => ffi::Py_None(),
-                _ => return self.number(q, sk),
-            };
-            ffi::Py_INCREF(lit);
-            Some(lit)
-        }
+        unsafe { ffi::Py_INCREF(lit) };
+        Some(lit)
+    }
+
+    #[cold]
+    fn bad(&mut self) -> Option<*mut ffi::PyObject> {
+        self.bad_scalar = true;
+        None
     }
 
     /// # Safety
     /// The interpreter must be attached.
     #[inline(always)]
     unsafe fn number(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
-        let end = if self
-            .input
-            .get(sk.wrapping_sub(1))
-            .is_some_and(|b| !b.is_ascii_whitespace())
-        {
-            sk
-        } else {
-            trim_end(self.input, q, sk)
+        // One pass: the grammar is checked while the digits are read.
+        let Some((n, end)) = parse_number_at(self.input, q).filter(|&(_, end)| end <= sk) else {
+            return self.bad();
         };
-        let text = &self.input[q..end];
+        if !ends_at(self.input, end, sk) {
+            return self.bad();
+        }
         // SAFETY: the interpreter is attached.
         let p = unsafe {
-            match parse_number(text, q).ok()? {
+            match n {
                 Number::Int(v) => ffi::PyLong_FromLongLong(v),
                 Number::Float(v) => ffi::PyFloat_FromDouble(v),
                 Number::BigInt(t) => return big_number(self.py, t),
@@ -416,22 +485,37 @@ impl Builder<'_> {
         (!p.is_null()).then_some(p)
     }
 
-    /// A `str` from a string body (between the quotes).
+    /// Whether the string body `input[start..end]` holds an escape: the
+    /// next escape offset at or after `start` says (no search).
+    #[inline(always)]
+    fn has_escape(&mut self, start: usize, end: usize) -> bool {
+        let mut i = self.next_escape;
+        while self.escapes.get(i).is_some_and(|&e| (e as usize) < start) {
+            i += 1;
+        }
+        self.next_escape = i;
+        self.escapes.get(i).is_some_and(|&e| (e as usize) < end)
+    }
+
+    /// A `str` from the string body `input[start..end]` (between the quotes).
     ///
     /// # Safety
-    /// The interpreter must be attached; `body` was validated.
+    /// The interpreter must be attached; the body was validated.
     #[inline(always)]
-    unsafe fn string(&mut self, body: &[u8]) -> Option<*mut ffi::PyObject> {
-        let text = if memchr::memchr(b'\\', body).is_none() {
+    unsafe fn string(&mut self, start: usize, end: usize) -> Option<*mut ffi::PyObject> {
+        let body = &self.input[start..end];
+        let escaped = self.has_escape(start, end);
+        let text = if !escaped {
             body
         } else {
             unescape(body, &mut self.scratch);
             &self.scratch
         };
         // Version-specific builds: an ASCII string is one allocation and a
-        // memcpy (the full API exposes the compact string layout).
+        // memcpy (the full API exposes the compact string layout). Without
+        // escapes, an all-ASCII input needs no check.
         #[cfg(not(feature = "abi3"))]
-        if text.is_ascii() {
+        if (self.ascii && !escaped) || text.is_ascii() {
             // SAFETY: the interpreter is attached; `PyUnicode_New(n, 127)`
             // makes a compact ASCII string whose data holds `n` bytes (plus
             // the NUL it already wrote), which we fill before anyone sees it.
@@ -468,7 +552,7 @@ impl Builder<'_> {
         let body = &input[open + 1..close];
         if body.len() > CACHE_KEY_MAX || self.cache.is_none() {
             // SAFETY: as in `string`.
-            return unsafe { self.string(body) }.unwrap_or(std::ptr::null_mut());
+            return unsafe { self.string(open + 1, close) }.unwrap_or(std::ptr::null_mut());
         }
         let h = hash_key(body);
         let i = h as usize & (CACHE_SLOTS - 1);
@@ -496,7 +580,7 @@ impl Builder<'_> {
             return slot.obj;
         }
         // SAFETY: as in `string`.
-        let Some(obj) = (unsafe { self.string(body) }) else {
+        let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
             return std::ptr::null_mut();
         };
         let cache = match self.cache.as_deref_mut() {
@@ -521,6 +605,57 @@ impl Builder<'_> {
         };
         obj
     }
+}
+
+/// A new dict with room for `len` members without resizing (version-specific
+/// builds: `_PyDict_NewPresized`, which CPython exports for this purpose
+/// and orjson and Cython use too; the stable ABI has only `PyDict_New`).
+///
+/// # Safety
+/// The interpreter must be attached.
+#[inline(always)]
+unsafe fn new_dict(len: u32) -> *mut ffi::PyObject {
+    #[cfg(not(feature = "abi3"))]
+    {
+        extern "C" {
+            fn _PyDict_NewPresized(minused: ffi::Py_ssize_t) -> *mut ffi::PyObject;
+        }
+        // Up to 5 members fit the smallest table anyway.
+        if len > 5 {
+            // SAFETY: the interpreter is attached (our caller's contract).
+            return unsafe { _PyDict_NewPresized(len as ffi::Py_ssize_t) };
+        }
+    }
+    let _ = len;
+    // SAFETY: the interpreter is attached (our caller's contract).
+    unsafe { ffi::PyDict_New() }
+}
+
+/// Store `v` (stolen) into the empty slot `i` of the fresh list `list`.
+///
+/// # Safety
+/// The interpreter must be attached; `list` is a list whose slot `i` is in
+/// range and still empty (NULL), as `PyList_New` leaves it.
+#[inline(always)]
+unsafe fn list_set(list: *mut ffi::PyObject, i: ffi::Py_ssize_t, v: *mut ffi::PyObject) {
+    // SAFETY: as the caller guarantees; the full API's macro writes the
+    // slot directly (no type or range check, no old item to release).
+    #[cfg(not(feature = "abi3"))]
+    unsafe {
+        ffi::PyList_SET_ITEM(list, i, v)
+    }
+    // SAFETY: as the caller guarantees.
+    #[cfg(feature = "abi3")]
+    unsafe {
+        ffi::PyList_SetItem(list, i, v);
+    }
+}
+
+/// Whether only whitespace lies between a token's end and the structural
+/// at `sk` (usually nothing at all).
+#[inline(always)]
+fn ends_at(input: &[u8], end: usize, sk: usize) -> bool {
+    end == sk || skip_ws(input, end) == sk
 }
 
 /// `a == b` for two short slices of equal length, 8 bytes a step (no
