@@ -42,44 +42,88 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Append `s` as a JSON string literal, quotes included.
 ///
-/// Copy as you scan: each 16-byte block is stored to the output before it
-/// is tested (room for the whole block is reserved), and the output only
-/// advances over its clean prefix. A clean string is thus written with one
-/// vector load and store per 16 bytes and no `memcpy` call; the last
-/// partial block is read through a space-padded copy (spaces need no
-/// escape).
+/// Strings under 16 bytes (most keys and many values) are read with two
+/// overlapping loads straight from `s` and stored the same way (see
+/// [`copy_short`]); longer ones, and short ones with a byte to escape, take
+/// [`write_str_general`]: copy as you scan, 16 bytes per step, the output
+/// advancing only over each block's clean prefix.
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &[u8]) {
-    if s.len() < BLOCK && write_short_clean(out, s) {
-        return;
+    let n = s.len();
+    if n < BLOCK {
+        out.reserve(BLOCK + 2);
+        let len = out.len();
+        // SAFETY: `reserve` leaves room for the quotes and `n < 16` bytes;
+        // `copy_short` reads `n` bytes of `s` and writes `n` bytes at
+        // `dst + 1`; `set_len` covers only bytes written here.
+        unsafe {
+            let dst = out.as_mut_ptr().add(len);
+            if copy_short(s.as_ptr(), n, dst.add(1)) {
+                *dst = b'"';
+                *dst.add(1 + n) = b'"';
+                out.set_len(len + n + 2);
+                return;
+            }
+        }
     }
     write_str_general(out, s);
 }
 
-/// Short strings (most keys and many values): pad a copy to 16 bytes with
-/// spaces (which need no escape), test it in one step, and when nothing
-/// needs escaping write it with one 16-byte copy. Returns false (and writes
-/// nothing) when some byte needs escaping.
+/// Copy `n < 16` bytes from `src` to `dst` with (at most two, overlapping)
+/// loads and stores of a power-of-two width, no `memcpy` call and no
+/// staging buffer (a padded stack copy would be re-read by a wider load
+/// than the writes that filled it, which stalls store forwarding). Returns
+/// whether none of the bytes needs an escape; the bytes are copied either
+/// way.
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for `n` bytes, `n < 16`.
 #[inline(always)]
-fn write_short_clean(out: &mut Vec<u8>, s: &[u8]) -> bool {
-    debug_assert!(s.len() < BLOCK);
-    let mut buf = [b' '; BLOCK];
-    buf[..s.len()].copy_from_slice(s);
-    out.reserve(BLOCK + 2);
-    let len = out.len();
-    // SAFETY: `reserve` leaves room for the quote, 16 bytes and (at
-    // `1 + s.len() <= 16`) the closing quote; `set_len` covers only bytes
-    // written here, the last of them being the closing quote.
+unsafe fn copy_short(src: *const u8, n: usize, dst: *mut u8) -> bool {
+    use std::ptr::{read_unaligned as rd, write_unaligned as wr};
+    debug_assert!(n < BLOCK);
+    // SAFETY (whole block): every access is within `0..n` of `src` / `dst`
+    // (per the contract): `n - 8 >= 0` when `n >= 8`, `n - 4 >= 0` when
+    // `n >= 4`, `n / 2 < n` and `n - 1 >= 0` when `n >= 1`.
     unsafe {
-        let dst = out.as_mut_ptr().add(len);
-        if copy_block(buf.as_ptr(), dst.add(1)) < s.len() {
-            return false;
-        }
-        *dst = b'"';
-        *dst.add(1 + s.len()) = b'"';
-        out.set_len(len + s.len() + 2);
+        let w = if n >= 8 {
+            let a = rd(src.cast::<u64>());
+            let b = rd(src.add(n - 8).cast::<u64>());
+            wr(dst.cast::<u64>(), a);
+            wr(dst.add(n - 8).cast::<u64>(), b);
+            return !needs_escape_word(a) && !needs_escape_word(b);
+        } else if n >= 4 {
+            let a = rd(src.cast::<u32>());
+            let b = rd(src.add(n - 4).cast::<u32>());
+            wr(dst.cast::<u32>(), a);
+            wr(dst.add(n - 4).cast::<u32>(), b);
+            a as u64 | (b as u64) << 32
+        } else if n > 0 {
+            let a = *src;
+            let b = *src.add(n / 2);
+            let c = *src.add(n - 1);
+            *dst = a;
+            *dst.add(n / 2) = b;
+            *dst.add(n - 1) = c;
+            // Pad with spaces (no escape) to a full word.
+            a as u64 | (b as u64) << 8 | (c as u64) << 16 | 0x2020_2020_2000_0000
+        } else {
+            return true;
+        };
+        !needs_escape_word(w)
     }
-    true
+}
+
+/// Whether any byte of the 8-byte word `w` needs an escape: `"`, `\` or a
+/// byte below 0x20. Exact (no false positives): with no byte below 0x20 the
+/// subtraction borrows nowhere, and bytes >= 0x80 are masked by `!w`.
+#[inline(always)]
+fn needs_escape_word(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x80 * ONES;
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+    let ctrl = w.wrapping_sub(0x20 * ONES) & !w;
+    (ctrl | zero(w ^ (b'"' as u64 * ONES)) | zero(w ^ (b'\\' as u64 * ONES))) & HIGH != 0
 }
 
 /// [`write_str`] for any string.

@@ -71,28 +71,32 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
 }
 
 /// Append the shortest round-trip form of the finite float `v`.
+///
+/// zmij writes straight into the spare capacity of `out` (its `Buffer` is a
+/// plain byte array and its text always starts at the buffer's start), so
+/// there is no staging copy: a copy of the digits from a stack buffer would
+/// re-read, with wider loads, bytes just written by narrower stores, which
+/// stalls store forwarding.
 #[inline]
 pub fn write_f64(out: &mut Vec<u8>, v: f64) {
     debug_assert!(v.is_finite());
     const SIZE: usize = std::mem::size_of::<zmij::Buffer>();
-    let mut b = zmij::Buffer::new();
-    let base = (&b as *const zmij::Buffer).cast::<u8>();
-    let s = b.format_finite(v).as_bytes();
+    const _: () = assert!(std::mem::align_of::<zmij::Buffer>() == 1);
     out.reserve(SIZE);
     let len = out.len();
-    // SAFETY: `reserve(SIZE)` leaves room for the whole formatting buffer.
-    // zmij writes its text at the start of the buffer, so one fixed-size
-    // copy of the buffer (an untyped copy: bytes past the text may be
-    // uninitialized, and `set_len` never covers them) moves the text with
-    // no `memcpy` call; otherwise the text alone is copied.
+    // SAFETY: `reserve(SIZE)` leaves room for a whole `zmij::Buffer` at
+    // `len`; the buffer is an array of `MaybeUninit<u8>` (alignment 1, any
+    // content valid), so a unique reference to it over the spare capacity
+    // is sound. The returned text lies inside that buffer and starts at its
+    // start (zmij's `format_finite` returns `bytes[..len]`), so `set_len`
+    // covers exactly the bytes it wrote.
     unsafe {
         let dst = out.as_mut_ptr().add(len);
-        if s.as_ptr() == base {
-            std::ptr::copy_nonoverlapping(base, dst, SIZE);
-        } else {
-            std::ptr::copy_nonoverlapping(s.as_ptr(), dst, s.len());
-        }
-        out.set_len(len + s.len());
+        let buf = &mut *dst.cast::<zmij::Buffer>();
+        let s = buf.format_finite(v);
+        debug_assert_eq!(s.as_ptr(), dst.cast_const());
+        let n = s.len();
+        out.set_len(len + n);
     }
 }
 

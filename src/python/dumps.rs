@@ -128,8 +128,92 @@ pub(crate) fn dumps<'py>(
     bytes
 }
 
+/// Whether CPython stores ints in 30-bit digits (`sys.int_info`), checked
+/// once at import; [`small_int`] reads digits only then.
+#[cfg(not(feature = "abi3"))]
+static DIGIT30: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The value of an int of at most two 30-bit digits (|v| < 2**60), read
+/// in place from the object (version-specific layouts), or `None` for
+/// larger ints (and when digits are not 30 bits wide).
+///
+/// # Safety
+/// `obj` must be a live `int` (or subclass: same layout).
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+unsafe fn small_int(obj: *mut ffi::PyObject) -> Option<i64> {
+    use std::ptr::addr_of;
+    use std::sync::atomic::Ordering;
+    /// CPython >= 3.12: `PyObject_HEAD; uintptr_t lv_tag; digit ob_digit[]`,
+    /// `lv_tag` = digit count << 3 | sign (0 positive, 1 zero, 2 negative).
+    #[cfg(Py_3_12)]
+    #[repr(C)]
+    struct Long {
+        head: ffi::PyObject,
+        tag: usize,
+        digit: [u32; 2],
+    }
+    /// CPython < 3.12: `PyObject_VAR_HEAD; digit ob_digit[]`, `ob_size` =
+    /// digit count with the sign of the value.
+    #[cfg(not(Py_3_12))]
+    #[repr(C)]
+    struct Long {
+        head: ffi::PyVarObject,
+        digit: [u32; 2],
+    }
+    let l = obj.cast::<Long>();
+    // SAFETY: per the contract `l` points to an int object with this layout
+    // (selected for the interpreter this build is for); the fields are read
+    // through raw places (no reference to the whole, possibly shorter,
+    // struct), the first digit only when there is one and the second only
+    // when there are two (an int's digit array is allocated to its count).
+    unsafe {
+        #[cfg(Py_3_12)]
+        let (n, negative) = {
+            let tag = *addr_of!((*l).tag);
+            (tag >> 3, tag & 3 == 2)
+        };
+        #[cfg(not(Py_3_12))]
+        let (n, negative) = {
+            let size = *addr_of!((*l).head.ob_size);
+            (size.unsigned_abs(), size < 0)
+        };
+        if n > 2 || !DIGIT30.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut v = 0u64;
+        if n >= 1 {
+            v = *addr_of!((*l).digit[0]) as u64;
+        }
+        if n == 2 {
+            v |= (*addr_of!((*l).digit[1]) as u64) << 30;
+        }
+        let v = v as i64;
+        Some(if negative { -v } else { v })
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dumps, m)?)?;
+    #[cfg(not(feature = "abi3"))]
+    {
+        let py = m.py();
+        let bits: u32 = py
+            .import("sys")?
+            .getattr("int_info")?
+            .getattr("bits_per_digit")?
+            .extract()?;
+        let digit = std::mem::size_of::<u32>() as u32;
+        let sizeof_digit: u32 = py
+            .import("sys")?
+            .getattr("int_info")?
+            .getattr("sizeof_digit")?
+            .extract()?;
+        DIGIT30.store(
+            bits == 30 && sizeof_digit == digit,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
     Ok(())
 }
 
@@ -251,6 +335,18 @@ impl<'py> Serializer<'py> {
     /// An `int` (or subclass; `bool` never gets here).
     #[inline]
     fn int(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is an int (exact or subclass: same layout).
+        #[cfg(not(feature = "abi3"))]
+        if let Some(v) = unsafe { small_int(obj) } {
+            write_i64(&mut self.out, v);
+            return Ok(());
+        }
+        self.int_api(obj)
+    }
+
+    /// An `int` through the C API (any size).
+    #[cfg_attr(not(feature = "abi3"), cold, inline(never))]
+    fn int_api(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         let mut overflow = 0;
         // SAFETY: `obj` is an int and the interpreter is attached.
         let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow) };
