@@ -166,9 +166,18 @@ fn write_str_general(out: &mut Vec<u8>, s: &[u8]) {
                 let back = BLOCK - (n - i);
                 copy_block(s.as_ptr().add(n - BLOCK), dst.add(w - back)) - back
             } else {
-                let mut pad = [b' '; BLOCK];
-                pad[..n - i].copy_from_slice(&s[i..]);
-                copy_block(pad.as_ptr(), dst.add(w)).min(n - i)
+                // A short tail (short string, or right after an escape):
+                // copied with overlapping word loads; on a hit, the clean
+                // prefix is found byte by byte (under 16 bytes).
+                let m = n - i;
+                if copy_short(s.as_ptr().add(i), m, dst.add(w)) {
+                    m
+                } else {
+                    s[i..]
+                        .iter()
+                        .take_while(|&&b| ESCAPE[b as usize] == 0)
+                        .count()
+                }
             };
             i += clean;
             w += clean;

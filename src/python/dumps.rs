@@ -255,7 +255,11 @@ pub(crate) struct Serializer<'py> {
 
 impl<'py> Serializer<'py> {
     /// Write one value. `obj` is a borrowed reference the caller keeps alive.
-    #[inline]
+    ///
+    /// Inlined into every caller (the container loops above all), so the
+    /// type dispatch and the scalar writers run in the loop itself; only
+    /// containers, long or escaped strings and the fallback are calls.
+    #[inline(always)]
     fn value<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: `obj` is a live object (caller's contract) and the
         // interpreter is attached (`self.py`); the type objects are statics.
@@ -289,7 +293,7 @@ impl<'py> Serializer<'py> {
     }
 
     /// A `str` (or subclass).
-    #[inline]
+    #[inline(always)]
     fn str(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         let s = self.utf8(obj)?;
         write_str(&mut self.out, s);
@@ -444,6 +448,7 @@ impl<'py> Serializer<'py> {
     }
 
     /// A `dict` (or subclass).
+    #[inline(never)]
     fn dict<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: `obj` is a dict and the interpreter is attached.
         if unsafe { ffi::PyDict_Size(obj) } == 0 {
@@ -560,6 +565,7 @@ impl<'py> Serializer<'py> {
     }
 
     /// A `list` (or subclass).
+    #[inline(never)]
     fn list<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: `obj` is a list and the interpreter is attached.
         let n = unsafe { ffi::PyList_Size(obj) };
@@ -583,6 +589,7 @@ impl<'py> Serializer<'py> {
     }
 
     /// A `tuple` (or subclass).
+    #[inline(never)]
     fn tuple<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: `obj` is a tuple and the interpreter is attached.
         let n = unsafe { ffi::PyTuple_Size(obj) };
