@@ -19,6 +19,8 @@
 //! detection), an 8-byte SWAR word elsewhere. Bytes >= 0x80 are never
 //! touched, so the output is valid UTF-8 whenever the input is.
 
+use super::Buf;
+
 /// The escape of each byte that needs one: the second byte of a short escape
 /// (`b'n'` for `\n`), `b'u'` for `\u00XX`, or 0 for bytes copied as they are.
 static ESCAPE: [u8; 256] = {
@@ -48,7 +50,7 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// [`write_str_general`]: copy as you scan, 16 bytes per step, the output
 /// advancing only over each block's clean prefix.
 #[inline]
-pub fn write_str(out: &mut Vec<u8>, s: &[u8]) {
+pub fn write_str<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
     let n = s.len();
     if n < BLOCK {
         out.reserve(BLOCK + 2);
@@ -128,7 +130,7 @@ fn needs_escape_word(w: u64) -> bool {
 
 /// [`write_str`] for any string.
 #[inline(never)]
-fn write_str_general(out: &mut Vec<u8>, s: &[u8]) {
+fn write_str_general<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
     let n = s.len();
     out.reserve(n + 2 + BLOCK);
     let mut dst = out.as_mut_ptr();
@@ -257,7 +259,7 @@ unsafe fn copy_block_mask(src: *const u8, dst: *mut u8) -> u32 {
 /// Write the escape of byte `b` (one that needs escaping).
 #[cold]
 #[inline(never)]
-fn write_escape(out: &mut Vec<u8>, b: u8) {
+fn write_escape<B: Buf + ?Sized>(out: &mut B, b: u8) {
     match ESCAPE[b as usize] {
         b'u' => out.extend_from_slice(&[
             b'\\',

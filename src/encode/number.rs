@@ -8,6 +8,8 @@
 //! have no JSON form: the caller must reject them before calling
 //! [`write_f64`].
 
+use super::Buf;
+
 /// Two ASCII digits for each value 0..100.
 static PAIRS: [u8; 200] = {
     let mut t = [0u8; 200];
@@ -20,23 +22,33 @@ static PAIRS: [u8; 200] = {
     t
 };
 
-/// The number of decimal digits of `v`.
+/// Powers of ten, `10^0 ..= 10^19`.
+static POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// The number of decimal digits of `v` (1 for 0), without a loop: the bit
+/// length times log10(2) (1233 / 4096) is the digit count or one more,
+/// corrected with one table compare.
 #[inline(always)]
 fn digit_count(v: u64) -> usize {
-    let mut n = 1;
-    let mut p = 10u64;
-    while n < 20 && v >= p {
-        n += 1;
-        p = p.wrapping_mul(10);
-    }
-    n
+    let v = v | 1;
+    let bits = 64 - v.leading_zeros();
+    let t = ((bits * 1233) >> 12) as usize;
+    t + 1 - usize::from(v < POW10[t])
 }
 
 /// Append the decimal form of `v`: digits written in place, two at a
 /// time from the right, into room reserved once (no intermediate buffer,
 /// no `memcpy` call).
 #[inline]
-pub fn write_u64(out: &mut Vec<u8>, v: u64) {
+pub fn write_u64<B: Buf + ?Sized>(out: &mut B, v: u64) {
     out.reserve(20);
     let n = digit_count(v);
     let len = out.len();
@@ -46,6 +58,14 @@ pub fn write_u64(out: &mut Vec<u8>, v: u64) {
         let dst = out.as_mut_ptr().add(len);
         let mut end = n;
         let mut v = v;
+        // Four digits per step (two independent pairs), then pairs.
+        while v >= 10_000 {
+            let four = (v % 10_000) as usize;
+            v /= 10_000;
+            end -= 4;
+            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(four / 100 * 2), dst.add(end), 2);
+            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(four % 100 * 2), dst.add(end + 2), 2);
+        }
         while v >= 100 {
             let pair = (v % 100) as usize * 2;
             v /= 100;
@@ -63,7 +83,7 @@ pub fn write_u64(out: &mut Vec<u8>, v: u64) {
 
 /// Append the decimal form of `v`.
 #[inline]
-pub fn write_i64(out: &mut Vec<u8>, v: i64) {
+pub fn write_i64<B: Buf + ?Sized>(out: &mut B, v: i64) {
     if v < 0 {
         out.push(b'-');
     }
@@ -78,7 +98,7 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
 /// re-read, with wider loads, bytes just written by narrower stores, which
 /// stalls store forwarding.
 #[inline]
-pub fn write_f64(out: &mut Vec<u8>, v: f64) {
+pub fn write_f64<B: Buf + ?Sized>(out: &mut B, v: f64) {
     debug_assert!(v.is_finite());
     const SIZE: usize = std::mem::size_of::<zmij::Buffer>();
     const _: () = assert!(std::mem::align_of::<zmij::Buffer>() == 1);
@@ -130,6 +150,20 @@ mod tests {
         for &(v, s) in cases {
             assert_eq!(f(v), s, "{v:?}");
             assert_eq!(f(v).parse::<f64>().unwrap().to_bits(), v.to_bits());
+        }
+    }
+
+    #[test]
+    fn digit_counts() {
+        assert_eq!(digit_count(0), 1);
+        for d in 1..20 {
+            let p = POW10[d];
+            assert_eq!(digit_count(p - 1), d, "{}", p - 1);
+            assert_eq!(digit_count(p), d + 1, "{p}");
+        }
+        assert_eq!(digit_count(u64::MAX), 20);
+        for v in (0..64).map(|b| 1u64 << b) {
+            assert_eq!(digit_count(v), v.to_string().len());
         }
     }
 

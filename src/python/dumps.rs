@@ -30,13 +30,16 @@
 //! object), and [`MAX_DEPTH`] bounds legitimate nesting.
 
 mod other;
+mod out;
 
-use crate::encode::{write_f64, write_i64, write_str, write_u64};
+use crate::encode::{write_f64, write_i64, write_str, write_u64, Buf};
+use out::Out;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyType};
 use std::os::raw::c_char;
+#[cfg(feature = "abi3")]
 use std::sync::Mutex;
 
 /// Containers may nest this deep; deeper raises `JSONEncodeError`.
@@ -48,9 +51,12 @@ const MAX_DEFAULT_DEPTH: u32 = 254;
 
 static ENCODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-/// The output buffer kept between calls (only its capacity matters).
+/// The output buffer kept between calls (only its capacity matters; the
+/// stable-ABI build, which copies it into the result).
+#[cfg(feature = "abi3")]
 static OUT: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 /// Buffers larger than this are freed after the call rather than kept.
+#[cfg(feature = "abi3")]
 const OUT_KEEP_MAX: usize = 8 << 20;
 
 extern "C" {
@@ -92,9 +98,15 @@ pub(crate) fn dumps<'py>(
     sort_keys: bool,
     default: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    // Reuse the output buffer of earlier calls (its capacity), unless
-    // another call is using it (re-entrant `default=` hooks).
+    // Version-specific builds write into the result itself.
+    #[cfg(not(feature = "abi3"))]
+    let out = Out::new(py)?;
+    // The stable-ABI build reuses the buffer of earlier calls (its
+    // capacity), unless another call is using it (re-entrant `default=`
+    // hooks), and copies it into the result.
+    #[cfg(feature = "abi3")]
     let mut cached = OUT.try_lock().ok();
+    #[cfg(feature = "abi3")]
     let out = cached
         .as_deref_mut()
         .map(std::mem::take)
@@ -117,15 +129,23 @@ pub(crate) fn dumps<'py>(
             done => done,
         }
     };
-    let bytes = r.map(|b| b.unwrap_or_else(|| PyBytes::new(py, &ser.out)));
-    if let Some(slot) = cached.as_deref_mut() {
-        let mut out = ser.out;
-        if out.capacity() <= OUT_KEEP_MAX {
-            out.clear();
-            *slot = out;
+    #[cfg(not(feature = "abi3"))]
+    return match r? {
+        Some(b) => Ok(b),
+        None => ser.out.finish(py),
+    };
+    #[cfg(feature = "abi3")]
+    {
+        let bytes = r.map(|b| b.unwrap_or_else(|| PyBytes::new(py, &ser.out)));
+        if let Some(slot) = cached.as_deref_mut() {
+            let mut out = ser.out;
+            if out.capacity() <= OUT_KEEP_MAX {
+                out.clear();
+                *slot = out;
+            }
         }
+        bytes
     }
-    bytes
 }
 
 /// Whether CPython stores ints in 30-bit digits (`sys.int_info`), checked
@@ -242,7 +262,7 @@ impl Drop for Held {
 
 pub(crate) struct Serializer<'py> {
     py: Python<'py>,
-    out: Vec<u8>,
+    out: Out,
     /// Spaces per level (indented output only).
     indent: usize,
     sort_keys: bool,
@@ -443,8 +463,7 @@ impl<'py> Serializer<'py> {
     #[inline(always)]
     fn newline(&mut self, depth: usize) {
         self.out.push(b'\n');
-        let n = self.out.len() + depth * self.indent;
-        self.out.resize(n, b' ');
+        self.out.fill(b' ', depth * self.indent);
     }
 
     /// A `dict` (or subclass).

@@ -20,7 +20,7 @@ use super::super::doc::Parsed;
 use super::super::input::str_utf8;
 use super::super::view::{self, materialize};
 use super::{encode_error, Held, Serializer};
-use crate::encode::write_str;
+use crate::encode::{write_str, Buf};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -362,7 +362,7 @@ fn field(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> PyResult<u32> {
 }
 
 /// `n` as exactly `width` decimal digits.
-fn digits(out: &mut Vec<u8>, n: u32, width: usize) {
+fn digits<B: Buf + ?Sized>(out: &mut B, n: u32, width: usize) {
     let mut buf = [b'0'; 10];
     let mut v = n;
     for i in (0..width).rev() {
