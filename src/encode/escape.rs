@@ -51,24 +51,90 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// advancing only over each block's clean prefix.
 #[inline]
 pub fn write_str<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
-    let n = s.len();
-    if n < BLOCK {
-        out.reserve(BLOCK + 2);
+    if s.len() < BLOCK {
+        out.reserve(SHORT_STR_MAX_LEN);
         let len = out.len();
         // SAFETY: `reserve` leaves room for the quotes and `n < 16` bytes;
-        // `copy_short` reads `n` bytes of `s` and writes `n` bytes at
-        // `dst + 1`; `set_len` covers only bytes written here.
+        // `set_len` covers only bytes written.
         unsafe {
-            let dst = out.as_mut_ptr().add(len);
-            if copy_short(s.as_ptr(), n, dst.add(1)) {
-                *dst = b'"';
-                *dst.add(1 + n) = b'"';
-                out.set_len(len + n + 2);
+            let n = write_short_str_raw(out.as_mut_ptr().add(len), s);
+            if n != 0 {
+                out.set_len(len + n);
                 return;
             }
         }
     }
     write_str_general(out, s);
+}
+
+/// Room [`write_short_str_raw`] may write: two quotes and 15 bytes.
+pub const SHORT_STR_MAX_LEN: usize = BLOCK + 1;
+
+/// Write `s` (under 16 bytes) as a JSON string literal at `dst` when no
+/// byte of it needs an escape, and return its length (`s.len() + 2`);
+/// return 0 otherwise (the bytes at `dst` are then garbage, not text).
+///
+/// # Safety
+/// `s.len() < 16`, and `dst` must be writable for [`SHORT_STR_MAX_LEN`]
+/// bytes.
+#[inline(always)]
+pub unsafe fn write_short_str_raw(dst: *mut u8, s: &[u8]) -> usize {
+    let n = s.len();
+    debug_assert!(n < BLOCK);
+    // SAFETY: `n + 2 <= 17` bytes at `dst` (the contract); `copy_short`
+    // reads `n` bytes of `s` and writes `n` bytes at `dst + 1`.
+    unsafe {
+        if copy_short(s.as_ptr(), n, dst.add(1)) {
+            *dst = b'"';
+            *dst.add(1 + n) = b'"';
+            n + 2
+        } else {
+            0
+        }
+    }
+}
+
+/// Strings under this many bytes are written by [`write_medium_str_raw`].
+pub const MEDIUM_STR: usize = 64;
+/// Room [`write_medium_str_raw`] may write: two quotes and 63 bytes.
+pub const MEDIUM_STR_MAX_LEN: usize = MEDIUM_STR + 1;
+
+/// Write `s` (under [`MEDIUM_STR`] bytes) as a JSON string literal at
+/// `dst` when no byte of it needs an escape, and return its length
+/// (`s.len() + 2`); return 0 otherwise (the bytes at `dst` are then
+/// garbage, not text). Under 16 bytes: [`copy_short`]; else 16-byte blocks
+/// copied and tested together, the last one overlapping the one before.
+///
+/// # Safety
+/// `s.len() < MEDIUM_STR`, and `dst` must be writable for
+/// [`MEDIUM_STR_MAX_LEN`] bytes.
+#[inline(always)]
+pub unsafe fn write_medium_str_raw(dst: *mut u8, s: &[u8]) -> usize {
+    let n = s.len();
+    debug_assert!(n < MEDIUM_STR);
+    if n < BLOCK {
+        // SAFETY: per the contract.
+        return unsafe { write_short_str_raw(dst, s) };
+    }
+    // SAFETY: `n >= 16`; every block read lies within `s[..n]` and every
+    // block written within `dst[1..n + 1]`; the quotes at `0` and `n + 1`
+    // are within the `n + 2 <= MEDIUM_STR_MAX_LEN` bytes of room.
+    unsafe {
+        let src = s.as_ptr();
+        let out = dst.add(1);
+        let mut m = copy_block_mask(src.add(n - BLOCK), out.add(n - BLOCK));
+        let mut i = 0;
+        while i + BLOCK < n {
+            m |= copy_block_mask(src.add(i), out.add(i));
+            i += BLOCK;
+        }
+        if m != 0 {
+            return 0;
+        }
+        *dst = b'"';
+        *dst.add(1 + n) = b'"';
+    }
+    n + 2
 }
 
 /// Copy `n < 16` bytes from `src` to `dst` with (at most two, overlapping)
@@ -128,9 +194,88 @@ fn needs_escape_word(w: u64) -> bool {
     (ctrl | zero(w ^ (b'"' as u64 * ONES)) | zero(w ^ (b'\\' as u64 * ONES))) & HIGH != 0
 }
 
-/// [`write_str`] for any string.
+/// Strings at least this long take the AVX-512 path when the CPU has it.
+const WIDE_MIN: usize = 64;
+
+/// [`write_str`] for any string: 64-byte blocks with AVX-512BW when the
+/// CPU has it (detected at run time; the build targets baseline x86-64),
+/// else 16-byte blocks.
 #[inline(never)]
 fn write_str_general<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if s.len() >= WIDE_MIN && std::is_x86_feature_detected!("avx512bw") {
+        // SAFETY: the CPU has AVX-512F and AVX-512BW (BW implies F).
+        unsafe { write_str_avx512(out, s) };
+        return;
+    }
+    write_str_blocks(out, s);
+}
+
+/// [`write_str_general`] with AVX-512BW: copy as you scan, 64 bytes per
+/// step; the last partial block is read with a masked load (no bytes past
+/// `s` are touched) and stored whole (room for it is reserved), and the
+/// output advances only over the clean prefix of each block.
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX-512BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn write_str_avx512<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
+    use std::arch::x86_64::*;
+    const W: usize = 64;
+    let n = s.len();
+    out.reserve(n + 2 + W);
+    let mut dst = out.as_mut_ptr();
+    let mut w = out.len();
+    let mut i = 0;
+    // SAFETY (whole block): `out` has room for `n - i + 1 + W` bytes past
+    // `w` (reserved above and renewed after each escape), so each 64-byte
+    // store at `dst + w` and the closing quote fit; loads read `s[i..]`,
+    // the last one masked to `n - i < 64` bytes (masked-off lanes are not
+    // read); `set_len` covers only bytes written and checked.
+    unsafe {
+        let quote = _mm512_set1_epi8(b'"' as i8);
+        let bslash = _mm512_set1_epi8(b'\\' as i8);
+        let space = _mm512_set1_epi8(0x20);
+        *dst.add(w) = b'"';
+        w += 1;
+        while i < n {
+            let rem = n - i;
+            let (v, valid) = if rem >= W {
+                (_mm512_loadu_si512(s.as_ptr().add(i).cast()), u64::MAX)
+            } else {
+                let k = (1u64 << rem) - 1;
+                (_mm512_maskz_loadu_epi8(k, s.as_ptr().add(i).cast()), k)
+            };
+            _mm512_storeu_si512(dst.add(w).cast(), v);
+            let m = (_mm512_cmpeq_epi8_mask(v, quote)
+                | _mm512_cmpeq_epi8_mask(v, bslash)
+                | _mm512_cmplt_epu8_mask(v, space))
+                & valid;
+            if m == 0 {
+                let step = rem.min(W);
+                i += step;
+                w += step;
+                continue;
+            }
+            let clean = m.trailing_zeros() as usize;
+            i += clean;
+            w += clean;
+            out.set_len(w);
+            write_escape(out, s[i]);
+            i += 1;
+            out.reserve(n - i + 1 + W);
+            dst = out.as_mut_ptr();
+            w = out.len();
+        }
+        *dst.add(w) = b'"';
+        out.set_len(w + 1);
+    }
+}
+
+/// [`write_str_general`] with 16-byte blocks (SSE2, or SWAR words).
+#[inline(never)]
+fn write_str_blocks<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
     let n = s.len();
     out.reserve(n + 2 + BLOCK);
     let mut dst = out.as_mut_ptr();
@@ -348,6 +493,63 @@ mod tests {
             naive("a\"b\\c\n\u{0}\u{1f}\u{7f}é😀/")
         );
         assert_eq!(esc("\u{1}"), "\"\\u0001\"");
+    }
+
+    /// Both block paths (AVX-512 when the CPU has it, 16-byte blocks)
+    /// against the reference, at every offset around the block borders.
+    #[test]
+    fn wide_and_narrow_paths() {
+        let run = |s: &str| {
+            let mut a = Vec::new();
+            write_str_blocks(&mut a, s.as_bytes());
+            assert_eq!(String::from_utf8(a).unwrap(), naive(s), "{s:?}");
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx512bw") {
+                let mut b = b"prefix".to_vec();
+                // SAFETY: the CPU has AVX-512BW (checked).
+                unsafe { write_str_avx512(&mut b, s.as_bytes()) };
+                assert_eq!(
+                    String::from_utf8(b[6..].to_vec()).unwrap(),
+                    naive(s),
+                    "{s:?}"
+                );
+            }
+            assert_eq!(esc(s), naive(s));
+        };
+        for len in [63, 64, 65, 127, 128, 129, 200] {
+            let clean: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            run(&clean);
+            for at in 0..len {
+                for b in ['"', '\\', '\n', '\u{1}', '\u{1f}', '\u{7f}', 'é'] {
+                    let mut s: Vec<char> = clean.chars().collect();
+                    s[at] = b;
+                    let s: String = s.into_iter().collect();
+                    run(&s);
+                }
+            }
+        }
+        run(&"\"".repeat(150));
+        run(&("😀".repeat(40) + "\\" + &"x".repeat(70)));
+    }
+
+    #[test]
+    fn medium_raw() {
+        for len in 0..MEDIUM_STR {
+            let clean: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            let mut buf = [0u8; MEDIUM_STR_MAX_LEN];
+            // SAFETY: `len < MEDIUM_STR` and the buffer has the room.
+            let n = unsafe { write_medium_str_raw(buf.as_mut_ptr(), clean.as_bytes()) };
+            assert_eq!(&buf[..n], naive(&clean).as_bytes());
+            for at in 0..len {
+                for b in [b'"', b'\\', b'\n', 0u8, 0x1f] {
+                    let mut s = clean.clone().into_bytes();
+                    s[at] = b;
+                    // SAFETY: as above.
+                    let n = unsafe { write_medium_str_raw(buf.as_mut_ptr(), &s) };
+                    assert_eq!(n, 0, "{s:?}");
+                }
+            }
+        }
     }
 
     #[test]

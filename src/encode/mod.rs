@@ -18,7 +18,10 @@
 pub mod escape;
 pub mod number;
 
-pub use escape::write_str;
+pub use escape::{
+    write_medium_str_raw, write_short_str_raw, write_str, MEDIUM_STR, MEDIUM_STR_MAX_LEN,
+    SHORT_STR_MAX_LEN,
+};
 
 /// A growable byte buffer the writers append to.
 ///
@@ -114,4 +117,6 @@ impl Buf for Vec<u8> {
         unsafe { Vec::set_len(self, len) }
     }
 }
-pub use number::{write_f64, write_i64, write_u64};
+pub use number::{
+    write_f64, write_f64_raw, write_i64, write_i64_raw, write_u64, F64_MAX_LEN, I64_MAX_LEN,
+};

@@ -44,18 +44,23 @@ fn digit_count(v: u64) -> usize {
     t + 1 - usize::from(v < POW10[t])
 }
 
-/// Append the decimal form of `v`: digits written in place, two at a
-/// time from the right, into room reserved once (no intermediate buffer,
-/// no `memcpy` call).
-#[inline]
-pub fn write_u64<B: Buf + ?Sized>(out: &mut B, v: u64) {
-    out.reserve(20);
+/// Room [`write_i64_raw`] may write: a sign and 20 digits.
+pub const I64_MAX_LEN: usize = 21;
+/// Room [`write_f64_raw`] may write (zmij's buffer).
+pub const F64_MAX_LEN: usize = std::mem::size_of::<zmij::Buffer>();
+
+/// Write the decimal form of `v` at `dst` and return its length: digits
+/// written in place, four then two at a time from the right (no
+/// intermediate buffer, no `memcpy` call).
+///
+/// # Safety
+/// `dst` must be writable for 20 bytes.
+#[inline(always)]
+pub unsafe fn write_u64_raw(dst: *mut u8, v: u64) -> usize {
     let n = digit_count(v);
-    let len = out.len();
-    // SAFETY: `reserve(20)` leaves room for the at most 20 digits; every
-    // byte in `len..len + n` is written before `set_len` covers it.
+    // SAFETY: `n <= 20` bytes at `dst` (the contract); each store is below
+    // `end <= n`, and `PAIRS` is read at even offsets below 200.
     unsafe {
-        let dst = out.as_mut_ptr().add(len);
         let mut end = n;
         let mut v = v;
         // Four digits per step (two independent pairs), then pairs.
@@ -77,6 +82,33 @@ pub fn write_u64<B: Buf + ?Sized>(out: &mut B, v: u64) {
         } else {
             *dst = b'0' + v as u8;
         }
+    }
+    n
+}
+
+/// Write the decimal form of `v` at `dst` and return its length.
+///
+/// # Safety
+/// `dst` must be writable for [`I64_MAX_LEN`] bytes.
+#[inline(always)]
+pub unsafe fn write_i64_raw(dst: *mut u8, v: i64) -> usize {
+    let neg = usize::from(v < 0);
+    // SAFETY: the sign (when written) and at most 20 digits fit in 21 bytes.
+    unsafe {
+        *dst = b'-';
+        neg + write_u64_raw(dst.add(neg), v.unsigned_abs())
+    }
+}
+
+/// Append the decimal form of `v`.
+#[inline]
+pub fn write_u64<B: Buf + ?Sized>(out: &mut B, v: u64) {
+    out.reserve(20);
+    let len = out.len();
+    // SAFETY: `reserve(20)` leaves room for the digits; `set_len` covers
+    // only the bytes written.
+    unsafe {
+        let n = write_u64_raw(out.as_mut_ptr().add(len), v);
         out.set_len(len + n);
     }
 }
@@ -84,38 +116,50 @@ pub fn write_u64<B: Buf + ?Sized>(out: &mut B, v: u64) {
 /// Append the decimal form of `v`.
 #[inline]
 pub fn write_i64<B: Buf + ?Sized>(out: &mut B, v: i64) {
-    if v < 0 {
-        out.push(b'-');
+    out.reserve(I64_MAX_LEN);
+    let len = out.len();
+    // SAFETY: as in `write_u64`, with room for the sign.
+    unsafe {
+        let n = write_i64_raw(out.as_mut_ptr().add(len), v);
+        out.set_len(len + n);
     }
-    write_u64(out, v.unsigned_abs());
 }
 
-/// Append the shortest round-trip form of the finite float `v`.
-///
-/// zmij writes straight into the spare capacity of `out` (its `Buffer` is a
-/// plain byte array and its text always starts at the buffer's start), so
-/// there is no staging copy: a copy of the digits from a stack buffer would
+/// Write the shortest round-trip form of the finite float `v` at `dst` and
+/// return its length. zmij writes straight there (its `Buffer` is a plain
+/// byte array and its text always starts at the buffer's start), so there
+/// is no staging copy: a copy of the digits from a stack buffer would
 /// re-read, with wider loads, bytes just written by narrower stores, which
 /// stalls store forwarding.
-#[inline]
-pub fn write_f64<B: Buf + ?Sized>(out: &mut B, v: f64) {
+///
+/// # Safety
+/// `dst` must be writable for [`F64_MAX_LEN`] bytes; `v` must be finite.
+#[inline(always)]
+pub unsafe fn write_f64_raw(dst: *mut u8, v: f64) -> usize {
     debug_assert!(v.is_finite());
-    const SIZE: usize = std::mem::size_of::<zmij::Buffer>();
     const _: () = assert!(std::mem::align_of::<zmij::Buffer>() == 1);
-    out.reserve(SIZE);
-    let len = out.len();
-    // SAFETY: `reserve(SIZE)` leaves room for a whole `zmij::Buffer` at
-    // `len`; the buffer is an array of `MaybeUninit<u8>` (alignment 1, any
-    // content valid), so a unique reference to it over the spare capacity
-    // is sound. The returned text lies inside that buffer and starts at its
-    // start (zmij's `format_finite` returns `bytes[..len]`), so `set_len`
-    // covers exactly the bytes it wrote.
+    // SAFETY: `dst` has room for a whole `zmij::Buffer`, an array of
+    // `MaybeUninit<u8>` (alignment 1, any content valid), so a unique
+    // reference to it over that room is sound. The returned text lies
+    // inside the buffer and starts at its start (zmij's `format_finite`
+    // returns `bytes[..len]`).
     unsafe {
-        let dst = out.as_mut_ptr().add(len);
         let buf = &mut *dst.cast::<zmij::Buffer>();
         let s = buf.format_finite(v);
         debug_assert_eq!(s.as_ptr(), dst.cast_const());
-        let n = s.len();
+        s.len()
+    }
+}
+
+/// Append the shortest round-trip form of the finite float `v`.
+#[inline]
+pub fn write_f64<B: Buf + ?Sized>(out: &mut B, v: f64) {
+    out.reserve(F64_MAX_LEN);
+    let len = out.len();
+    // SAFETY: `reserve` leaves room for zmij's buffer; `set_len` covers only
+    // the text written.
+    unsafe {
+        let n = write_f64_raw(out.as_mut_ptr().add(len), v);
         out.set_len(len + n);
     }
 }

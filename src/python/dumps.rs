@@ -32,7 +32,10 @@
 mod other;
 mod out;
 
-use crate::encode::{write_f64, write_i64, write_str, write_u64, Buf};
+use crate::encode::{
+    write_f64, write_f64_raw, write_i64, write_i64_raw, write_medium_str_raw, write_str, write_u64,
+    Buf, F64_MAX_LEN, I64_MAX_LEN, MEDIUM_STR, MEDIUM_STR_MAX_LEN,
+};
 use out::Out;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -146,6 +149,159 @@ pub(crate) fn dumps<'py>(
         }
         bytes
     }
+}
+
+/// Room the container loops keep ahead of the write position: a
+/// separator, a key under `MEDIUM_STR` bytes and its `": "`, and the longest fast scalar.
+const ROOM: usize = 160;
+const _: () = assert!(2 + MEDIUM_STR_MAX_LEN + 2 + MEDIUM_STR_MAX_LEN <= ROOM);
+const _: () = assert!(I64_MAX_LEN <= MEDIUM_STR_MAX_LEN && F64_MAX_LEN <= MEDIUM_STR_MAX_LEN);
+
+/// The write position of the output, copied into locals so that the
+/// container loops keep it in registers: a length field in memory would be
+/// stored and loaded again for each piece written, a store-forwarding round
+/// trip on the critical path of every value. It is stored back
+/// ([`Pos::store`]) before anything else writes to the output, and read
+/// again ([`Pos::of`]) after.
+#[derive(Clone, Copy)]
+struct Pos {
+    ptr: *mut u8,
+    len: usize,
+    cap: usize,
+}
+
+impl Pos {
+    #[inline(always)]
+    fn of(out: &mut Out) -> Pos {
+        let len = out.len();
+        Pos {
+            ptr: out.as_mut_ptr(),
+            len,
+            cap: len + out.spare(),
+        }
+    }
+
+    /// Set the output's length to this position.
+    #[inline(always)]
+    fn store(self, out: &mut Out) {
+        // SAFETY: `self` was read from `out` (same buffer, no growth since)
+        // and every byte up to `len` was written through it.
+        unsafe { out.set_len(self.len) }
+    }
+
+    #[inline(always)]
+    fn room(&self) -> usize {
+        self.cap - self.len
+    }
+
+    /// Where the next byte goes.
+    #[inline(always)]
+    fn at(&self) -> *mut u8 {
+        self.ptr.wrapping_add(self.len)
+    }
+
+    /// Append one byte.
+    ///
+    /// # Safety
+    /// There must be room for it.
+    #[inline(always)]
+    unsafe fn put(&mut self, b: u8) {
+        debug_assert!(self.room() >= 1);
+        // SAFETY: per the contract.
+        unsafe { *self.ptr.add(self.len) = b };
+        self.len += 1;
+    }
+}
+
+/// Write an exact `str` at `dst` when its UTF-8 form is at hand (compact
+/// ASCII data, or the UTF-8 copy CPython caches on other strings), it is
+/// under [`MEDIUM_STR`] bytes and needs no escape (most keys and values);
+/// return its length, or 0 when it needs the general path.
+///
+/// # Safety
+/// `obj` must be alive and `dst` writable for [`MEDIUM_STR_MAX_LEN`] bytes.
+#[inline(always)]
+unsafe fn fast_str(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
+    #[cfg(not(feature = "abi3"))]
+    // SAFETY: per the contract; the full API's layout accessors are valid
+    // for a str: a compact ASCII string's data is its UTF-8 form, and every
+    // other str starts with a `PyCompactUnicodeObject` whose `utf8` is NULL
+    // or its cached UTF-8 form (`utf8_length` bytes), owned by the str.
+    unsafe {
+        if ffi::Py_TYPE(obj) != std::ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+            return 0;
+        }
+        let (p, n) = if ffi::PyUnicode_IS_COMPACT_ASCII(obj) != 0 {
+            (
+                ffi::PyUnicode_DATA(obj).cast::<u8>().cast_const(),
+                ffi::PyUnicode_GET_LENGTH(obj) as usize,
+            )
+        } else {
+            let c = obj.cast::<ffi::PyCompactUnicodeObject>();
+            let u = (*c).utf8;
+            if u.is_null() {
+                return 0;
+            }
+            (u.cast::<u8>().cast_const(), (*c).utf8_length as usize)
+        };
+        if n < MEDIUM_STR {
+            return write_medium_str_raw(dst, std::slice::from_raw_parts(p, n));
+        }
+    }
+    #[cfg(feature = "abi3")]
+    let _ = (dst, obj);
+    0
+}
+
+/// Write `obj` at `dst` when it is one of the scalars written without a
+/// call: a `str` as in [`fast_str`], an `int` below 2**60, a finite `float`,
+/// `True`, `False`, `None` (exact types only). Return the length written,
+/// or 0 when `obj` needs the general path ([`Serializer::value`]).
+///
+/// # Safety
+/// `obj` must be alive, the interpreter attached and `dst` writable for
+/// [`MEDIUM_STR_MAX_LEN`] bytes.
+#[inline(always)]
+unsafe fn fast_scalar(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
+    use std::ptr::{addr_of_mut, write_unaligned};
+    // SAFETY: per the contract; each writer stays within
+    // `MEDIUM_STR_MAX_LEN` bytes (asserted above).
+    unsafe {
+        let ty = ffi::Py_TYPE(obj);
+        if ty == addr_of_mut!(ffi::PyUnicode_Type) {
+            return fast_str(dst, obj);
+        }
+        if ty == addr_of_mut!(ffi::PyLong_Type) {
+            #[cfg(not(feature = "abi3"))]
+            if let Some(v) = small_int(obj) {
+                return write_i64_raw(dst, v);
+            }
+            return 0;
+        }
+        if ty == addr_of_mut!(ffi::PyFloat_Type) {
+            #[cfg(not(feature = "abi3"))]
+            let v = ffi::PyFloat_AS_DOUBLE(obj);
+            #[cfg(feature = "abi3")]
+            let v = ffi::PyFloat_AsDouble(obj);
+            if v.is_finite() {
+                return write_f64_raw(dst, v);
+            }
+            return 0;
+        }
+        if obj == ffi::Py_True() {
+            write_unaligned(dst.cast::<[u8; 4]>(), *b"true");
+            return 4;
+        }
+        if obj == ffi::Py_None() {
+            write_unaligned(dst.cast::<[u8; 4]>(), *b"null");
+            return 4;
+        }
+        if obj == ffi::Py_False() {
+            write_unaligned(dst.cast::<[u8; 5]>(), *b"false");
+            return 5;
+        }
+    }
+    0
 }
 
 /// Whether CPython stores ints in 30-bit digits (`sys.int_info`), checked
@@ -276,10 +432,9 @@ pub(crate) struct Serializer<'py> {
 impl<'py> Serializer<'py> {
     /// Write one value. `obj` is a borrowed reference the caller keeps alive.
     ///
-    /// Inlined into every caller (the container loops above all), so the
-    /// type dispatch and the scalar writers run in the loop itself; only
-    /// containers, long or escaped strings and the fallback are calls.
-    #[inline(always)]
+    /// The general path: the container loops first try [`fast_scalar`]
+    /// with the write position in registers and call this for the rest.
+    #[inline(never)]
     fn value<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: `obj` is a live object (caller's contract) and the
         // interpreter is attached (`self.py`); the type objects are statics.
@@ -482,35 +637,82 @@ impl<'py> Serializer<'py> {
         self.enter(obj)?;
         let depth = self.open.len();
         self.out.push(b'{');
-        let mut pos: ffi::Py_ssize_t = 0;
+        let mut i: ffi::Py_ssize_t = 0;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
         let mut val: *mut ffi::PyObject = std::ptr::null_mut();
         let mut first = true;
+        let mut pos = self.pos_with_room();
         // SAFETY: `obj` is a dict; PyDict_Next returns borrowed references
         // and stays memory-safe if the dict changes between calls.
-        while unsafe { ffi::PyDict_Next(obj, &mut pos, &mut key, &mut val) } != 0 {
-            if !first {
-                self.out.push(b',');
+        while unsafe { ffi::PyDict_Next(obj, &mut i, &mut key, &mut val) } != 0 {
+            // SAFETY (writes through `pos`): `pos` has `ROOM` bytes of
+            // room before each fast write group (checked here and after
+            // every slow path), more than a separator, a fast key, `: `
+            // and a fast scalar need.
+            unsafe {
+                if !first {
+                    pos.put(b',');
+                }
+                first = false;
+                if PRETTY {
+                    pos.store(&mut self.out);
+                    self.newline(depth);
+                    pos = self.pos_with_room();
+                }
+                let k = fast_str(pos.at(), key);
+                if k != 0 {
+                    pos.len += k;
+                } else {
+                    pos.store(&mut self.out);
+                    self.key(key)?;
+                    pos = self.pos_with_room();
+                }
+                pos.put(b':');
+                if PRETTY {
+                    pos.put(b' ');
+                }
+                // `val` is borrowed from the dict, which we hold; containers
+                // and the fallback hold themselves before running user code.
+                let k = fast_scalar(pos.at(), val);
+                if k != 0 {
+                    pos.len += k;
+                } else {
+                    pos.store(&mut self.out);
+                    self.value::<PRETTY>(val)?;
+                    pos = Pos::of(&mut self.out);
+                }
+                if pos.room() < ROOM {
+                    pos = self.grow_pos(pos);
+                }
             }
-            first = false;
-            if PRETTY {
-                self.newline(depth);
-            }
-            self.key(key)?;
-            self.out.push(b':');
-            if PRETTY {
-                self.out.push(b' ');
-            }
-            // `val` is borrowed from the dict, which we hold; containers and
-            // the fallback hold themselves before running any user code.
-            self.value::<PRETTY>(val)?;
         }
+        pos.store(&mut self.out);
         if PRETTY {
             self.newline(depth - 1);
         }
         self.out.push(b'}');
         self.open.pop();
         Ok(())
+    }
+
+    /// The write position of `self.out`, with at least [`ROOM`] bytes of
+    /// room.
+    #[inline(always)]
+    fn pos_with_room(&mut self) -> Pos {
+        let pos = Pos::of(&mut self.out);
+        if pos.room() < ROOM {
+            return self.grow_pos(pos);
+        }
+        pos
+    }
+
+    /// Store `pos`, make [`ROOM`] bytes of room and return the new position.
+    #[cold]
+    #[inline(never)]
+    fn grow_pos(&mut self, pos: Pos) -> Pos {
+        pos.store(&mut self.out);
+        self.out.reserve(ROOM);
+        Pos::of(&mut self.out)
     }
 
     /// A dict key: `str` (or subclass); anything else raises.
@@ -636,6 +838,7 @@ impl<'py> Serializer<'py> {
         self.enter(obj)?;
         let depth = self.open.len();
         self.out.push(b'[');
+        let mut pos = self.pos_with_room();
         for i in 0..n {
             let item = get(obj, i);
             if item.is_null() {
@@ -643,15 +846,32 @@ impl<'py> Serializer<'py> {
                 self.shrunk();
                 break;
             }
-            if i > 0 {
-                self.out.push(b',');
+            // SAFETY (writes through `pos`): as in `dict`, `ROOM` bytes of
+            // room before each fast write group.
+            unsafe {
+                if i > 0 {
+                    pos.put(b',');
+                }
+                if PRETTY {
+                    pos.store(&mut self.out);
+                    self.newline(depth);
+                    pos = self.pos_with_room();
+                }
+                // Borrowed from the container we hold (see `dict`).
+                let k = fast_scalar(pos.at(), item);
+                if k != 0 {
+                    pos.len += k;
+                } else {
+                    pos.store(&mut self.out);
+                    self.value::<PRETTY>(item)?;
+                    pos = Pos::of(&mut self.out);
+                }
+                if pos.room() < ROOM {
+                    pos = self.grow_pos(pos);
+                }
             }
-            if PRETTY {
-                self.newline(depth);
-            }
-            // Borrowed from the container we hold (see `dict`).
-            self.value::<PRETTY>(item)?;
         }
+        pos.store(&mut self.out);
         if PRETTY {
             self.newline(depth - 1);
         }
