@@ -200,8 +200,7 @@ mod tests {
     #[test]
     fn digit_counts() {
         assert_eq!(digit_count(0), 1);
-        for d in 1..20 {
-            let p = POW10[d];
+        for (d, &p) in POW10.iter().enumerate().skip(1) {
             assert_eq!(digit_count(p - 1), d, "{}", p - 1);
             assert_eq!(digit_count(p), d + 1, "{p}");
         }

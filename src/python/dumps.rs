@@ -33,9 +33,11 @@ mod other;
 mod out;
 
 use crate::encode::{
-    write_f64, write_f64_raw, write_i64, write_i64_raw, write_medium_str_raw, write_str, write_u64,
-    Buf, F64_MAX_LEN, I64_MAX_LEN, MEDIUM_STR, MEDIUM_STR_MAX_LEN,
+    write_f64, write_f64_raw, write_i64, write_str, write_u64, Buf, F64_MAX_LEN, I64_MAX_LEN,
+    MEDIUM_STR_MAX_LEN,
 };
+#[cfg(not(feature = "abi3"))]
+use crate::encode::{write_i64_raw, write_medium_str_raw, MEDIUM_STR};
 use out::Out;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -120,14 +122,27 @@ pub(crate) fn dumps<'py>(
         indent: indent.unwrap_or(0).max(0) as usize,
         sort_keys,
         default: default.filter(|d| !d.is_none()),
-        open: Vec::new(),
+        open_head: [std::ptr::null_mut(); CYCLE_CHECK_DEPTH],
+        open_tail: Vec::new(),
+        depth: 0,
         default_depth: 0,
     };
     let r = if indent.is_some() {
         ser.value::<true>(obj.as_ptr()).map(|()| None)
     } else {
         // A view at the top: its segments go straight into the result.
-        match other::dumps_view(&mut ser, obj) {
+        // (Exact dicts and lists, the usual documents, skip the check.)
+        // SAFETY: `obj` is alive; the type objects are statics.
+        let plain = unsafe {
+            let ty = ffi::Py_TYPE(obj.as_ptr());
+            ty == std::ptr::addr_of_mut!(ffi::PyDict_Type)
+                || ty == std::ptr::addr_of_mut!(ffi::PyList_Type)
+        };
+        match if plain {
+            Ok(None)
+        } else {
+            other::dumps_view(&mut ser, obj)
+        } {
             Ok(None) => ser.value::<false>(obj.as_ptr()).map(|()| None),
             done => done,
         }
@@ -423,8 +438,12 @@ pub(crate) struct Serializer<'py> {
     indent: usize,
     sort_keys: bool,
     default: Option<Bound<'py, PyAny>>,
-    /// The containers being written, outermost first.
-    open: Vec<*mut ffi::PyObject>,
+    /// The containers being written, outermost first: the first
+    /// [`CYCLE_CHECK_DEPTH`] inline (no allocation per call), the rest in
+    /// `open_tail`; `depth` of them in all.
+    open_head: [*mut ffi::PyObject; CYCLE_CHECK_DEPTH],
+    open_tail: Vec<*mut ffi::PyObject>,
+    depth: usize,
     /// How many `default=` results are being written, nested.
     default_depth: u32,
 }
@@ -594,24 +613,35 @@ impl<'py> Serializer<'py> {
     /// Enter a container: cycle and depth checks.
     #[inline(always)]
     fn enter(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        if self.open.len() >= CYCLE_CHECK_DEPTH {
+        if self.depth >= CYCLE_CHECK_DEPTH {
             return self.enter_deep(obj);
         }
-        self.open.push(obj);
+        self.open_head[self.depth] = obj;
+        self.depth += 1;
         Ok(())
     }
 
     #[cold]
     #[inline(never)]
     fn enter_deep(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        if self.open.contains(&obj) {
+        if self.open_head.contains(&obj) || self.open_tail.contains(&obj) {
             return Err(encode_error(self.py, "Circular reference detected"));
         }
-        if self.open.len() >= MAX_DEPTH {
+        if self.depth >= MAX_DEPTH {
             return Err(encode_error(self.py, "Maximum nesting depth exceeded"));
         }
-        self.open.push(obj);
+        self.open_tail.push(obj);
+        self.depth += 1;
         Ok(())
+    }
+
+    /// Leave the innermost open container.
+    #[inline(always)]
+    fn leave(&mut self) {
+        if self.depth > CYCLE_CHECK_DEPTH {
+            self.open_tail.pop();
+        }
+        self.depth -= 1;
     }
 
     /// A newline and the indentation of the current depth.
@@ -635,7 +665,7 @@ impl<'py> Serializer<'py> {
         // SAFETY: `obj` is alive (caller's contract).
         let _held = unsafe { Held::new(obj) };
         self.enter(obj)?;
-        let depth = self.open.len();
+        let depth = self.depth;
         self.out.push(b'{');
         let mut i: ffi::Py_ssize_t = 0;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
@@ -691,7 +721,7 @@ impl<'py> Serializer<'py> {
             self.newline(depth - 1);
         }
         self.out.push(b'}');
-        self.open.pop();
+        self.leave();
         Ok(())
     }
 
@@ -741,7 +771,7 @@ impl<'py> Serializer<'py> {
         // SAFETY: `obj` is alive (caller's contract).
         let _held = unsafe { Held::new(obj) };
         self.enter(obj)?;
-        let depth = self.open.len();
+        let depth = self.depth;
         let mut members: Vec<(Held, Held)> = Vec::new();
         let mut pos: ffi::Py_ssize_t = 0;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
@@ -781,7 +811,7 @@ impl<'py> Serializer<'py> {
             self.newline(depth - 1);
         }
         self.out.push(b'}');
-        self.open.pop();
+        self.leave();
         Ok(())
     }
 
@@ -836,7 +866,7 @@ impl<'py> Serializer<'py> {
         // SAFETY: `obj` is alive (caller's contract).
         let _held = unsafe { Held::new(obj) };
         self.enter(obj)?;
-        let depth = self.open.len();
+        let depth = self.depth;
         self.out.push(b'[');
         let mut pos = self.pos_with_room();
         for i in 0..n {
@@ -876,7 +906,7 @@ impl<'py> Serializer<'py> {
             self.newline(depth - 1);
         }
         self.out.push(b']');
-        self.open.pop();
+        self.leave();
         Ok(())
     }
 

@@ -225,7 +225,7 @@ impl<'py> view::Sink<'py> for ViewSink<'_, 'py> {
     }
 
     fn leave(&mut self) {
-        self.ser.open.pop();
+        self.ser.leave();
     }
 }
 
@@ -325,7 +325,7 @@ fn dataclass<'py, const PRETTY: bool>(
     // SAFETY: `obj` is alive; held while its members are written.
     let _held = unsafe { Held::new(obj.as_ptr()) };
     ser.enter(obj.as_ptr())?;
-    let depth = ser.open.len();
+    let depth = ser.depth;
     let mut keyed = Vec::with_capacity(members.len());
     for (k, v) in &members {
         keyed.push((ser.utf8(k.as_ptr())?, v));
@@ -352,7 +352,7 @@ fn dataclass<'py, const PRETTY: bool>(
         ser.newline(depth - 1);
     }
     ser.out.push(b'}');
-    ser.open.pop();
+    ser.leave();
     Ok(())
 }
 

@@ -6,7 +6,8 @@
 //! previous call wrote ([`HINT`]; at least [`INITIAL`], which is small
 //! enough for CPython's small-object allocator), grown by doubling with
 //! `_PyBytes_Resize` (a `realloc`), and cut to the written length at the
-//! end only when more than a quarter of it is unused.
+//! end only when more than a quarter of it (and over [`INITIAL`] bytes) is
+//! unused.
 //!
 //! Why the hint and the lazy cut: large buffers are mmapped by glibc, and
 //! it raises its mmap threshold to the size of the last mmapped chunk
@@ -84,14 +85,14 @@ mod bytes_buf {
             let mut obj = std::mem::replace(&mut self.obj, std::ptr::null_mut());
             // SAFETY: `obj` is our `bytes` (reference count 1, never shared),
             // its first `len <= cap` bytes written, and it has room for
-            // `cap` bytes and a NUL. With at most a quarter unused it keeps
-            // its memory: its size is set to `len` and the NUL written (what
+            // `cap` bytes and a NUL. With at most a quarter unused (or at
+            // most `INITIAL` bytes in all) it keeps its memory: its size is set to `len` and the NUL written (what
             // a cut does, but no `realloc`; its hash is still unset).
             // Otherwise _PyBytes_Resize shrinks it in place or moves it,
             // sets its size and NUL; on failure it frees it, sets `obj` to
             // NULL and raises. `self.obj` is NULL, so `drop` does nothing.
             unsafe {
-                if self.cap - self.len <= self.cap / 4 {
+                if self.cap - self.len <= self.cap / 4 || self.cap <= INITIAL {
                     *self.ptr.add(self.len) = 0;
                     (*obj.cast::<ffi::PyVarObject>()).ob_size = self.len as ffi::Py_ssize_t;
                 } else if ffi::_PyBytes_Resize(&mut obj, self.len as ffi::Py_ssize_t) != 0 {
