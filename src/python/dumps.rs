@@ -270,7 +270,7 @@ unsafe fn fast_str(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
 
 /// Write `obj` at `dst` when it is one of the scalars written without a
 /// call: a `str` as in [`fast_str`], an `int` below 2**60, a finite `float`,
-/// `True`, `False`, `None` (exact types only). Return the length written,
+/// an empty `list` or `dict`, `True`, `False`, `None` (exact types only). Return the length written,
 /// or 0 when `obj` needs the general path ([`Serializer::value`]).
 ///
 /// # Safety
@@ -302,6 +302,20 @@ unsafe fn fast_scalar(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
                 return write_f64_raw(dst, v);
             }
             return 0;
+        }
+        // Empty containers (their size read in place).
+        #[cfg(not(feature = "abi3"))]
+        {
+            if ty == addr_of_mut!(ffi::PyList_Type) && ffi::PyList_GET_SIZE(obj) == 0 {
+                write_unaligned(dst.cast::<[u8; 2]>(), *b"[]");
+                return 2;
+            }
+            if ty == addr_of_mut!(ffi::PyDict_Type)
+                && (*obj.cast::<ffi::PyDictObject>()).ma_used == 0
+            {
+                write_unaligned(dst.cast::<[u8; 2]>(), *b"{}");
+                return 2;
+            }
         }
         if obj == ffi::Py_True() {
             write_unaligned(dst.cast::<[u8; 4]>(), *b"true");
@@ -654,8 +668,14 @@ impl<'py> Serializer<'py> {
     /// A `dict` (or subclass).
     #[inline(never)]
     fn dict<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        // SAFETY: `obj` is a dict and the interpreter is attached.
-        if unsafe { ffi::PyDict_Size(obj) } == 0 {
+        // SAFETY: `obj` is a dict (or subclass: same layout) and the
+        // interpreter is attached.
+        #[cfg(not(feature = "abi3"))]
+        let n = unsafe { (*obj.cast::<ffi::PyDictObject>()).ma_used };
+        // SAFETY: as above.
+        #[cfg(feature = "abi3")]
+        let n = unsafe { ffi::PyDict_Size(obj) };
+        if n == 0 {
             self.out.extend_from_slice(b"{}");
             return Ok(());
         }
@@ -666,12 +686,13 @@ impl<'py> Serializer<'py> {
         let _held = unsafe { Held::new(obj) };
         self.enter(obj)?;
         let depth = self.depth;
-        self.out.push(b'{');
         let mut i: ffi::Py_ssize_t = 0;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
         let mut val: *mut ffi::PyObject = std::ptr::null_mut();
         let mut first = true;
         let mut pos = self.pos_with_room();
+        // SAFETY: `pos` has room.
+        unsafe { pos.put(b'{') };
         // SAFETY: `obj` is a dict; PyDict_Next returns borrowed references
         // and stays memory-safe if the dict changes between calls.
         while unsafe { ffi::PyDict_Next(obj, &mut i, &mut key, &mut val) } != 0 {
@@ -708,7 +729,7 @@ impl<'py> Serializer<'py> {
                     pos.len += k;
                 } else {
                     pos.store(&mut self.out);
-                    self.value::<PRETTY>(val)?;
+                    self.nested::<PRETTY>(val)?;
                     pos = Pos::of(&mut self.out);
                 }
                 if pos.room() < ROOM {
@@ -723,6 +744,22 @@ impl<'py> Serializer<'py> {
         self.out.push(b'}');
         self.leave();
         Ok(())
+    }
+
+    /// A value the container loops' fast path did not take: exact dicts
+    /// and lists go straight to their writers, the rest to [`Self::value`].
+    #[inline(always)]
+    fn nested<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is alive (caller's contract); the type objects are
+        // statics.
+        let ty = unsafe { ffi::Py_TYPE(obj) };
+        if ty == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+            self.dict::<PRETTY>(obj)
+        } else if ty == std::ptr::addr_of_mut!(ffi::PyList_Type) {
+            self.list::<PRETTY>(obj)
+        } else {
+            self.value::<PRETTY>(obj)
+        }
     }
 
     /// The write position of `self.out`, with at least [`ROOM`] bytes of
@@ -867,8 +904,9 @@ impl<'py> Serializer<'py> {
         let _held = unsafe { Held::new(obj) };
         self.enter(obj)?;
         let depth = self.depth;
-        self.out.push(b'[');
         let mut pos = self.pos_with_room();
+        // SAFETY: `pos` has room.
+        unsafe { pos.put(b'[') };
         for i in 0..n {
             let item = get(obj, i);
             if item.is_null() {
@@ -893,7 +931,7 @@ impl<'py> Serializer<'py> {
                     pos.len += k;
                 } else {
                     pos.store(&mut self.out);
-                    self.value::<PRETTY>(item)?;
+                    self.nested::<PRETTY>(item)?;
                     pos = Pos::of(&mut self.out);
                 }
                 if pos.room() < ROOM {
