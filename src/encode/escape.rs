@@ -2,22 +2,31 @@
 //!
 //! # Algorithm
 //!
-//! [`write_str`] copies as it scans: room for the string, its quotes and
-//! one spare 16-byte block is reserved, then each 16-byte block of input is
-//! stored to the output *before* it is tested, and the output only advances
-//! over the block's clean prefix. A clean string therefore costs one vector
-//! load, one store and one test per 16 bytes, with no `memcpy` call. The
-//! next block's address does not depend on the test (a predicted branch),
-//! so loads run ahead. The last partial block is the string's last 16
-//! bytes, stored where they belong (the overlap rewrites identical bytes),
-//! or, for strings under 16 bytes or right after an escape, a space-padded
-//! copy (spaces need no escape). A byte that needs escaping is written as
-//! its escape from [`ESCAPE`], and the scan resumes after it.
+//! Copy as you scan: room for the string, its quotes and one spare block
+//! is reserved, then each block of input is stored to the output *before*
+//! it is tested, and the output only advances over the block's clean
+//! prefix. A clean string therefore costs one vector load, one store and
+//! one test per block, with no `memcpy` call; the next block's address does
+//! not depend on the test (a predicted branch), so loads run ahead. A byte
+//! that needs escaping is written as its escape from [`ESCAPE`], and the
+//! scan resumes after it. By length:
+//!
+//! - under 16 bytes ([`write_str`]'s inline path, [`copy_short`]): two
+//!   overlapping loads and stores of 8, 4 or 1 bytes and a SWAR test, read
+//!   straight from the string (a padded stack copy would be re-read by a
+//!   wider load than the writes that filled it: a store-forwarding stall);
+//! - under 64 bytes ([`write_medium_str_raw`], used by `dumps`' container
+//!   loops): 16-byte blocks tested together, the last one overlapping;
+//! - otherwise ([`write_str_general`]): 64-byte blocks with AVX-512BW when
+//!   the CPU has it (run-time detection; masked load for the tail, so no
+//!   byte past the string is read), else 16-byte blocks whose last partial
+//!   block is the string's last 16 bytes (the overlap rewrites identical
+//!   bytes), or a word-load copy right after an escape.
 //!
 //! A byte needs escaping when it equals `"` or `\`, or when
-//! `min(b, 0x1F) == b`: SSE2 on x86_64 (part of the baseline, so no runtime
-//! detection), an 8-byte SWAR word elsewhere. Bytes >= 0x80 are never
-//! touched, so the output is valid UTF-8 whenever the input is.
+//! `min(b, 0x1F) == b`: SSE2 on x86_64 (part of the baseline), an 8-byte
+//! SWAR word elsewhere. Bytes >= 0x80 are never touched, so the output is
+//! valid UTF-8 whenever the input is.
 
 use super::Buf;
 

@@ -2,30 +2,42 @@
 //!
 //! # Algorithm
 //!
-//! One recursive serializer writes into one growing `Vec<u8>`, handed to a
-//! `bytes` object at the end. Each value is classified once, exact types
-//! first (`str`, `int`, `float`, `dict`, `list`, `True`/`False`/`None`,
-//! `tuple`: one pointer compare each), then a cold fallback ([`other`]) for
+//! One recursive serializer writes into one growing buffer: in
+//! version-specific builds the `bytes` object returned itself (see [`out`]:
+//! sized from the previous result, no final copy), in the `abi3` build a
+//! reused `Vec<u8>` copied into a `bytes` at the end. Each value is
+//! classified once, exact types first, then a cold fallback ([`other`]) for
 //! qjson views, subclasses, datetime/date/time, UUID, enum members,
 //! dataclasses and the `default=` hook. Indented output is a second
 //! monomorphization (`PRETTY`), so the compact path carries no indentation
 //! branches.
 //!
-//! Strings are written from their UTF-8 form (`PyUnicode_AsUTF8AndSize`:
-//! the str's own buffer for ASCII strings); a lone surrogate has none and
-//! raises `JSONEncodeError`, so invalid UTF-8 is never written. Integers
-//! are written in place, two digits at a time (beyond 64 bits: Python's own
-//! decimal text), floats through `zmij` (the text orjson writes); NaN and
-//! infinities raise. Version-specific builds (not `abi3`) read compact
-//! ASCII strings, list and tuple items and float values in place instead
-//! of through C API calls.
+//! The container loops (`dict`, `list`, `tuple`) keep the write position
+//! in registers ([`Pos`]) and keep [`ROOM`] bytes of room ahead, so the
+//! common members are written with no call and no capacity check of their
+//! own ([`fast_scalar`]): strings under 64 bytes whose UTF-8 form is at hand
+//! (compact ASCII data, or the UTF-8 copy CPython caches on other strings)
+//! and that need no escape, ints below 2**60 (read in place from the
+//! version's int layout), finite floats, empty lists and dicts, `True`,
+//! `False`, `None`. Everything else goes through [`Serializer::value`].
+//!
+//! Strings are otherwise written from their UTF-8 form
+//! (`PyUnicode_AsUTF8AndSize`, which caches it on the str); a lone surrogate
+//! has none and raises `JSONEncodeError`, so invalid UTF-8 is never
+//! written. Integers are written in place, four and two digits at a time
+//! (beyond 64 bits: Python's own decimal text), floats by `zmij` straight
+//! into the output (the text orjson writes); NaN and infinities raise.
+//! Version-specific builds (not `abi3`) read strings, ints, list and tuple
+//! items, dict sizes and float values in place instead of through C API
+//! calls.
 //!
 //! Safety of the walk: every container, and every object that takes the
 //! fallback, is held (a new reference) while it is written; its children are
 //! borrowed from it. Exact scalars run no user code, so only the fallback (a
 //! `default=` hook, an enum's `value`) can change a container mid-walk, and
-//! it cannot free anything the walk still borrows. Open containers are kept on a stack;
-//! past [`CYCLE_CHECK_DEPTH`] levels each new container is looked up in it,
+//! it cannot free anything the walk still borrows. Open containers are kept
+//! on a stack (the first [`CYCLE_CHECK_DEPTH`] inline, so a call allocates
+//! nothing for it); past that depth each new container is looked up in it,
 //! which finds every cycle (a cycle nests without end and repeats an
 //! object), and [`MAX_DEPTH`] bounds legitimate nesting.
 
