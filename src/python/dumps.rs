@@ -305,6 +305,18 @@ unsafe fn fast_scalar(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
             }
             return 0;
         }
+        if ty == addr_of_mut!(ffi::PyBool_Type) {
+            if obj == ffi::Py_True() {
+                write_unaligned(dst.cast::<[u8; 4]>(), *b"true");
+                return 4;
+            }
+            write_unaligned(dst.cast::<[u8; 5]>(), *b"false");
+            return 5;
+        }
+        if obj == ffi::Py_None() {
+            write_unaligned(dst.cast::<[u8; 4]>(), *b"null");
+            return 4;
+        }
         if ty == addr_of_mut!(ffi::PyFloat_Type) {
             #[cfg(not(feature = "abi3"))]
             let v = ffi::PyFloat_AS_DOUBLE(obj);
@@ -328,18 +340,6 @@ unsafe fn fast_scalar(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
                 write_unaligned(dst.cast::<[u8; 2]>(), *b"{}");
                 return 2;
             }
-        }
-        if obj == ffi::Py_True() {
-            write_unaligned(dst.cast::<[u8; 4]>(), *b"true");
-            return 4;
-        }
-        if obj == ffi::Py_None() {
-            write_unaligned(dst.cast::<[u8; 4]>(), *b"null");
-            return 4;
-        }
-        if obj == ffi::Py_False() {
-            write_unaligned(dst.cast::<[u8; 5]>(), *b"false");
-            return 5;
         }
     }
     0
@@ -749,17 +749,24 @@ impl<'py> Serializer<'py> {
                 }
             }
         }
-        pos.store(&mut self.out);
         if PRETTY {
+            pos.store(&mut self.out);
             self.newline(depth - 1);
+            pos = Pos::of(&mut self.out);
+            if pos.room() < ROOM {
+                pos = self.grow_pos(pos);
+            }
         }
-        self.out.push(b'}');
+        // SAFETY: `pos` has room (checked after each member).
+        unsafe { pos.put(b'}') };
+        pos.store(&mut self.out);
         self.leave();
         Ok(())
     }
 
-    /// A value the container loops' fast path did not take: exact dicts
-    /// and lists go straight to their writers, the rest to [`Self::value`].
+    /// A value the container loops' fast path did not take: exact dicts,
+    /// lists and strs go straight to their writers, the rest to
+    /// [`Self::value`].
     #[inline(always)]
     fn nested<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: `obj` is alive (caller's contract); the type objects are
@@ -769,6 +776,8 @@ impl<'py> Serializer<'py> {
             self.dict::<PRETTY>(obj)
         } else if ty == std::ptr::addr_of_mut!(ffi::PyList_Type) {
             self.list::<PRETTY>(obj)
+        } else if ty == std::ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+            self.str(obj)
         } else {
             self.value::<PRETTY>(obj)
         }
@@ -867,7 +876,12 @@ impl<'py> Serializer<'py> {
     /// A `list` (or subclass).
     #[inline(never)]
     fn list<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        // SAFETY: `obj` is a list and the interpreter is attached.
+        // SAFETY: `obj` is a list (or subclass: same layout) and the
+        // interpreter is attached.
+        #[cfg(not(feature = "abi3"))]
+        let n = unsafe { ffi::PyList_GET_SIZE(obj) };
+        // SAFETY: as above.
+        #[cfg(feature = "abi3")]
         let n = unsafe { ffi::PyList_Size(obj) };
         // Version-specific builds read the item array in place; the size is
         // re-read for each item, as user code (a `default=` hook) may have
@@ -891,7 +905,12 @@ impl<'py> Serializer<'py> {
     /// A `tuple` (or subclass).
     #[inline(never)]
     fn tuple<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        // SAFETY: `obj` is a tuple and the interpreter is attached.
+        // SAFETY: `obj` is a tuple (or subclass: same layout) and the
+        // interpreter is attached.
+        #[cfg(not(feature = "abi3"))]
+        let n = unsafe { ffi::PyTuple_GET_SIZE(obj) };
+        // SAFETY: as above.
+        #[cfg(feature = "abi3")]
         let n = unsafe { ffi::PyTuple_Size(obj) };
         // SAFETY: as above (tuples never shrink, and `i < n`).
         #[cfg(not(feature = "abi3"))]
@@ -951,11 +970,17 @@ impl<'py> Serializer<'py> {
                 }
             }
         }
-        pos.store(&mut self.out);
         if PRETTY {
+            pos.store(&mut self.out);
             self.newline(depth - 1);
+            pos = Pos::of(&mut self.out);
+            if pos.room() < ROOM {
+                pos = self.grow_pos(pos);
+            }
         }
-        self.out.push(b']');
+        // SAFETY: `pos` has room (checked after each member).
+        unsafe { pos.put(b']') };
+        pos.store(&mut self.out);
         self.leave();
         Ok(())
     }
