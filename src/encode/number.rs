@@ -8,6 +8,8 @@
 //! have no JSON form: the caller must reject them before calling
 //! [`write_f64`].
 
+use super::Buf;
+
 /// Two ASCII digits for each value 0..100.
 static PAIRS: [u8; 200] = {
     let mut t = [0u8; 200];
@@ -20,32 +22,55 @@ static PAIRS: [u8; 200] = {
     t
 };
 
-/// The number of decimal digits of `v`.
+/// Powers of ten, `10^0 ..= 10^19`.
+static POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// The number of decimal digits of `v` (1 for 0), without a loop: the bit
+/// length times log10(2) (1233 / 4096) is the digit count or one more,
+/// corrected with one table compare.
 #[inline(always)]
 fn digit_count(v: u64) -> usize {
-    let mut n = 1;
-    let mut p = 10u64;
-    while n < 20 && v >= p {
-        n += 1;
-        p = p.wrapping_mul(10);
-    }
-    n
+    let v = v | 1;
+    let bits = 64 - v.leading_zeros();
+    let t = ((bits * 1233) >> 12) as usize;
+    t + 1 - usize::from(v < POW10[t])
 }
 
-/// Append the decimal form of `v`: digits written in place, two at a
-/// time from the right, into room reserved once (no intermediate buffer,
-/// no `memcpy` call).
-#[inline]
-pub fn write_u64(out: &mut Vec<u8>, v: u64) {
-    out.reserve(20);
+/// Room [`write_i64_raw`] may write: a sign and 20 digits.
+pub const I64_MAX_LEN: usize = 21;
+/// Room [`write_f64_raw`] may write (zmij's buffer).
+pub const F64_MAX_LEN: usize = std::mem::size_of::<zmij::Buffer>();
+
+/// Write the decimal form of `v` at `dst` and return its length: digits
+/// written in place, four then two at a time from the right (no
+/// intermediate buffer, no `memcpy` call).
+///
+/// # Safety
+/// `dst` must be writable for 20 bytes.
+#[inline(always)]
+pub unsafe fn write_u64_raw(dst: *mut u8, v: u64) -> usize {
     let n = digit_count(v);
-    let len = out.len();
-    // SAFETY: `reserve(20)` leaves room for the at most 20 digits; every
-    // byte in `len..len + n` is written before `set_len` covers it.
+    // SAFETY: `n <= 20` bytes at `dst` (the contract); each store is below
+    // `end <= n`, and `PAIRS` is read at even offsets below 200.
     unsafe {
-        let dst = out.as_mut_ptr().add(len);
         let mut end = n;
         let mut v = v;
+        // Four digits per step (two independent pairs), then pairs.
+        while v >= 10_000 {
+            let four = (v % 10_000) as usize;
+            v /= 10_000;
+            end -= 4;
+            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(four / 100 * 2), dst.add(end), 2);
+            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(four % 100 * 2), dst.add(end + 2), 2);
+        }
         while v >= 100 {
             let pair = (v % 100) as usize * 2;
             v /= 100;
@@ -57,42 +82,85 @@ pub fn write_u64(out: &mut Vec<u8>, v: u64) {
         } else {
             *dst = b'0' + v as u8;
         }
+    }
+    n
+}
+
+/// Write the decimal form of `v` at `dst` and return its length.
+///
+/// # Safety
+/// `dst` must be writable for [`I64_MAX_LEN`] bytes.
+#[inline(always)]
+pub unsafe fn write_i64_raw(dst: *mut u8, v: i64) -> usize {
+    let neg = usize::from(v < 0);
+    // SAFETY: the sign (when written) and at most 20 digits fit in 21 bytes.
+    unsafe {
+        *dst = b'-';
+        neg + write_u64_raw(dst.add(neg), v.unsigned_abs())
+    }
+}
+
+/// Append the decimal form of `v`.
+#[inline]
+pub fn write_u64<B: Buf + ?Sized>(out: &mut B, v: u64) {
+    out.reserve(20);
+    let len = out.len();
+    // SAFETY: `reserve(20)` leaves room for the digits; `set_len` covers
+    // only the bytes written.
+    unsafe {
+        let n = write_u64_raw(out.as_mut_ptr().add(len), v);
         out.set_len(len + n);
     }
 }
 
 /// Append the decimal form of `v`.
 #[inline]
-pub fn write_i64(out: &mut Vec<u8>, v: i64) {
-    if v < 0 {
-        out.push(b'-');
+pub fn write_i64<B: Buf + ?Sized>(out: &mut B, v: i64) {
+    out.reserve(I64_MAX_LEN);
+    let len = out.len();
+    // SAFETY: as in `write_u64`, with room for the sign.
+    unsafe {
+        let n = write_i64_raw(out.as_mut_ptr().add(len), v);
+        out.set_len(len + n);
     }
-    write_u64(out, v.unsigned_abs());
+}
+
+/// Write the shortest round-trip form of the finite float `v` at `dst` and
+/// return its length. zmij writes straight there (its `Buffer` is a plain
+/// byte array and its text always starts at the buffer's start), so there
+/// is no staging copy: a copy of the digits from a stack buffer would
+/// re-read, with wider loads, bytes just written by narrower stores, which
+/// stalls store forwarding.
+///
+/// # Safety
+/// `dst` must be writable for [`F64_MAX_LEN`] bytes; `v` must be finite.
+#[inline(always)]
+pub unsafe fn write_f64_raw(dst: *mut u8, v: f64) -> usize {
+    debug_assert!(v.is_finite());
+    const _: () = assert!(std::mem::align_of::<zmij::Buffer>() == 1);
+    // SAFETY: `dst` has room for a whole `zmij::Buffer`, an array of
+    // `MaybeUninit<u8>` (alignment 1, any content valid), so a unique
+    // reference to it over that room is sound. The returned text lies
+    // inside the buffer and starts at its start (zmij's `format_finite`
+    // returns `bytes[..len]`).
+    unsafe {
+        let buf = &mut *dst.cast::<zmij::Buffer>();
+        let s = buf.format_finite(v);
+        debug_assert_eq!(s.as_ptr(), dst.cast_const());
+        s.len()
+    }
 }
 
 /// Append the shortest round-trip form of the finite float `v`.
 #[inline]
-pub fn write_f64(out: &mut Vec<u8>, v: f64) {
-    debug_assert!(v.is_finite());
-    const SIZE: usize = std::mem::size_of::<zmij::Buffer>();
-    let mut b = zmij::Buffer::new();
-    let base = (&b as *const zmij::Buffer).cast::<u8>();
-    let s = b.format_finite(v).as_bytes();
-    out.reserve(SIZE);
+pub fn write_f64<B: Buf + ?Sized>(out: &mut B, v: f64) {
+    out.reserve(F64_MAX_LEN);
     let len = out.len();
-    // SAFETY: `reserve(SIZE)` leaves room for the whole formatting buffer.
-    // zmij writes its text at the start of the buffer, so one fixed-size
-    // copy of the buffer (an untyped copy: bytes past the text may be
-    // uninitialized, and `set_len` never covers them) moves the text with
-    // no `memcpy` call; otherwise the text alone is copied.
+    // SAFETY: `reserve` leaves room for zmij's buffer; `set_len` covers only
+    // the text written.
     unsafe {
-        let dst = out.as_mut_ptr().add(len);
-        if s.as_ptr() == base {
-            std::ptr::copy_nonoverlapping(base, dst, SIZE);
-        } else {
-            std::ptr::copy_nonoverlapping(s.as_ptr(), dst, s.len());
-        }
-        out.set_len(len + s.len());
+        let n = write_f64_raw(out.as_mut_ptr().add(len), v);
+        out.set_len(len + n);
     }
 }
 
@@ -126,6 +194,19 @@ mod tests {
         for &(v, s) in cases {
             assert_eq!(f(v), s, "{v:?}");
             assert_eq!(f(v).parse::<f64>().unwrap().to_bits(), v.to_bits());
+        }
+    }
+
+    #[test]
+    fn digit_counts() {
+        assert_eq!(digit_count(0), 1);
+        for (d, &p) in POW10.iter().enumerate().skip(1) {
+            assert_eq!(digit_count(p - 1), d, "{}", p - 1);
+            assert_eq!(digit_count(p), d + 1, "{p}");
+        }
+        assert_eq!(digit_count(u64::MAX), 20);
+        for v in (0..64).map(|b| 1u64 << b) {
+            assert_eq!(digit_count(v), v.to_string().len());
         }
     }
 

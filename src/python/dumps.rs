@@ -2,41 +2,61 @@
 //!
 //! # Algorithm
 //!
-//! One recursive serializer writes into one growing `Vec<u8>`, handed to a
-//! `bytes` object at the end. Each value is classified once, exact types
-//! first (`str`, `int`, `float`, `dict`, `list`, `True`/`False`/`None`,
-//! `tuple`: one pointer compare each), then a cold fallback ([`other`]) for
+//! One recursive serializer writes into one growing buffer: in
+//! version-specific builds the `bytes` object returned itself (see [`out`]:
+//! sized from the previous result, no final copy), in the `abi3` build a
+//! reused `Vec<u8>` copied into a `bytes` at the end. Each value is
+//! classified once, exact types first, then a cold fallback ([`other`]) for
 //! qjson views, subclasses, datetime/date/time, UUID, enum members,
 //! dataclasses and the `default=` hook. Indented output is a second
 //! monomorphization (`PRETTY`), so the compact path carries no indentation
 //! branches.
 //!
-//! Strings are written from their UTF-8 form (`PyUnicode_AsUTF8AndSize`:
-//! the str's own buffer for ASCII strings); a lone surrogate has none and
-//! raises `JSONEncodeError`, so invalid UTF-8 is never written. Integers
-//! are written in place, two digits at a time (beyond 64 bits: Python's own
-//! decimal text), floats through `zmij` (the text orjson writes); NaN and
-//! infinities raise. Version-specific builds (not `abi3`) read compact
-//! ASCII strings, list and tuple items and float values in place instead
-//! of through C API calls.
+//! The container loops (`dict`, `list`, `tuple`) keep the write position
+//! in registers ([`Pos`]) and keep [`ROOM`] bytes of room ahead, so the
+//! common members are written with no call and no capacity check of their
+//! own ([`fast_scalar`]): strings under 64 bytes whose UTF-8 form is at hand
+//! (compact ASCII data, or the UTF-8 copy CPython caches on other strings)
+//! and that need no escape, ints below 2**60 (read in place from the
+//! version's int layout), finite floats, empty lists and dicts, `True`,
+//! `False`, `None`. Everything else goes through [`Serializer::value`].
+//!
+//! Strings are otherwise written from their UTF-8 form
+//! (`PyUnicode_AsUTF8AndSize`, which caches it on the str); a lone surrogate
+//! has none and raises `JSONEncodeError`, so invalid UTF-8 is never
+//! written. Integers are written in place, four and two digits at a time
+//! (beyond 64 bits: Python's own decimal text), floats by `zmij` straight
+//! into the output (the text orjson writes); NaN and infinities raise.
+//! Version-specific builds (not `abi3`) read strings, ints, list and tuple
+//! items, dict sizes and float values in place instead of through C API
+//! calls.
 //!
 //! Safety of the walk: every container, and every object that takes the
 //! fallback, is held (a new reference) while it is written; its children are
 //! borrowed from it. Exact scalars run no user code, so only the fallback (a
 //! `default=` hook, an enum's `value`) can change a container mid-walk, and
-//! it cannot free anything the walk still borrows. Open containers are kept on a stack;
-//! past [`CYCLE_CHECK_DEPTH`] levels each new container is looked up in it,
+//! it cannot free anything the walk still borrows. Open containers are kept
+//! on a stack (the first [`CYCLE_CHECK_DEPTH`] inline, so a call allocates
+//! nothing for it); past that depth each new container is looked up in it,
 //! which finds every cycle (a cycle nests without end and repeats an
 //! object), and [`MAX_DEPTH`] bounds legitimate nesting.
 
 mod other;
+mod out;
 
-use crate::encode::{write_f64, write_i64, write_str, write_u64};
+use crate::encode::{
+    write_f64, write_f64_raw, write_i64, write_str, write_u64, Buf, F64_MAX_LEN, I64_MAX_LEN,
+    MEDIUM_STR_MAX_LEN,
+};
+#[cfg(not(feature = "abi3"))]
+use crate::encode::{write_i64_raw, write_medium_str_raw, MEDIUM_STR};
+use out::Out;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyType};
 use std::os::raw::c_char;
+#[cfg(feature = "abi3")]
 use std::sync::Mutex;
 
 /// Containers may nest this deep; deeper raises `JSONEncodeError`.
@@ -48,9 +68,12 @@ const MAX_DEFAULT_DEPTH: u32 = 254;
 
 static ENCODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-/// The output buffer kept between calls (only its capacity matters).
+/// The output buffer kept between calls (only its capacity matters; the
+/// stable-ABI build, which copies it into the result).
+#[cfg(feature = "abi3")]
 static OUT: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 /// Buffers larger than this are freed after the call rather than kept.
+#[cfg(feature = "abi3")]
 const OUT_KEEP_MAX: usize = 8 << 20;
 
 extern "C" {
@@ -92,9 +115,15 @@ pub(crate) fn dumps<'py>(
     sort_keys: bool,
     default: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    // Reuse the output buffer of earlier calls (its capacity), unless
-    // another call is using it (re-entrant `default=` hooks).
+    // Version-specific builds write into the result itself.
+    #[cfg(not(feature = "abi3"))]
+    let out = Out::new(py)?;
+    // The stable-ABI build reuses the buffer of earlier calls (its
+    // capacity), unless another call is using it (re-entrant `default=`
+    // hooks), and copies it into the result.
+    #[cfg(feature = "abi3")]
     let mut cached = OUT.try_lock().ok();
+    #[cfg(feature = "abi3")]
     let out = cached
         .as_deref_mut()
         .map(std::mem::take)
@@ -105,31 +134,303 @@ pub(crate) fn dumps<'py>(
         indent: indent.unwrap_or(0).max(0) as usize,
         sort_keys,
         default: default.filter(|d| !d.is_none()),
-        open: Vec::new(),
+        open_head: [std::ptr::null_mut(); CYCLE_CHECK_DEPTH],
+        open_tail: Vec::new(),
+        depth: 0,
         default_depth: 0,
     };
     let r = if indent.is_some() {
         ser.value::<true>(obj.as_ptr()).map(|()| None)
     } else {
         // A view at the top: its segments go straight into the result.
-        match other::dumps_view(&mut ser, obj) {
+        // (Exact dicts and lists, the usual documents, skip the check.)
+        // SAFETY: `obj` is alive; the type objects are statics.
+        let plain = unsafe {
+            let ty = ffi::Py_TYPE(obj.as_ptr());
+            ty == std::ptr::addr_of_mut!(ffi::PyDict_Type)
+                || ty == std::ptr::addr_of_mut!(ffi::PyList_Type)
+        };
+        match if plain {
+            Ok(None)
+        } else {
+            other::dumps_view(&mut ser, obj)
+        } {
             Ok(None) => ser.value::<false>(obj.as_ptr()).map(|()| None),
             done => done,
         }
     };
-    let bytes = r.map(|b| b.unwrap_or_else(|| PyBytes::new(py, &ser.out)));
-    if let Some(slot) = cached.as_deref_mut() {
-        let mut out = ser.out;
-        if out.capacity() <= OUT_KEEP_MAX {
-            out.clear();
-            *slot = out;
+    #[cfg(not(feature = "abi3"))]
+    return match r? {
+        Some(b) => Ok(b),
+        None => ser.out.finish(py),
+    };
+    #[cfg(feature = "abi3")]
+    {
+        let bytes = r.map(|b| b.unwrap_or_else(|| PyBytes::new(py, &ser.out)));
+        if let Some(slot) = cached.as_deref_mut() {
+            let mut out = ser.out;
+            if out.capacity() <= OUT_KEEP_MAX {
+                out.clear();
+                *slot = out;
+            }
+        }
+        bytes
+    }
+}
+
+/// Room the container loops keep ahead of the write position: a
+/// separator, a key under `MEDIUM_STR` bytes and its `": "`, and the longest fast scalar.
+const ROOM: usize = 160;
+const _: () = assert!(2 + MEDIUM_STR_MAX_LEN + 2 + MEDIUM_STR_MAX_LEN <= ROOM);
+const _: () = assert!(I64_MAX_LEN <= MEDIUM_STR_MAX_LEN && F64_MAX_LEN <= MEDIUM_STR_MAX_LEN);
+
+/// The write position of the output, copied into locals so that the
+/// container loops keep it in registers: a length field in memory would be
+/// stored and loaded again for each piece written, a store-forwarding round
+/// trip on the critical path of every value. It is stored back
+/// ([`Pos::store`]) before anything else writes to the output, and read
+/// again ([`Pos::of`]) after.
+#[derive(Clone, Copy)]
+struct Pos {
+    ptr: *mut u8,
+    len: usize,
+    cap: usize,
+}
+
+impl Pos {
+    #[inline(always)]
+    fn of(out: &mut Out) -> Pos {
+        let len = out.len();
+        Pos {
+            ptr: out.as_mut_ptr(),
+            len,
+            cap: len + out.spare(),
         }
     }
-    bytes
+
+    /// Set the output's length to this position.
+    #[inline(always)]
+    fn store(self, out: &mut Out) {
+        // SAFETY: `self` was read from `out` (same buffer, no growth since)
+        // and every byte up to `len` was written through it.
+        unsafe { out.set_len(self.len) }
+    }
+
+    #[inline(always)]
+    fn room(&self) -> usize {
+        self.cap - self.len
+    }
+
+    /// Where the next byte goes.
+    #[inline(always)]
+    fn at(&self) -> *mut u8 {
+        self.ptr.wrapping_add(self.len)
+    }
+
+    /// Append one byte.
+    ///
+    /// # Safety
+    /// There must be room for it.
+    #[inline(always)]
+    unsafe fn put(&mut self, b: u8) {
+        debug_assert!(self.room() >= 1);
+        // SAFETY: per the contract.
+        unsafe { *self.ptr.add(self.len) = b };
+        self.len += 1;
+    }
+}
+
+/// Write an exact `str` at `dst` when its UTF-8 form is at hand (compact
+/// ASCII data, or the UTF-8 copy CPython caches on other strings), it is
+/// under [`MEDIUM_STR`] bytes and needs no escape (most keys and values);
+/// return its length, or 0 when it needs the general path.
+///
+/// # Safety
+/// `obj` must be alive and `dst` writable for [`MEDIUM_STR_MAX_LEN`] bytes.
+#[inline(always)]
+unsafe fn fast_str(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
+    #[cfg(not(feature = "abi3"))]
+    // SAFETY: per the contract; the full API's layout accessors are valid
+    // for a str: a compact ASCII string's data is its UTF-8 form, and every
+    // other str starts with a `PyCompactUnicodeObject` whose `utf8` is NULL
+    // or its cached UTF-8 form (`utf8_length` bytes), owned by the str.
+    unsafe {
+        if ffi::Py_TYPE(obj) != std::ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+            return 0;
+        }
+        let (p, n) = if ffi::PyUnicode_IS_COMPACT_ASCII(obj) != 0 {
+            (
+                ffi::PyUnicode_DATA(obj).cast::<u8>().cast_const(),
+                ffi::PyUnicode_GET_LENGTH(obj) as usize,
+            )
+        } else {
+            let c = obj.cast::<ffi::PyCompactUnicodeObject>();
+            let u = (*c).utf8;
+            if u.is_null() {
+                return 0;
+            }
+            (u.cast::<u8>().cast_const(), (*c).utf8_length as usize)
+        };
+        if n < MEDIUM_STR {
+            return write_medium_str_raw(dst, std::slice::from_raw_parts(p, n));
+        }
+    }
+    #[cfg(feature = "abi3")]
+    let _ = (dst, obj);
+    0
+}
+
+/// Write `obj` at `dst` when it is one of the scalars written without a
+/// call: a `str` as in [`fast_str`], an `int` below 2**60, a finite `float`,
+/// an empty `list` or `dict`, `True`, `False`, `None` (exact types only). Return the length written,
+/// or 0 when `obj` needs the general path ([`Serializer::value`]).
+///
+/// # Safety
+/// `obj` must be alive, the interpreter attached and `dst` writable for
+/// [`MEDIUM_STR_MAX_LEN`] bytes.
+#[inline(always)]
+unsafe fn fast_scalar(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
+    use std::ptr::{addr_of_mut, write_unaligned};
+    // SAFETY: per the contract; each writer stays within
+    // `MEDIUM_STR_MAX_LEN` bytes (asserted above).
+    unsafe {
+        let ty = ffi::Py_TYPE(obj);
+        if ty == addr_of_mut!(ffi::PyUnicode_Type) {
+            return fast_str(dst, obj);
+        }
+        if ty == addr_of_mut!(ffi::PyLong_Type) {
+            #[cfg(not(feature = "abi3"))]
+            if let Some(v) = small_int(obj) {
+                return write_i64_raw(dst, v);
+            }
+            return 0;
+        }
+        if ty == addr_of_mut!(ffi::PyBool_Type) {
+            if obj == ffi::Py_True() {
+                write_unaligned(dst.cast::<[u8; 4]>(), *b"true");
+                return 4;
+            }
+            write_unaligned(dst.cast::<[u8; 5]>(), *b"false");
+            return 5;
+        }
+        if obj == ffi::Py_None() {
+            write_unaligned(dst.cast::<[u8; 4]>(), *b"null");
+            return 4;
+        }
+        if ty == addr_of_mut!(ffi::PyFloat_Type) {
+            #[cfg(not(feature = "abi3"))]
+            let v = ffi::PyFloat_AS_DOUBLE(obj);
+            #[cfg(feature = "abi3")]
+            let v = ffi::PyFloat_AsDouble(obj);
+            if v.is_finite() {
+                return write_f64_raw(dst, v);
+            }
+            return 0;
+        }
+        // Empty containers (their size read in place).
+        #[cfg(not(feature = "abi3"))]
+        {
+            if ty == addr_of_mut!(ffi::PyList_Type) && ffi::PyList_GET_SIZE(obj) == 0 {
+                write_unaligned(dst.cast::<[u8; 2]>(), *b"[]");
+                return 2;
+            }
+            if ty == addr_of_mut!(ffi::PyDict_Type)
+                && (*obj.cast::<ffi::PyDictObject>()).ma_used == 0
+            {
+                write_unaligned(dst.cast::<[u8; 2]>(), *b"{}");
+                return 2;
+            }
+        }
+    }
+    0
+}
+
+/// Whether CPython stores ints in 30-bit digits (`sys.int_info`), checked
+/// once at import; [`small_int`] reads digits only then.
+#[cfg(not(feature = "abi3"))]
+static DIGIT30: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The value of an int of at most two 30-bit digits (|v| < 2**60), read
+/// in place from the object (version-specific layouts), or `None` for
+/// larger ints (and when digits are not 30 bits wide).
+///
+/// # Safety
+/// `obj` must be a live `int` (or subclass: same layout).
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+unsafe fn small_int(obj: *mut ffi::PyObject) -> Option<i64> {
+    use std::ptr::addr_of;
+    use std::sync::atomic::Ordering;
+    /// CPython >= 3.12: `PyObject_HEAD; uintptr_t lv_tag; digit ob_digit[]`,
+    /// `lv_tag` = digit count << 3 | sign (0 positive, 1 zero, 2 negative).
+    #[cfg(Py_3_12)]
+    #[repr(C)]
+    struct Long {
+        head: ffi::PyObject,
+        tag: usize,
+        digit: [u32; 2],
+    }
+    /// CPython < 3.12: `PyObject_VAR_HEAD; digit ob_digit[]`, `ob_size` =
+    /// digit count with the sign of the value.
+    #[cfg(not(Py_3_12))]
+    #[repr(C)]
+    struct Long {
+        head: ffi::PyVarObject,
+        digit: [u32; 2],
+    }
+    let l = obj.cast::<Long>();
+    // SAFETY: per the contract `l` points to an int object with this layout
+    // (selected for the interpreter this build is for); the fields are read
+    // through raw places (no reference to the whole, possibly shorter,
+    // struct), the first digit only when there is one and the second only
+    // when there are two (an int's digit array is allocated to its count).
+    unsafe {
+        #[cfg(Py_3_12)]
+        let (n, negative) = {
+            let tag = *addr_of!((*l).tag);
+            (tag >> 3, tag & 3 == 2)
+        };
+        #[cfg(not(Py_3_12))]
+        let (n, negative) = {
+            let size = *addr_of!((*l).head.ob_size);
+            (size.unsigned_abs(), size < 0)
+        };
+        if n > 2 || !DIGIT30.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut v = 0u64;
+        if n >= 1 {
+            v = *addr_of!((*l).digit[0]) as u64;
+        }
+        if n == 2 {
+            v |= (*addr_of!((*l).digit[1]) as u64) << 30;
+        }
+        let v = v as i64;
+        Some(if negative { -v } else { v })
+    }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dumps, m)?)?;
+    #[cfg(not(feature = "abi3"))]
+    {
+        let py = m.py();
+        let bits: u32 = py
+            .import("sys")?
+            .getattr("int_info")?
+            .getattr("bits_per_digit")?
+            .extract()?;
+        let digit = std::mem::size_of::<u32>() as u32;
+        let sizeof_digit: u32 = py
+            .import("sys")?
+            .getattr("int_info")?
+            .getattr("sizeof_digit")?
+            .extract()?;
+        DIGIT30.store(
+            bits == 30 && sizeof_digit == digit,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
     Ok(())
 }
 
@@ -158,20 +459,27 @@ impl Drop for Held {
 
 pub(crate) struct Serializer<'py> {
     py: Python<'py>,
-    out: Vec<u8>,
+    out: Out,
     /// Spaces per level (indented output only).
     indent: usize,
     sort_keys: bool,
     default: Option<Bound<'py, PyAny>>,
-    /// The containers being written, outermost first.
-    open: Vec<*mut ffi::PyObject>,
+    /// The containers being written, outermost first: the first
+    /// [`CYCLE_CHECK_DEPTH`] inline (no allocation per call), the rest in
+    /// `open_tail`; `depth` of them in all.
+    open_head: [*mut ffi::PyObject; CYCLE_CHECK_DEPTH],
+    open_tail: Vec<*mut ffi::PyObject>,
+    depth: usize,
     /// How many `default=` results are being written, nested.
     default_depth: u32,
 }
 
 impl<'py> Serializer<'py> {
     /// Write one value. `obj` is a borrowed reference the caller keeps alive.
-    #[inline]
+    ///
+    /// The general path: the container loops first try [`fast_scalar`]
+    /// with the write position in registers and call this for the rest.
+    #[inline(never)]
     fn value<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: `obj` is a live object (caller's contract) and the
         // interpreter is attached (`self.py`); the type objects are statics.
@@ -205,7 +513,7 @@ impl<'py> Serializer<'py> {
     }
 
     /// A `str` (or subclass).
-    #[inline]
+    #[inline(always)]
     fn str(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         let s = self.utf8(obj)?;
         write_str(&mut self.out, s);
@@ -251,6 +559,18 @@ impl<'py> Serializer<'py> {
     /// An `int` (or subclass; `bool` never gets here).
     #[inline]
     fn int(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is an int (exact or subclass: same layout).
+        #[cfg(not(feature = "abi3"))]
+        if let Some(v) = unsafe { small_int(obj) } {
+            write_i64(&mut self.out, v);
+            return Ok(());
+        }
+        self.int_api(obj)
+    }
+
+    /// An `int` through the C API (any size).
+    #[cfg_attr(not(feature = "abi3"), cold, inline(never))]
+    fn int_api(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         let mut overflow = 0;
         // SAFETY: `obj` is an int and the interpreter is attached.
         let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow) };
@@ -319,38 +639,55 @@ impl<'py> Serializer<'py> {
     /// Enter a container: cycle and depth checks.
     #[inline(always)]
     fn enter(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        if self.open.len() >= CYCLE_CHECK_DEPTH {
+        if self.depth >= CYCLE_CHECK_DEPTH {
             return self.enter_deep(obj);
         }
-        self.open.push(obj);
+        self.open_head[self.depth] = obj;
+        self.depth += 1;
         Ok(())
     }
 
     #[cold]
     #[inline(never)]
     fn enter_deep(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        if self.open.contains(&obj) {
+        if self.open_head.contains(&obj) || self.open_tail.contains(&obj) {
             return Err(encode_error(self.py, "Circular reference detected"));
         }
-        if self.open.len() >= MAX_DEPTH {
+        if self.depth >= MAX_DEPTH {
             return Err(encode_error(self.py, "Maximum nesting depth exceeded"));
         }
-        self.open.push(obj);
+        self.open_tail.push(obj);
+        self.depth += 1;
         Ok(())
+    }
+
+    /// Leave the innermost open container.
+    #[inline(always)]
+    fn leave(&mut self) {
+        if self.depth > CYCLE_CHECK_DEPTH {
+            self.open_tail.pop();
+        }
+        self.depth -= 1;
     }
 
     /// A newline and the indentation of the current depth.
     #[inline(always)]
     fn newline(&mut self, depth: usize) {
         self.out.push(b'\n');
-        let n = self.out.len() + depth * self.indent;
-        self.out.resize(n, b' ');
+        self.out.fill(b' ', depth * self.indent);
     }
 
     /// A `dict` (or subclass).
+    #[inline(never)]
     fn dict<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        // SAFETY: `obj` is a dict and the interpreter is attached.
-        if unsafe { ffi::PyDict_Size(obj) } == 0 {
+        // SAFETY: `obj` is a dict (or subclass: same layout) and the
+        // interpreter is attached.
+        #[cfg(not(feature = "abi3"))]
+        let n = unsafe { (*obj.cast::<ffi::PyDictObject>()).ma_used };
+        // SAFETY: as above.
+        #[cfg(feature = "abi3")]
+        let n = unsafe { ffi::PyDict_Size(obj) };
+        if n == 0 {
             self.out.extend_from_slice(b"{}");
             return Ok(());
         }
@@ -360,37 +697,110 @@ impl<'py> Serializer<'py> {
         // SAFETY: `obj` is alive (caller's contract).
         let _held = unsafe { Held::new(obj) };
         self.enter(obj)?;
-        let depth = self.open.len();
-        self.out.push(b'{');
-        let mut pos: ffi::Py_ssize_t = 0;
+        let depth = self.depth;
+        let mut i: ffi::Py_ssize_t = 0;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
         let mut val: *mut ffi::PyObject = std::ptr::null_mut();
         let mut first = true;
+        let mut pos = self.pos_with_room();
+        // SAFETY: `pos` has room.
+        unsafe { pos.put(b'{') };
         // SAFETY: `obj` is a dict; PyDict_Next returns borrowed references
         // and stays memory-safe if the dict changes between calls.
-        while unsafe { ffi::PyDict_Next(obj, &mut pos, &mut key, &mut val) } != 0 {
-            if !first {
-                self.out.push(b',');
+        while unsafe { ffi::PyDict_Next(obj, &mut i, &mut key, &mut val) } != 0 {
+            // SAFETY (writes through `pos`): `pos` has `ROOM` bytes of
+            // room before each fast write group (checked here and after
+            // every slow path), more than a separator, a fast key, `: `
+            // and a fast scalar need.
+            unsafe {
+                if !first {
+                    pos.put(b',');
+                }
+                first = false;
+                if PRETTY {
+                    pos.store(&mut self.out);
+                    self.newline(depth);
+                    pos = self.pos_with_room();
+                }
+                let k = fast_str(pos.at(), key);
+                if k != 0 {
+                    pos.len += k;
+                } else {
+                    pos.store(&mut self.out);
+                    self.key(key)?;
+                    pos = self.pos_with_room();
+                }
+                pos.put(b':');
+                if PRETTY {
+                    pos.put(b' ');
+                }
+                // `val` is borrowed from the dict, which we hold; containers
+                // and the fallback hold themselves before running user code.
+                let k = fast_scalar(pos.at(), val);
+                if k != 0 {
+                    pos.len += k;
+                } else {
+                    pos.store(&mut self.out);
+                    self.nested::<PRETTY>(val)?;
+                    pos = Pos::of(&mut self.out);
+                }
+                if pos.room() < ROOM {
+                    pos = self.grow_pos(pos);
+                }
             }
-            first = false;
-            if PRETTY {
-                self.newline(depth);
-            }
-            self.key(key)?;
-            self.out.push(b':');
-            if PRETTY {
-                self.out.push(b' ');
-            }
-            // `val` is borrowed from the dict, which we hold; containers and
-            // the fallback hold themselves before running any user code.
-            self.value::<PRETTY>(val)?;
         }
         if PRETTY {
+            pos.store(&mut self.out);
             self.newline(depth - 1);
+            pos = Pos::of(&mut self.out);
+            if pos.room() < ROOM {
+                pos = self.grow_pos(pos);
+            }
         }
-        self.out.push(b'}');
-        self.open.pop();
+        // SAFETY: `pos` has room (checked after each member).
+        unsafe { pos.put(b'}') };
+        pos.store(&mut self.out);
+        self.leave();
         Ok(())
+    }
+
+    /// A value the container loops' fast path did not take: exact dicts,
+    /// lists and strs go straight to their writers, the rest to
+    /// [`Self::value`].
+    #[inline(always)]
+    fn nested<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is alive (caller's contract); the type objects are
+        // statics.
+        let ty = unsafe { ffi::Py_TYPE(obj) };
+        if ty == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+            self.dict::<PRETTY>(obj)
+        } else if ty == std::ptr::addr_of_mut!(ffi::PyList_Type) {
+            self.list::<PRETTY>(obj)
+        } else if ty == std::ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+            self.str(obj)
+        } else {
+            self.value::<PRETTY>(obj)
+        }
+    }
+
+    /// The write position of `self.out`, with at least [`ROOM`] bytes of
+    /// room.
+    #[inline(always)]
+    fn pos_with_room(&mut self) -> Pos {
+        let pos = Pos::of(&mut self.out);
+        if pos.room() < ROOM {
+            return self.grow_pos(pos);
+        }
+        pos
+    }
+
+    /// Store `pos`, make [`ROOM`] bytes of room and return the new position.
+    #[cold]
+    #[inline(never)]
+    fn grow_pos(&mut self, pos: Pos) -> Pos {
+        pos.store(&mut self.out);
+        self.out.reserve(ROOM);
+        Pos::of(&mut self.out)
     }
 
     /// A dict key: `str` (or subclass); anything else raises.
@@ -419,7 +829,7 @@ impl<'py> Serializer<'py> {
         // SAFETY: `obj` is alive (caller's contract).
         let _held = unsafe { Held::new(obj) };
         self.enter(obj)?;
-        let depth = self.open.len();
+        let depth = self.depth;
         let mut members: Vec<(Held, Held)> = Vec::new();
         let mut pos: ffi::Py_ssize_t = 0;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
@@ -459,13 +869,19 @@ impl<'py> Serializer<'py> {
             self.newline(depth - 1);
         }
         self.out.push(b'}');
-        self.open.pop();
+        self.leave();
         Ok(())
     }
 
     /// A `list` (or subclass).
+    #[inline(never)]
     fn list<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        // SAFETY: `obj` is a list and the interpreter is attached.
+        // SAFETY: `obj` is a list (or subclass: same layout) and the
+        // interpreter is attached.
+        #[cfg(not(feature = "abi3"))]
+        let n = unsafe { ffi::PyList_GET_SIZE(obj) };
+        // SAFETY: as above.
+        #[cfg(feature = "abi3")]
         let n = unsafe { ffi::PyList_Size(obj) };
         // Version-specific builds read the item array in place; the size is
         // re-read for each item, as user code (a `default=` hook) may have
@@ -487,8 +903,14 @@ impl<'py> Serializer<'py> {
     }
 
     /// A `tuple` (or subclass).
+    #[inline(never)]
     fn tuple<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        // SAFETY: `obj` is a tuple and the interpreter is attached.
+        // SAFETY: `obj` is a tuple (or subclass: same layout) and the
+        // interpreter is attached.
+        #[cfg(not(feature = "abi3"))]
+        let n = unsafe { ffi::PyTuple_GET_SIZE(obj) };
+        // SAFETY: as above.
+        #[cfg(feature = "abi3")]
         let n = unsafe { ffi::PyTuple_Size(obj) };
         // SAFETY: as above (tuples never shrink, and `i < n`).
         #[cfg(not(feature = "abi3"))]
@@ -512,8 +934,10 @@ impl<'py> Serializer<'py> {
         // SAFETY: `obj` is alive (caller's contract).
         let _held = unsafe { Held::new(obj) };
         self.enter(obj)?;
-        let depth = self.open.len();
-        self.out.push(b'[');
+        let depth = self.depth;
+        let mut pos = self.pos_with_room();
+        // SAFETY: `pos` has room.
+        unsafe { pos.put(b'[') };
         for i in 0..n {
             let item = get(obj, i);
             if item.is_null() {
@@ -521,20 +945,43 @@ impl<'py> Serializer<'py> {
                 self.shrunk();
                 break;
             }
-            if i > 0 {
-                self.out.push(b',');
+            // SAFETY (writes through `pos`): as in `dict`, `ROOM` bytes of
+            // room before each fast write group.
+            unsafe {
+                if i > 0 {
+                    pos.put(b',');
+                }
+                if PRETTY {
+                    pos.store(&mut self.out);
+                    self.newline(depth);
+                    pos = self.pos_with_room();
+                }
+                // Borrowed from the container we hold (see `dict`).
+                let k = fast_scalar(pos.at(), item);
+                if k != 0 {
+                    pos.len += k;
+                } else {
+                    pos.store(&mut self.out);
+                    self.nested::<PRETTY>(item)?;
+                    pos = Pos::of(&mut self.out);
+                }
+                if pos.room() < ROOM {
+                    pos = self.grow_pos(pos);
+                }
             }
-            if PRETTY {
-                self.newline(depth);
-            }
-            // Borrowed from the container we hold (see `dict`).
-            self.value::<PRETTY>(item)?;
         }
         if PRETTY {
+            pos.store(&mut self.out);
             self.newline(depth - 1);
+            pos = Pos::of(&mut self.out);
+            if pos.room() < ROOM {
+                pos = self.grow_pos(pos);
+            }
         }
-        self.out.push(b']');
-        self.open.pop();
+        // SAFETY: `pos` has room (checked after each member).
+        unsafe { pos.put(b']') };
+        pos.store(&mut self.out);
+        self.leave();
         Ok(())
     }
 

@@ -20,7 +20,7 @@ use super::super::doc::Parsed;
 use super::super::input::str_utf8;
 use super::super::view::{self, materialize};
 use super::{encode_error, Held, Serializer};
-use crate::encode::write_str;
+use crate::encode::{write_str, Buf};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -225,7 +225,7 @@ impl<'py> view::Sink<'py> for ViewSink<'_, 'py> {
     }
 
     fn leave(&mut self) {
-        self.ser.open.pop();
+        self.ser.leave();
     }
 }
 
@@ -325,7 +325,7 @@ fn dataclass<'py, const PRETTY: bool>(
     // SAFETY: `obj` is alive; held while its members are written.
     let _held = unsafe { Held::new(obj.as_ptr()) };
     ser.enter(obj.as_ptr())?;
-    let depth = ser.open.len();
+    let depth = ser.depth;
     let mut keyed = Vec::with_capacity(members.len());
     for (k, v) in &members {
         keyed.push((ser.utf8(k.as_ptr())?, v));
@@ -352,7 +352,7 @@ fn dataclass<'py, const PRETTY: bool>(
         ser.newline(depth - 1);
     }
     ser.out.push(b'}');
-    ser.open.pop();
+    ser.leave();
     Ok(())
 }
 
@@ -362,7 +362,7 @@ fn field(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> PyResult<u32> {
 }
 
 /// `n` as exactly `width` decimal digits.
-fn digits(out: &mut Vec<u8>, n: u32, width: usize) {
+fn digits<B: Buf + ?Sized>(out: &mut B, n: u32, width: usize) {
     let mut buf = [b'0'; 10];
     let mut v = n;
     for i in (0..width).rev() {

@@ -1,0 +1,200 @@
+"""dumps: the paths the container loops take without calls, and their edges.
+
+The loops write short and medium strings (compact ASCII data, or the UTF-8
+copy CPython caches on other strings), ints below 2**60 (read in place),
+finite floats, empty containers, True/False/None straight into the output,
+and hand everything else to the general path. Long strings take a 64-byte
+AVX-512 path when the CPU has it (the Rust tests cover both block paths).
+Each case here is checked against orjson, byte for byte, both as a list
+item and as a dict key/value, compact, indented and with sorted keys.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import pytest
+import qjson
+
+orjson = pytest.importorskip("orjson", reason="orjson is a test dependency (the test extra)")
+
+SPECIAL = ['"', "\\", "\n", "\x00", "\x1f", "\x7f", "é", "Ж", "😀", "\u2028", "/"]
+
+
+def check(value: Any) -> None:
+    """Same bytes as orjson, as a top-level value, a list item, a dict value,
+    indented and with sorted keys; twice (the second call sees cached UTF-8
+    forms and a different output-size hint)."""
+    for _ in range(2):
+        for v in (value, [value], [value, value], {"k": value}, {"a": [value], "b": {"c": value}}):
+            assert qjson.dumps(v) == orjson.dumps(v), v
+            assert qjson.dumps(v, indent=2) == orjson.dumps(v, option=orjson.OPT_INDENT_2), v
+            assert qjson.dumps(v, sort_keys=True) == orjson.dumps(v, option=orjson.OPT_SORT_KEYS)
+
+
+def strings() -> list[str]:
+    out = []
+    widths = [0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 62, 63, 64, 65, 127, 129, 200]
+    for n in widths:
+        base = "".join(chr(ord("a") + i % 26) for i in range(n))
+        out.append(base)
+        for at in sorted({0, n // 2, max(n - 1, 0)}):
+            if n == 0:
+                continue
+            for ch in SPECIAL:
+                out.append(base[:at] + ch + base[at + 1 :])
+    return out
+
+
+@pytest.mark.parametrize("s", strings())
+def test_strings_at_every_width(s: str) -> None:
+    check(s)
+    # As keys, too (short keys take the same fast path as values).
+    d = {s: 1, s + "x": [s]}
+    assert qjson.dumps(d) == orjson.dumps(d)
+    assert qjson.dumps(d, sort_keys=True) == orjson.dumps(d, option=orjson.OPT_SORT_KEYS)
+
+
+def test_utf8_cache_first_and_second_call() -> None:
+    # Fresh non-ASCII strings have no cached UTF-8 form: the first dumps
+    # takes the general path (which creates it), the second the fast path.
+    for kind in ("é", "Ж", "😀"):
+        fresh = [f"{i}" + kind * (i % 40) for i in range(300)]
+        first = qjson.dumps(fresh)
+        assert first == orjson.dumps(fresh)
+        assert qjson.dumps(fresh) == first
+
+
+@pytest.mark.parametrize(
+    "n",
+    [
+        0,
+        1,
+        9,
+        10,
+        99,
+        100,
+        9999,
+        10000,
+        2**30 - 1,
+        2**30,
+        2**31,
+        2**32,
+        10**9,
+        10**10,
+        2**60 - 1,
+        2**60,
+        2**62,
+        2**63 - 1,
+        10**18,
+        10**19 - 1,
+    ],
+)
+def test_ints_around_digit_boundaries(n: int) -> None:
+    for v in (n, -n, n + 1, -(n + 1)):
+        if -(2**63) <= v < 2**64:
+            check(v)
+        assert qjson.dumps([v]) == b"[" + str(v).encode() + b"]"
+
+
+def test_ints_beyond_64_bits_and_subclasses() -> None:
+    for v in (2**63, 2**64 - 1, 2**64, -(2**63) - 1, 10**30, -(10**30)):
+        assert qjson.dumps([v, {"k": v}]) == f'[{v},{{"k":{v}}}]'.encode()
+
+    class MyInt(int):
+        pass
+
+    class Color(enum.IntEnum):
+        RED = 1
+        BIG = 2**40
+
+    vals = [MyInt(5), MyInt(-(2**61)), Color.RED, Color.BIG, True, False]
+    assert qjson.dumps(vals) == b"[5,-2305843009213693952,1,1099511627776,true,false]"
+
+
+def test_floats_and_non_finite() -> None:
+    for v in (0.0, -0.0, 1.0, 0.1, 1e16, 1e-7, 5e-324, 1.7976931348623157e308, 123.456):
+        check(v)
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        for v in ([bad], {"k": bad}, [1, [2.5, bad]]):
+            with pytest.raises(qjson.JSONEncodeError):
+                qjson.dumps(v)
+
+
+def test_empty_containers_and_subclasses() -> None:
+    class D(dict):  # type: ignore[type-arg]
+        pass
+
+    class L(list):  # type: ignore[type-arg]
+        pass
+
+    for v in ([], {}, [[]], [{}], {"a": []}, {"a": {}}, [D(), L(), D(a=1), L([1])], (), [()]):
+        if any(isinstance(x, (D, L)) for x in (v if isinstance(v, list) else [])):
+            assert qjson.dumps(v) == b'[{},[],{"a":1},[1]]'
+            assert qjson.dumps(v, indent=2) == orjson.dumps(
+                [{}, [], {"a": 1}, [1]], option=orjson.OPT_INDENT_2
+            )
+        else:
+            check(v)
+
+
+def test_singletons_mixed() -> None:
+    v = [True, None, False] * 300 + [{"t": True, "n": None, "f": False}] * 50
+    check(v)
+
+
+def test_output_sizes_across_calls() -> None:
+    # The result is sized from the previous call: a big result after small
+    # ones, small ones after a big one, and sizes around the small-object
+    # limit, all exact (length, content, hash).
+    sizes = [0, 1, 400, 440, 445, 446, 447, 448, 449, 500, 5000, 300_000, 10, 300_000, 260_000, 2]
+    for n in sizes:
+        v = "x" * n
+        got = qjson.dumps(v)
+        want = orjson.dumps(v)
+        assert got == want
+        assert len(got) == n + 2
+        assert hash(got) == hash(want)
+        assert got + b"!" == want + b"!"
+    big = [{"id": i, "name": f"n{i}", "tags": ["a", "b"], "v": i / 7} for i in range(20_000)]
+    for v in (big, [1], big, big[:100], big):
+        assert qjson.dumps(v) == orjson.dumps(v)
+
+
+def test_deep_cycles_found_past_inline_stack() -> None:
+    # The first 32 open containers are kept inline, deeper ones on the
+    # heap; a cycle entered at any depth is found.
+    for depth in (0, 5, 31, 32, 33, 60):
+        outer: list[Any] = []
+        cur = outer
+        for _ in range(depth):
+            nxt: list[Any] = []
+            cur.append(nxt)
+            cur = nxt
+        cur.append(outer)  # back to the top: a cycle of length depth + 1
+        with pytest.raises(qjson.JSONEncodeError, match="Circular"):
+            qjson.dumps(outer)
+        inner: dict[str, Any] = {}
+        cur.append({"x": inner})
+        inner["self"] = inner
+        cur.pop(0)
+        with pytest.raises(qjson.JSONEncodeError, match="Circular"):
+            qjson.dumps(outer)
+
+
+def test_lone_surrogates_in_fast_positions() -> None:
+    for v in (["ok", "\ud800"], {"k": "a\udfff"}, {"\ud800": 1}, ["x" * 70 + "\ud800"]):
+        with pytest.raises(qjson.JSONEncodeError, match="surrogates"):
+            qjson.dumps(v)
+    assert qjson.dumps(["fine"]) == b'["fine"]'  # the buffer is usable again
+
+
+def test_default_shrinking_the_list() -> None:
+    items: list[Any] = [1, object(), 3, 4]
+
+    def default(o: object) -> Any:
+        del items[2:]
+        return "gone"
+
+    assert qjson.dumps(items, default=default) == b'[1,"gone"]'
