@@ -736,32 +736,52 @@ impl<'py> Serializer<'py> {
                 }
                 // `val` is borrowed from the dict, which we hold; containers
                 // and the fallback hold themselves before running user code.
-                let k = fast_scalar(pos.at(), val);
-                if k != 0 {
-                    pos.len += k;
-                } else {
-                    pos.store(&mut self.out);
-                    self.nested::<PRETTY>(val)?;
-                    pos = Pos::of(&mut self.out);
-                }
-                if pos.room() < ROOM {
-                    pos = self.grow_pos(pos);
-                }
+                pos = self.member::<PRETTY>(pos, val)?;
             }
         }
+        self.close::<PRETTY>(pos, depth, b'}');
+        Ok(())
+    }
+
+    /// Write one member value at `pos` (scalars inline, others through
+    /// `nested`) and return the position after it, with [`ROOM`] to spare.
+    ///
+    /// # Safety
+    /// `val` must be alive (borrowed from a container the caller holds) and
+    /// `pos` must have [`ROOM`] bytes of room.
+    #[inline(always)]
+    unsafe fn member<const PRETTY: bool>(
+        &mut self,
+        mut pos: Pos,
+        val: *mut ffi::PyObject,
+    ) -> PyResult<Pos> {
+        // SAFETY: the caller's contract; ROOM covers a fast scalar.
+        let k = unsafe { fast_scalar(pos.at(), val) };
+        if k != 0 {
+            pos.len += k;
+        } else {
+            pos.store(&mut self.out);
+            self.nested::<PRETTY>(val)?;
+            pos = Pos::of(&mut self.out);
+        }
+        if pos.room() < ROOM {
+            pos = self.grow_pos(pos);
+        }
+        Ok(pos)
+    }
+
+    /// Close a container opened at `depth` (`}` or `]`) and leave it.
+    #[inline(always)]
+    fn close<const PRETTY: bool>(&mut self, mut pos: Pos, depth: usize, closer: u8) {
         if PRETTY {
             pos.store(&mut self.out);
             self.newline(depth - 1);
-            pos = Pos::of(&mut self.out);
-            if pos.room() < ROOM {
-                pos = self.grow_pos(pos);
-            }
+            pos = self.pos_with_room();
         }
-        // SAFETY: `pos` has room (checked after each member).
-        unsafe { pos.put(b'}') };
+        // SAFETY: `pos` has room (`member` and `pos_with_room` leave ROOM).
+        unsafe { pos.put(closer) };
         pos.store(&mut self.out);
         self.leave();
-        Ok(())
     }
 
     /// A value the container loops' fast path did not take: exact dicts,
@@ -957,31 +977,10 @@ impl<'py> Serializer<'py> {
                     pos = self.pos_with_room();
                 }
                 // Borrowed from the container we hold (see `dict`).
-                let k = fast_scalar(pos.at(), item);
-                if k != 0 {
-                    pos.len += k;
-                } else {
-                    pos.store(&mut self.out);
-                    self.nested::<PRETTY>(item)?;
-                    pos = Pos::of(&mut self.out);
-                }
-                if pos.room() < ROOM {
-                    pos = self.grow_pos(pos);
-                }
+                pos = self.member::<PRETTY>(pos, item)?;
             }
         }
-        if PRETTY {
-            pos.store(&mut self.out);
-            self.newline(depth - 1);
-            pos = Pos::of(&mut self.out);
-            if pos.room() < ROOM {
-                pos = self.grow_pos(pos);
-            }
-        }
-        // SAFETY: `pos` has room (checked after each member).
-        unsafe { pos.put(b']') };
-        pos.store(&mut self.out);
-        self.leave();
+        self.close::<PRETTY>(pos, depth, b']');
         Ok(())
     }
 
