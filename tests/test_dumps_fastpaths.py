@@ -198,3 +198,21 @@ def test_default_shrinking_the_list() -> None:
         return "gone"
 
     assert qjson.dumps(items, default=default) == b'[1,"gone"]'
+
+
+def test_reentrant_dumps_from_default_while_growing() -> None:
+    # The outer call outgrows its size guess (scratch buffer), and the hook
+    # runs whole dumps calls of its own, big and small, meanwhile.
+    class Marker:
+        pass
+
+    inner_big = {"k": ["v" * 50] * 2000}
+
+    def default(o: object) -> Any:
+        return [qjson.dumps(inner_big).decode(), qjson.dumps([1]).decode()]
+
+    qjson.dumps([1])  # a small size guess for the outer call
+    outer = [["x" * 100] * 500, Marker(), ["y" * 100] * 500, Marker()]
+    want = orjson.dumps(outer, default=lambda o: default(o))
+    assert qjson.dumps(outer, default=default) == want
+    assert qjson.dumps(outer, default=default) == want

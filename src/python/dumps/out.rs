@@ -1,24 +1,28 @@
 //! The output buffer of `dumps`.
 //!
 //! Version-specific builds write straight into the `bytes` object that
-//! `dumps` returns ([`BytesBuf`]), so the output is never copied out of a
-//! staging buffer: it is created with room for about as many bytes as the
-//! previous call wrote ([`HINT`]; at least [`INITIAL`], which is small
-//! enough for CPython's small-object allocator), grown by doubling with
-//! `_PyBytes_Resize` (a `realloc`), and cut to the written length at the
-//! end only when more than a quarter of it (and over [`INITIAL`] bytes) is
-//! unused.
+//! `dumps` returns ([`BytesBuf`]), so in the common case the output is
+//! never copied: the object is created with room for about as many bytes
+//! as the previous call wrote ([`HINT`] plus an eighth; at least
+//! [`INITIAL`], small enough for CPython's small-object allocator), and at
+//! the end its size is set to the length written, with no reallocation
+//! when at most a quarter of it is unused (else `_PyBytes_Resize` cuts it).
 //!
-//! Why the hint and the lazy cut: large buffers are mmapped by glibc, and
-//! it raises its mmap threshold to the size of the last mmapped chunk
-//! freed. A buffer grown past the output and then cut hands back a smaller
-//! chunk than the next call will need, so every call would mmap, and
+//! When the output outgrows that guess, the bytes written so far move to a
+//! scratch `Vec<u8>` kept between calls (its capacity is what matters), the
+//! rest is written there, and the result is copied into a new `bytes` of
+//! exactly the right size: the cost of a miss is one copy of the guess and
+//! one of the result, and never a chain of reallocations.
+//!
+//! Why not simply grow the `bytes` by doubling: large buffers are mmapped
+//! by glibc, which raises its mmap threshold to the size of the last mmapped
+//! chunk freed; a buffer grown past the output and then cut hands back a
+//! smaller chunk than the next call needs, so every call would mmap, and
 //! page-fault, a fresh buffer (measured: ~50 faults and three syscalls per
-//! 200 KB output). Sized from the previous call and left uncut, same-sized
-//! outputs reuse heap memory with no growth and no copy. A quarter of the
-//! buffer at most is unused in a result.
+//! 200 KB result), and outputs of varying sizes would pay a reallocation
+//! chain each time.
 //!
-//! The stable-ABI build has no `_PyBytes_Resize` and writes into a
+//! The stable-ABI build has no `_PyBytes_Resize` and always writes into a
 //! reused `Vec<u8>`, copied into a new `bytes` at the end.
 
 #[cfg(not(feature = "abi3"))]
@@ -33,6 +37,7 @@ mod bytes_buf {
     use pyo3::prelude::*;
     use pyo3::types::PyBytes;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
 
     /// Smallest initial capacity: with the `bytes` header (33 bytes on
     /// 64-bit) the object stays within CPython's 512-byte small-object
@@ -40,13 +45,21 @@ mod bytes_buf {
     pub(crate) const INITIAL: usize = 512 - 64;
 
     /// The length of the previous result (a sizing hint, shared by all
-    /// threads; a stale value only costs a growth or a cut).
+    /// threads; a stale value only costs a copy or a cut).
     pub(crate) static HINT: AtomicUsize = AtomicUsize::new(0);
 
-    /// A `bytes` object being written: `len` bytes written out of room for
-    /// `cap` (its current size), starting at `ptr` (its `ob_sval`).
+    /// The scratch buffer kept between calls (only its capacity matters).
+    static SCRATCH: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+    /// Scratch buffers larger than this are freed after the call.
+    const SCRATCH_KEEP_MAX: usize = 8 << 20;
+
+    /// The output being written: `len` bytes written out of room for `cap`
+    /// at `ptr`, which is the `ob_sval` of `obj` (a fresh `bytes`, ours
+    /// alone) or, once the output outgrew it (`obj` NULL), the buffer of
+    /// `scratch`.
     pub(crate) struct BytesBuf {
         obj: *mut ffi::PyObject,
+        scratch: Vec<u8>,
         ptr: *mut u8,
         len: usize,
         cap: usize,
@@ -60,8 +73,8 @@ mod bytes_buf {
             let cap = INITIAL.max(hint.saturating_add(hint / 8).min(isize::MAX as usize / 4));
             // SAFETY: with a NULL source, PyBytes_FromStringAndSize
             // allocates an uninitialized `bytes` (a new reference, or NULL
-            // with an exception set); `INITIAL > 0`, so it is a fresh object
-            // (never the shared empty one), owned only by us.
+            // with an exception set); `cap >= INITIAL > 0`, so it is a fresh
+            // object (never the shared empty one), owned only by us.
             unsafe {
                 let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
                 if obj.is_null() {
@@ -69,6 +82,7 @@ mod bytes_buf {
                 }
                 Ok(BytesBuf {
                     obj,
+                    scratch: Vec::new(),
                     ptr: ffi::PyBytes_AS_STRING(obj) as *mut u8,
                     len: 0,
                     cap,
@@ -79,6 +93,12 @@ mod bytes_buf {
         /// The `bytes` object holding exactly the bytes written.
         pub(crate) fn finish<'py>(mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
             HINT.store(self.len, Ordering::Relaxed);
+            if self.obj.is_null() {
+                // SAFETY: in scratch mode `ptr` is the scratch buffer, its
+                // first `len` bytes written.
+                let written = unsafe { std::slice::from_raw_parts(self.ptr, self.len) };
+                return Ok(PyBytes::new(py, written));
+            }
             if self.len == 0 {
                 return Ok(PyBytes::new(py, b""));
             }
@@ -86,11 +106,12 @@ mod bytes_buf {
             // SAFETY: `obj` is our `bytes` (reference count 1, never shared),
             // its first `len <= cap` bytes written, and it has room for
             // `cap` bytes and a NUL. With at most a quarter unused (or at
-            // most `INITIAL` bytes in all) it keeps its memory: its size is set to `len` and the NUL written (what
-            // a cut does, but no `realloc`; its hash is still unset).
-            // Otherwise _PyBytes_Resize shrinks it in place or moves it,
-            // sets its size and NUL; on failure it frees it, sets `obj` to
-            // NULL and raises. `self.obj` is NULL, so `drop` does nothing.
+            // most `INITIAL` bytes in all) it keeps its memory: its size is
+            // set to `len` and the NUL written (what a cut does, but no
+            // `realloc`; its hash is still unset). Otherwise _PyBytes_Resize
+            // shrinks it in place or moves it, sets its size and NUL; on
+            // failure it frees it, sets `obj` to NULL and raises. `self.obj`
+            // is NULL now, so `drop` only returns the scratch buffer.
             unsafe {
                 if self.cap - self.len <= self.cap / 4 || self.cap <= INITIAL {
                     *self.ptr.add(self.len) = 0;
@@ -102,27 +123,37 @@ mod bytes_buf {
             }
         }
 
-        /// The slow path of `reserve`: double (at least) the capacity.
+        /// The slow path of `reserve`: move to (or grow) the scratch buffer.
         #[cold]
         #[inline(never)]
         fn grow_to(&mut self, additional: usize) {
             let need = self.len.checked_add(additional).expect("capacity overflow");
-            let cap = need.max(self.cap.saturating_mul(2));
-            assert!(cap <= isize::MAX as usize / 2, "capacity overflow");
-            // SAFETY: `self.obj` is our unshared `bytes` (see `new`); on
-            // success it may have moved, so `ptr` is re-read; the written
-            // bytes are kept by the reallocation.
-            unsafe {
-                if ffi::_PyBytes_Resize(&mut self.obj, cap as ffi::Py_ssize_t) != 0 {
-                    // The old object is freed and `obj` is NULL; like `Vec`,
-                    // treat running out of memory as fatal.
-                    std::alloc::handle_alloc_error(
-                        std::alloc::Layout::from_size_align(cap, 1).expect("valid layout"),
-                    );
+            if self.obj.is_null() {
+                // SAFETY: the first `len` bytes of the scratch buffer are
+                // written; `reserve` keeps them.
+                unsafe { self.scratch.set_len(self.len) };
+                self.scratch.reserve(additional);
+            } else {
+                // Reuse the scratch buffer of earlier calls, unless another
+                // call holds it (a re-entrant `default=` hook).
+                let mut v = SCRATCH
+                    .try_lock()
+                    .ok()
+                    .map(|mut g| std::mem::take(&mut *g))
+                    .unwrap_or_default();
+                v.clear();
+                v.reserve(need.max(self.cap.saturating_mul(2)));
+                // SAFETY: the first `len` bytes at `ptr` (the `bytes`) are
+                // written; `v` has room for them. The `bytes` is ours alone
+                // and no longer needed once they are copied.
+                unsafe {
+                    v.extend_from_slice(std::slice::from_raw_parts(self.ptr, self.len));
+                    ffi::Py_DECREF(std::mem::replace(&mut self.obj, std::ptr::null_mut()));
                 }
-                self.ptr = ffi::PyBytes_AS_STRING(self.obj) as *mut u8;
+                self.scratch = v;
             }
-            self.cap = cap;
+            self.ptr = self.scratch.as_mut_ptr();
+            self.cap = self.scratch.capacity();
         }
     }
 
@@ -132,6 +163,15 @@ mod bytes_buf {
                 // SAFETY: we own this reference; the buffer is only used
                 // with the interpreter attached (inside `dumps`).
                 unsafe { ffi::Py_DECREF(self.obj) }
+            }
+            let mut v = std::mem::take(&mut self.scratch);
+            if v.capacity() != 0 && v.capacity() <= SCRATCH_KEEP_MAX {
+                if let Ok(mut slot) = SCRATCH.try_lock() {
+                    v.clear();
+                    if slot.capacity() < v.capacity() {
+                        *slot = v;
+                    }
+                }
             }
         }
     }
