@@ -689,7 +689,21 @@ fn walk_impl<const TABLE: bool>(
             match (input[sk], cur.kind) {
                 (b',', Kind::Array) => {
                     k += 1;
-                    p = sk + 1;
+                    // Arrays of numbers: when the gap up to the next
+                    // structural is whitespace and then exactly one valid
+                    // scalar token (strict), or not only whitespace
+                    // (lazy), it is the value, and the walk stays here (the
+                    // next structural terminates it, or is the error);
+                    // anything else takes the general path below, which
+                    // would accept the same gaps.
+                    let next = s[k] as usize;
+                    let q = gap_end(input, sk + 1, next);
+                    let scalar = q < next && (!strict || scalar_end(input, q) == Some(next));
+                    if scalar {
+                        continue;
+                    }
+                    // (The gap before `q` is whitespace: start from there.)
+                    p = q;
                     continue 'value;
                 }
                 (b',', Kind::Object) => {

@@ -53,3 +53,45 @@ def test_max_depth() -> None:
     assert qjson.validate(data, max_depth=50) is None
     with pytest.raises(qjson.JSONDecodeError):
         qjson.validate(data, max_depth=49)
+
+
+# Arrays of scalars take a shortcut in stage 2 (the value after a comma is
+# checked where the comma is read); the outcomes, strict and lazy, are the
+# ones the general path gives (recorded from it).
+ARRAY_GAPS: list[tuple[bytes, tuple[int, str] | None, tuple[int, str] | None]] = [
+    (b"[1,2x]", (4, "Invalid number"), None),
+    (b"[1, 2 x]", (6, "Expecting ',' or ']' in array"), None),
+    (b'[1,\n 2"a"]', (6, "Expecting ',' or ']' in array"), (6, "Expecting ',' or ']' in array")),
+    (b"[1,{}2]", (5, "Expecting ',' or ']' in array"), (5, "Expecting ',' or ']' in array")),
+    (b"[1,,2]", (3, "Expecting value"), (3, "Expecting value")),
+    (b"[1, ]", (4, "Expecting value"), (4, "Expecting value")),
+    (b"[1,2 3]", (5, "Expecting ',' or ']' in array"), None),
+    (b"[1,\t-]", (5, "Invalid number"), None),
+    (b"[1,  01]", (6, "Invalid number"), None),
+    (b"[1,true1]", (3, "Expecting value: invalid literal"), None),
+    (b"[1,[2]3]", (6, "Expecting ',' or ']' in array"), (6, "Expecting ',' or ']' in array")),
+    (b"[1,2", (4, "Unexpected end of input"), (4, "Unexpected end of input")),
+    (b"[1,2,", (5, "Unexpected end of input"), (5, "Unexpected end of input")),
+    (b"[1, 2 ,]", (7, "Expecting value"), (7, "Expecting value")),
+    (b'[1,"a" 2]', (7, "Expecting ',' or ']' in array"), (7, "Expecting ',' or ']' in array")),
+    (b"[0,\n\n  1.5e3 ,\n 2]", None, None),
+    (b"[1,nul]", (3, "Expecting value: invalid literal"), None),
+]
+
+
+@pytest.mark.parametrize(("data", "strict", "lazy"), ARRAY_GAPS, ids=[repr(d) for d, _, _ in ARRAY_GAPS])
+def test_array_scalar_gaps(
+    data: bytes, strict: tuple[int, str] | None, lazy: tuple[int, str] | None
+) -> None:
+    def outcome(f: object) -> tuple[int, str] | None:
+        try:
+            f()  # type: ignore[operator]
+        except qjson.JSONDecodeError as e:
+            return (e.pos, e.msg)
+        return None
+
+    assert outcome(lambda: qjson.validate(data)) == strict
+    assert outcome(lambda: qjson.parse(data)) == strict
+    assert outcome(lambda: qjson.parse(data, lazy=True)) == lazy
+    loads = outcome(lambda: qjson.loads(data))
+    assert loads == strict
