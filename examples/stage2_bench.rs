@@ -1,4 +1,5 @@
-//! Rust-level throughput of strict `Index::build` and `index::validate` over
+//! Rust-level throughput of strict `Index::build`, `index::validate` and its
+//! exact path alone (`validate_exact`, no token walk) over
 //! the 14 large jsonexamples files (MB/s, median of rounds), and the
 //! aggregate (total bytes / total time), as `benchmarks/corpus.py` counts it.
 //!
@@ -44,7 +45,7 @@ fn main() {
         );
         return;
     }
-    let (mut bytes, mut t_build, mut t_val) = (0usize, 0f64, 0f64);
+    let (mut bytes, mut t_build, mut t_exact, mut t_val) = (0usize, 0f64, 0f64, 0f64);
     for name in [
         "apache_builds.json",
         "canada.json",
@@ -72,24 +73,32 @@ fn main() {
         let b = median_secs(|| {
             std::hint::black_box(Index::build(&input, &opts).unwrap());
         });
+        let x = median_secs(|| {
+            qjson::index::validate_exact(std::hint::black_box(&input), &opts).unwrap();
+        });
         let v = median_secs(|| {
             qjson::index::validate(std::hint::black_box(&input), &opts).unwrap();
         });
         let mb = |t: f64| input.len() as f64 / t / 1e6;
         println!(
-            "{name:24} build {:7.0} MB/s  validate {:7.0} MB/s",
+            "{name:24} build {:7.0} MB/s  exact {:7.0} MB/s  validate {:7.0} MB/s  ({:.2}x)",
             mb(b),
-            mb(v)
+            mb(x),
+            mb(v),
+            x / v
         );
         bytes += input.len();
         t_build += b;
+        t_exact += x;
         t_val += v;
     }
     let mb = |t: f64| bytes as f64 / t / 1e6;
     println!(
-        "{:24} build {:7.0} MB/s  validate {:7.0} MB/s",
+        "{:24} build {:7.0} MB/s  exact {:7.0} MB/s  validate {:7.0} MB/s  ({:.2}x)",
         "AGGREGATE",
         mb(t_build),
-        mb(t_val)
+        mb(t_exact),
+        mb(t_val),
+        t_exact / t_val
     );
 }

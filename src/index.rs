@@ -17,6 +17,11 @@
 //! and, only if any byte was >= 0x80, UTF-8 over the whole input. When
 //! several errors exist, the one at the smallest offset is reported.
 //!
+//! [`validate`] first tries a faster walk ([`tokens`]) over a token index
+//! in which stage 1 also marks where each number and literal starts, so
+//! that no gap needs measuring; it only ever answers "valid", and anything
+//! else goes to the exact walk described here.
+//!
 //! Strings are not read here: a string ends at the last `"` before the next
 //! structural (see [`string_close`]), so a 1 MB base64 string costs nothing
 //! in stage 2.
@@ -47,6 +52,8 @@ use crate::doc::Tables;
 use crate::error::{Error, ErrorKind};
 use crate::scan::{self, Scan};
 use std::sync::Mutex;
+
+mod tokens;
 
 /// Parse options.
 #[derive(Debug, Clone, Copy)]
@@ -420,6 +427,28 @@ impl Index {
 /// without keeping the index.
 /// Stage 1, then the stage-2 walk without recording the container table.
 pub fn validate(input: &[u8], opts: &Options) -> Result<(), Error> {
+    // The token walk answers "valid" quickly; anything else (an error, or
+    // no token scan on this CPU) takes the exact path, which reports the
+    // error and its offset.
+    if !opts.lazy && tokens::valid(input, opts.max_depth) {
+        return Ok(());
+    }
+    validate_exact(input, opts)
+}
+
+/// The fast path of [`validate`] alone: `true` only if `input` is valid
+/// strict JSON nested at most `max_depth` deep; `false` for every invalid
+/// input and for some valid ones (deep nesting, no token scan on this CPU).
+/// For tests and benchmarks.
+#[doc(hidden)]
+pub fn validate_fast(input: &[u8], max_depth: usize) -> bool {
+    tokens::valid(input, max_depth)
+}
+
+/// [`validate`] without the fast path: stage 1 and the stage-2 walk of
+/// [`Index::build`] without the container table. For tests and benchmarks.
+#[doc(hidden)]
+pub fn validate_exact(input: &[u8], opts: &Options) -> Result<(), Error> {
     let mut scan = Scan::default();
     scan::scan(input, &mut scan)?;
     let walked = walk::<false>(input, &scan.structurals, opts).map(drop);

@@ -18,7 +18,7 @@
 use core::arch::x86_64::*;
 
 use super::block;
-use super::vector::{Block64, Masks};
+use super::vector::{Block64, Masks, TokenBlock};
 use super::Scan;
 use crate::error::Error;
 
@@ -42,6 +42,18 @@ pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     unsafe { block::scan::<Avx2>(input, out) }
 }
 
+/// Scans `input` into `out`, also emitting the first byte of every scalar
+/// token (see [`super::scan_tokens`]).
+///
+/// # Safety
+///
+/// The CPU must support the features [`detected`] checks.
+#[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
+pub(crate) unsafe fn scan_tokens(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    // SAFETY: as in `scan`.
+    unsafe { block::scan_tokens::<Avx2>(input, out) }
+}
+
 /// A 64-byte block in two YMM registers.
 #[derive(Clone, Copy)]
 pub(crate) struct Avx2(__m256i, __m256i);
@@ -56,6 +68,23 @@ const STRUCTURAL_TABLE: [u8; 32] = {
         t[lane + 0xB] = b'{';
         t[lane + 0xC] = b',';
         t[lane + 0xD] = b'}';
+        lane += 16;
+    }
+    t
+};
+
+/// `VPSHUFB` table for whitespace, indexed by the low nibble: the
+/// whitespace byte with that low nibble (space 0x20, tab 0x09, newline
+/// 0x0A, carriage return 0x0D), and 0x80 elsewhere, which no byte can equal
+/// after the lookup (a byte >= 0x80 looks up 0). Repeated for both lanes.
+const WHITESPACE_TABLE: [u8; 32] = {
+    let mut t = [0x80u8; 32];
+    let mut lane = 0;
+    while lane < 32 {
+        t[lane] = b' ';
+        t[lane + 0x9] = b'\t';
+        t[lane + 0xA] = b'\n';
+        t[lane + 0xD] = b'\r';
         lane += 16;
     }
     t
@@ -176,6 +205,21 @@ impl Block64 for Avx2 {
             let product =
                 _mm_clmulepi64_si128(_mm_set_epi64x(0, bits as i64), _mm_set1_epi8(-1), 0);
             _mm_cvtsi128_si64(product) as u64
+        }
+    }
+}
+
+impl TokenBlock for Avx2 {
+    #[inline(always)]
+    unsafe fn whitespace(self) -> u64 {
+        // SAFETY: the caller guarantees AVX2; the table load reads the 32
+        // bytes of a static array.
+        unsafe {
+            let table = _mm256_loadu_si256(WHITESPACE_TABLE.as_ptr().cast());
+            let half = |v: __m256i| {
+                _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_shuffle_epi8(table, v))) as u32
+            };
+            join(half(self.0), half(self.1))
         }
     }
 }

@@ -19,7 +19,7 @@
 use core::arch::x86_64::*;
 
 use super::block;
-use super::vector::{Block64, Masks};
+use super::vector::{Block64, Masks, TokenBlock};
 use super::Scan;
 use crate::error::Error;
 
@@ -46,6 +46,18 @@ pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     unsafe { block::scan::<Avx512>(input, out) }
 }
 
+/// Scans `input` into `out`, also emitting the first byte of every scalar
+/// token (see [`super::scan_tokens`]).
+///
+/// # Safety
+///
+/// The CPU must support the features [`detected`] checks.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,pclmulqdq,popcnt,bmi1")]
+pub(crate) unsafe fn scan_tokens(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    // SAFETY: as in `scan`.
+    unsafe { block::scan_tokens::<Avx512>(input, out) }
+}
+
 /// A 64-byte block in one ZMM register.
 #[derive(Clone, Copy)]
 pub(crate) struct Avx512(__m512i);
@@ -61,6 +73,25 @@ const STRUCTURAL_TABLE: [u8; 64] = {
         i += 1;
     }
     let chars = *b"{}[]:,";
+    let mut k = 0;
+    while k < chars.len() {
+        t[(chars[k] & 63) as usize] = chars[k];
+        k += 1;
+    }
+    t
+};
+
+/// At index `c & 63` for each whitespace byte `c` (space, tab, newline,
+/// carriage return: indices 32, 9, 10, 13), `c` itself; elsewhere a byte
+/// whose low six bits differ from the index, as in [`STRUCTURAL_TABLE`].
+const WHITESPACE_TABLE: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        t[i] = (i as u8 + 1) & 63;
+        i += 1;
+    }
+    let chars = *b" \t\n\r";
     let mut k = 0;
     while k < chars.len() {
         t[(chars[k] & 63) as usize] = chars[k];
@@ -168,6 +199,18 @@ impl Block64 for Avx512 {
                 }
             }
             count
+        }
+    }
+}
+
+impl TokenBlock for Avx512 {
+    #[inline(always)]
+    unsafe fn whitespace(self) -> u64 {
+        // SAFETY: the caller guarantees AVX-512BW and VBMI; the table load
+        // reads the 64 bytes of a static array.
+        unsafe {
+            let table = _mm512_loadu_si512(WHITESPACE_TABLE.as_ptr().cast());
+            _mm512_cmpeq_epi8_mask(self.0, _mm512_permutexvar_epi8(self.0, table))
         }
     }
 }

@@ -47,7 +47,7 @@
 //! at 4x per step), so base64-heavy inputs never reserve a fraction of
 //! their length.
 
-use super::vector::Block64;
+use super::vector::{Block64, TokenBlock};
 use super::Scan;
 use crate::error::{Error, ErrorKind};
 
@@ -71,6 +71,75 @@ const SMALL_INPUT: usize = 2048;
 /// inlined into a function compiled with those target features.
 #[inline(always)]
 pub(crate) unsafe fn scan<B: Block64>(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    // SAFETY: forwarded from our caller.
+    unsafe { scan_impl::<B, NoScalars>(input, out, NoScalars) }
+}
+
+/// [`scan`], also emitting the first byte of every scalar token (see
+/// [`super::scan_tokens`]).
+///
+/// # Safety
+///
+/// As for [`scan`].
+#[inline(always)]
+pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    // SAFETY: forwarded from our caller.
+    unsafe { scan_impl::<B, ScalarStarts>(input, out, ScalarStarts { carry: 0 }) }
+}
+
+/// Whether, and how, stage 1 emits the scalar tokens as well.
+trait Scalars<B: Block64> {
+    /// The mask of the bytes of `block` that begin a scalar token: bytes
+    /// outside strings that are neither whitespace, nor structural, nor a
+    /// quote, and whose previous byte (carried across blocks) is not such a
+    /// byte either. `outside` has a 1 for every byte outside strings
+    /// (closing quotes included).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `B`'s instruction set.
+    unsafe fn starts(&mut self, block: B, structural: u64, quote: u64, outside: u64) -> u64;
+}
+
+/// The index [`scan`] builds: no scalar tokens.
+struct NoScalars;
+
+impl<B: Block64> Scalars<B> for NoScalars {
+    #[inline(always)]
+    unsafe fn starts(&mut self, _: B, _: u64, _: u64, _: u64) -> u64 {
+        0
+    }
+}
+
+/// The token index [`scan_tokens`] builds.
+struct ScalarStarts {
+    /// 1 if the previous block's last byte was part of a scalar token.
+    carry: u64,
+}
+
+impl<B: TokenBlock> Scalars<B> for ScalarStarts {
+    #[inline(always)]
+    unsafe fn starts(&mut self, block: B, structural: u64, quote: u64, outside: u64) -> u64 {
+        // SAFETY: the caller guarantees B's instruction set.
+        let ws = unsafe { block.whitespace() };
+        let scalar = outside & !(structural | ws | quote);
+        let starts = scalar & !((scalar << 1) | self.carry);
+        self.carry = scalar >> 63;
+        starts
+    }
+}
+
+/// The block loop behind [`scan`] and [`scan_tokens`].
+///
+/// # Safety
+///
+/// As for [`scan`].
+#[inline(always)]
+unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
+    input: &[u8],
+    out: &mut Scan,
+    mut scalars: S,
+) -> Result<(), Error> {
     out.clear();
     let n = input.len();
     // Small inputs reserve for one structural per two bytes (dense JSON's
@@ -96,7 +165,16 @@ pub(crate) unsafe fn scan<B: Block64>(input: &[u8], out: &mut Scan) -> Result<()
             }
             // SAFETY: `i + 64 <= n`, so the 64 bytes at `ptr + i` are in
             // bounds; the CPU supports B.
-            let r = unsafe { st.block(B::load(ptr.add(i)), i, n, &mut structurals, &mut escapes) };
+            let r = unsafe {
+                st.block(
+                    B::load(ptr.add(i)),
+                    i,
+                    n,
+                    &mut structurals,
+                    &mut escapes,
+                    &mut scalars,
+                )
+            };
             if r.is_err() {
                 break 'run r;
             }
@@ -106,7 +184,16 @@ pub(crate) unsafe fn scan<B: Block64>(input: &[u8], out: &mut Scan) -> Result<()
             let mut buf = [b' '; 64];
             buf[..n - i].copy_from_slice(&input[i..]);
             // SAFETY: `buf` holds 64 bytes; the CPU supports B.
-            unsafe { st.block(B::load(buf.as_ptr()), i, n, &mut structurals, &mut escapes) }
+            unsafe {
+                st.block(
+                    B::load(buf.as_ptr()),
+                    i,
+                    n,
+                    &mut structurals,
+                    &mut escapes,
+                    &mut scalars,
+                )
+            }
         } else {
             Ok(())
         }
@@ -247,13 +334,14 @@ impl<B: Block64> State<B> {
     ///
     /// The CPU must support `B`'s instruction set.
     #[inline(always)]
-    unsafe fn block(
+    unsafe fn block<S: Scalars<B>>(
         &mut self,
         block: B,
         at: usize,
         n: usize,
         structurals: &mut Sink<'_>,
         escapes: &mut Sink<'_>,
+        scalars: &mut S,
     ) -> Result<(), Error> {
         // SAFETY: the CPU supports B (our caller's contract), which is all
         // the classification and the sinks need.
@@ -277,7 +365,8 @@ impl<B: Block64> State<B> {
             if escape_starts != 0 {
                 escapes.push::<B>(at, escape_starts, n);
             }
-            let emitted = (m.structural & !in_string) | (quote & in_string);
+            let scalar_starts = scalars.starts(block, m.structural, m.quote, !in_string);
+            let emitted = (m.structural & !in_string) | (quote & in_string) | scalar_starts;
             structurals.push::<B>(at, emitted, n);
         }
         Ok(())

@@ -188,6 +188,50 @@ pub fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     unsafe { f(input, out) }
 }
 
+/// The token scan, for validation: [`scan`], plus the offset of the first
+/// byte of every scalar token (a maximal run of bytes outside strings that
+/// are not whitespace, structural or `"`), in order among the others. Then
+/// every gap between two emitted offsets is whitespace, or the inside of a
+/// string (from an opening quote up to its closing quote), or the rest of a
+/// scalar token. `None` when the active backend has no token scan (it
+/// exists for AVX-512 and AVX2); the caller then uses [`scan`].
+pub(crate) fn scan_tokens(input: &[u8], out: &mut Scan) -> Option<Result<(), Error>> {
+    if let Err(e) = check_len(input) {
+        return Some(Err(e));
+    }
+    match active_backend() {
+        // SAFETY: `active_backend` only returns backends this CPU supports.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 => Some(unsafe { avx512::scan_tokens(input, out) }),
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => Some(unsafe { avx2::scan_tokens(input, out) }),
+        _ => None,
+    }
+}
+
+/// [`scan_tokens`] with a given backend (for tests). `None` if this CPU
+/// cannot run it, or the backend has no token scan.
+pub fn scan_tokens_with(
+    backend: Backend,
+    input: &[u8],
+    out: &mut Scan,
+) -> Option<Result<(), Error>> {
+    if !Backend::available().contains(&backend) {
+        return None;
+    }
+    check_len(input).ok()?;
+    match backend {
+        // SAFETY: the backend is available on this CPU (checked above).
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 => Some(unsafe { avx512::scan_tokens(input, out) }),
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => Some(unsafe { avx2::scan_tokens(input, out) }),
+        _ => None,
+    }
+}
+
 /// Scan with a given backend (for tests and benchmarks). `None` if this CPU
 /// cannot run it.
 pub fn scan_with(backend: Backend, input: &[u8], out: &mut Scan) -> Option<Result<(), Error>> {

@@ -127,3 +127,16 @@ pub(crate) unsafe fn write_offsets_tzcnt(dst: *mut u32, base: u32, mut bits: u64
     }
     count
 }
+
+/// What the token scan (stage 1 for validation, see [`super::scan_tokens`])
+/// needs beyond [`Block64`]: the whitespace of a block, from which the
+/// scalar tokens (numbers and literals) outside strings are found.
+pub(crate) trait TokenBlock: Block64 {
+    /// The mask of the bytes that are JSON whitespace (space, `\t`, `\n`,
+    /// `\r`).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the backend's features.
+    unsafe fn whitespace(self) -> u64;
+}

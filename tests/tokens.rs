@@ -1,0 +1,399 @@
+//! The fast path of `validate` (stage 1's token scan and the token walk,
+//! `src/index/tokens.rs`) against the exact path: it may only answer
+//! "valid" for documents the exact path accepts, and (below its nesting
+//! limit) must answer "valid" for every one of them.
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+use qjson::index::{validate, validate_exact, validate_fast};
+use qjson::scan::{scan_tokens_with, scan_with, Backend, Scan};
+use qjson::Options;
+
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn strict(max_depth: usize) -> Options {
+    Options {
+        lazy: false,
+        max_depth,
+    }
+}
+
+/// Whether this CPU has a token scan (AVX-512 or AVX2); without one the
+/// fast path always says "not known" and only the implication is checked.
+fn has_token_scan() -> bool {
+    Backend::available()
+        .into_iter()
+        .any(|b| scan_tokens_with(b, b"[]", &mut Scan::default()).is_some())
+}
+
+/// The fast answer agrees with the exact one, at a few misalignments.
+fn check(input: &[u8]) -> Result<(), TestCaseError> {
+    for max_depth in [1024usize, 3] {
+        let exact = validate_exact(input, &strict(max_depth));
+        for shift in [0usize, 1, 33] {
+            let mut buf = vec![b'x'; shift];
+            buf.extend_from_slice(input);
+            let fast = validate_fast(&buf[shift..], max_depth);
+            let show = String::from_utf8_lossy(&input[..input.len().min(300)]).into_owned();
+            if fast {
+                prop_assert!(exact.is_ok(), "fast accepted {:?}: {:?}", show, exact);
+            } else if has_token_scan() {
+                // (Only nesting beyond the walk's inline stack may be left
+                // to the exact path.)
+                let shallow = validate_exact(input, &strict(max_depth.min(256)));
+                prop_assert!(shallow.is_err(), "fast rejected valid {:?}", show);
+            }
+            prop_assert_eq!(&validate(&buf[shift..], &strict(max_depth)), &exact);
+        }
+    }
+    Ok(())
+}
+
+fn assert_agree(input: &[u8]) {
+    if let Err(e) = check(input) {
+        panic!("{e}");
+    }
+}
+
+/// The scalar oracle for the token scan: the scalar scan's offsets plus the
+/// first byte of every scalar token (bytes outside strings that are not
+/// whitespace, structural or `"`, whose previous byte is not one).
+fn token_oracle(input: &[u8]) -> Result<Scan, qjson::Error> {
+    let mut s = Scan::default();
+    scan_with(Backend::Scalar, input, &mut s).unwrap()?;
+    let mut starts = Vec::new();
+    let (mut in_string, mut escaped, mut prev_scalar) = (false, false, false);
+    for (i, &b) in input.iter().enumerate() {
+        let mut scalar = false;
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else {
+            scalar = !b" \t\n\r{}[]:,".contains(&b);
+        }
+        if scalar && !prev_scalar {
+            starts.push(i as u32);
+        }
+        prev_scalar = scalar;
+    }
+    let sentinel = s.structurals.pop().unwrap();
+    s.structurals.extend(starts);
+    s.structurals.sort_unstable();
+    s.structurals.push(sentinel);
+    Ok(s)
+}
+
+fn check_scan(input: &[u8]) -> Result<(), TestCaseError> {
+    let expect = token_oracle(input);
+    for shift in [0usize, 1, 17, 63] {
+        let mut buf = vec![b'x'; shift];
+        buf.extend_from_slice(input);
+        for backend in Backend::available() {
+            let mut got = Scan {
+                structurals: vec![7; 70],
+                escapes: vec![1],
+                first_control: Some(3),
+                non_ascii: true,
+            };
+            let Some(r) = scan_tokens_with(backend, &buf[shift..], &mut got) else {
+                continue;
+            };
+            let got = r.map(|()| got);
+            prop_assert_eq!(&got, &expect, "backend {} shift {}", backend.name(), shift);
+        }
+    }
+    Ok(())
+}
+
+/// Pieces of near-JSON: valid and broken tokens of every kind.
+fn piece() -> impl Strategy<Value = &'static [u8]> {
+    prop::sample::select(vec![
+        &b"{"[..],
+        b"}",
+        b"[",
+        b"]",
+        b":",
+        b",",
+        b",",
+        b"\"k\"",
+        b"\"k\":",
+        b"\"\\n\"",
+        b"\"\\u00e9\\ud83d\\ude00\"",
+        b"\"\\x\"",
+        "\"é\"".as_bytes(),
+        b"\"",
+        b"\\",
+        b"0",
+        b"1",
+        b"-12.5e+3",
+        b"1.5",
+        b"01",
+        b"1.",
+        b"-",
+        b"1e",
+        b".5",
+        b"true",
+        b"false",
+        b"null",
+        b"tru",
+        b"nulll",
+        b"True",
+        b" ",
+        b"\n",
+        b"\t ",
+        b"\x01",
+        b"\xff",
+        b"x",
+    ])
+}
+
+/// JSON documents with numbers of every shape, compact or pretty.
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        (0u32..1000).prop_map(|v| Value::from(v as f64 / 1000.0)),
+        "\\PC{0,20}".prop_map(Value::String),
+        "[\"\\\\\\x01-\\x1f]{0,3}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(5, 64, 8, |inner| {
+        prop_oneof![
+            vec(inner.clone(), 0..8).prop_map(Value::Array),
+            prop::collection::btree_map("\\PC{0,6}", inner, 0..8)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn document() -> impl Strategy<Value = Vec<u8>> {
+    (json_value(), any::<bool>()).prop_map(|(v, pretty)| {
+        if pretty {
+            serde_json::to_vec_pretty(&v).unwrap()
+        } else {
+            serde_json::to_vec(&v).unwrap()
+        }
+    })
+}
+
+/// One edit of a document: replace, insert or delete a byte.
+fn mutated() -> impl Strategy<Value = Vec<u8>> {
+    let byte = prop::sample::select(b"{}[]:,\" \n\\0123456789-+.eEtfnulx\x01\xc3\xff".to_vec());
+    (document(), any::<prop::sample::Index>(), byte, 0u8..3).prop_map(|(mut d, at, b, op)| {
+        let i = at.index(d.len() + 1);
+        match op {
+            0 if i < d.len() => d[i] = b,
+            2 if i < d.len() => {
+                d.remove(i);
+            }
+            _ => d.insert(i, b),
+        }
+        d
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(1000)))]
+
+    #[test]
+    fn token_soup(input in vec(piece(), 0..60).prop_map(|v| v.concat())) {
+        check(&input)?;
+        check_scan(&input)?;
+    }
+
+    #[test]
+    fn documents(input in document()) {
+        prop_assert!(validate_exact(&input, &strict(1024)).is_ok());
+        check(&input)?;
+        check_scan(&input)?;
+    }
+
+    #[test]
+    fn mutated_documents(input in mutated()) {
+        check(&input)?;
+        check_scan(&input)?;
+    }
+
+    #[test]
+    fn random_bytes(input in vec(any::<u8>(), 0..300)) {
+        check(&input)?;
+        check_scan(&input)?;
+    }
+}
+
+#[test]
+fn tables() {
+    let valid: &[&[u8]] = &[
+        b"0",
+        b" -0.5e-7 ",
+        b"\"a\"",
+        b"[]",
+        b"{}",
+        b"[1,2,3]",
+        b"{\"a\":1,\"b\":[true,false,null],\"c\":{}}",
+        b"[ 1 , \"x\" , [ ] , { } ]",
+        b"{\"a\" : \"b\" , \"c\" :\n-1}",
+        b"[\"a\",{\"b\":\"c\"},\"d\"]",
+        b"[0,1e5,1E+5,1.0e-5,-0]",
+    ];
+    for v in valid {
+        assert!(validate_exact(v, &strict(1024)).is_ok());
+        assert_agree(v);
+    }
+    let invalid: &[&[u8]] = &[
+        b"",
+        b"  ",
+        b"[",
+        b"]",
+        b"[1,]",
+        b"[,1]",
+        b"{\"a\"}",
+        b"{\"a\":}",
+        b"{\"a\":1,}",
+        b"{,}",
+        b"{1:2}",
+        b"{\"a\" \"b\":1}",
+        b"[1 2]",
+        b"[\"a\" \"b\"]",
+        b"[1\"a\"]",
+        b"[\"a\"1]",
+        b"\"a\"\"b\"",
+        b"1 2",
+        b"[1}",
+        b"{\"a\":1]",
+        b"[01]",
+        b"[1.]",
+        b"[-]",
+        b"[.5]",
+        b"[1e]",
+        b"[truex]",
+        b"[tru]",
+        b"[nul]",
+        b"[true false]",
+        b"[1:2]",
+        b"{\"a\"::1}",
+        b"[\x01]",
+        b"[\"\x01\"]",
+        b"[\"\\x\"]",
+        b"[\"\\ud800\"]",
+        b"[\"\xff\"]",
+        b"\xef\xbb\xbf[]",
+        b"[]]",
+        b"[][]",
+        b"{}}",
+        b"[\"a\\\"]",
+    ];
+    for v in invalid {
+        assert!(validate_exact(v, &strict(1024)).is_err(), "{v:?}");
+        assert_agree(v);
+    }
+}
+
+#[test]
+fn nesting_around_the_limits() {
+    for depth in [1usize, 2, 3, 4, 255, 256, 257, 300, 1024, 1025] {
+        for (open, close) in [("[", "]"), ("{\"k\":", "}")] {
+            let doc = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+            for max_depth in [depth - 1, depth, 1024] {
+                let exact = validate_exact(doc.as_bytes(), &strict(max_depth));
+                assert_eq!(exact.is_ok(), depth <= max_depth);
+                let fast = validate_fast(doc.as_bytes(), max_depth);
+                assert!(!fast || exact.is_ok());
+                if has_token_scan() && depth <= 256 {
+                    assert_eq!(fast, exact.is_ok(), "depth {depth} max {max_depth}");
+                }
+                assert_eq!(validate(doc.as_bytes(), &strict(max_depth)), exact);
+            }
+        }
+    }
+}
+
+/// Scalars cut by 64-byte block borders, with every kind of neighbour.
+#[test]
+fn scalars_across_block_borders() {
+    for lead in 0..70 {
+        for tok in [
+            &b"-12.5e+3"[..],
+            b"true",
+            b"null",
+            b"1234567890123",
+            b"1x",
+            b"0.5",
+        ] {
+            for sep in [&b","[..], b" ,", b"\n,", b"]"] {
+                let mut doc = b"[".to_vec();
+                doc.extend(std::iter::repeat_n(b' ', lead));
+                doc.extend_from_slice(tok);
+                doc.extend_from_slice(sep);
+                if sep != b"]" {
+                    doc.extend_from_slice(tok);
+                    doc.push(b']');
+                }
+                assert_agree(&doc);
+                if let Err(e) = check_scan(&doc) {
+                    panic!("{e}");
+                }
+            }
+        }
+    }
+}
+
+/// Every file of the JSONTestSuite and of jsonexamples (when present), and
+/// single-byte edits of the small jsonexamples files at every offset.
+#[test]
+fn corpora() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let mut files = Vec::new();
+    for dir in [
+        "JSONTestSuite/test_parsing",
+        "jsonexamples",
+        "jsonexamples/small",
+    ] {
+        let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if e.path().extension().is_some_and(|x| x == "json") {
+                files.push(e.path());
+            }
+        }
+    }
+    for f in &files {
+        assert_agree(&std::fs::read(f).unwrap());
+    }
+    for name in [
+        "demo.json",
+        "smalldemo.json",
+        "adversarial.json",
+        "flatadversarial.json",
+    ] {
+        let Ok(doc) = std::fs::read(root.join("jsonexamples/small").join(name)) else {
+            continue;
+        };
+        for i in 0..doc.len() {
+            for b in *b"{}[]:,\" x0-.e\\\x01" {
+                let mut d = doc.clone();
+                d[i] = b;
+                assert_agree(&d);
+                d.remove(i);
+                assert_agree(&d);
+            }
+        }
+    }
+}
