@@ -74,14 +74,98 @@ fn walk(input: &[u8], s: &[u32], max_depth: usize) -> bool {
     walk_impl(input, s, max_depth)
 }
 
-/// Whether a valid scalar token (number or literal) starts at `p` and ends
-/// at a byte that ends tokens (or at the end of input).
+/// Whether token `k` (not the sentinel) is a valid scalar (number or
+/// literal) that ends at a byte that ends tokens (or at the end of input).
 #[inline(always)]
-fn scalar_ok(input: &[u8], p: usize) -> bool {
-    match scalar_end(input, p) {
-        Some(e) => input.get(e).is_none_or(|&b| ENDS_TOKEN[b as usize]),
-        None => false,
+fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
+    let p = s[k] as usize;
+    plain_number(input, p, s[k + 1] as usize)
+        || match scalar_end(input, p) {
+            Some(e) => input.get(e).is_none_or(|&b| ENDS_TOKEN[b as usize]),
+            None => false,
+        }
+}
+
+/// Whether the bytes from `p` up to the next token at `q` are exactly one
+/// plain number, `-?(0|[1-9][0-9]*)(\.[0-9]+)?`, of at most 32 bytes: the
+/// shape of nearly every number, checked with one digit mask and a few bit
+/// operations. `false` means "not known": exponents, whitespace before the
+/// next token, the last 32 bytes of input and every error go the general
+/// way.
+///
+/// The token is exactly `p..q` when the byte before `q` is not whitespace:
+/// between a scalar token and the next token there is only whitespace (any
+/// other byte would be part of the token, or a token itself).
+#[inline(always)]
+fn plain_number(input: &[u8], p: usize, q: usize) -> bool {
+    let len = q - p;
+    // (Whitespace is at most b' '; so are control bytes, which the
+    // general path rejects.)
+    if len > 32 || input[q - 1] <= b' ' {
+        return false;
     }
+    let Some(digits) = digit_mask32(input, p) else {
+        return false;
+    };
+    let neg = (input[p] == b'-') as u32;
+    let token = (u64::MAX >> (64 - len)) as u32;
+    let digits = digits & token;
+    // Every byte but a leading `-` and one `.` must be a digit.
+    let others = token & !digits & !neg;
+    // A leading `0` must be the whole integer part.
+    let leading_zero = input[p + neg as usize] == b'0' && (digits >> (neg + 1)) & 1 != 0;
+    if len as u32 <= neg || leading_zero {
+        return false;
+    }
+    if others == 0 {
+        return true;
+    }
+    // One `.`, with digits on both sides.
+    let dot = others.trailing_zeros();
+    others & (others - 1) == 0
+        && dot > neg
+        && dot + 1 < len as u32
+        && input[p + dot as usize] == b'.'
+}
+
+/// The mask of the ASCII digits among `input[p..p + 32]` (bit `i` for byte
+/// `p + i`), or `None` when fewer than 32 bytes remain.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn digit_mask32(input: &[u8], p: usize) -> Option<u32> {
+    use std::arch::x86_64::*;
+    let chunk = input.get(p..p + 32)?;
+    // SAFETY: `chunk` is 32 readable bytes and `loadu` has no alignment
+    // requirement; SSE2 is part of the x86_64 baseline.
+    unsafe {
+        let half = |at: usize| {
+            let v = _mm_loadu_si128(chunk.as_ptr().add(at).cast());
+            // A digit is a byte b with (b - '0') as u8 <= 9.
+            let d = _mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8));
+            let digit = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
+            _mm_movemask_epi8(digit) as u32 & 0xFFFF
+        };
+        Some(half(0) | half(16) << 16)
+    }
+}
+
+/// [`digit_mask32`] without SIMD.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[cfg_attr(not(target_arch = "x86_64"), inline(always))]
+fn digit_mask32_portable(input: &[u8], p: usize) -> Option<u32> {
+    let chunk = input.get(p..p + 32)?;
+    Some(
+        chunk
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, b)| m | (b.is_ascii_digit() as u32) << i),
+    )
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn digit_mask32(input: &[u8], p: usize) -> Option<u32> {
+    digit_mask32_portable(input, p)
 }
 
 /// The kinds of the enclosing container.
@@ -135,7 +219,7 @@ fn walk_impl(input: &[u8], s: &[u32], max_depth: usize) -> bool {
                     }
                 }
             }
-            Some(_) if scalar_ok(input, s[k] as usize) => k += 1,
+            Some(_) if scalar_ok(input, s, k) => k += 1,
             _ => return false,
         }
         // --- after a value: token k must continue or close `kind` ---
@@ -149,7 +233,7 @@ fn walk_impl(input: &[u8], s: &[u32], max_depth: usize) -> bool {
                             match tok(k) {
                                 Some(b'"') => k += 1,
                                 Some(b'{' | b'[') => continue 'value,
-                                Some(_) if scalar_ok(input, s[k] as usize) => k += 1,
+                                Some(_) if scalar_ok(input, s, k) => k += 1,
                                 _ => return false,
                             }
                         }
@@ -175,7 +259,7 @@ fn walk_impl(input: &[u8], s: &[u32], max_depth: usize) -> bool {
                             match tok(k) {
                                 Some(b'"') => k += 1,
                                 Some(b'{' | b'[') => continue 'value,
-                                Some(_) if scalar_ok(input, s[k] as usize) => k += 1,
+                                Some(_) if scalar_ok(input, s, k) => k += 1,
                                 _ => return false,
                             }
                         }
@@ -198,6 +282,40 @@ fn walk_impl(input: &[u8], s: &[u32], max_depth: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `plain_number` only accepts valid numbers that end right before the
+    /// next token, and accepts every plain one.
+    #[test]
+    fn plain_numbers() {
+        use crate::decode::number::check_scalar;
+        let pieces: &[&[u8]] = &[b"-", b"0", b"1", b"9", b".", b"e", b"+", b"x", b" ", b"00"];
+        let mut seed = 1u32;
+        for _ in 0..200_000 {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let mut tok = Vec::new();
+            let mut r = seed;
+            let parts = 1 + (r % 13) as usize;
+            for _ in 0..parts {
+                r = r.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
+                tok.extend_from_slice(pieces[(r >> 24) as usize % pieces.len()]);
+            }
+            if tok.len() > 34 || tok.is_empty() {
+                continue;
+            }
+            let mut input = tok.clone();
+            input.push(b',');
+            let q = tok.len();
+            input.extend_from_slice(&[b' '; 40]);
+            assert_eq!(digit_mask32(&input, 0), digit_mask32_portable(&input, 0));
+            let plain = tok.iter().all(|b| b.is_ascii_digit() || b".-".contains(b));
+            let valid = check_scalar(&tok, 0).is_ok();
+            let got = plain_number(&input, 0, q);
+            assert!(!got || valid, "{:?}", String::from_utf8_lossy(&tok));
+            if plain && valid && tok.len() <= 32 {
+                assert!(got, "{:?}", String::from_utf8_lossy(&tok));
+            }
+        }
+    }
 
     #[test]
     fn corpus_files_are_valid() {

@@ -209,17 +209,41 @@ impl Block64 for Avx2 {
     }
 }
 
+/// [`TokenBlock::delimiters`] of one 32-byte half.
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[inline(always)]
+unsafe fn delimiters_half(v: __m256i, ws_table: __m256i, table: __m256i) -> u32 {
+    // SAFETY: the caller guarantees AVX2.
+    unsafe {
+        let ws = _mm256_cmpeq_epi8(v, _mm256_shuffle_epi8(ws_table, v));
+        let quote = _mm256_cmpeq_epi8(v, splat(b'"'));
+        // The structurals as `classify_half` finds them.
+        let below_space_or_high = _mm256_cmpgt_epi8(splat(0x20), v);
+        let folded = _mm256_or_si256(v, splat(0x20));
+        let structural = _mm256_andnot_si256(
+            below_space_or_high,
+            _mm256_cmpeq_epi8(folded, _mm256_shuffle_epi8(table, v)),
+        );
+        let any = _mm256_or_si256(_mm256_or_si256(ws, quote), structural);
+        _mm256_movemask_epi8(any) as u32
+    }
+}
+
 impl TokenBlock for Avx2 {
     #[inline(always)]
-    unsafe fn whitespace(self) -> u64 {
-        // SAFETY: the caller guarantees AVX2; the table load reads the 32
-        // bytes of a static array.
+    unsafe fn delimiters(self) -> u64 {
+        // SAFETY: the caller guarantees AVX2; the table loads read the 32
+        // bytes of static arrays.
         unsafe {
-            let table = _mm256_loadu_si256(WHITESPACE_TABLE.as_ptr().cast());
-            let half = |v: __m256i| {
-                _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_shuffle_epi8(table, v))) as u32
-            };
-            join(half(self.0), half(self.1))
+            let ws_table = _mm256_loadu_si256(WHITESPACE_TABLE.as_ptr().cast());
+            let table = _mm256_loadu_si256(STRUCTURAL_TABLE.as_ptr().cast());
+            join(
+                delimiters_half(self.0, ws_table, table),
+                delimiters_half(self.1, ws_table, table),
+            )
         }
     }
 }

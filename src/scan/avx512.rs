@@ -81,19 +81,24 @@ const STRUCTURAL_TABLE: [u8; 64] = {
     t
 };
 
-/// At index `c & 63` for each whitespace byte `c` (space, tab, newline,
-/// carriage return: indices 32, 9, 10, 13), `c` itself; elsewhere a byte
-/// whose low six bits differ from the index, as in [`STRUCTURAL_TABLE`].
-const WHITESPACE_TABLE: [u8; 64] = {
+/// At index `c & 63` for each byte `c` that ends a scalar token
+/// (whitespace, structurals and `"`: their low six bits are all distinct),
+/// `c` itself; elsewhere a byte whose low six bits differ from the index,
+/// as in [`STRUCTURAL_TABLE`].
+const DELIMITER_TABLE: [u8; 64] = {
     let mut t = [0u8; 64];
     let mut i = 0;
     while i < 64 {
         t[i] = (i as u8 + 1) & 63;
         i += 1;
     }
-    let chars = *b" \t\n\r";
+    let chars = *b" \t\n\r{}[]:,\"";
     let mut k = 0;
     while k < chars.len() {
+        assert!(
+            t[(chars[k] & 63) as usize] != chars[k],
+            "two delimiters share an index"
+        );
         t[(chars[k] & 63) as usize] = chars[k];
         k += 1;
     }
@@ -205,11 +210,11 @@ impl Block64 for Avx512 {
 
 impl TokenBlock for Avx512 {
     #[inline(always)]
-    unsafe fn whitespace(self) -> u64 {
+    unsafe fn delimiters(self) -> u64 {
         // SAFETY: the caller guarantees AVX-512BW and VBMI; the table load
         // reads the 64 bytes of a static array.
         unsafe {
-            let table = _mm512_loadu_si512(WHITESPACE_TABLE.as_ptr().cast());
+            let table = _mm512_loadu_si512(DELIMITER_TABLE.as_ptr().cast());
             _mm512_cmpeq_epi8_mask(self.0, _mm512_permutexvar_epi8(self.0, table))
         }
     }

@@ -98,7 +98,7 @@ trait Scalars<B: Block64> {
     /// # Safety
     ///
     /// The CPU must support `B`'s instruction set.
-    unsafe fn starts(&mut self, block: B, structural: u64, quote: u64, outside: u64) -> u64;
+    unsafe fn starts(&mut self, block: B, outside: u64) -> u64;
 }
 
 /// The index [`scan`] builds: no scalar tokens.
@@ -106,7 +106,7 @@ struct NoScalars;
 
 impl<B: Block64> Scalars<B> for NoScalars {
     #[inline(always)]
-    unsafe fn starts(&mut self, _: B, _: u64, _: u64, _: u64) -> u64 {
+    unsafe fn starts(&mut self, _: B, _: u64) -> u64 {
         0
     }
 }
@@ -119,10 +119,9 @@ struct ScalarStarts {
 
 impl<B: TokenBlock> Scalars<B> for ScalarStarts {
     #[inline(always)]
-    unsafe fn starts(&mut self, block: B, structural: u64, quote: u64, outside: u64) -> u64 {
+    unsafe fn starts(&mut self, block: B, outside: u64) -> u64 {
         // SAFETY: the caller guarantees B's instruction set.
-        let ws = unsafe { block.whitespace() };
-        let scalar = outside & !(structural | ws | quote);
+        let scalar = outside & !unsafe { block.delimiters() };
         let starts = scalar & !((scalar << 1) | self.carry);
         self.carry = scalar >> 63;
         starts
@@ -365,7 +364,7 @@ impl<B: Block64> State<B> {
             if escape_starts != 0 {
                 escapes.push::<B>(at, escape_starts, n);
             }
-            let scalar_starts = scalars.starts(block, m.structural, m.quote, !in_string);
+            let scalar_starts = scalars.starts(block, !in_string);
             let emitted = (m.structural & !in_string) | (quote & in_string) | scalar_starts;
             structurals.push::<B>(at, emitted, n);
         }

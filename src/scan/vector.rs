@@ -129,14 +129,17 @@ pub(crate) unsafe fn write_offsets_tzcnt(dst: *mut u32, base: u32, mut bits: u64
 }
 
 /// What the token scan (stage 1 for validation, see [`super::scan_tokens`])
-/// needs beyond [`Block64`]: the whitespace of a block, from which the
-/// scalar tokens (numbers and literals) outside strings are found.
+/// needs beyond [`Block64`]: which bytes can be part of a scalar token
+/// (number or literal).
 pub(crate) trait TokenBlock: Block64 {
-    /// The mask of the bytes that are JSON whitespace (space, `\t`, `\n`,
-    /// `\r`).
+    /// The mask of the bytes that end a scalar token: JSON whitespace
+    /// (space, `\t`, `\n`, `\r`), the structurals `{ } [ ] : ,` and `"`.
+    /// Computed in the vector domain, with one mask extraction: combining
+    /// the masks of [`Block64::classify`] with a separate whitespace mask
+    /// made LLVM scalarize the AVX2 block byte by byte.
     ///
     /// # Safety
     ///
     /// The CPU must support the backend's features.
-    unsafe fn whitespace(self) -> u64;
+    unsafe fn delimiters(self) -> u64;
 }
