@@ -79,11 +79,38 @@ fn walk(input: &[u8], s: &[u32], max_depth: usize) -> bool {
 #[inline(always)]
 fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
     let p = s[k] as usize;
-    plain_number(input, p, s[k + 1] as usize)
-        || match scalar_end(input, p) {
-            Some(e) => input.get(e).is_none_or(|&b| ENDS_TOKEN[b as usize]),
-            None => false,
+    let c = input[p];
+    // (`-` and the digits sort before the letters of the literals.)
+    if c <= b'9' {
+        plain_number(input, p, s[k + 1] as usize) || any_scalar(input, p)
+    } else {
+        match c {
+            b't' => literal(input, p, *b"true"),
+            b'n' => literal(input, p, *b"null"),
+            b'f' => input.get(p + 1..p + 5) == Some(b"alse") && ends_token(input, p + 5),
+            _ => false,
         }
+    }
+}
+
+/// The general check of a scalar token at `p` (exponents, whitespace after
+/// the token, the end of input, errors): out of line, so that the common
+/// shapes keep their registers.
+#[inline(never)]
+fn any_scalar(input: &[u8], p: usize) -> bool {
+    scalar_end(input, p).is_some_and(|e| ends_token(input, e))
+}
+
+/// Whether the four bytes at `p` are `word` and a token ends after them.
+#[inline(always)]
+fn literal(input: &[u8], p: usize, word: [u8; 4]) -> bool {
+    input.get(p..p + 4) == Some(&word[..]) && ends_token(input, p + 4)
+}
+
+/// Whether `input[e]` ends a token (or `e` is the end of input).
+#[inline(always)]
+fn ends_token(input: &[u8], e: usize) -> bool {
+    input.get(e).is_none_or(|&b| ENDS_TOKEN[b as usize])
 }
 
 /// Whether the bytes from `p` up to the next token at `q` are exactly one
@@ -98,22 +125,22 @@ fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
 /// other byte would be part of the token, or a token itself).
 #[inline(always)]
 fn plain_number(input: &[u8], p: usize, q: usize) -> bool {
-    let len = q - p;
-    // (Whitespace is at most b' '; so are control bytes, which the
-    // general path rejects.)
-    if len > 32 || input[q - 1] <= b' ' {
-        return false;
-    }
-    let Some(digits) = digit_mask32(input, p) else {
+    let Some(chunk) = input.get(p..).and_then(<[u8]>::first_chunk::<32>) else {
         return false;
     };
-    let neg = (input[p] == b'-') as u32;
+    let len = q.wrapping_sub(p);
+    // (Whitespace is at most b' '; so are control bytes, which the
+    // general path rejects.)
+    if len.wrapping_sub(1) >= 32 || chunk[len - 1] <= b' ' {
+        return false;
+    }
+    let neg = (chunk[0] == b'-') as u32;
     let token = (u64::MAX >> (64 - len)) as u32;
-    let digits = digits & token;
+    let digits = digit_mask32(chunk) & token;
     // Every byte but a leading `-` and one `.` must be a digit.
     let others = token & !digits & !neg;
     // A leading `0` must be the whole integer part.
-    let leading_zero = input[p + neg as usize] == b'0' && (digits >> (neg + 1)) & 1 != 0;
+    let leading_zero = chunk[neg as usize] == b'0' && (digits >> (neg + 1)) & 1 != 0;
     if len as u32 <= neg || leading_zero {
         return false;
     }
@@ -125,16 +152,14 @@ fn plain_number(input: &[u8], p: usize, q: usize) -> bool {
     others & (others - 1) == 0
         && dot > neg
         && dot + 1 < len as u32
-        && input[p + dot as usize] == b'.'
+        && chunk[dot as usize & 31] == b'.'
 }
 
-/// The mask of the ASCII digits among `input[p..p + 32]` (bit `i` for byte
-/// `p + i`), or `None` when fewer than 32 bytes remain.
+/// The mask of the ASCII digits among 32 bytes (bit `i` for byte `i`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn digit_mask32(input: &[u8], p: usize) -> Option<u32> {
+fn digit_mask32(chunk: &[u8; 32]) -> u32 {
     use std::arch::x86_64::*;
-    let chunk = input.get(p..p + 32)?;
     // SAFETY: `chunk` is 32 readable bytes and `loadu` has no alignment
     // requirement; SSE2 is part of the x86_64 baseline.
     unsafe {
@@ -145,27 +170,24 @@ fn digit_mask32(input: &[u8], p: usize) -> Option<u32> {
             let digit = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
             _mm_movemask_epi8(digit) as u32 & 0xFFFF
         };
-        Some(half(0) | half(16) << 16)
+        half(0) | half(16) << 16
     }
 }
 
 /// [`digit_mask32`] without SIMD.
 #[cfg(any(test, not(target_arch = "x86_64")))]
 #[cfg_attr(not(target_arch = "x86_64"), inline(always))]
-fn digit_mask32_portable(input: &[u8], p: usize) -> Option<u32> {
-    let chunk = input.get(p..p + 32)?;
-    Some(
-        chunk
-            .iter()
-            .enumerate()
-            .fold(0, |m, (i, b)| m | (b.is_ascii_digit() as u32) << i),
-    )
+fn digit_mask32_portable(chunk: &[u8; 32]) -> u32 {
+    chunk
+        .iter()
+        .enumerate()
+        .fold(0, |m, (i, b)| m | (b.is_ascii_digit() as u32) << i)
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn digit_mask32(input: &[u8], p: usize) -> Option<u32> {
-    digit_mask32_portable(input, p)
+fn digit_mask32(chunk: &[u8; 32]) -> u32 {
+    digit_mask32_portable(chunk)
 }
 
 /// The kinds of the enclosing container.
@@ -306,7 +328,8 @@ mod tests {
             input.push(b',');
             let q = tok.len();
             input.extend_from_slice(&[b' '; 40]);
-            assert_eq!(digit_mask32(&input, 0), digit_mask32_portable(&input, 0));
+            let chunk = input.first_chunk::<32>().unwrap();
+            assert_eq!(digit_mask32(chunk), digit_mask32_portable(chunk));
             let plain = tok.iter().all(|b| b.is_ascii_digit() || b".-".contains(b));
             let valid = check_scalar(&tok, 0).is_ok();
             let got = plain_number(&input, 0, q);
