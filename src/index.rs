@@ -445,6 +445,12 @@ pub fn validate_fast(input: &[u8], max_depth: usize) -> bool {
     tokens::valid(input, max_depth)
 }
 
+/// The token index for `loads` (see [`tokens::for_loads`]).
+#[cfg(feature = "python")]
+pub(crate) fn tokens_for_loads(input: &[u8], max_depth: usize) -> Option<tokens::LoadsIndex> {
+    tokens::for_loads(input, max_depth)
+}
+
 /// [`validate`] without the fast path: stage 1 and the stage-2 walk of
 /// [`Index::build`] without the container table. For tests and benchmarks.
 #[doc(hidden)]

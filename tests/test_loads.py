@@ -252,3 +252,50 @@ def test_large_containers_and_strings() -> None:
     obj = {"s": "x" * 1_000_000, "l": list(range(100_000)), "e": ["a\\" * 1000]}
     data = json.dumps(obj).encode()
     assert qjson.loads(data) == obj
+
+
+# loads builds from the token index (stage 1 marks where each scalar
+# starts) and falls back to the exact structural index when the token walk
+# gives up: on any error, and on nesting deeper than its inline stack (256).
+# Wrapping a document in 300 arrays forces the second path: both must give
+# the same objects and the same errors.
+DEEP = 300
+
+
+def wrapped(data: bytes) -> bytes:
+    return b"[" * DEEP + data + b"]" * DEEP
+
+
+def unwrap(v: object) -> object:
+    for _ in range(DEEP):
+        assert isinstance(v, list) and len(v) == 1
+        v = v[0]
+    return v
+
+
+BOTH_PATHS: list[bytes] = [
+    b'{"a": [1, -2.5e3, "x\\n\\u00e9", true, false, null, {}, []], "b": {"c": "d"}}',
+    b"[0,1e5,1E+5,1.0e-5,-0,123456789012345678901234567890, 0.1, 5e-324]",
+    '["é", "日本", "😀", "\\ud83d\\ude00", {"ключ": "значение"}]'.encode(),
+    b'[ 1 , "x" , [ ] , { } , {"k" :\n -1 } ]',
+    b"[" + b"1.5, 2, true, null, " * 200 + b"0]",
+]
+
+
+@pytest.mark.parametrize("data", BOTH_PATHS + EXAMPLES[:4])
+def test_token_and_exact_paths_agree(data: bytes | Path) -> None:
+    if isinstance(data, Path):
+        data = data.read_bytes()
+    fast = qjson.loads(data)
+    assert same(fast, json.loads(data))
+    assert same(unwrap(qjson.loads(wrapped(data), max_depth=2 * DEEP)), fast)
+
+
+@pytest.mark.parametrize("data", SCALAR_CASES[:27] + [d for d, _ in ERRORS[2:]])
+def test_token_and_exact_paths_report_the_same_error(data: bytes) -> None:
+    for doc in (data, wrapped(data)):
+        with pytest.raises(qjson.JSONDecodeError) as v:
+            qjson.validate(doc, max_depth=2 * DEEP)
+        with pytest.raises(qjson.JSONDecodeError) as info:
+            qjson.loads(doc, max_depth=2 * DEEP)
+        assert (info.value.pos, info.value.msg) == (v.value.pos, v.value.msg)

@@ -308,8 +308,16 @@ fn tables() {
 #[test]
 fn nesting_around_the_limits() {
     for depth in [1usize, 2, 3, 4, 255, 256, 257, 300, 1024, 1025] {
-        for (open, close) in [("[", "]"), ("{\"k\":", "}")] {
-            let doc = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+        for (open, inner, close) in [
+            ("[", "1", "]"),
+            ("{\"k\":", "1", "}"),
+            ("[", "", "]"),
+            ("{\"k\":", "{}", "}"),
+            ("[", "[]", "]"),
+        ] {
+            let doc = format!("{}{inner}{}", open.repeat(depth), close.repeat(depth));
+            // (An empty innermost container counts as one more level.)
+            let depth = depth + (inner.len() == 2) as usize;
             for max_depth in [depth - 1, depth, 1024] {
                 let exact = validate_exact(doc.as_bytes(), &strict(max_depth));
                 assert_eq!(exact.is_ok(), depth <= max_depth);

@@ -52,26 +52,147 @@ pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
     if scan.first_control.is_some() {
         return false;
     }
-    walk(input, &scan.structurals, max_depth)
+    walk(input, &scan.structurals, max_depth, &mut Check)
         && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok()
+}
+
+/// The token index `loads` builds from (see [`for_loads`]).
+#[cfg(feature = "python")]
+pub(crate) struct LoadsIndex {
+    /// Offsets of the tokens (structurals, opening quotes, scalar starts),
+    /// then `input.len()`.
+    pub structurals: Vec<u32>,
+    /// Stage 1's escape offsets.
+    pub escapes: Vec<u32>,
+    /// The number of children of each container, in the order of their
+    /// openers.
+    pub lens: Vec<u32>,
+    /// Whether any byte is >= 0x80.
+    pub non_ascii: bool,
+}
+
+/// The token index of `input` for `loads`, with everything checked but the
+/// scalar tokens (which `loads` checks as it parses them: it must then
+/// reject every scalar token that is not exactly one valid number or
+/// literal followed by whitespace up to the next token). `None` means "not
+/// known to be valid": the caller takes the exact path.
+#[cfg(feature = "python")]
+pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
+    let mut scan = Scan::default();
+    match scan::scan_tokens(input, &mut scan) {
+        Some(Ok(())) => {}
+        _ => return None,
+    }
+    if scan.first_control.is_some() {
+        return None;
+    }
+    let s = &scan.structurals;
+    // Two tokens per container at most; most documents have far fewer.
+    let mut counts = ChildCounts {
+        lens: Vec::with_capacity(s.len() / 8 + 1),
+        limit: s.len() / 2 + 1,
+    };
+    let ok = walk(input, s, max_depth, &mut counts)
+        && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok();
+    ok.then_some(LoadsIndex {
+        structurals: scan.structurals,
+        escapes: scan.escapes,
+        lens: counts.lens,
+        non_ascii: scan.non_ascii,
+    })
+}
+
+/// What the walk does besides checking the grammar.
+trait Record {
+    /// Whether scalar tokens are checked here (else by the caller, who
+    /// gets each one's offset and the next token's). Also: whether nothing
+    /// is recorded (the walk then skips its bookkeeping).
+    const CHECK_SCALARS: bool;
+    /// A container opens (its first child, if any, follows).
+    fn open(&mut self);
+    /// The innermost open container closes with `len` children.
+    fn close(&mut self, ord: usize, len: u32);
+    /// The ordinal the next container will get.
+    fn next_ord(&self) -> usize;
+}
+
+/// Validation only: nothing recorded.
+struct Check;
+
+impl Record for Check {
+    const CHECK_SCALARS: bool = true;
+    #[inline(always)]
+    fn open(&mut self) {}
+    #[inline(always)]
+    fn close(&mut self, _: usize, _: u32) {}
+    #[inline(always)]
+    fn next_ord(&self) -> usize {
+        0
+    }
+}
+
+/// `loads`: each container's child count, by ordinal.
+#[cfg(feature = "python")]
+struct ChildCounts {
+    lens: Vec<u32>,
+    /// The most containers the input can hold (the first reservation is a
+    /// guess; when it runs out, the table jumps to this bound at once).
+    limit: usize,
+}
+
+#[cfg(feature = "python")]
+impl Record for ChildCounts {
+    const CHECK_SCALARS: bool = false;
+    #[inline(always)]
+    fn open(&mut self) {
+        if self.lens.len() == self.lens.capacity() {
+            self.lens.reserve_exact(self.limit - self.lens.len());
+        }
+        self.lens.push(0);
+    }
+    #[inline(always)]
+    fn close(&mut self, ord: usize, len: u32) {
+        self.lens[ord] = len;
+    }
+    #[inline(always)]
+    fn next_ord(&self) -> usize {
+        self.lens.len()
+    }
 }
 
 /// The grammar walk, compiled for AVX2 when the CPU has it (as
 /// [`super::walk`] is: the number masks take one vector step).
-fn walk(input: &[u8], s: &[u32], max_depth: usize) -> bool {
+fn walk<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) -> bool {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2() {
         /// # Safety
         ///
         /// The CPU must support AVX2, BMI1, BMI2, LZCNT and POPCNT.
         #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-        unsafe fn walk_avx2(input: &[u8], s: &[u32], max_depth: usize) -> bool {
-            walk_impl(input, s, max_depth)
+        unsafe fn walk_avx2<R: Record>(
+            input: &[u8],
+            s: &[u32],
+            max_depth: usize,
+            rec: &mut R,
+        ) -> bool {
+            walk_impl(input, s, max_depth, rec)
         }
         // SAFETY: `has_avx2` checked every feature `walk_avx2` enables.
-        return unsafe { walk_avx2(input, s, max_depth) };
+        return unsafe { walk_avx2(input, s, max_depth, rec) };
     }
-    walk_impl(input, s, max_depth)
+    walk_impl(input, s, max_depth, rec)
+}
+
+/// Whether token `k` (not the sentinel, and not `"`, `{` or `[`) can be a
+/// value: with `R::CHECK_SCALARS`, a valid scalar ([`scalar_ok`]); else
+/// anything but a structural, left for the caller to check.
+#[inline(always)]
+fn value_ok<R: Record>(input: &[u8], s: &[u32], k: usize) -> bool {
+    if R::CHECK_SCALARS {
+        scalar_ok(input, s, k)
+    } else {
+        !matches!(input[s[k] as usize], b',' | b':' | b']' | b'}')
+    }
 }
 
 /// Whether token `k` (not the sentinel) is a valid scalar (number or
@@ -196,14 +317,20 @@ const ARRAY: u8 = 1;
 const OBJECT: u8 = 2;
 
 #[inline(always)]
-fn walk_impl(input: &[u8], s: &[u32], max_depth: usize) -> bool {
+fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) -> bool {
     let last = s.len() - 1;
     // The first byte of token `k`; `None` at the sentinel.
     let tok = |k: usize| input.get(s[k] as usize).copied();
     let max_depth = max_depth.min(STACK);
+    // The enclosing containers' kinds; for `loads` also their ordinals and
+    // the commas seen so far (children - 1) in each.
     let mut stack = [TOP; STACK];
+    let mut ords = [0u32; STACK];
+    let mut commas = [0u32; STACK];
     let mut depth = 0usize;
     let mut kind = TOP;
+    let mut ord = 0usize;
+    let mut comma = 0u32;
     let mut k = 0usize;
     'value: loop {
         // --- a value at token k ---
@@ -213,35 +340,35 @@ fn walk_impl(input: &[u8], s: &[u32], max_depth: usize) -> bool {
                 if depth >= max_depth {
                     return false;
                 }
-                stack[depth] = kind;
-                depth += 1;
-                k += 1;
-                if open == b'{' {
-                    kind = OBJECT;
-                    match tok(k) {
-                        Some(b'}') => {
-                            k += 1;
-                            depth -= 1;
-                            kind = stack[depth];
-                        }
-                        Some(b'"') if tok(k + 1) == Some(b':') => {
-                            k += 2;
-                            continue 'value;
-                        }
-                        _ => return false,
-                    }
+                let close = if open == b'{' { b'}' } else { b']' };
+                if tok(k + 1) == Some(close) {
+                    // Empty: no frame.
+                    rec.open();
+                    k += 2;
                 } else {
-                    kind = ARRAY;
-                    if tok(k) == Some(b']') {
-                        k += 1;
-                        depth -= 1;
-                        kind = stack[depth];
-                    } else {
-                        continue 'value;
+                    stack[depth] = kind;
+                    if !R::CHECK_SCALARS {
+                        ords[depth] = ord as u32;
+                        commas[depth] = comma;
+                        ord = rec.next_ord();
+                        comma = 0;
+                        rec.open();
                     }
+                    depth += 1;
+                    k += 1;
+                    if open == b'{' {
+                        kind = OBJECT;
+                        if tok(k) != Some(b'"') || tok(k + 1) != Some(b':') {
+                            return false;
+                        }
+                        k += 2;
+                    } else {
+                        kind = ARRAY;
+                    }
+                    continue 'value;
                 }
             }
-            Some(_) if scalar_ok(input, s, k) => k += 1,
+            Some(_) if value_ok::<R>(input, s, k) => k += 1,
             _ => return false,
         }
         // --- after a value: token k must continue or close `kind` ---
@@ -251,20 +378,18 @@ fn walk_impl(input: &[u8], s: &[u32], max_depth: usize) -> bool {
                     match tok(k) {
                         Some(b',') => {
                             k += 1;
+                            if !R::CHECK_SCALARS {
+                                comma += 1;
+                            }
                             // Elements that are strings or scalars stay here.
                             match tok(k) {
                                 Some(b'"') => k += 1,
                                 Some(b'{' | b'[') => continue 'value,
-                                Some(_) if scalar_ok(input, s, k) => k += 1,
+                                Some(_) if value_ok::<R>(input, s, k) => k += 1,
                                 _ => return false,
                             }
                         }
-                        Some(b']') => {
-                            k += 1;
-                            depth -= 1;
-                            kind = stack[depth];
-                            break;
-                        }
+                        Some(b']') => break,
                         _ => return false,
                     }
                 }
@@ -276,26 +401,33 @@ fn walk_impl(input: &[u8], s: &[u32], max_depth: usize) -> bool {
                                 return false;
                             }
                             k += 3;
+                            if !R::CHECK_SCALARS {
+                                comma += 1;
+                            }
                             // Members whose values are strings or scalars
                             // stay here.
                             match tok(k) {
                                 Some(b'"') => k += 1,
                                 Some(b'{' | b'[') => continue 'value,
-                                Some(_) if scalar_ok(input, s, k) => k += 1,
+                                Some(_) if value_ok::<R>(input, s, k) => k += 1,
                                 _ => return false,
                             }
                         }
-                        Some(b'}') => {
-                            k += 1;
-                            depth -= 1;
-                            kind = stack[depth];
-                            break;
-                        }
+                        Some(b'}') => break,
                         _ => return false,
                     }
                 }
             } else {
                 return k == last;
+            }
+            // Close the non-empty container at token k.
+            k += 1;
+            depth -= 1;
+            kind = stack[depth];
+            if !R::CHECK_SCALARS {
+                rec.close(ord, comma + 1);
+                ord = ords[depth] as usize;
+                comma = commas[depth];
             }
         }
     }
@@ -357,7 +489,7 @@ mod tests {
                 "{name}"
             );
             assert!(scan.first_control.is_none());
-            assert!(walk(&input, &scan.structurals, 1024), "{name}");
+            assert!(walk(&input, &scan.structurals, 1024, &mut Check), "{name}");
             assert!(valid(&input, 1024), "{name}");
         }
     }

@@ -2,14 +2,22 @@
 //!
 //! # Algorithm
 //!
-//! Both run the same strict validator as `parse` ([`Index::build`]), so they
-//! accept and reject exactly the same inputs and report the same error
-//! offsets. `validate` stops there. `loads` then makes one left-to-right
-//! pass over the structural index and builds the Python objects directly,
-//! with no intermediate tree:
+//! Both accept and reject exactly what `parse` ([`Index::build`]) does, and
+//! report the same error offsets. `validate` stops there. `loads` then
+//! makes one left-to-right pass over an index and builds the Python objects
+//! directly, with no intermediate tree.
 //!
-//! - a value starting at byte `q` whose first structural candidate is
-//!   `s[k]` is a scalar (number, `true`, `false`, `null`) when `q < s[k]`,
+//! The index is, when the CPU has a token scan (AVX-512, AVX2), the token
+//! index of `validate`'s fast path (`index/tokens.rs`: stage 1 also marks
+//! where each number and literal starts, and the walk records each
+//! container's child count); on any error, or nesting deeper than that
+//! walk's stack, `loads` builds the exact structural index instead (which
+//! also finds the error and its offset). The builder reads either:
+//!
+//! - in the token index every value is one token: a string, object or
+//!   array by its first byte, else a scalar (number, `true`, `false`,
+//!   `null`); in the structural index, a value starting at byte `q` whose
+//!   first structural candidate is `s[k]` is a scalar when `q < s[k]`,
 //!   else a string, object or array by the byte at `s[k]`;
 //! - containers are counted in document order, so the `ord`-th opener finds
 //!   its child count in the container table: lists are allocated at their
@@ -103,23 +111,69 @@ pub(crate) fn loads(
     max_depth: usize,
 ) -> PyResult<Py<PyAny>> {
     let input = Input::new(data)?;
-    // Stage 2 leaves the numbers and literals to the builder, which checks
+    let bytes = input.bytes();
+    // First the token index (faster to build; `None` on any error, or
+    // without a token scan on this CPU), else the exact path. Either way
+    // stage 2 leaves the numbers and literals to the builder, which checks
     // each one as it parses it (one pass instead of two).
-    let (index, escapes) = index(py, &input, max_depth, false)?;
-    let mut cache = KEY_CACHE.try_lock().ok();
-    let mut b = Builder {
-        py,
-        input: input.bytes(),
-        s: &index.structurals,
-        containers: &index.containers,
-        escapes: &escapes,
-        next_escape: 0,
-        ascii: !index.non_ascii,
-        scratch: Vec::new(),
-        cache: cache.as_deref_mut(),
-        stack: Vec::new(),
-        bad_scalar: false,
+    let fast = || crate::index::tokens_for_loads(bytes, max_depth);
+    let tokens = if bytes.len() >= DETACH_MIN {
+        py.detach(fast)
+    } else {
+        fast()
     };
+    let mut cache = KEY_CACHE.try_lock().ok();
+    let p = match tokens {
+        Some(t) => {
+            let b = Builder::<[u32], true> {
+                py,
+                input: bytes,
+                s: &t.structurals,
+                containers: &t.lens[..],
+                escapes: &t.escapes,
+                next_escape: 0,
+                ascii: !t.non_ascii,
+                scratch: Vec::new(),
+                cache: cache.as_deref_mut(),
+                stack: Vec::new(),
+                bad_scalar: false,
+            };
+            build(py, b, t.lens.len())
+        }
+        None => {
+            let (index, escapes) = index(py, &input, max_depth, false)?;
+            let b = Builder::<[Container], false> {
+                py,
+                input: bytes,
+                s: &index.structurals,
+                containers: &index.containers[..],
+                escapes: &escapes,
+                next_escape: 0,
+                ascii: !index.non_ascii,
+                scratch: Vec::new(),
+                cache: cache.as_deref_mut(),
+                stack: Vec::new(),
+                bad_scalar: false,
+            };
+            build(py, b, index.containers.len())
+        }
+    };
+    match p {
+        // SAFETY: `run` returns a new (owned) reference.
+        Ok(p) => Ok(unsafe { Bound::from_owned_ptr(py, p) }.unbind()),
+        Err(true) => Err(scalar_error(py, &input, max_depth)),
+        Err(false) => Err(PyErr::fetch(py)),
+    }
+}
+
+/// Run the builder `b` over a document with `containers` containers: the
+/// root object, or `Err(bad_scalar)` (a scalar failed its check, or else a
+/// Python exception is set).
+fn build<L: ?Sized + Lens, const TOKENS: bool>(
+    py: Python<'_>,
+    mut b: Builder<'_, L, TOKENS>,
+    containers: usize,
+) -> Result<*mut ffi::PyObject, bool> {
     // No cyclic collection can free anything while the walk only adds
     // reachable objects, and each one our allocations trigger would walk
     // the half-built tree again: pause the collector (when it is enabled)
@@ -132,17 +186,13 @@ pub(crate) fn loads(
             gc_resume(self.0);
         }
     }
-    let paused = (index.containers.len() >= GC_PAUSE_MIN && gc_pause(py)).then_some(Paused(py));
+    let paused = (containers >= GC_PAUSE_MIN && gc_pause(py)).then_some(Paused(py));
     // SAFETY: the interpreter is attached (`py`), and the index was built
-    // strictly from exactly these bytes.
+    // strictly from exactly these bytes (scalars aside, which the builder
+    // checks).
     let p = unsafe { b.run() };
     drop(paused);
-    match p {
-        // SAFETY: `run` returns a new (owned) reference.
-        Some(p) => Ok(unsafe { Bound::from_owned_ptr(py, p) }.unbind()),
-        None if b.bad_scalar => Err(scalar_error(py, &input, max_depth)),
-        None => Err(PyErr::fetch(py)),
-    }
+    p.ok_or(b.bad_scalar)
 }
 
 /// Cold path: the builder met an invalid number or literal (or garbage
@@ -283,11 +333,35 @@ struct Frame {
     left: u32,
 }
 
-struct Builder<'a> {
+/// Child counts by container ordinal (in the order of the openers).
+trait Lens {
+    fn len_of(&self, ord: usize) -> Option<u32>;
+}
+
+/// The exact path's container table.
+impl Lens for [Container] {
+    #[inline(always)]
+    fn len_of(&self, ord: usize) -> Option<u32> {
+        self.get(ord).map(|c| c.len)
+    }
+}
+
+/// The token walk's counts.
+impl Lens for [u32] {
+    #[inline(always)]
+    fn len_of(&self, ord: usize) -> Option<u32> {
+        self.get(ord).copied()
+    }
+}
+
+/// The builder, over the structural index of the exact path or, with
+/// `TOKENS`, over the token index (where every value is one token: a
+/// scalar starts at its token, and no gap needs skipping).
+struct Builder<'a, L: ?Sized + Lens, const TOKENS: bool> {
     py: Python<'a>,
     input: &'a [u8],
     s: &'a [u32],
-    containers: &'a [Container],
+    containers: &'a L,
     /// Stage 1's escape offsets, and the first one not before the string
     /// being read (strings are read in order).
     escapes: &'a [u32],
@@ -302,7 +376,7 @@ struct Builder<'a> {
     bad_scalar: bool,
 }
 
-impl Builder<'_> {
+impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
     /// Build the whole document. Returns a new reference, or `None` with a
     /// Python exception set (everything built so far is released).
     ///
@@ -333,13 +407,14 @@ impl Builder<'_> {
         let s = self.s;
         let mut k = 0usize;
         let mut ord = 0usize;
-        let mut q = skip_ws(input, 0);
+        // (The token index needs no gap skipping: `q` stays unused.)
+        let mut q = if TOKENS { 0 } else { skip_ws(input, 0) };
         'value: loop {
             let sk = s[k] as usize;
             // SAFETY (whole block): the interpreter is attached; every
             // pointer passed to the C API is a live object we own or borrow.
             let mut v = unsafe {
-                if q < sk {
+                if !TOKENS && q < sk {
                     self.scalar(q, sk)?
                 } else {
                     match input[sk] {
@@ -348,9 +423,14 @@ impl Builder<'_> {
                             k += 1;
                             self.string(sk + 1, close)?
                         }
+                        // A scalar token (checked by `scalar`).
+                        c if TOKENS && c != b'{' && c != b'[' => {
+                            k += 1;
+                            self.scalar(sk, s[k] as usize)?
+                        }
                         open => {
                             let object = open == b'{';
-                            let len = self.containers.get(ord)?.len;
+                            let len = self.containers.len_of(ord)?;
                             ord += 1;
                             k += 1;
                             let obj = if object {
@@ -381,7 +461,9 @@ impl Builder<'_> {
                                     i: 0,
                                     left: len,
                                 });
-                                q = skip_ws(input, s[k - 1] as usize + 1);
+                                if !TOKENS {
+                                    q = skip_ws(input, s[k - 1] as usize + 1);
+                                }
                                 continue 'value;
                             }
                         }
@@ -422,7 +504,9 @@ impl Builder<'_> {
                         self.stack.last_mut()?.key = key;
                         k += 2;
                     }
-                    q = skip_ws(input, s[k - 1] as usize + 1);
+                    if !TOKENS {
+                        q = skip_ws(input, s[k - 1] as usize + 1);
+                    }
                     continue 'value;
                 }
                 v = self.stack.pop()?.obj;
