@@ -47,7 +47,7 @@
 use super::convert::big_int;
 use super::errors::decode_error;
 use super::input::Input;
-use crate::decode::number::parse_number_at;
+use crate::decode::number::{parse_number_at, plain_decimal};
 use crate::decode::Number;
 use crate::index::{skip_ws, string_close, Container, Index, Options};
 use pyo3::ffi;
@@ -423,10 +423,15 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
                             k += 1;
                             self.string(sk + 1, close)?
                         }
-                        // A scalar token (checked by `scalar`).
+                        // A scalar token: a plain decimal read at once,
+                        // anything else checked and read by `scalar`.
                         c if TOKENS && c != b'{' && c != b'[' => {
                             k += 1;
-                            self.scalar(sk, s[k] as usize)?
+                            let next = s[k] as usize;
+                            match plain_decimal(input, sk, next) {
+                                Some(n) => self.number_object(n)?,
+                                None => self.scalar(sk, next)?,
+                            }
                         }
                         open => {
                             let object = open == b'{';
@@ -558,6 +563,17 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
         if !ends_at(self.input, end, sk) {
             return self.bad();
         }
+        // SAFETY: the interpreter is attached.
+        unsafe { self.number_object(n) }
+    }
+
+    /// The `int` or `float` of `n` (a new reference, or `None` with an
+    /// exception set).
+    ///
+    /// # Safety
+    /// The interpreter must be attached.
+    #[inline(always)]
+    unsafe fn number_object(&self, n: Number<'_>) -> Option<*mut ffi::PyObject> {
         // SAFETY: the interpreter is attached.
         let p = unsafe {
             match n {
