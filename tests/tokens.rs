@@ -405,3 +405,23 @@ fn corpora() {
         }
     }
 }
+
+/// Every byte value between scalar bytes, in every position of a block:
+/// each backend's delimiter classification against the oracle's.
+#[test]
+fn every_byte_as_a_delimiter() {
+    for b in 0..=255u8 {
+        for lead in [0usize, 30, 31, 62, 63] {
+            let mut doc = vec![b' '; lead];
+            doc.extend_from_slice(b"[1");
+            doc.push(b);
+            doc.extend_from_slice(b"1,x");
+            doc.push(b);
+            doc.extend_from_slice(b"x]");
+            if let Err(e) = check_scan(&doc) {
+                panic!("byte {b:#04x}: {e}");
+            }
+            assert_agree(&doc);
+        }
+    }
+}
