@@ -310,11 +310,34 @@ fn hash_key(b: &[u8]) -> u64 {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut a = [0u8; 8];
-        a[..rest.len()].copy_from_slice(rest);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(a)).wrapping_mul(K);
+        h = (h.rotate_left(5) ^ tail_le(b, rest.len())).wrapping_mul(K);
     }
     h ^ (h >> 29)
+}
+
+/// The last `r` (1..=7) bytes of `b` as a little-endian integer (the
+/// zero-padded tail `hash_key` mixes in), with whole loads only: a copy of
+/// a variable-length tail into a buffer became a `memcpy` call per key.
+#[inline(always)]
+fn tail_le(b: &[u8], r: usize) -> u64 {
+    let n = b.len();
+    let le = |at: usize, w: usize| -> u64 {
+        let mut a = [0u8; 8];
+        a[..w].copy_from_slice(&b[at..at + w]);
+        u64::from_le_bytes(a)
+    };
+    if n >= 8 {
+        // The last eight bytes, the ones already mixed in shifted out.
+        return le(n - 8, 8) >> (8 * (8 - r));
+    }
+    // The whole key is the tail (n == r): two overlapping loads.
+    if r >= 4 {
+        le(0, 4) | le(r - 4, 4) << (8 * (r - 4))
+    } else if r >= 2 {
+        le(0, 2) | le(r - 2, 2) << (8 * (r - 2))
+    } else {
+        b[0] as u64
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -851,6 +874,20 @@ mod tests {
         let mut out = Vec::new();
         unescape(br#"a\"b\\c\/d\n\t\r\b\f\u00e9\ud83d\ude00x"#, &mut out);
         assert_eq!(out, "a\"b\\c/d\n\t\r\u{8}\u{c}é😀x".as_bytes());
+    }
+
+    #[test]
+    fn tails_are_the_zero_padded_bytes() {
+        let b: Vec<u8> = (1..=40).collect();
+        for n in 1..=b.len() {
+            let r = n % 8;
+            if r == 0 {
+                continue;
+            }
+            let mut a = [0u8; 8];
+            a[..r].copy_from_slice(&b[n - r..n]);
+            assert_eq!(super::tail_le(&b[..n], r), u64::from_le_bytes(a), "n {n}");
+        }
     }
 
     #[test]
