@@ -299,3 +299,28 @@ def test_token_and_exact_paths_report_the_same_error(data: bytes) -> None:
         with pytest.raises(qjson.JSONDecodeError) as info:
             qjson.loads(doc, max_depth=2 * DEEP)
         assert (info.value.pos, info.value.msg) == (v.value.pos, v.value.msg)
+
+
+# Non-ASCII strings are decoded straight into a str of the narrowest width
+# (1, 2 or 4 bytes per character), which CPython requires: equal strings of
+# different widths would compare unequal.
+WIDTH_CASES = [
+    "é", "ÿ", "\u0080", "aé", "éa", "Ā", "\u07ff", "\u0800", "日本語", "Леонард Никитин",
+    "\uffff", "\U00010000", "😀", "a😀b", "é日😀", "\U0010ffff", "x" * 100 + "é" + "y" * 50,
+    "é" * 1000, "日" * 500 + "a", "\u00e9\\n", "tab\there",
+]
+
+
+@pytest.mark.parametrize("text", WIDTH_CASES, ids=[repr(t)[:20] for t in WIDTH_CASES])
+def test_non_ascii_strings_have_the_narrowest_width(text: str) -> None:
+    for doc in (json.dumps(text, ensure_ascii=False), json.dumps(text),
+                json.dumps({text: [text]}, ensure_ascii=False)):
+        got = qjson.loads(doc.encode())
+        want = json.loads(doc)
+        assert got == want
+        s = got if isinstance(got, str) else next(iter(got))
+        assert s == text and hash(s) == hash(text)
+        # sys.getsizeof reveals the width: it must match a str built by Python.
+        import sys
+
+        assert sys.getsizeof(s) == sys.getsizeof(text[:0] + text)

@@ -652,8 +652,14 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
                 return Some(p);
             }
         }
+        // Version-specific builds: other strings are decoded straight into
+        // a `str` of the right width.
+        #[cfg(not(feature = "abi3"))]
+        // SAFETY: the interpreter is attached.
+        let p = unsafe { new_str_non_ascii(text) };
         // SAFETY: validated bodies unescape to valid UTF-8; the pointer and
         // length describe a live slice.
+        #[cfg(feature = "abi3")]
         let p = unsafe {
             ffi::PyUnicode_FromStringAndSize(text.as_ptr().cast(), text.len() as ffi::Py_ssize_t)
         };
@@ -727,6 +733,90 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
             obj,
         };
         obj
+    }
+}
+
+/// A `str` from valid UTF-8 `text` that is not all ASCII (a new reference,
+/// or null with an exception set), built in place: one pass counts the
+/// characters and finds the largest byte, which gives the exact width
+/// (CPython's strings must use the narrowest one: a largest byte up to
+/// 0xC3 means every character is below 256, below 0xF0 below 65536), and
+/// a second pass decodes into the string's data. CPython's own decoder
+/// starts narrow and widens (and reallocates) at the first wider character.
+///
+/// # Safety
+/// The interpreter must be attached.
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+unsafe fn new_str_non_ascii(text: &[u8]) -> *mut ffi::PyObject {
+    // Characters are the bytes that do not continue a sequence (0x80..0xC0).
+    let (chars, max) = text.iter().fold((0usize, 0u8), |(n, m), &b| {
+        (n + ((b as i8) >= -0x40) as usize, m.max(b))
+    });
+    let maxchar: u32 = match max {
+        0..=0x7F => 0x7F,
+        0x80..=0xC3 => 0xFF,
+        0xC4..=0xEF => 0xFFFF,
+        _ => 0x10FFFF,
+    };
+    // SAFETY: the interpreter is attached.
+    let p = unsafe { ffi::PyUnicode_New(chars as ffi::Py_ssize_t, maxchar as ffi::Py_UCS4) };
+    if p.is_null() {
+        return p;
+    }
+    // SAFETY: `p` is a new compact string of `chars` characters whose
+    // width `PyUnicode_New` chose from `maxchar` (1 byte up to 0xFF, 2 up to
+    // 0xFFFF, else 4), so its data holds `chars` units of that width; no
+    // one else sees it before we return it. The slices cover exactly that.
+    unsafe {
+        let data = ffi::PyUnicode_DATA(p);
+        match maxchar {
+            0x7F | 0xFF => decode_utf8(
+                text,
+                std::slice::from_raw_parts_mut(data.cast::<u8>(), chars),
+            ),
+            0xFFFF => decode_utf8(
+                text,
+                std::slice::from_raw_parts_mut(data.cast::<u16>(), chars),
+            ),
+            _ => decode_utf8(
+                text,
+                std::slice::from_raw_parts_mut(data.cast::<u32>(), chars),
+            ),
+        }
+    }
+    p
+}
+
+/// Decode valid UTF-8 `text` into `out`, one unit per character; `out` has
+/// exactly one unit per character and each unit type is wide enough for
+/// every character (`TryFrom` cannot fail then; a malformed text would
+/// panic on an index, never write out of bounds).
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+fn decode_utf8<T: TryFrom<u32> + Copy>(text: &[u8], out: &mut [T]) {
+    let unit = |c: u32| T::try_from(c).ok().expect("unit wide enough");
+    let (mut i, mut j) = (0, 0);
+    while i < text.len() {
+        let b = text[i] as u32;
+        let c = if b < 0x80 {
+            i += 1;
+            b
+        } else if b < 0xE0 {
+            i += 2;
+            (b & 0x1F) << 6 | (text[i - 1] as u32 & 0x3F)
+        } else if b < 0xF0 {
+            i += 3;
+            (b & 0x0F) << 12 | (text[i - 2] as u32 & 0x3F) << 6 | (text[i - 1] as u32 & 0x3F)
+        } else {
+            i += 4;
+            (b & 0x07) << 18
+                | (text[i - 3] as u32 & 0x3F) << 12
+                | (text[i - 2] as u32 & 0x3F) << 6
+                | (text[i - 1] as u32 & 0x3F)
+        };
+        out[j] = unit(c);
+        j += 1;
     }
 }
 
