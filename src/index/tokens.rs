@@ -7,9 +7,11 @@
 //! scalar token, so the grammar is a walk over the first bytes of the
 //! tokens alone, with no gap to measure and no closing quote to find:
 //! - a string is one token (`"`); a key is `"` followed by the token `:`;
-//! - a scalar token is checked where it starts ([`scalar_end`]), and the
-//!   byte where it ends must be one that ends a token (whitespace, a
-//!   structural or `"`);
+//! - a scalar token is checked where it starts, and the byte where it ends
+//!   must be one that ends a token (whitespace, a structural or `"`): plain
+//!   numbers that end right before the next token from one digit mask and
+//!   their known length ([`plain_number`]), literals by their first byte,
+//!   the rest by [`scalar_end`];
 //! - each container kind has its own loop for "after a value", so an
 //!   array's elements and an object's members each run through one short
 //!   sequence of predictable branches.
@@ -20,6 +22,10 @@
 //! (and its offset) as before. Only acceptance has to be exact: the walk
 //! accepts exactly the documents the strict grammar accepts, up to the
 //! nesting limit.
+//!
+//! `loads` uses the same index and walk ([`for_loads`]), which then also
+//! records each container's child count and leaves the scalar tokens to
+//! the builder, which checks each one as it parses it.
 
 use super::check_strings;
 use crate::decode::number::scalar_end;
