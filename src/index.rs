@@ -451,6 +451,15 @@ pub(crate) fn tokens_for_loads(input: &[u8], max_depth: usize) -> Option<tokens:
     tokens::for_loads(input, max_depth)
 }
 
+/// Whether `input[p..q]` is exactly one plain number with a fraction
+/// (`-?(0|[1-9][0-9]*)\.[0-9]+`, at most 32 bytes, 32 bytes readable from
+/// `p`); `false` also means "not known".
+#[cfg(feature = "python")]
+#[inline(always)]
+pub(crate) fn plain_fraction(input: &[u8], p: usize, q: usize) -> bool {
+    tokens::plain_fraction(input, p, q)
+}
+
 /// [`validate`] without the fast path: stage 1 and the stage-2 walk of
 /// [`Index::build`] without the container table. For tests and benchmarks.
 #[doc(hidden)]

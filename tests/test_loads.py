@@ -327,3 +327,32 @@ def test_non_ascii_strings_have_the_narrowest_width(text: str) -> None:
         kind = max(1 if ord(c) < 256 else 2 if ord(c) < 65536 else 4 for c in text)
         header = sys.getsizeof(("a" if text.isascii() else "é") * 10) - 11
         assert sys.getsizeof(s) == header + (len(text) + 1) * kind
+
+
+def test_floats_are_correctly_rounded() -> None:
+    """Every shape of decimal the token path reads (short ones at once, long
+    ones by the float parser, the rest through the general path) against
+    Python's float(), which rounds correctly."""
+    import random
+
+    rng = random.Random(11)
+    texts = []
+    for _ in range(20_000):
+        int_digits = rng.choice([1, 1, 2, 3, 8, 9, 12, 17])
+        frac_digits = rng.choice([1, 2, 6, 8, 9, 12, 14, 15, 16, 17, 20, 25])
+        head = str(rng.randrange(1, 10)) + "".join(rng.choice("0123456789") for _ in range(int_digits - 1))
+        if rng.random() < 0.2:
+            head = "0"
+        frac = "".join(rng.choice("0123456789") for _ in range(frac_digits))
+        sign = "-" if rng.random() < 0.5 else ""
+        texts.append(f"{sign}{head}.{frac}")
+    texts += [repr(rng.uniform(-1e6, 1e6)) for _ in range(5_000)]
+    texts += ["0.1", "-0.0", "0.0000000000000000001", "9007199254740993.0", "-65.613616999999977",
+              "1.7976931348623157", "4.9406564584124654", "2.2250738585072011", "123456789.5"]
+    for sep in (",", ", ", " ,\n"):
+        doc = "[" + sep.join(texts) + "]"
+        got = qjson.loads(doc.encode())
+        want = [float(t) for t in texts]
+        assert len(got) == len(want)
+        for t, g, w in zip(texts, got, want):
+            assert g == w and str(g) == str(w), t

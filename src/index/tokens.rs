@@ -252,14 +252,27 @@ fn ends_token(input: &[u8], e: usize) -> bool {
 /// other byte would be part of the token, or a token itself).
 #[inline(always)]
 fn plain_number(input: &[u8], p: usize, q: usize) -> bool {
-    let Some(chunk) = input.get(p..).and_then(<[u8]>::first_chunk::<32>) else {
-        return false;
-    };
+    plain_number_shape(input, p, q).is_some()
+}
+
+/// Whether `input[p..q]` is exactly one plain number with a fraction, as
+/// [`plain_number`] checks (`loads` then hands it to the float parser
+/// directly, without reading its digits first).
+#[cfg(feature = "python")]
+#[inline(always)]
+pub(crate) fn plain_fraction(input: &[u8], p: usize, q: usize) -> bool {
+    plain_number_shape(input, p, q) == Some(true)
+}
+
+/// [`plain_number`]: `Some(has_fraction)` when it is one.
+#[inline(always)]
+fn plain_number_shape(input: &[u8], p: usize, q: usize) -> Option<bool> {
+    let chunk = input.get(p..).and_then(<[u8]>::first_chunk::<32>)?;
     let len = q.wrapping_sub(p);
     // (Whitespace is at most b' '; so are control bytes, which the
     // general path rejects.)
     if len.wrapping_sub(1) >= 32 || chunk[len - 1] <= b' ' {
-        return false;
+        return None;
     }
     let neg = (chunk[0] == b'-') as u32;
     let token = (u64::MAX >> (64 - len)) as u32;
@@ -269,17 +282,18 @@ fn plain_number(input: &[u8], p: usize, q: usize) -> bool {
     // A leading `0` must be the whole integer part.
     let leading_zero = chunk[neg as usize] == b'0' && (digits >> (neg + 1)) & 1 != 0;
     if len as u32 <= neg || leading_zero {
-        return false;
+        return None;
     }
     if others == 0 {
-        return true;
+        return Some(false);
     }
     // One `.`, with digits on both sides.
     let dot = others.trailing_zeros();
-    others & (others - 1) == 0
+    (others & (others - 1) == 0
         && dot > neg
         && dot + 1 < len as u32
-        && chunk[dot as usize & 31] == b'.'
+        && chunk[dot as usize & 31] == b'.')
+        .then_some(true)
 }
 
 /// The mask of the ASCII digits among 32 bytes (bit `i` for byte `i`).

@@ -49,7 +49,7 @@ use super::errors::decode_error;
 use super::input::Input;
 use crate::decode::number::{parse_number_at, plain_decimal};
 use crate::decode::Number;
-use crate::index::{skip_ws, string_close, Container, Index, Options};
+use crate::index::{plain_fraction, skip_ws, string_close, Container, Index, Options};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -453,6 +453,17 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
                             let next = s[k] as usize;
                             match plain_decimal(input, sk, next) {
                                 Some(n) => self.number_object(n)?,
+                                // Longer fractions (17 significant digits
+                                // in canada.json): checked by a digit
+                                // mask, then read once, by the float
+                                // parser (`parse_number_at` reads the
+                                // digits and then calls the same parser).
+                                None if plain_fraction(input, sk, next) => {
+                                    match fast_float2::parse::<f64, _>(&input[sk..next]) {
+                                        Ok(v) => self.number_object(Number::Float(v))?,
+                                        Err(_) => self.scalar(sk, next)?,
+                                    }
+                                }
                                 None => self.scalar(sk, next)?,
                             }
                         }
