@@ -50,7 +50,8 @@ pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
 /// The CPU must support the features [`detected`] checks.
 #[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
 pub(crate) unsafe fn scan_tokens(input: &[u8], out: &mut Scan) -> Result<(), Error> {
-    // SAFETY: as in `scan`.
+    // SAFETY: this function's target features are Avx2's, and our caller
+    // guarantees the CPU has them.
     unsafe { block::scan_tokens::<Avx2>(input, out) }
 }
 

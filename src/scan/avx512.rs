@@ -54,7 +54,8 @@ pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
 /// The CPU must support the features [`detected`] checks.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,pclmulqdq,popcnt,bmi1")]
 pub(crate) unsafe fn scan_tokens(input: &[u8], out: &mut Scan) -> Result<(), Error> {
-    // SAFETY: as in `scan`.
+    // SAFETY: this function's target features are Avx512's, and our caller
+    // guarantees the CPU has them.
     unsafe { block::scan_tokens::<Avx512>(input, out) }
 }
 

@@ -71,7 +71,9 @@ const SMALL_INPUT: usize = 2048;
 /// inlined into a function compiled with those target features.
 #[inline(always)]
 pub(crate) unsafe fn scan<B: Block64>(input: &[u8], out: &mut Scan) -> Result<(), Error> {
-    // SAFETY: forwarded from our caller.
+    // SAFETY: `scan_impl` has this function's contract (B's instruction set
+    // on this CPU, inlined into code compiled with it), which our caller
+    // guarantees.
     unsafe { scan_impl::<B, NoScalars>(input, out, NoScalars) }
 }
 
@@ -83,7 +85,9 @@ pub(crate) unsafe fn scan<B: Block64>(input: &[u8], out: &mut Scan) -> Result<()
 /// As for [`scan`].
 #[inline(always)]
 pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) -> Result<(), Error> {
-    // SAFETY: forwarded from our caller.
+    // SAFETY: `scan_impl` has this function's contract (B's instruction set
+    // on this CPU, inlined into code compiled with it), which our caller
+    // guarantees.
     unsafe { scan_impl::<B, ScalarStarts>(input, out, ScalarStarts { carry: 0 }) }
 }
 
