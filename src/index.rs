@@ -47,7 +47,7 @@
 //!   returned only when it exceeds both 2 KiB and what is used.
 
 use crate::decode::number::{check_scalar, scalar_end};
-use crate::decode::string::check_escape;
+use crate::decode::string::{check_escape, is_plain_unicode_escape};
 use crate::doc::Tables;
 use crate::error::{Error, ErrorKind};
 use crate::scan::{self, Scan};
@@ -494,11 +494,13 @@ fn check_strings(
         if e < covered {
             continue; // the second half of a surrogate pair already checked
         }
-        // The one-letter escapes (`\/` in URLs, `\"` in HTML) need no call.
+        // The one-letter escapes (`\/` in URLs, `\"` in HTML) and `\u`
+        // escapes of characters outside the surrogates need no call.
         if matches!(
             input.get(e + 1),
             Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
-        ) {
+        ) || is_plain_unicode_escape(input, e)
+        {
             continue;
         }
         match check_escape(input, e) {

@@ -251,6 +251,7 @@ fn tables() {
         b"{\"a\" : \"b\" , \"c\" :\n-1}",
         b"[\"a\",{\"b\":\"c\"},\"d\"]",
         b"[0,1e5,1E+5,1.0e-5,-0]",
+        b"[\"\\u0000\\uD7FF\\uE000\\uFFFF\\uabcd\\uD83D\\uDE00\\udbff\\udfff\"]",
     ];
     for v in valid {
         assert!(validate_exact(v, &strict(1024)).is_ok());
@@ -298,6 +299,13 @@ fn tables() {
         b"[][]",
         b"{}}",
         b"[\"a\\\"]",
+        b"[\"\\u12G4\"]",
+        b"[\"\\u00\"]",
+        b"[\"\\uD800\"]",
+        b"[\"\\uDC00\"]",
+        b"[\"\\uDFFF\\u0041\"]",
+        b"[\"\\uD83D\\u0041\"]",
+        b"[\"\\u0041\\uDE00\"]",
     ];
     for v in invalid {
         assert!(validate_exact(v, &strict(1024)).is_err(), "{v:?}");

@@ -116,6 +116,15 @@ fn unicode_escape(b: &[u8], at: usize) -> Result<(char, usize), Error> {
     }
 }
 
+/// Whether the escape whose backslash is at `input[at]` is a `\uXXXX` of a
+/// character outside the surrogates (then it spans 6 bytes and is valid):
+/// the common case of [`check_escape`], without building its result.
+#[inline(always)]
+pub fn is_plain_unicode_escape(input: &[u8], at: usize) -> bool {
+    input.get(at + 1) == Some(&b'u')
+        && hex4(input, at + 2).is_some_and(|cp| !(0xD800..=0xDFFF).contains(&cp))
+}
+
 /// Validate the escape sequence whose backslash is at `input[at]`. Returns the
 /// number of bytes it spans: 2, 6, or 12 for a `\uD8xx\uDCxx` surrogate pair.
 /// A lone surrogate is `LoneSurrogate`.
