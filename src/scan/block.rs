@@ -84,6 +84,7 @@ pub(crate) unsafe fn scan<B: Block64>(input: &[u8], out: &mut Scan) -> Result<()
 ///
 /// As for [`scan`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (x86 backends only)
 pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     // SAFETY: `scan_impl` has this function's contract (B's instruction set
     // on this CPU, inlined into code compiled with it), which our caller
@@ -116,6 +117,7 @@ impl<B: Block64> Scalars<B> for NoScalars {
 }
 
 /// The token index [`scan_tokens`] builds.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct ScalarStarts {
     /// 1 if the previous block's last byte was part of a scalar token.
     carry: u64,

@@ -195,6 +195,7 @@ pub fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
 /// string (from an opening quote up to its closing quote), or the rest of a
 /// scalar token. `None` when the active backend has no token scan (it
 /// exists for AVX-512 and AVX2); the caller then uses [`scan`].
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
 pub(crate) fn scan_tokens(input: &[u8], out: &mut Scan) -> Option<Result<(), Error>> {
     if let Err(e) = check_len(input) {
         return Some(Err(e));
@@ -212,6 +213,7 @@ pub(crate) fn scan_tokens(input: &[u8], out: &mut Scan) -> Option<Result<(), Err
 
 /// [`scan_tokens`] with a given backend (for tests). `None` if this CPU
 /// cannot run it, or the backend has no token scan.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
 pub fn scan_tokens_with(
     backend: Backend,
     input: &[u8],

@@ -131,6 +131,7 @@ pub(crate) unsafe fn write_offsets_tzcnt(dst: *mut u32, base: u32, mut bits: u64
 /// What the token scan (stage 1 for validation, see [`super::scan_tokens`])
 /// needs beyond [`Block64`]: which bytes can be part of a scalar token
 /// (number or literal).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (x86 backends only)
 pub(crate) trait TokenBlock: Block64 {
     /// The mask of the bytes that end a scalar token: JSON whitespace
     /// (space, `\t`, `\n`, `\r`), the structurals `{ } [ ] : ,` and `"`.
