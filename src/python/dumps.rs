@@ -44,6 +44,7 @@
 mod other;
 mod out;
 
+use super::view;
 use crate::encode::{
     write_f64, write_f64_raw, write_i64, write_str, write_u64, Buf, F64_MAX_LEN, I64_MAX_LEN,
     MEDIUM_STR_MAX_LEN,
@@ -117,7 +118,11 @@ pub(crate) fn dumps<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     // Version-specific builds write into the result itself.
     #[cfg(not(feature = "abi3"))]
-    let out = Out::new(py)?;
+    let out = if indent.is_none() && !sort_keys && view::is_view(obj) {
+        Out::small(py)?
+    } else {
+        Out::new(py)?
+    };
     // The stable-ABI build reuses the buffer of earlier calls (its
     // capacity), unless another call is using it (re-entrant `default=`
     // hooks), and copies it into the result.

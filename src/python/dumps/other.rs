@@ -26,6 +26,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyString, PyType};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// Types checked with `isinstance`, imported on first use.
@@ -167,10 +168,14 @@ enum Seg {
     Out(usize, usize),
 }
 
+/// The segments of one output; most edited requests need a handful, kept
+/// on the stack.
+type Segs = SmallVec<[Seg; 16]>;
+
 /// [`view::Sink`] over the serializer: into `ser.out`, or as segments.
 struct ViewSink<'s, 'py> {
     ser: &'s mut Serializer<'py>,
-    segs: Option<Vec<Seg>>,
+    segs: Option<Segs>,
     /// Start of the part of `ser.out` not yet in a segment.
     mark: usize,
 }
@@ -241,7 +246,7 @@ pub(super) fn dumps_view<'py>(
     let py = ser.py;
     let mut sink = ViewSink {
         ser,
-        segs: Some(Vec::with_capacity(16)),
+        segs: Some(Segs::new()),
         mark: 0,
     };
     view::write(&mut sink, obj)?;

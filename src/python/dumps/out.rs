@@ -70,10 +70,24 @@ mod bytes_buf {
         /// result and an eighth more, or [`INITIAL`] bytes.
         pub(crate) fn new(py: Python<'_>) -> PyResult<BytesBuf> {
             let hint = HINT.load(Ordering::Relaxed);
-            let cap = INITIAL.max(hint.saturating_add(hint / 8).min(isize::MAX as usize / 4));
+            Self::with_capacity(
+                py,
+                INITIAL.max(hint.saturating_add(hint / 8).min(isize::MAX as usize / 4)),
+            )
+        }
+
+        /// A buffer for the encoded parts of an edited view (the result is
+        /// assembled elsewhere, see `dumps_view`): [`INITIAL`] bytes, not the
+        /// size of the previous result, which may be that of a large
+        /// document.
+        pub(crate) fn small(py: Python<'_>) -> PyResult<BytesBuf> {
+            Self::with_capacity(py, INITIAL)
+        }
+
+        fn with_capacity(py: Python<'_>, cap: usize) -> PyResult<BytesBuf> {
             // SAFETY: with a NULL source, PyBytes_FromStringAndSize
             // allocates an uninitialized `bytes` (a new reference, or NULL
-            // with an exception set); `cap >= INITIAL > 0`, so it is a fresh
+            // with an exception set); callers pass `cap >= INITIAL > 0`, so it is a fresh
             // object (never the shared empty one), owned only by us.
             unsafe {
                 let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);

@@ -28,6 +28,7 @@
 use super::super::input::str_utf8;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
+use smallvec::SmallVec;
 
 pub(super) struct Patch {
     pub(super) key: Py<PyString>,
@@ -46,8 +47,11 @@ pub(super) enum KeyState<'a> {
     Untouched,
 }
 
+/// Patches kept without a heap allocation (set `model` and `temperature`).
+const INLINE: usize = 2;
+
 #[derive(Default)]
-pub(super) struct Patches(Vec<Patch>);
+pub(super) struct Patches(SmallVec<[Patch; INLINE]>);
 
 fn same_key(py: Python<'_>, a: &Py<PyString>, b: &Bound<'_, PyString>) -> PyResult<bool> {
     if a.as_ptr() == b.as_ptr() {
