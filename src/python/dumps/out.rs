@@ -70,13 +70,23 @@ mod bytes_buf {
         /// result and an eighth more, or [`INITIAL`] bytes.
         pub(crate) fn new(py: Python<'_>) -> PyResult<BytesBuf> {
             let hint = HINT.load(Ordering::Relaxed);
-            let cap = INITIAL.max(hint.saturating_add(hint / 8).min(isize::MAX as usize / 4));
+            let mut cap = INITIAL.max(hint.saturating_add(hint / 8).min(isize::MAX as usize / 4));
             // SAFETY: with a NULL source, PyBytes_FromStringAndSize
             // allocates an uninitialized `bytes` (a new reference, or NULL
             // with an exception set); `cap >= INITIAL > 0`, so it is a fresh
             // object (never the shared empty one), owned only by us.
             unsafe {
-                let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
+                let mut obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
+                if obj.is_null() && cap > INITIAL {
+                    // The guess from a large earlier result did not fit in
+                    // memory: this call may need far less, so start small
+                    // (and forget the guess, or every later call would fail
+                    // the same way: the hint is only updated on success).
+                    drop(PyErr::take(py));
+                    HINT.store(0, Ordering::Relaxed);
+                    cap = INITIAL;
+                    obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
+                }
                 if obj.is_null() {
                     return Err(PyErr::fetch(py));
                 }
