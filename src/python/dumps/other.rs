@@ -7,7 +7,8 @@
 //! 2. subclasses of `str`, `int`, `float`, `dict`, `list` and `tuple`
 //!    (type flags, no import): written as their base type (an `IntEnum` or
 //!    a `str`-mixin `Enum` member is one of these, and its value is the
-//!    same);
+//!    same), dispatched before this module by `Serializer::other` (views
+//!    have none of these flags, so the order is the same);
 //! 3. `datetime.datetime`, `datetime.date`, `datetime.time` (RFC 3339, as
 //!    orjson writes them), `uuid.UUID` (`8-4-4-4-12` lowercase hex),
 //!    `enum.Enum` members (their `value`), dataclass instances (an object
@@ -64,28 +65,8 @@ pub(super) fn write<'py, const PRETTY: bool>(
     if view::is_view(obj) {
         return write_view::<PRETTY>(ser, obj);
     }
-    let p = obj.as_ptr();
-    // SAFETY: `obj` is alive and the interpreter is attached.
-    let flags = unsafe { ffi::PyType_GetFlags(ffi::Py_TYPE(p)) };
-    if flags & ffi::Py_TPFLAGS_UNICODE_SUBCLASS != 0 {
-        return ser.str(p);
-    }
-    if flags & ffi::Py_TPFLAGS_LONG_SUBCLASS != 0 {
-        return ser.int(p);
-    }
-    if flags & ffi::Py_TPFLAGS_DICT_SUBCLASS != 0 {
-        return ser.dict::<PRETTY>(p);
-    }
-    if flags & ffi::Py_TPFLAGS_LIST_SUBCLASS != 0 {
-        return ser.list::<PRETTY>(p);
-    }
-    if flags & ffi::Py_TPFLAGS_TUPLE_SUBCLASS != 0 {
-        return ser.tuple::<PRETTY>(p);
-    }
-    // SAFETY: as above.
-    if unsafe { ffi::PyFloat_Check(p) } != 0 {
-        return ser.float(p);
-    }
+    // (Subclasses of the built-in types were written by the caller,
+    // `Serializer::other`.)
     let t = types(py)?;
     if obj.is_instance(t.datetime.bind(py))? {
         return datetime(ser, obj);

@@ -84,13 +84,23 @@ mod bytes_buf {
             Self::with_capacity(py, INITIAL)
         }
 
-        fn with_capacity(py: Python<'_>, cap: usize) -> PyResult<BytesBuf> {
+        fn with_capacity(py: Python<'_>, mut cap: usize) -> PyResult<BytesBuf> {
             // SAFETY: with a NULL source, PyBytes_FromStringAndSize
             // allocates an uninitialized `bytes` (a new reference, or NULL
             // with an exception set); callers pass `cap >= INITIAL > 0`, so it is a fresh
             // object (never the shared empty one), owned only by us.
             unsafe {
-                let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
+                let mut obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
+                if obj.is_null() && cap > INITIAL {
+                    // The guess from a large earlier result did not fit in
+                    // memory: this call may need far less, so start small
+                    // (and forget the guess, or every later call would fail
+                    // the same way: the hint is only updated on success).
+                    drop(PyErr::take(py));
+                    HINT.store(0, Ordering::Relaxed);
+                    cap = INITIAL;
+                    obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
+                }
                 if obj.is_null() {
                     return Err(PyErr::fetch(py));
                 }
