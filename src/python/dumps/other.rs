@@ -143,15 +143,34 @@ fn write_view<'py, const PRETTY: bool>(
 
 /// A piece of the output of [`dumps_view`].
 enum Seg {
-    /// Bytes of a document's input.
-    Input(Arc<Parsed>, usize, usize),
+    /// Bytes of the input of document `docs[i]`.
+    Input(u32, usize, usize),
     /// Bytes of `ser.out` (encoded parts).
     Out(usize, usize),
 }
 
-/// The segments of one output; most edited requests need a handful, kept
-/// on the stack.
-type Segs = SmallVec<[Seg; 16]>;
+/// The segments of one output, and the documents their input bytes come
+/// from (each held once, however many segments it has: no reference count
+/// traffic per segment). Most edited requests need a handful of segments
+/// of one document, kept on the stack.
+#[derive(Default)]
+struct Segs {
+    list: SmallVec<[Seg; 16]>,
+    docs: SmallVec<[Arc<Parsed>; 1]>,
+}
+
+impl Segs {
+    fn input(&self, i: u32) -> &[u8] {
+        self.docs[i as usize].input.bytes()
+    }
+
+    fn bytes<'a>(&'a self, s: &Seg, out: &'a [u8]) -> &'a [u8] {
+        match *s {
+            Seg::Input(i, a, b) => &self.input(i)[a..b],
+            Seg::Out(a, b) => &out[a..b],
+        }
+    }
+}
 
 /// [`view::Sink`] over the serializer: into `ser.out`, or as segments.
 struct ViewSink<'s, 'py> {
@@ -166,7 +185,7 @@ impl ViewSink<'_, '_> {
         let end = self.ser.out.len();
         if let Some(segs) = &mut self.segs {
             if end > self.mark {
-                segs.push(Seg::Out(self.mark, end));
+                segs.list.push(Seg::Out(self.mark, end));
                 self.mark = end;
             }
         }
@@ -185,13 +204,20 @@ impl<'py> view::Sink<'py> for ViewSink<'_, 'py> {
         }
         self.flush_out();
         let segs = self.segs.as_mut().expect("checked above");
-        if let Some(Seg::Input(p, _, end)) = segs.last_mut() {
-            if Arc::ptr_eq(p, parsed) && *end == a {
+        let doc = match segs.docs.iter().position(|p| Arc::ptr_eq(p, parsed)) {
+            Some(i) => i as u32,
+            None => {
+                segs.docs.push(parsed.clone());
+                (segs.docs.len() - 1) as u32
+            }
+        };
+        if let Some(Seg::Input(i, _, end)) = segs.list.last_mut() {
+            if *i == doc && *end == a {
                 *end = b;
                 return;
             }
         }
-        segs.push(Seg::Input(parsed.clone(), a, b));
+        segs.list.push(Seg::Input(doc, a, b));
     }
 
     fn byte(&mut self, b: u8) {
@@ -227,24 +253,18 @@ pub(super) fn dumps_view<'py>(
     let py = ser.py;
     let mut sink = ViewSink {
         ser,
-        segs: Some(Segs::new()),
+        segs: Some(Segs::default()),
         mark: 0,
     };
     view::write(&mut sink, obj)?;
     sink.flush_out();
     let segs = sink.segs.take().unwrap_or_default();
     let out = &sink.ser.out;
-    if let [Seg::Input(p, a, b)] = segs.as_slice() {
-        return Ok(Some(PyBytes::new(py, &p.input.bytes()[*a..*b])));
+    if let [Seg::Input(i, a, b)] = segs.list.as_slice() {
+        return Ok(Some(PyBytes::new(py, &segs.input(*i)[*a..*b])));
     }
-    fn bytes_of<'a>(s: &'a Seg, out: &'a [u8]) -> &'a [u8] {
-        match s {
-            Seg::Input(p, a, b) => &p.input.bytes()[*a..*b],
-            Seg::Out(a, b) => &out[*a..*b],
-        }
-    }
-    let slice = |s| bytes_of(s, out);
-    let total: usize = segs.iter().map(|s| slice(s).len()).sum();
+    let slice = |s| segs.bytes(s, out);
+    let total: usize = segs.list.iter().map(|s| slice(s).len()).sum();
     // SAFETY: with a NULL source, PyBytes_FromStringAndSize allocates an
     // uninitialized bytes object of `total` bytes (NULL and an exception on
     // failure). Its buffer (PyBytes_AsString) is written in full below
@@ -253,7 +273,7 @@ pub(super) fn dumps_view<'py>(
         let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), total as ffi::Py_ssize_t);
         let bytes = Bound::from_owned_ptr_or_err(py, obj)?;
         let mut dst = ffi::PyBytes_AsString(bytes.as_ptr()).cast::<u8>();
-        for s in &segs {
+        for s in &segs.list {
             let src = slice(s);
             std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());
             dst = dst.add(src.len());
