@@ -44,6 +44,7 @@
 mod other;
 mod out;
 
+#[cfg(not(feature = "abi3"))]
 use super::view;
 #[cfg(not(feature = "abi3"))]
 use crate::encode::write_i64_raw;

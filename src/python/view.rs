@@ -592,7 +592,7 @@ impl Object {
     }
 
     /// Remove `key` and return its value; `default` (or KeyError) when absent.
-    #[pyo3(signature = (key, *default))]
+    #[pyo3(signature = (key, /, *default))]
     fn pop(
         &mut self,
         py: Python<'_>,
@@ -629,7 +629,7 @@ impl Object {
     }
 
     /// `update(other=(), **kwargs)`, as `dict.update`.
-    #[pyo3(signature = (other = None, **kwargs))]
+    #[pyo3(signature = (other = None, /, **kwargs))]
     fn update(
         slf: &Bound<'_, Self>,
         other: Option<&Bound<'_, PyAny>>,
