@@ -200,7 +200,11 @@ mod bytes_buf {
         }
     }
 
-    impl Buf for BytesBuf {
+    // SAFETY: `ptr` is the `bytes` object's buffer of `cap` bytes or the
+    // scratch Vec's buffer of `cap` (its capacity), the first `len` written
+    // (`set_len`'s contract); `grow_to` moves to a buffer with room for
+    // `len + additional` and updates `ptr` and `cap`.
+    unsafe impl Buf for BytesBuf {
         #[inline(always)]
         fn len(&self) -> usize {
             self.len
