@@ -23,9 +23,10 @@ long enough to last ~2 ms (~0.5 ms with --quick); the cells are interleaved
 (round r runs every cell once, in an order shuffled anew each round with a
 fixed seed, so no library always follows the same neighbour: a cell run
 right after json.loads of the same file measured orjson ~25% faster than
-in isolation) and each cell reports the median over the rounds. Memory: the peak of Python allocations during one call
-(``tracemalloc``; native allocations such as qjson's index or orjson's
-yyjson tree are not seen by it), and the growth of the process's peak RSS
+in isolation) and each cell reports the median over the rounds. Memory:
+the peak of Python allocations during one call (``tracemalloc``; native
+allocations such as qjson's index or orjson's yyjson tree are not seen by
+it), and the growth of the process's peak RSS
 during one call (``/proc/self/clear_refs`` resets the peak; allocator
 caches make this a lower bound).
 """

@@ -139,7 +139,7 @@ impl<'a> Doc<'a> {
 
     /// The value beginning at or after byte `p`, whose first structural
     /// candidate is `k`.
-    #[inline]
+    #[inline(always)]
     fn value_at(&self, k: u32, p: usize, ord: u32) -> Cursor {
         Cursor {
             start: skip_ws(self.input, p) as u32,
@@ -207,7 +207,7 @@ impl<'a> Doc<'a> {
     }
 
     /// The body (between the quotes) of the string at structural `k`.
-    #[inline]
+    #[inline(always)]
     fn string_body(&self, k: u32) -> &'a [u8] {
         let open = self.s()[k as usize] as usize;
         let close = string_close(self.input, self.s(), k as usize).unwrap_or(open + 1);
@@ -280,7 +280,7 @@ impl<'a> Doc<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn first_child(&self, c: Cursor) -> ChildPos {
         ChildPos {
             container: c.ord,
@@ -291,7 +291,7 @@ impl<'a> Doc<'a> {
     }
 
     /// The value of the child at `pos` (for objects, the member's value).
-    #[inline]
+    #[inline(always)]
     fn child_value(&self, pos: ChildPos, object: bool) -> Cursor {
         let s = self.s();
         if object {
@@ -302,7 +302,7 @@ impl<'a> Doc<'a> {
     }
 
     /// The position of the next child. Only valid while `pos.i + 1 < len`.
-    #[inline]
+    #[inline(always)]
     fn advance(&self, pos: ChildPos, object: bool) -> ChildPos {
         // The value's first structural candidate and where its gap begins
         // (after the `:` in objects, after the `[` or `,` in arrays).
@@ -379,14 +379,20 @@ impl<'a> Doc<'a> {
     }
 
     /// Whether the raw key body `raw` equals the unescaped `key`.
-    #[inline]
+    #[inline(always)]
     fn key_eq(&self, raw: &[u8], key: &[u8]) -> bool {
-        if !self.index.lazy && raw.len() == key.len() {
+        if !self.index.lazy {
             // Strict mode validated every body, so only escapes could make
-            // equal bytes differ in meaning, and an escape in a body of the
-            // key's own length would decode shorter than the key: equal
-            // bytes are equal keys exactly when the key holds no backslash.
-            return raw == key && !key.contains(&b'\\');
+            // equal bytes differ in meaning, and an escape decodes shorter
+            // than it is written: a body of the key's own length equals it
+            // exactly when the bytes match and hold no backslash, and a
+            // shorter body, or a longer one without an escape, never does.
+            if raw.len() == key.len() {
+                return raw == key && !has_backslash(key);
+            }
+            if raw.len() < key.len() || !has_backslash(raw) {
+                return false;
+            }
         }
         body_eq(raw, key)
     }

@@ -162,6 +162,12 @@ fn non_ws16_portable(input: &[u8], p: usize) -> Option<u32> {
 /// bytes a step.
 #[inline]
 pub(crate) fn skip_ws(input: &[u8], mut p: usize) -> usize {
+    // Compact JSON: most gaps are empty.
+    match input.get(p) {
+        Some(&b) if !is_ws(b) => return p,
+        None => return p,
+        _ => {}
+    }
     while let Some(m) = non_ws16(input, p) {
         if m != 0 {
             return p + m.trailing_zeros() as usize;

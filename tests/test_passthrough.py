@@ -195,3 +195,16 @@ def test_str_and_memoryview_inputs() -> None:
     assert json.loads(qjson.dumps(v)) == {"k": "é", "n": [1, 2]}
     m = qjson.decode(memoryview(b' [1, {"a": 2}] '))
     assert qjson.dumps(m) == b' [1, {"a": 2}] '
+
+
+def test_views_after_a_large_result() -> None:
+    # dumps sizes its buffer from the previous result; a view's encoded
+    # parts use a small one, whatever came before (same output either way).
+    big = qjson.dumps(["x" * 1000] * 2000)
+    assert len(big) > 2_000_000
+    v = qjson.decode(b'{"a": 1, "b": [2, 3]}')
+    assert qjson.dumps(v) == b'{"a": 1, "b": [2, 3]}'
+    v["a"] = "y" * 600
+    v["b"].append({"c": None})
+    assert json.loads(qjson.dumps(v)) == {"a": "y" * 600, "b": [2, 3, {"c": None}]}
+    assert qjson.dumps([1, 2]) == b"[1,2]"

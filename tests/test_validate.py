@@ -79,7 +79,9 @@ ARRAY_GAPS: list[tuple[bytes, tuple[int, str] | None, tuple[int, str] | None]] =
 ]
 
 
-@pytest.mark.parametrize(("data", "strict", "lazy"), ARRAY_GAPS, ids=[repr(d) for d, _, _ in ARRAY_GAPS])
+@pytest.mark.parametrize(
+    ("data", "strict", "lazy"), ARRAY_GAPS, ids=[repr(d) for d, _, _ in ARRAY_GAPS]
+)
 def test_array_scalar_gaps(
     data: bytes, strict: tuple[int, str] | None, lazy: tuple[int, str] | None
 ) -> None:

@@ -20,7 +20,7 @@ import sys
 from importlib import resources
 from typing import Any
 
-from qjson import _qjson
+from qjson import _qjson  # type: ignore[attr-defined]  # the compiled module has no stub
 
 __all__ = ["install", "library_path", "lua_source", "runtime"]
 
@@ -78,15 +78,15 @@ def runtime(*, lua_modules: bool = False, **kwargs: Any) -> Any:
     lupa Lua version in the same process.
     """
     try:
-        import lupa
+        import lupa  # type: ignore[import-untyped]
     except ImportError as e:
         raise ImportError(
             "qjson.luajit.runtime() needs lupa with LuaJIT 2.1: pip install 'qjson[lua]'"
         ) from e
     if lua_modules and "lupa.luajit21" not in sys.modules:
         with lupa.allow_lua_module_loading():
-            import lupa.luajit21
-    import lupa.luajit21 as luajit21
+            import lupa.luajit21  # type: ignore[import-untyped]
+    import lupa.luajit21 as luajit21  # type: ignore[import-untyped]
 
     rt = luajit21.LuaRuntime(**kwargs)
     install(rt)

@@ -25,10 +25,13 @@ pub use escape::{
 
 /// A growable byte buffer the writers append to.
 ///
+/// # Safety
 /// The writers reserve room once per value and then store through
-/// [`Buf::as_mut_ptr`] without further checks, so implementations must
-/// keep `len <= capacity` and the bytes up to `len` initialized.
-pub trait Buf {
+/// [`Buf::as_mut_ptr`] without further checks, so an implementation must
+/// guarantee: `as_mut_ptr()` points to `len() + spare()` writable bytes
+/// (until the next `grow` or `set_len`), the first `len()` of them
+/// initialized; and after `grow(n)`, `spare() >= n`.
+pub unsafe trait Buf {
     /// Bytes written.
     fn len(&self) -> usize;
     /// Whether nothing was written.
@@ -94,7 +97,10 @@ pub trait Buf {
     }
 }
 
-impl Buf for Vec<u8> {
+// SAFETY: a Vec's pointer covers its capacity (`len + spare`), its first
+// `len` bytes initialized; `reserve(n)` leaves `capacity - len >= n` (or
+// aborts).
+unsafe impl Buf for Vec<u8> {
     #[inline(always)]
     fn len(&self) -> usize {
         Vec::len(self)

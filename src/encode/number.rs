@@ -127,7 +127,7 @@ pub fn write_i64<B: Buf + ?Sized>(out: &mut B, v: i64) {
 
 /// Write the shortest round-trip form of the finite float `v` at `dst` and
 /// return its length. zmij writes straight there (its `Buffer` is a plain
-/// byte array and its text always starts at the buffer's start), so there
+/// byte array and its text starts at the buffer's start), so there
 /// is no staging copy: a copy of the digits from a stack buffer would
 /// re-read, with wider loads, bytes just written by narrower stores, which
 /// stalls store forwarding.
@@ -141,13 +141,17 @@ pub unsafe fn write_f64_raw(dst: *mut u8, v: f64) -> usize {
     // SAFETY: `dst` has room for a whole `zmij::Buffer`, an array of
     // `MaybeUninit<u8>` (alignment 1, any content valid), so a unique
     // reference to it over that room is sound. The returned text lies
-    // inside the buffer and starts at its start (zmij's `format_finite`
-    // returns `bytes[..len]`).
+    // inside the buffer; zmij 1.x returns it from the buffer's start, and
+    // should a version not, `ptr::copy` (overlap allowed) moves it there,
+    // within the same buffer.
     unsafe {
         let buf = &mut *dst.cast::<zmij::Buffer>();
         let s = buf.format_finite(v);
-        debug_assert_eq!(s.as_ptr(), dst.cast_const());
-        s.len()
+        let (p, n) = (s.as_ptr(), s.len());
+        if p != dst.cast_const() {
+            std::ptr::copy(p, dst, n);
+        }
+        n
     }
 }
 

@@ -27,9 +27,9 @@
 //! written. Integers are written in place, four and two digits at a time
 //! (beyond 64 bits: Python's own decimal text), floats by `zmij` straight
 //! into the output (the text orjson writes); NaN and infinities raise.
-//! Version-specific builds (not `abi3`) read strings, ints, list and tuple
-//! items, dict sizes and float values in place instead of through C API
-//! calls.
+//! Version-specific builds (not `abi3`) read strings (CPython <= 3.13, whose
+//! headers still expose the string flags), ints, list and tuple items, dict
+//! sizes and float values in place instead of through C API calls.
 //!
 //! Safety of the walk: every container, and every object that takes the
 //! fallback, is held (a new reference) while it is written; its children are
@@ -44,12 +44,16 @@
 mod other;
 mod out;
 
+#[cfg(not(feature = "abi3"))]
+use super::view;
+#[cfg(not(feature = "abi3"))]
+use crate::encode::write_i64_raw;
 use crate::encode::{
     write_f64, write_f64_raw, write_i64, write_str, write_u64, Buf, F64_MAX_LEN, I64_MAX_LEN,
     MEDIUM_STR_MAX_LEN,
 };
-#[cfg(not(feature = "abi3"))]
-use crate::encode::{write_i64_raw, write_medium_str_raw, MEDIUM_STR};
+#[cfg(not(any(feature = "abi3", Py_3_14)))]
+use crate::encode::{write_medium_str_raw, MEDIUM_STR};
 use out::Out;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -117,7 +121,11 @@ pub(crate) fn dumps<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     // Version-specific builds write into the result itself.
     #[cfg(not(feature = "abi3"))]
-    let out = Out::new(py)?;
+    let out = if indent.is_none() && !sort_keys && view::is_view(obj) {
+        Out::small(py)?
+    } else {
+        Out::new(py)?
+    };
     // The stable-ABI build reuses the buffer of earlier calls (its
     // capacity), unless another call is using it (re-entrant `default=`
     // hooks), and copies it into the result.
@@ -245,11 +253,16 @@ impl Pos {
 /// under [`MEDIUM_STR`] bytes and needs no escape (most keys and values);
 /// return its length, or 0 when it needs the general path.
 ///
+/// The string layout is read only for CPython 3.9 to 3.13: from 3.14 on,
+/// CPython's headers (and so PyO3) no longer expose the bit field that says
+/// "compact ASCII", so 3.14+ builds, like `abi3` ones, always take the
+/// general path ([`Serializer::utf8`]: `PyUnicode_AsUTF8AndSize`).
+///
 /// # Safety
 /// `obj` must be alive and `dst` writable for [`MEDIUM_STR_MAX_LEN`] bytes.
 #[inline(always)]
 unsafe fn fast_str(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
-    #[cfg(not(feature = "abi3"))]
+    #[cfg(not(any(feature = "abi3", Py_3_14)))]
     // SAFETY: per the contract; the full API's layout accessors are valid
     // for a str: a compact ASCII string's data is its UTF-8 form, and every
     // other str starts with a `PyCompactUnicodeObject` whose `utf8` is NULL
@@ -275,7 +288,7 @@ unsafe fn fast_str(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
             return write_medium_str_raw(dst, std::slice::from_raw_parts(p, n));
         }
     }
-    #[cfg(feature = "abi3")]
+    #[cfg(any(feature = "abi3", Py_3_14))]
     let _ = (dst, obj);
     0
 }
@@ -370,6 +383,10 @@ unsafe fn small_int(obj: *mut ffi::PyObject) -> Option<i64> {
         tag: usize,
         digit: [u32; 2],
     }
+    // A CPython this crate's PyO3 does not know yet may lay ints out
+    // differently: re-check `Long` below before allowing it.
+    #[cfg(Py_3_15)]
+    compile_error!("qjson reads CPython int internals (dumps.rs, small_int): check the layout for this version");
     /// CPython < 3.12: `PyObject_VAR_HEAD; digit ob_digit[]`, `ob_size` =
     /// digit count with the sign of the value.
     #[cfg(not(Py_3_12))]
@@ -523,8 +540,9 @@ impl<'py> Serializer<'py> {
     /// The UTF-8 form of a `str` (or subclass); borrowed from the object.
     #[inline(always)]
     fn utf8<'a>(&self, obj: *mut ffi::PyObject) -> PyResult<&'a [u8]> {
-        // Version-specific builds read a compact ASCII string's data in place.
-        #[cfg(not(feature = "abi3"))]
+        // Version-specific builds read a compact ASCII string's data in place
+        // (up to 3.13: see `fast_str`).
+        #[cfg(not(any(feature = "abi3", Py_3_14)))]
         // SAFETY: `obj` is a live str; the full API's layout accessors are
         // valid for it, and a compact ASCII string's data is its UTF-8 form.
         unsafe {
@@ -991,10 +1009,50 @@ impl<'py> Serializer<'py> {
         drop(PyErr::take(self.py));
     }
 
-    /// Everything but the exact built-in types: see [`other`].
+    /// Everything but the exact built-in types: subclasses of `str`, `int`,
+    /// `dict`, `list`, `tuple` and `float` here (written as their base type;
+    /// an `IntEnum` or `str`-mixin `Enum` member is one of these, with the
+    /// same value), the rest in [`other`].
+    ///
+    /// The subclasses are dispatched here, not in `other::write`, so that a
+    /// nesting of them costs this small frame per level rather than that
+    /// large one: 1000 levels of a `dict` subclass then fit in a 512 KiB
+    /// thread stack (macOS's default for threads) as plain dicts do. (No
+    /// qjson view has these type flags: views cannot be subclassed.)
     #[cold]
     #[inline(never)]
     fn other<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: `obj` is alive (caller's contract) and the interpreter is
+        // attached. The writers called below hold containers themselves
+        // before anything can run user code, and run none for scalars.
+        unsafe {
+            let flags = ffi::PyType_GetFlags(ffi::Py_TYPE(obj));
+            if flags & ffi::Py_TPFLAGS_UNICODE_SUBCLASS != 0 {
+                return self.str(obj);
+            }
+            if flags & ffi::Py_TPFLAGS_LONG_SUBCLASS != 0 {
+                return self.int(obj);
+            }
+            if flags & ffi::Py_TPFLAGS_DICT_SUBCLASS != 0 {
+                return self.dict::<PRETTY>(obj);
+            }
+            if flags & ffi::Py_TPFLAGS_LIST_SUBCLASS != 0 {
+                return self.list::<PRETTY>(obj);
+            }
+            if flags & ffi::Py_TPFLAGS_TUPLE_SUBCLASS != 0 {
+                return self.tuple::<PRETTY>(obj);
+            }
+            if ffi::PyFloat_Check(obj) != 0 {
+                return self.float(obj);
+            }
+        }
+        self.other_slow::<PRETTY>(obj)
+    }
+
+    /// [`Self::other`] for the types [`other`] handles.
+    #[cold]
+    #[inline(never)]
+    fn other_slow<const PRETTY: bool>(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: `obj` is alive (caller's contract); held while written.
         let held = unsafe { Held::new(obj) };
         // SAFETY: as above.

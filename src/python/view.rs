@@ -233,10 +233,10 @@ fn visit_slot(slot: &Slot, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
 
 /// Whether a cached child view (or any value) has edits to write.
 fn view_dirty(py: Python<'_>, v: &Bound<'_, PyAny>) -> bool {
-    if let Ok(o) = v.cast::<Object>() {
+    if let Ok(o) = v.cast_exact::<Object>() {
         return o.try_borrow().map_or(true, |o| o.dirty(py));
     }
-    if let Ok(a) = v.cast::<Array>() {
+    if let Ok(a) = v.cast_exact::<Array>() {
         return a.try_borrow().map_or(true, |a| a.dirty(py));
     }
     false
@@ -592,7 +592,7 @@ impl Object {
     }
 
     /// Remove `key` and return its value; `default` (or KeyError) when absent.
-    #[pyo3(signature = (key, *default))]
+    #[pyo3(signature = (key, /, *default))]
     fn pop(
         &mut self,
         py: Python<'_>,
@@ -629,7 +629,7 @@ impl Object {
     }
 
     /// `update(other=(), **kwargs)`, as `dict.update`.
-    #[pyo3(signature = (other = None, **kwargs))]
+    #[pyo3(signature = (other = None, /, **kwargs))]
     fn update(
         slf: &Bound<'_, Self>,
         other: Option<&Bound<'_, PyAny>>,
@@ -1114,7 +1114,7 @@ impl<'py> Plain<'py> {
 
     fn value(&mut self, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
-        if let Ok(o) = v.cast::<Object>() {
+        if let Ok(o) = v.cast_exact::<Object>() {
             if o.try_borrow()?.patched() {
                 o.try_borrow_mut()?.settle(py)?;
             }
@@ -1148,7 +1148,7 @@ impl<'py> Plain<'py> {
             self.open.pop();
             return Ok(dict.into_any());
         }
-        if let Ok(a) = v.cast::<Array>() {
+        if let Ok(a) = v.cast_exact::<Array>() {
             let me = a.try_borrow()?;
             let list = PyList::empty(py);
             match &me.state {
@@ -1181,7 +1181,7 @@ impl<'py> Plain<'py> {
             self.open.pop();
             return Ok(list.into_any());
         }
-        if let Ok(d) = v.cast::<Doc>() {
+        if let Ok(d) = v.cast_exact::<Doc>() {
             let d = d.get();
             if let Some(root) = d.root_view() {
                 return self.value(&root.bind(py).clone());
@@ -1252,19 +1252,21 @@ pub(crate) trait Sink<'py> {
 
 /// Whether `obj` is written by [`write`]: an `Object`, `Array` or `Doc`.
 pub(crate) fn is_view(obj: &Bound<'_, PyAny>) -> bool {
-    obj.is_instance_of::<Object>() || obj.is_instance_of::<Array>() || obj.is_instance_of::<Doc>()
+    obj.is_exact_instance_of::<Object>()
+        || obj.is_exact_instance_of::<Array>()
+        || obj.is_exact_instance_of::<Doc>()
 }
 
 /// Write `obj` (a view, a `Doc`, or any value) compactly: views as their
 /// original bytes with edits spliced in, a `Doc` as its input.
 pub(crate) fn write<'py, S: Sink<'py>>(sink: &mut S, obj: &Bound<'py, PyAny>) -> PyResult<()> {
-    if let Ok(o) = obj.cast::<Object>() {
+    if let Ok(o) = obj.cast_exact::<Object>() {
         return write_object(sink, o);
     }
-    if let Ok(a) = obj.cast::<Array>() {
+    if let Ok(a) = obj.cast_exact::<Array>() {
         return write_array(sink, a);
     }
-    if let Ok(d) = obj.cast::<Doc>() {
+    if let Ok(d) = obj.cast_exact::<Doc>() {
         let d = d.get();
         // Edits made through `Doc.root` are part of the document.
         if let Some(root) = d.root_view() {
@@ -1362,7 +1364,7 @@ impl<'a> Runs<'a> {
             if a < at.start as usize {
                 sink.raw(self.parsed, a, at.start as usize);
             }
-            return write(sink, v);
+            return write_edited(sink, v);
         }
         if self.parsed.index.is_lazy() {
             let (start, b) = self.parsed.doc().span(at);
@@ -1396,12 +1398,31 @@ impl<'a> Runs<'a> {
     }
 }
 
+/// Write a view known to be dirty (its check is not repeated).
+fn write_edited<'py, S: Sink<'py>>(sink: &mut S, v: &Bound<'py, PyAny>) -> PyResult<()> {
+    if let Ok(o) = v.cast_exact::<Object>() {
+        return write_object_edits(sink, o, &*o.try_borrow()?);
+    }
+    if let Ok(a) = v.cast_exact::<Array>() {
+        return write_array_edits(sink, a, &*a.try_borrow()?);
+    }
+    write(sink, v)
+}
+
 fn write_object<'py, S: Sink<'py>>(sink: &mut S, o: &Bound<'py, Object>) -> PyResult<()> {
-    let py = sink.py();
     let me = o.try_borrow()?;
-    if !me.dirty(py) {
+    if !me.dirty(sink.py()) {
         return copy_value(sink, &me.parsed, me.at);
     }
+    write_object_edits(sink, o, &me)
+}
+
+fn write_object_edits<'py, S: Sink<'py>>(
+    sink: &mut S,
+    o: &Bound<'py, Object>,
+    me: &Object,
+) -> PyResult<()> {
+    let py = sink.py();
     sink.enter(o.as_ptr())?;
     sink.byte(b'{');
     let mut runs = Runs::new(&me.parsed);
@@ -1452,11 +1473,19 @@ fn write_object<'py, S: Sink<'py>>(sink: &mut S, o: &Bound<'py, Object>) -> PyRe
 }
 
 fn write_array<'py, S: Sink<'py>>(sink: &mut S, a: &Bound<'py, Array>) -> PyResult<()> {
-    let py = sink.py();
     let me = a.try_borrow()?;
-    if !me.dirty(py) {
+    if !me.dirty(sink.py()) {
         return copy_value(sink, &me.parsed, me.at);
     }
+    write_array_edits(sink, a, &me)
+}
+
+fn write_array_edits<'py, S: Sink<'py>>(
+    sink: &mut S,
+    a: &Bound<'py, Array>,
+    me: &Array,
+) -> PyResult<()> {
+    let py = sink.py();
     sink.enter(a.as_ptr())?;
     sink.byte(b'[');
     let mut runs = Runs::new(&me.parsed);

@@ -7,7 +7,8 @@
 //! 2. subclasses of `str`, `int`, `float`, `dict`, `list` and `tuple`
 //!    (type flags, no import): written as their base type (an `IntEnum` or
 //!    a `str`-mixin `Enum` member is one of these, and its value is the
-//!    same);
+//!    same), dispatched before this module by `Serializer::other` (views
+//!    have none of these flags, so the order is the same);
 //! 3. `datetime.datetime`, `datetime.date`, `datetime.time` (RFC 3339, as
 //!    orjson writes them), `uuid.UUID` (`8-4-4-4-12` lowercase hex),
 //!    `enum.Enum` members (their `value`), dataclass instances (an object
@@ -26,6 +27,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyString, PyType};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// Types checked with `isinstance`, imported on first use.
@@ -63,28 +65,8 @@ pub(super) fn write<'py, const PRETTY: bool>(
     if view::is_view(obj) {
         return write_view::<PRETTY>(ser, obj);
     }
-    let p = obj.as_ptr();
-    // SAFETY: `obj` is alive and the interpreter is attached.
-    let flags = unsafe { ffi::PyType_GetFlags(ffi::Py_TYPE(p)) };
-    if flags & ffi::Py_TPFLAGS_UNICODE_SUBCLASS != 0 {
-        return ser.str(p);
-    }
-    if flags & ffi::Py_TPFLAGS_LONG_SUBCLASS != 0 {
-        return ser.int(p);
-    }
-    if flags & ffi::Py_TPFLAGS_DICT_SUBCLASS != 0 {
-        return ser.dict::<PRETTY>(p);
-    }
-    if flags & ffi::Py_TPFLAGS_LIST_SUBCLASS != 0 {
-        return ser.list::<PRETTY>(p);
-    }
-    if flags & ffi::Py_TPFLAGS_TUPLE_SUBCLASS != 0 {
-        return ser.tuple::<PRETTY>(p);
-    }
-    // SAFETY: as above.
-    if unsafe { ffi::PyFloat_Check(p) } != 0 {
-        return ser.float(p);
-    }
+    // (Subclasses of the built-in types were written by the caller,
+    // `Serializer::other`.)
     let t = types(py)?;
     if obj.is_instance(t.datetime.bind(py))? {
         return datetime(ser, obj);
@@ -161,16 +143,39 @@ fn write_view<'py, const PRETTY: bool>(
 
 /// A piece of the output of [`dumps_view`].
 enum Seg {
-    /// Bytes of a document's input.
-    Input(Arc<Parsed>, usize, usize),
+    /// Bytes of the input of document `docs[i]`.
+    Input(u32, usize, usize),
     /// Bytes of `ser.out` (encoded parts).
     Out(usize, usize),
+}
+
+/// The segments of one output, and the documents their input bytes come
+/// from (each held once, however many segments it has: no reference count
+/// traffic per segment). Most edited requests need a handful of segments
+/// of one document, kept on the stack.
+#[derive(Default)]
+struct Segs {
+    list: SmallVec<[Seg; 16]>,
+    docs: SmallVec<[Arc<Parsed>; 1]>,
+}
+
+impl Segs {
+    fn input(&self, i: u32) -> &[u8] {
+        self.docs[i as usize].input.bytes()
+    }
+
+    fn bytes<'a>(&'a self, s: &Seg, out: &'a [u8]) -> &'a [u8] {
+        match *s {
+            Seg::Input(i, a, b) => &self.input(i)[a..b],
+            Seg::Out(a, b) => &out[a..b],
+        }
+    }
 }
 
 /// [`view::Sink`] over the serializer: into `ser.out`, or as segments.
 struct ViewSink<'s, 'py> {
     ser: &'s mut Serializer<'py>,
-    segs: Option<Vec<Seg>>,
+    segs: Option<Segs>,
     /// Start of the part of `ser.out` not yet in a segment.
     mark: usize,
 }
@@ -180,7 +185,7 @@ impl ViewSink<'_, '_> {
         let end = self.ser.out.len();
         if let Some(segs) = &mut self.segs {
             if end > self.mark {
-                segs.push(Seg::Out(self.mark, end));
+                segs.list.push(Seg::Out(self.mark, end));
                 self.mark = end;
             }
         }
@@ -199,13 +204,20 @@ impl<'py> view::Sink<'py> for ViewSink<'_, 'py> {
         }
         self.flush_out();
         let segs = self.segs.as_mut().expect("checked above");
-        if let Some(Seg::Input(p, _, end)) = segs.last_mut() {
-            if Arc::ptr_eq(p, parsed) && *end == a {
+        let doc = match segs.docs.iter().position(|p| Arc::ptr_eq(p, parsed)) {
+            Some(i) => i as u32,
+            None => {
+                segs.docs.push(parsed.clone());
+                (segs.docs.len() - 1) as u32
+            }
+        };
+        if let Some(Seg::Input(i, _, end)) = segs.list.last_mut() {
+            if *i == doc && *end == a {
                 *end = b;
                 return;
             }
         }
-        segs.push(Seg::Input(parsed.clone(), a, b));
+        segs.list.push(Seg::Input(doc, a, b));
     }
 
     fn byte(&mut self, b: u8) {
@@ -241,24 +253,18 @@ pub(super) fn dumps_view<'py>(
     let py = ser.py;
     let mut sink = ViewSink {
         ser,
-        segs: Some(Vec::with_capacity(16)),
+        segs: Some(Segs::default()),
         mark: 0,
     };
     view::write(&mut sink, obj)?;
     sink.flush_out();
     let segs = sink.segs.take().unwrap_or_default();
     let out = &sink.ser.out;
-    if let [Seg::Input(p, a, b)] = segs.as_slice() {
-        return Ok(Some(PyBytes::new(py, &p.input.bytes()[*a..*b])));
+    if let [Seg::Input(i, a, b)] = segs.list.as_slice() {
+        return Ok(Some(PyBytes::new(py, &segs.input(*i)[*a..*b])));
     }
-    fn bytes_of<'a>(s: &'a Seg, out: &'a [u8]) -> &'a [u8] {
-        match s {
-            Seg::Input(p, a, b) => &p.input.bytes()[*a..*b],
-            Seg::Out(a, b) => &out[*a..*b],
-        }
-    }
-    let slice = |s| bytes_of(s, out);
-    let total: usize = segs.iter().map(|s| slice(s).len()).sum();
+    let slice = |s| segs.bytes(s, out);
+    let total: usize = segs.list.iter().map(|s| slice(s).len()).sum();
     // SAFETY: with a NULL source, PyBytes_FromStringAndSize allocates an
     // uninitialized bytes object of `total` bytes (NULL and an exception on
     // failure). Its buffer (PyBytes_AsString) is written in full below
@@ -267,7 +273,7 @@ pub(super) fn dumps_view<'py>(
         let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), total as ffi::Py_ssize_t);
         let bytes = Bound::from_owned_ptr_or_err(py, obj)?;
         let mut dst = ffi::PyBytes_AsString(bytes.as_ptr()).cast::<u8>();
-        for s in &segs {
+        for s in &segs.list {
             let src = slice(s);
             std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());
             dst = dst.add(src.len());

@@ -70,13 +70,37 @@ mod bytes_buf {
         /// result and an eighth more, or [`INITIAL`] bytes.
         pub(crate) fn new(py: Python<'_>) -> PyResult<BytesBuf> {
             let hint = HINT.load(Ordering::Relaxed);
-            let cap = INITIAL.max(hint.saturating_add(hint / 8).min(isize::MAX as usize / 4));
+            Self::with_capacity(
+                py,
+                INITIAL.max(hint.saturating_add(hint / 8).min(isize::MAX as usize / 4)),
+            )
+        }
+
+        /// A buffer for the encoded parts of an edited view (the result is
+        /// assembled elsewhere, see `dumps_view`): [`INITIAL`] bytes, not the
+        /// size of the previous result, which may be that of a large
+        /// document.
+        pub(crate) fn small(py: Python<'_>) -> PyResult<BytesBuf> {
+            Self::with_capacity(py, INITIAL)
+        }
+
+        fn with_capacity(py: Python<'_>, mut cap: usize) -> PyResult<BytesBuf> {
             // SAFETY: with a NULL source, PyBytes_FromStringAndSize
             // allocates an uninitialized `bytes` (a new reference, or NULL
-            // with an exception set); `cap >= INITIAL > 0`, so it is a fresh
+            // with an exception set); callers pass `cap >= INITIAL > 0`, so it is a fresh
             // object (never the shared empty one), owned only by us.
             unsafe {
-                let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
+                let mut obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
+                if obj.is_null() && cap > INITIAL {
+                    // The guess from a large earlier result did not fit in
+                    // memory: this call may need far less, so start small
+                    // (and forget the guess, or every later call would fail
+                    // the same way: the hint is only updated on success).
+                    drop(PyErr::take(py));
+                    HINT.store(0, Ordering::Relaxed);
+                    cap = INITIAL;
+                    obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
+                }
                 if obj.is_null() {
                     return Err(PyErr::fetch(py));
                 }
@@ -176,7 +200,11 @@ mod bytes_buf {
         }
     }
 
-    impl Buf for BytesBuf {
+    // SAFETY: `ptr` is the `bytes` object's buffer of `cap` bytes or the
+    // scratch Vec's buffer of `cap` (its capacity), the first `len` written
+    // (`set_len`'s contract); `grow_to` moves to a buffer with room for
+    // `len + additional` and updates `ptr` and `cap`.
+    unsafe impl Buf for BytesBuf {
         #[inline(always)]
         fn len(&self) -> usize {
             self.len

@@ -3,7 +3,7 @@
 //!
 //! Most containers cache a handful of children (a request's `messages`, the
 //! first message), so the cache is a small vector searched linearly: no
-//! hashing, one allocation. A container whose children are all visited
+//! hashing, and no allocation for the first two. A container whose children are all visited
 //! (`for m in req["messages"]` over thousands of messages) moves to a hash
 //! map once it holds more than [`SMALL_MAX`] views, keyed with a
 //! multiplicative hash (the keys are distinct byte offsets, not
@@ -11,6 +11,7 @@
 //! answer).
 
 use pyo3::prelude::*;
+use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -37,10 +38,14 @@ impl Hasher for OffsetHasher {
 
 type Map = HashMap<u32, Py<PyAny>, BuildHasherDefault<OffsetHasher>>;
 
+/// Views kept without a heap allocation (a request's `messages`, its
+/// first message: most lazy containers cache one or two children).
+const INLINE: usize = 2;
+
 /// Child views by byte offset.
 #[derive(Default)]
 pub(super) struct ViewCache {
-    small: Vec<(u32, Py<PyAny>)>,
+    small: SmallVec<[(u32, Py<PyAny>); INLINE]>,
     big: Option<Box<Map>>,
 }
 
@@ -64,7 +69,7 @@ impl ViewCache {
         }
         let mut m: Map = self.small.drain(..).collect();
         m.insert(at, v);
-        self.small = Vec::new();
+        self.small = SmallVec::new();
         self.big = Some(Box::new(m));
     }
 

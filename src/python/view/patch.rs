@@ -19,15 +19,17 @@
 //! member and at most one live patch per key, and it reads back exactly
 //! like the dict the same operations would give.
 //!
-//! Patches require unique keys (the object knows, see `Doc::keys_unique`):
-//! with a repeated key, "the original member" would be ambiguous, and such
-//! an object unfolds into `Members` instead. Any operation other than
-//! get / set / delete / contains / len / dumps unfolds it too, applying the
-//! patches in order ([`Patches::drain`]).
+//! A key that repeats in the original reads as its first occurrence, so
+//! "the original member" of a patch is that first one; writing drops the
+//! later occurrences of every key (`Doc::distinct_items`), so the output
+//! holds each key once and reads back like the view. Any operation other
+//! than get / set / delete / contains / len / dumps unfolds the object,
+//! applying the patches in order ([`Patches::drain`]).
 
 use super::super::input::str_utf8;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
+use smallvec::SmallVec;
 
 pub(super) struct Patch {
     pub(super) key: Py<PyString>,
@@ -46,8 +48,11 @@ pub(super) enum KeyState<'a> {
     Untouched,
 }
 
+/// Patches kept without a heap allocation (set `model` and `temperature`).
+const INLINE: usize = 2;
+
 #[derive(Default)]
-pub(super) struct Patches(Vec<Patch>);
+pub(super) struct Patches(SmallVec<[Patch; INLINE]>);
 
 fn same_key(py: Python<'_>, a: &Py<PyString>, b: &Bound<'_, PyString>) -> PyResult<bool> {
     if a.as_ptr() == b.as_ptr() {
