@@ -323,16 +323,37 @@ def test_token_and_exact_paths_report_the_same_error(data: bytes) -> None:
 # (1, 2 or 4 bytes per character), which CPython requires: equal strings of
 # different widths would compare unequal.
 WIDTH_CASES = [
-    "é", "ÿ", "\u0080", "aé", "éa", "Ā", "\u07ff", "\u0800", "日本語", "Леонард Никитин",
-    "\uffff", "\U00010000", "😀", "a😀b", "é日😀", "\U0010ffff", "x" * 100 + "é" + "y" * 50,
-    "é" * 1000, "日" * 500 + "a", "\u00e9\\n", "tab\there",
+    "é",
+    "ÿ",
+    "\u0080",
+    "aé",
+    "éa",
+    "Ā",
+    "\u07ff",
+    "\u0800",
+    "日本語",
+    "Леонард Никитин",
+    "\uffff",
+    "\U00010000",
+    "😀",
+    "a😀b",
+    "é日😀",
+    "\U0010ffff",
+    "x" * 100 + "é" + "y" * 50,
+    "é" * 1000,
+    "日" * 500 + "a",
+    "\u00e9\\n",
+    "tab\there",
 ]
 
 
 @pytest.mark.parametrize("text", WIDTH_CASES, ids=[repr(t)[:20] for t in WIDTH_CASES])
 def test_non_ascii_strings_have_the_narrowest_width(text: str) -> None:
-    for doc in (json.dumps(text, ensure_ascii=False), json.dumps(text),
-                json.dumps({text: [text]}, ensure_ascii=False)):
+    for doc in (
+        json.dumps(text, ensure_ascii=False),
+        json.dumps(text),
+        json.dumps({text: [text]}, ensure_ascii=False),
+    ):
         got = qjson.loads(doc.encode())
         want = json.loads(doc)
         assert got == want
@@ -357,15 +378,26 @@ def test_floats_are_correctly_rounded() -> None:
     for _ in range(20_000):
         int_digits = rng.choice([1, 1, 2, 3, 8, 9, 12, 17])
         frac_digits = rng.choice([1, 2, 6, 8, 9, 12, 14, 15, 16, 17, 20, 25])
-        head = str(rng.randrange(1, 10)) + "".join(rng.choice("0123456789") for _ in range(int_digits - 1))
+        head = str(rng.randrange(1, 10)) + "".join(
+            rng.choice("0123456789") for _ in range(int_digits - 1)
+        )
         if rng.random() < 0.2:
             head = "0"
         frac = "".join(rng.choice("0123456789") for _ in range(frac_digits))
         sign = "-" if rng.random() < 0.5 else ""
         texts.append(f"{sign}{head}.{frac}")
     texts += [repr(rng.uniform(-1e6, 1e6)) for _ in range(5_000)]
-    texts += ["0.1", "-0.0", "0.0000000000000000001", "9007199254740993.0", "-65.613616999999977",
-              "1.7976931348623157", "4.9406564584124654", "2.2250738585072011", "123456789.5"]
+    texts += [
+        "0.1",
+        "-0.0",
+        "0.0000000000000000001",
+        "9007199254740993.0",
+        "-65.613616999999977",
+        "1.7976931348623157",
+        "4.9406564584124654",
+        "2.2250738585072011",
+        "123456789.5",
+    ]
     for sep in (",", ", ", " ,\n"):
         doc = "[" + sep.join(texts) + "]"
         got = qjson.loads(doc.encode())
