@@ -164,6 +164,57 @@ fn keys_unique_small_wide_escaped_and_lazy() {
     assert!(d.keys_unique(d.root()).is_err());
 }
 
+/// Small objects compare keys by a fingerprint that holds the whole key up
+/// to 16 bytes: pairs of keys of every length up to 40 that differ in one
+/// byte at each position (or only in length, or only once unescaped) must
+/// still be told apart, and equal ones found.
+#[test]
+fn keys_unique_tells_apart_keys_differing_anywhere() {
+    fn key(n: usize) -> Vec<u8> {
+        (0..n).map(|i| b'a' + (i % 26) as u8).collect()
+    }
+    let obj = |a: &[u8], b: &[u8]| {
+        let mut t = b"{\"x\": 0, \"".to_vec();
+        t.extend_from_slice(a);
+        t.extend_from_slice(b"\": 1, \"");
+        t.extend_from_slice(b);
+        t.extend_from_slice(b"\": 2}");
+        t
+    };
+    let check = |text: &[u8], want: bool| {
+        for opts in [strict(), lazy()] {
+            let index = Index::build(text, &opts).unwrap();
+            let d = Doc::new(text, &index);
+            assert_eq!(
+                d.keys_unique(d.root()).unwrap(),
+                want,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    };
+    for n in 0..=40 {
+        let a = key(n);
+        check(&obj(&a, &a), false);
+        check(&obj(&a, &key(n + 1)), true);
+        for i in 0..n {
+            let mut b = a.clone();
+            b[i] = b'Z';
+            check(&obj(&a, &b), true);
+            // The same key with byte `i` escaped: equal once unescaped.
+            let mut esc = a[..i].to_vec();
+            esc.extend_from_slice(format!("\\u{:04x}", a[i]).as_bytes());
+            esc.extend_from_slice(&a[i + 1..]);
+            check(&obj(&a, &esc), false);
+            // A backslash escape that changes the key.
+            let mut other = a[..i].to_vec();
+            other.extend_from_slice(b"\\n");
+            other.extend_from_slice(&a[i + 1..]);
+            check(&obj(&a, &other), true);
+        }
+    }
+}
+
 #[test]
 fn long_arrays_read_in_order_and_backwards() {
     let n = 5000;
