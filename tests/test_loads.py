@@ -405,3 +405,66 @@ def test_floats_are_correctly_rounded() -> None:
         assert len(got) == len(want)
         for t, g, w in zip(texts, got, want):
             assert g == w and str(g) == str(w), t
+
+
+def test_reused_buffers_between_calls() -> None:
+    """The index vectors and builder stack kept between calls on a thread
+    change no result: large and small, deep and flat, valid and invalid
+    documents in turns."""
+    big = json.dumps([{"k": i, "v": [i, "s\\n", None]} for i in range(20_000)]).encode()
+    deep = b"[" * 3000 + b"]" * 3000
+    docs: list[bytes] = [
+        big,
+        b'{"a":[1,2,{"b":null}],"c":"\\u00e9"}',
+        deep,
+        b"[1,2,",
+        b"[]",
+        big[:-1],
+        b'["x", 1.5, true]',
+        b"[" * 300 + b"1" + b"]" * 300,
+    ]
+    for _ in range(3):
+        for d in docs:
+            if d is deep:
+                nested, depth = qjson.loads(d, max_depth=5000), 0
+                while nested:
+                    nested, depth = nested[0], depth + 1
+                assert depth == 2999
+                continue
+            try:
+                want = json.loads(d)
+            except ValueError:
+                with pytest.raises(qjson.JSONDecodeError) as info:
+                    qjson.loads(d, max_depth=5000)
+                assert info.value.pos == error_of(d).pos
+                continue
+            assert same(qjson.loads(d, max_depth=5000), want)
+            qjson.validate(d, max_depth=5000)
+
+
+def test_reentrant_loads_from_a_gc_callback() -> None:
+    """A collection during `loads` (its allocations trigger them) may run
+    Python code that calls `loads` again: the inner call must not share the
+    outer one's buffers."""
+    import gc
+
+    inner = b'{"inner": [1, 2, 3, "x"], "more": {"a": [true, null]}}'
+    seen: list[object] = []
+
+    def callback(phase: str, info: dict) -> None:
+        if phase == "start" and len(seen) < 1000:
+            seen.append(qjson.loads(inner))
+            qjson.validate(inner)
+
+    doc = json.dumps([{"a": [i, {"b": "c"}]} for i in range(500)]).encode()
+    old = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(10)
+    try:
+        for _ in range(20):
+            assert qjson.loads(doc) == json.loads(doc)
+    finally:
+        gc.set_threshold(*old)
+        gc.callbacks.remove(callback)
+    assert seen, "no collection ran during the test"
+    assert all(x == json.loads(inner) for x in seen)

@@ -54,6 +54,7 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use std::cell::Cell;
 use std::sync::Mutex;
 
 /// Inputs at least this large are validated with the GIL released.
@@ -135,10 +136,12 @@ pub(crate) fn loads(
                 ascii: !t.non_ascii,
                 scratch: Vec::new(),
                 cache: cache.as_deref_mut(),
-                stack: Vec::new(),
+                stack: take_stack(),
                 bad_scalar: false,
             };
-            build(py, b, t.lens.len())
+            let p = build(py, b, t.lens.len());
+            t.give_back();
+            p
         }
         None => {
             let (index, escapes) = index(py, &input, max_depth, false)?;
@@ -152,7 +155,7 @@ pub(crate) fn loads(
                 ascii: !index.non_ascii,
                 scratch: Vec::new(),
                 cache: cache.as_deref_mut(),
-                stack: Vec::new(),
+                stack: take_stack(),
                 bad_scalar: false,
             };
             build(py, b, index.containers.len())
@@ -192,7 +195,38 @@ fn build<L: ?Sized + Lens, const TOKENS: bool>(
     // checks).
     let p = unsafe { b.run() };
     drop(paused);
+    // `run` leaves the stack empty (every frame popped, or released on
+    // failure).
+    give_back_stack(std::mem::take(&mut b.stack));
     p.ok_or(b.bad_scalar)
+}
+
+/// Stacks with at most this many frames of capacity are kept for the next
+/// call on the same thread.
+const KEEP_FRAMES: usize = 1024;
+
+thread_local! {
+    /// The last builder's stack, kept for the next one on this thread (one
+    /// allocation less per document). Taken out while in use, so a
+    /// re-entrant `loads` (from a finalizer our allocations trigger) just
+    /// allocates its own.
+    static SPARE_STACK: Cell<Vec<Frame>> = const { Cell::new(Vec::new()) };
+}
+
+/// An empty frame stack, with the capacity the last one left.
+fn take_stack() -> Vec<Frame> {
+    SPARE_STACK.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Keep `stack` (empty) for [`take_stack`], unless it is large.
+fn give_back_stack(mut stack: Vec<Frame>) {
+    debug_assert!(stack.is_empty());
+    // (Frames hold raw pointers, no owned values: clearing releases
+    // nothing, and `run` has released every frame already.)
+    stack.clear();
+    if stack.capacity() <= KEEP_FRAMES {
+        let _ = SPARE_STACK.try_with(|c| c.set(stack));
+    }
 }
 
 /// Cold path: the builder met an invalid number or literal (or garbage
