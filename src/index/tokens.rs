@@ -276,6 +276,8 @@ fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
     // (`-` and the digits sort before the letters of the literals.)
     if c <= b'9' {
         plain_number(input, p, s[k + 1] as usize) || any_scalar(input, p)
+    } else if let Some(w) = input.get(p..).and_then(<[u8]>::first_chunk::<8>) {
+        literal8(u64::from_le_bytes(*w), c)
     } else {
         match c {
             b't' => literal(input, p, *b"true"),
@@ -284,6 +286,54 @@ fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
             _ => false,
         }
     }
+}
+
+/// A literal as the 8 bytes where it starts see it: the literal's bytes
+/// (little-endian), the mask of its bytes, and the shift that brings the
+/// byte after it down.
+#[derive(Clone, Copy)]
+struct Literal {
+    word: u64,
+    mask: u64,
+    shift: u32,
+}
+
+/// [`Literal`]s by the low five bits of their first byte (`t`, `n`, `f`
+/// differ there); the other slots match nothing (mask 0, word 1). Another
+/// letter in a literal's slot fails the comparison of the first byte.
+static LITERALS: [Literal; 32] = {
+    let none = Literal {
+        word: 1,
+        mask: 0,
+        shift: 0,
+    };
+    let mut t = [none; 32];
+    t[(b't' & 31) as usize] = Literal {
+        word: u32::from_le_bytes(*b"true") as u64,
+        mask: 0xffff_ffff,
+        shift: 32,
+    };
+    t[(b'n' & 31) as usize] = Literal {
+        word: u32::from_le_bytes(*b"null") as u64,
+        mask: 0xffff_ffff,
+        shift: 32,
+    };
+    t[(b'f' & 31) as usize] = Literal {
+        word: u64::from_le_bytes(*b"false\0\0\0"),
+        mask: 0xff_ffff_ffff,
+        shift: 40,
+    };
+    t
+};
+
+/// Whether the 8 bytes `w` (little-endian) at a token whose first byte is
+/// `c` (a byte above `9`) start with `true`, `null` or `false` followed by
+/// a byte that ends a token: one table load and two tests, no branch on
+/// which literal it is.
+#[inline(always)]
+fn literal8(w: u64, c: u8) -> bool {
+    let l = LITERALS[(c & 31) as usize];
+    w & l.mask == l.word && ENDS_TOKEN[(w >> l.shift) as u8 as usize]
 }
 
 /// The general check of a scalar token at `p` (exponents, whitespace after
@@ -531,6 +581,41 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
 mod tests {
     use super::*;
 
+    /// [`literal8`] agrees with the byte-wise check on every first byte
+    /// and on near misses.
+    #[test]
+    fn literals_by_word() {
+        let words: [&[u8]; 12] = [
+            b"true",
+            b"null",
+            b"false",
+            b"tru",
+            b"nul",
+            b"fals",
+            b"True",
+            b"nulL",
+            b"falsy",
+            b"t",
+            b"truee",
+            b"nullnull",
+        ];
+        for word in words {
+            for c in 0..=255u8 {
+                for &after in b" \t\n\r,]}:\"xe0\x7f" {
+                    let mut b = word.to_vec();
+                    b[0] = if c > b'9' { c } else { b[0] };
+                    b.push(after);
+                    b.resize(8, b'x');
+                    let w = u64::from_le_bytes(b[..8].try_into().unwrap());
+                    let want = [&b"true"[..], b"null", b"false"]
+                        .iter()
+                        .any(|l| b.starts_with(l) && ENDS_TOKEN[b[l.len()] as usize]);
+                    assert_eq!(literal8(w, b[0]), want, "{:?}", String::from_utf8_lossy(&b));
+                }
+            }
+        }
+    }
+
     /// The vectors kept between calls change no answer: documents of very
     /// different sizes (over and under [`KEEP_MAX`] tokens), valid and
     /// invalid, in turns, agree with the exact check; a large scan's
@@ -565,7 +650,12 @@ mod tests {
                 if scan::scan_tokens(d, &mut Scan::default()).is_none() {
                     return; // no token scan on this CPU
                 }
-                assert_eq!(valid(d, 1024), want, "round {round}: {:?}", &d[..d.len().min(40)]);
+                assert_eq!(
+                    valid(d, 1024),
+                    want,
+                    "round {round}: {:?}",
+                    &d[..d.len().min(40)]
+                );
                 let kept = SPARE_SCAN.with(|c| {
                     let s = c.take();
                     let cap = s.structurals.capacity();
