@@ -468,3 +468,29 @@ def test_reentrant_loads_from_a_gc_callback() -> None:
         gc.callbacks.remove(callback)
     assert seen, "no collection ran during the test"
     assert all(x == json.loads(inner) for x in seen)
+
+
+@pytest.mark.parametrize("pad", [0, 1, 7, 8, 20])
+def test_literals_fast_and_near_the_end(pad: int) -> None:
+    """Literals read 8 bytes at a time (and the byte-wise path in the last
+    7 bytes of input): every near miss is rejected where validate says, and
+    every literal followed by whitespace or a delimiter is read."""
+    words = ["true", "null", "false", "tru", "nul", "fals", "truee", "nulll", "falsey", "True"]
+    ends = ["", " ", "\n", ",1", "x", "]", "}", '"a"', "\t ,2"]
+    tail = " " * pad
+    for w in words:
+        for e in ends:
+            for doc in (f"[{w}{e}]{tail}", f'{{"k":{w}{e}}}{tail}', f"{w}{e}{tail}"):
+                data = doc.encode()
+                try:
+                    want = json.loads(data)
+                except ValueError:
+                    assert error_of(data).pos == validate_error(data).pos, doc
+                    continue
+                assert same(qjson.loads(data), want), doc
+
+
+def validate_error(data: bytes) -> qjson.JSONDecodeError:
+    with pytest.raises(qjson.JSONDecodeError) as info:
+        qjson.validate(data)
+    return info.value

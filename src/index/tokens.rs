@@ -288,6 +288,20 @@ fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
     }
 }
 
+/// Whether `input[p..]` starts with `true`, `null` or `false` followed by
+/// a byte that ends a token (`input[p]` is a token's first byte); `false`
+/// also means "not known" (the last 7 bytes of input). In the token index
+/// the literal then is the whole token and only whitespace follows it up
+/// to the next token.
+#[cfg(feature = "python")]
+#[inline(always)]
+pub(crate) fn literal_token(input: &[u8], p: usize) -> bool {
+    match input.get(p..).and_then(<[u8]>::first_chunk::<8>) {
+        Some(w) => w[0] > b'9' && literal8(u64::from_le_bytes(*w), w[0]),
+        None => false,
+    }
+}
+
 /// A literal as the 8 bytes where it starts see it: the literal's bytes
 /// (little-endian), the mask of its bytes, and the shift that brings the
 /// byte after it down.

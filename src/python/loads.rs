@@ -49,7 +49,9 @@ use super::errors::decode_error;
 use super::input::Input;
 use crate::decode::number::{parse_number_at, plain_decimal};
 use crate::decode::Number;
-use crate::index::{plain_fraction, skip_ws, string_close, Container, Index, Options};
+use crate::index::{
+    literal_token, plain_fraction, skip_ws, string_close, Container, Index, Options,
+};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -479,6 +481,20 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
                             let close = string_close(input, s, k)?;
                             k += 1;
                             self.string(sk + 1, close)?
+                        }
+                        // A literal token, when 8 bytes can be read.
+                        c @ (b't' | b'n' | b'f') if TOKENS && literal_token(input, sk) => {
+                            k += 1;
+                            let lit = match c {
+                                b't' => ffi::Py_True(),
+                                b'n' => ffi::Py_None(),
+                                _ => ffi::Py_False(),
+                            };
+                            // SAFETY: the interpreter is attached; the
+                            // singletons are alive, and we return a new
+                            // reference to one.
+                            ffi::Py_INCREF(lit);
+                            lit
                         }
                         // A scalar token: a plain decimal read at once,
                         // anything else checked and read by `scalar`.
