@@ -135,8 +135,10 @@ pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
     let s = &scan.structurals;
     // Two tokens per container at most; most documents have far fewer.
     let mut lens = SPARE_LENS.try_with(Cell::take).unwrap_or_default();
+    if lens.capacity() < s.len() / 8 + 1 {
+        lens = Vec::with_capacity(s.len() / 8 + 1); // (no copy of the old)
+    }
     lens.clear();
-    lens.reserve(s.len() / 8 + 1);
     let mut counts = ChildCounts {
         lens,
         limit: s.len() / 2 + 1,
