@@ -243,6 +243,20 @@ def test_keys_cached_correctly() -> None:
     assert qjson.loads(data) == json.loads(data)  # warm cache
 
 
+def test_cached_keys_at_the_length_limit() -> None:
+    # Keys around the cache's length limit (48 bytes) and the old one (64),
+    # sharing prefixes, equal lengths with different bytes, in turns: each
+    # comes back exactly, from a cold and a warm cache.
+    keys = [("k" * n)[:-1] + c for n in (1, 7, 8, 9, 16, 47, 48, 49, 63, 64, 65) for c in "xy"]
+    keys += ["é" * 24, "é" * 23 + "x", "\u00e9" * 8, "a\\nb" * 12]
+    obj = [{k: i for i, k in enumerate(keys[j:] + keys[:j])} for j in range(len(keys))]
+    data = json.dumps(obj, ensure_ascii=False).encode()
+    for _ in range(3):
+        got = qjson.loads(data)
+        assert got == json.loads(data)
+        assert [list(d) for d in got] == [list(d) for d in json.loads(data)]
+
+
 def test_max_depth() -> None:
     deep = b"[" * 100 + b"]" * 100
     assert qjson.loads(deep, max_depth=100) is not None
