@@ -66,8 +66,8 @@ pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
 }
 
 /// Index vectors with at most this many entries of capacity are kept for
-/// the next call on the same thread (128 KiB each); larger ones are freed.
-const KEEP_MAX: usize = 32 * 1024;
+/// the next call on the same thread (64 KiB each); larger ones are freed.
+const KEEP_MAX: usize = 16 * 1024;
 
 thread_local! {
     /// The last scan's vectors, kept for the next one on this thread: for
