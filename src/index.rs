@@ -466,6 +466,14 @@ pub(crate) fn plain_fraction(input: &[u8], p: usize, q: usize) -> bool {
     tokens::plain_fraction(input, p, q)
 }
 
+/// Whether a token of the token index at `p` is exactly `true`, `null` or
+/// `false` (see [`tokens::literal_token`]); `false` also means "not known".
+#[cfg(feature = "python")]
+#[inline(always)]
+pub(crate) fn literal_token(input: &[u8], p: usize) -> bool {
+    tokens::literal_token(input, p)
+}
+
 /// [`validate`] without the fast path: stage 1 and the stage-2 walk of
 /// [`Index::build`] without the container table. For tests and benchmarks.
 #[doc(hidden)]

@@ -243,6 +243,20 @@ def test_keys_cached_correctly() -> None:
     assert qjson.loads(data) == json.loads(data)  # warm cache
 
 
+def test_cached_keys_at_the_length_limit() -> None:
+    # Keys around the cache's length limit (48 bytes) and the old one (64),
+    # sharing prefixes, equal lengths with different bytes, in turns: each
+    # comes back exactly, from a cold and a warm cache.
+    keys = [("k" * n)[:-1] + c for n in (1, 7, 8, 9, 16, 47, 48, 49, 63, 64, 65) for c in "xy"]
+    keys += ["é" * 24, "é" * 23 + "x", "\u00e9" * 8, "a\\nb" * 12]
+    obj = [{k: i for i, k in enumerate(keys[j:] + keys[:j])} for j in range(len(keys))]
+    data = json.dumps(obj, ensure_ascii=False).encode()
+    for _ in range(3):
+        got = qjson.loads(data)
+        assert got == json.loads(data)
+        assert [list(d) for d in got] == [list(d) for d in json.loads(data)]
+
+
 def test_max_depth() -> None:
     deep = b"[" * 100 + b"]" * 100
     assert qjson.loads(deep, max_depth=100) is not None
@@ -405,3 +419,92 @@ def test_floats_are_correctly_rounded() -> None:
         assert len(got) == len(want)
         for t, g, w in zip(texts, got, want):
             assert g == w and str(g) == str(w), t
+
+
+def test_reused_buffers_between_calls() -> None:
+    """The index vectors and builder stack kept between calls on a thread
+    change no result: large and small, deep and flat, valid and invalid
+    documents in turns."""
+    big = json.dumps([{"k": i, "v": [i, "s\\n", None]} for i in range(20_000)]).encode()
+    deep = b"[" * 3000 + b"]" * 3000
+    docs: list[bytes] = [
+        big,
+        b'{"a":[1,2,{"b":null}],"c":"\\u00e9"}',
+        deep,
+        b"[1,2,",
+        b"[]",
+        big[:-1],
+        b'["x", 1.5, true]',
+        b"[" * 300 + b"1" + b"]" * 300,
+    ]
+    for _ in range(3):
+        for d in docs:
+            if d is deep:
+                nested, depth = qjson.loads(d, max_depth=5000), 0
+                while nested:
+                    nested, depth = nested[0], depth + 1
+                assert depth == 2999
+                continue
+            try:
+                want = json.loads(d)
+            except ValueError:
+                with pytest.raises(qjson.JSONDecodeError) as info:
+                    qjson.loads(d, max_depth=5000)
+                assert info.value.pos == error_of(d).pos
+                continue
+            assert same(qjson.loads(d, max_depth=5000), want)
+            qjson.validate(d, max_depth=5000)
+
+
+def test_reentrant_loads_from_a_gc_callback() -> None:
+    """A collection during `loads` (its allocations trigger them) may run
+    Python code that calls `loads` again: the inner call must not share the
+    outer one's buffers."""
+    import gc
+
+    inner = b'{"inner": [1, 2, 3, "x"], "more": {"a": [true, null]}}'
+    seen: list[object] = []
+
+    def callback(phase: str, info: dict) -> None:
+        if phase == "start" and len(seen) < 1000:
+            seen.append(qjson.loads(inner))
+            qjson.validate(inner)
+
+    doc = json.dumps([{"a": [i, {"b": "c"}]} for i in range(500)]).encode()
+    old = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(10)
+    try:
+        for _ in range(20):
+            assert qjson.loads(doc) == json.loads(doc)
+    finally:
+        gc.set_threshold(*old)
+        gc.callbacks.remove(callback)
+    assert seen, "no collection ran during the test"
+    assert all(x == json.loads(inner) for x in seen)
+
+
+@pytest.mark.parametrize("pad", [0, 1, 7, 8, 20])
+def test_literals_fast_and_near_the_end(pad: int) -> None:
+    """Literals read 8 bytes at a time (and the byte-wise path in the last
+    7 bytes of input): every near miss is rejected where validate says, and
+    every literal followed by whitespace or a delimiter is read."""
+    words = ["true", "null", "false", "tru", "nul", "fals", "truee", "nulll", "falsey", "True"]
+    ends = ["", " ", "\n", ",1", "x", "]", "}", '"a"', "\t ,2"]
+    tail = " " * pad
+    for w in words:
+        for e in ends:
+            for doc in (f"[{w}{e}]{tail}", f'{{"k":{w}{e}}}{tail}', f"{w}{e}{tail}"):
+                data = doc.encode()
+                try:
+                    want = json.loads(data)
+                except ValueError:
+                    assert error_of(data).pos == validate_error(data).pos, doc
+                    continue
+                assert same(qjson.loads(data), want), doc
+
+
+def validate_error(data: bytes) -> qjson.JSONDecodeError:
+    with pytest.raises(qjson.JSONDecodeError) as info:
+        qjson.validate(data)
+    return info.value

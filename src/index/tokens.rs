@@ -30,6 +30,8 @@
 use super::check_strings;
 use crate::decode::number::scalar_end;
 use crate::scan::{self, Scan};
+use std::cell::Cell;
+use std::mem::MaybeUninit;
 
 /// Containers nested deeper than this are left to the exact path.
 const STACK: usize = 256;
@@ -50,16 +52,54 @@ static ENDS_TOKEN: [bool; 256] = {
 /// Whether `input` is certainly valid JSON (strict, nesting at most
 /// `max_depth`); `false` means "run the exact check".
 pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
-    let mut scan = Scan::default();
-    match scan::scan_tokens(input, &mut scan) {
-        Some(Ok(())) => {}
-        _ => return false,
+    let mut scan = take_scan();
+    let ok = match scan::scan_tokens(input, &mut scan) {
+        Some(Ok(())) => {
+            scan.first_control.is_none()
+                && walk(input, &scan.structurals, max_depth, &mut Check)
+                && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok()
+        }
+        _ => false,
+    };
+    give_back_scan(scan);
+    ok
+}
+
+/// Index vectors with at most this many entries of capacity are kept for
+/// the next call on the same thread (64 KiB each); larger ones are freed.
+const KEEP_MAX: usize = 16 * 1024;
+
+thread_local! {
+    /// The last scan's vectors, kept for the next one on this thread: for
+    /// documents of a few hundred bytes their allocation and release cost
+    /// about as much as scanning them. Taken out while in use (so a
+    /// re-entrant call, e.g. from a finalizer that `loads` triggers, just
+    /// allocates its own).
+    static SPARE_SCAN: Cell<Scan> = const {
+        Cell::new(Scan {
+            structurals: Vec::new(),
+            escapes: Vec::new(),
+            first_control: None,
+            non_ascii: false,
+        })
+    };
+    /// The same for the child-count table of `loads`.
+    #[cfg(feature = "python")]
+    static SPARE_LENS: Cell<Vec<u32>> = const { Cell::new(Vec::new()) };
+}
+
+/// An empty [`Scan`], with the capacity the last one on this thread left.
+fn take_scan() -> Scan {
+    SPARE_SCAN.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Keep `scan`'s vectors for the next [`take_scan`] on this thread, unless
+/// they are large.
+fn give_back_scan(scan: Scan) {
+    if scan.structurals.capacity() <= KEEP_MAX && scan.escapes.capacity() <= KEEP_MAX {
+        // (Fails only while the thread exits; `scan` is then just dropped.)
+        let _ = SPARE_SCAN.try_with(|c| c.set(scan));
     }
-    if scan.first_control.is_some() {
-        return false;
-    }
-    walk(input, &scan.structurals, max_depth, &mut Check)
-        && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok()
 }
 
 /// The token index `loads` builds from (see [`for_loads`]).
@@ -84,28 +124,56 @@ pub(crate) struct LoadsIndex {
 /// known to be valid": the caller takes the exact path.
 #[cfg(feature = "python")]
 pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
-    let mut scan = Scan::default();
+    let mut scan = take_scan();
     match scan::scan_tokens(input, &mut scan) {
-        Some(Ok(())) => {}
-        _ => return None,
-    }
-    if scan.first_control.is_some() {
-        return None;
+        Some(Ok(())) if scan.first_control.is_none() => {}
+        _ => {
+            give_back_scan(scan);
+            return None;
+        }
     }
     let s = &scan.structurals;
     // Two tokens per container at most; most documents have far fewer.
+    let mut lens = SPARE_LENS.try_with(Cell::take).unwrap_or_default();
+    if lens.capacity() < s.len() / 8 + 1 {
+        lens = Vec::with_capacity(s.len() / 8 + 1); // (no copy of the old)
+    }
+    lens.clear();
     let mut counts = ChildCounts {
-        lens: Vec::with_capacity(s.len() / 8 + 1),
+        lens,
         limit: s.len() / 2 + 1,
     };
     let ok = walk(input, s, max_depth, &mut counts)
         && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok();
-    ok.then_some(LoadsIndex {
+    let index = LoadsIndex {
         structurals: scan.structurals,
         escapes: scan.escapes,
         lens: counts.lens,
         non_ascii: scan.non_ascii,
-    })
+    };
+    if ok {
+        Some(index)
+    } else {
+        index.give_back();
+        None
+    }
+}
+
+#[cfg(feature = "python")]
+impl LoadsIndex {
+    /// Keep the vectors for the next call on this thread (see
+    /// [`take_scan`]), unless they are large.
+    pub(crate) fn give_back(self) {
+        give_back_scan(Scan {
+            structurals: self.structurals,
+            escapes: self.escapes,
+            first_control: None,
+            non_ascii: false,
+        });
+        if self.lens.capacity() <= KEEP_MAX {
+            let _ = SPARE_LENS.try_with(|c| c.set(self.lens));
+        }
+    }
 }
 
 /// What the walk does besides checking the grammar.
@@ -210,6 +278,8 @@ fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
     // (`-` and the digits sort before the letters of the literals.)
     if c <= b'9' {
         plain_number(input, p, s[k + 1] as usize) || any_scalar(input, p)
+    } else if let Some(w) = input.get(p..).and_then(<[u8]>::first_chunk::<8>) {
+        literal8(u64::from_le_bytes(*w), c)
     } else {
         match c {
             b't' => literal(input, p, *b"true"),
@@ -218,6 +288,68 @@ fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
             _ => false,
         }
     }
+}
+
+/// Whether `input[p..]` starts with `true`, `null` or `false` followed by
+/// a byte that ends a token (`input[p]` is a token's first byte); `false`
+/// also means "not known" (the last 7 bytes of input). In the token index
+/// the literal then is the whole token and only whitespace follows it up
+/// to the next token.
+#[cfg(feature = "python")]
+#[inline(always)]
+pub(crate) fn literal_token(input: &[u8], p: usize) -> bool {
+    match input.get(p..).and_then(<[u8]>::first_chunk::<8>) {
+        Some(w) => w[0] > b'9' && literal8(u64::from_le_bytes(*w), w[0]),
+        None => false,
+    }
+}
+
+/// A literal as the 8 bytes where it starts see it: the literal's bytes
+/// (little-endian), the mask of its bytes, and the shift that brings the
+/// byte after it down.
+#[derive(Clone, Copy)]
+struct Literal {
+    word: u64,
+    mask: u64,
+    shift: u32,
+}
+
+/// [`Literal`]s by the low five bits of their first byte (`t`, `n`, `f`
+/// differ there); the other slots match nothing (mask 0, word 1). Another
+/// letter in a literal's slot fails the comparison of the first byte.
+static LITERALS: [Literal; 32] = {
+    let none = Literal {
+        word: 1,
+        mask: 0,
+        shift: 0,
+    };
+    let mut t = [none; 32];
+    t[(b't' & 31) as usize] = Literal {
+        word: u32::from_le_bytes(*b"true") as u64,
+        mask: 0xffff_ffff,
+        shift: 32,
+    };
+    t[(b'n' & 31) as usize] = Literal {
+        word: u32::from_le_bytes(*b"null") as u64,
+        mask: 0xffff_ffff,
+        shift: 32,
+    };
+    t[(b'f' & 31) as usize] = Literal {
+        word: u64::from_le_bytes(*b"false\0\0\0"),
+        mask: 0xff_ffff_ffff,
+        shift: 40,
+    };
+    t
+};
+
+/// Whether the 8 bytes `w` (little-endian) at a token whose first byte is
+/// `c` (a byte above `9`) start with `true`, `null` or `false` followed by
+/// a byte that ends a token: one table load and two tests, no branch on
+/// which literal it is.
+#[inline(always)]
+fn literal8(w: u64, c: u8) -> bool {
+    let l = LITERALS[(c & 31) as usize];
+    w & l.mask == l.word && ENDS_TOKEN[(w >> l.shift) as u8 as usize]
 }
 
 /// The general check of a scalar token at `p` (exponents, whitespace after
@@ -345,8 +477,11 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
     // The enclosing containers' kinds; for `loads` also their ordinals and
     // the commas seen so far (children - 1) in each.
     let mut stack = [TOP; STACK];
-    let mut ords = [0u32; STACK];
-    let mut commas = [0u32; STACK];
+    // (Uninitialised: zeroing 2 KiB cost more than walking a small
+    // document. Frame `d` is written when a container opens at depth `d`
+    // and read only when that container closes.)
+    let mut ords = [MaybeUninit::<u32>::uninit(); STACK];
+    let mut commas = [MaybeUninit::<u32>::uninit(); STACK];
     let mut depth = 0usize;
     let mut kind = TOP;
     let mut ord = 0usize;
@@ -368,8 +503,8 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                 } else {
                     stack[depth] = kind;
                     if !R::CHECK_SCALARS {
-                        ords[depth] = ord as u32;
-                        commas[depth] = comma;
+                        ords[depth] = MaybeUninit::new(ord as u32);
+                        commas[depth] = MaybeUninit::new(comma);
                         ord = rec.next_ord();
                         comma = 0;
                         rec.open();
@@ -446,8 +581,13 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             kind = stack[depth];
             if !R::CHECK_SCALARS {
                 rec.close(ord, comma + 1);
-                ord = ords[depth] as usize;
-                comma = commas[depth];
+                // SAFETY: frame `depth` was written (with `!CHECK_SCALARS`,
+                // as here) when the container now closing opened at this
+                // depth; depths only grow by one push and shrink by one pop.
+                unsafe {
+                    ord = ords[depth].assume_init() as usize;
+                    comma = commas[depth].assume_init();
+                }
             }
         }
     }
@@ -456,6 +596,92 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`literal8`] agrees with the byte-wise check on every first byte
+    /// and on near misses.
+    #[test]
+    fn literals_by_word() {
+        let words: [&[u8]; 12] = [
+            b"true",
+            b"null",
+            b"false",
+            b"tru",
+            b"nul",
+            b"fals",
+            b"True",
+            b"nulL",
+            b"falsy",
+            b"t",
+            b"truee",
+            b"nullnull",
+        ];
+        for word in words {
+            for c in 0..=255u8 {
+                for &after in b" \t\n\r,]}:\"xe0\x7f" {
+                    let mut b = word.to_vec();
+                    b[0] = if c > b'9' { c } else { b[0] };
+                    b.push(after);
+                    b.resize(8, b'x');
+                    let w = u64::from_le_bytes(b[..8].try_into().unwrap());
+                    let want = [&b"true"[..], b"null", b"false"]
+                        .iter()
+                        .any(|l| b.starts_with(l) && ENDS_TOKEN[b[l.len()] as usize]);
+                    assert_eq!(literal8(w, b[0]), want, "{:?}", String::from_utf8_lossy(&b));
+                }
+            }
+        }
+    }
+
+    /// The vectors kept between calls change no answer: documents of very
+    /// different sizes (over and under [`KEEP_MAX`] tokens), valid and
+    /// invalid, in turns, agree with the exact check; a large scan's
+    /// vectors are not kept.
+    #[test]
+    fn reused_vectors_change_nothing() {
+        let big = {
+            let mut v = b"[".to_vec();
+            for i in 0..(KEEP_MAX + 100) {
+                v.extend_from_slice(if i % 2 == 0 { b"1," } else { b"\"a\"," });
+            }
+            v.extend_from_slice(b"true]");
+            v
+        };
+        let docs: [&[u8]; 8] = [
+            &big,
+            b"[1,2,3]",
+            b"{\"a\":[true,null,\"x\\n\"]}",
+            b"[1,2,",
+            &big[..big.len() - 1],
+            b"\"\\u0041\"",
+            b"{}",
+            "[\"\u{e9}\", 1e5, -0.5]".as_bytes(),
+        ];
+        let opts = crate::index::Options {
+            lazy: false,
+            max_depth: 1024,
+        };
+        for round in 0..3 {
+            for d in docs {
+                let want = crate::index::validate_exact(d, &opts).is_ok();
+                if scan::scan_tokens(d, &mut Scan::default()).is_none() {
+                    return; // no token scan on this CPU
+                }
+                assert_eq!(
+                    valid(d, 1024),
+                    want,
+                    "round {round}: {:?}",
+                    &d[..d.len().min(40)]
+                );
+                let kept = SPARE_SCAN.with(|c| {
+                    let s = c.take();
+                    let cap = s.structurals.capacity();
+                    c.set(s);
+                    cap
+                });
+                assert!(kept <= KEEP_MAX);
+            }
+        }
+    }
 
     /// `plain_number` only accepts valid numbers that end right before the
     /// next token, and accepts every plain one.

@@ -49,11 +49,14 @@ use super::errors::decode_error;
 use super::input::Input;
 use crate::decode::number::{parse_number_at, plain_decimal};
 use crate::decode::Number;
-use crate::index::{plain_fraction, skip_ws, string_close, Container, Index, Options};
+use crate::index::{
+    literal_token, plain_fraction, skip_ws, string_close, Container, Index, Options,
+};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use std::cell::Cell;
 use std::sync::Mutex;
 
 /// Inputs at least this large are validated with the GIL released.
@@ -61,8 +64,9 @@ const DETACH_MIN: usize = 64 * 1024;
 /// Documents with at least this many containers build with the cyclic
 /// collector paused.
 const GC_PAUSE_MIN: usize = 1024;
-/// Keys up to this many bytes (raw, as in the input) are cached.
-const CACHE_KEY_MAX: usize = 64;
+/// Keys up to this many bytes (raw, as in the input) are cached (a slot,
+/// with its key, then fills one 64-byte cache line).
+const CACHE_KEY_MAX: usize = 48;
 /// Number of cache slots (a power of two).
 const CACHE_SLOTS: usize = 2048;
 
@@ -135,10 +139,12 @@ pub(crate) fn loads(
                 ascii: !t.non_ascii,
                 scratch: Vec::new(),
                 cache: cache.as_deref_mut(),
-                stack: Vec::new(),
+                stack: take_stack(),
                 bad_scalar: false,
             };
-            build(py, b, t.lens.len())
+            let p = build(py, b, t.lens.len());
+            t.give_back();
+            p
         }
         None => {
             let (index, escapes) = index(py, &input, max_depth, false)?;
@@ -152,7 +158,7 @@ pub(crate) fn loads(
                 ascii: !index.non_ascii,
                 scratch: Vec::new(),
                 cache: cache.as_deref_mut(),
-                stack: Vec::new(),
+                stack: take_stack(),
                 bad_scalar: false,
             };
             build(py, b, index.containers.len())
@@ -192,7 +198,38 @@ fn build<L: ?Sized + Lens, const TOKENS: bool>(
     // checks).
     let p = unsafe { b.run() };
     drop(paused);
+    // `run` leaves the stack empty (every frame popped, or released on
+    // failure).
+    give_back_stack(std::mem::take(&mut b.stack));
     p.ok_or(b.bad_scalar)
+}
+
+/// Stacks with at most this many frames of capacity are kept for the next
+/// call on the same thread.
+const KEEP_FRAMES: usize = 1024;
+
+thread_local! {
+    /// The last builder's stack, kept for the next one on this thread (one
+    /// allocation less per document). Taken out while in use, so a
+    /// re-entrant `loads` (from a finalizer our allocations trigger) just
+    /// allocates its own.
+    static SPARE_STACK: Cell<Vec<Frame>> = const { Cell::new(Vec::new()) };
+}
+
+/// An empty frame stack, with the capacity the last one left.
+fn take_stack() -> Vec<Frame> {
+    SPARE_STACK.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Keep `stack` (empty) for [`take_stack`], unless it is large.
+fn give_back_stack(mut stack: Vec<Frame>) {
+    debug_assert!(stack.is_empty());
+    // (Frames hold raw pointers, no owned values: clearing releases
+    // nothing, and `run` has released every frame already.)
+    stack.clear();
+    if stack.capacity() <= KEEP_FRAMES {
+        let _ = SPARE_STACK.try_with(|c| c.set(stack));
+    }
 }
 
 /// Cold path: the builder met an invalid number or literal (or garbage
@@ -272,19 +309,28 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 // The key cache
 // ---------------------------------------------------------------------------
 
-/// One cache slot: the hash and length of a raw key and its `str` (owned).
+/// One cache slot, one cache line: a raw key, its `str` (owned) and a tag
+/// of its hash and length ([`tag`]). A lookup then reads one line, not a
+/// slot and, elsewhere, the key (twice the L1 misses on documents with
+/// many distinct keys).
 #[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct Slot {
-    hash: u64,
-    len: usize,
     obj: *mut ffi::PyObject,
+    tag: u64,
+    key: [u8; CACHE_KEY_MAX],
+}
+
+/// The tag of a key of `len` bytes with hash `h`: the length in the low
+/// byte (the hash bits it replaces also chose the slot).
+#[inline(always)]
+fn tag(h: u64, len: usize) -> u64 {
+    (h & !0xff) | len as u64
 }
 
 /// A direct-mapped cache from raw key bytes to `str` objects.
 struct KeyCache {
     slots: Vec<Slot>,
-    /// `CACHE_KEY_MAX` bytes per slot: the raw key it holds.
-    keys: Vec<u8>,
 }
 
 // SAFETY: the `str` pointers are only touched with the interpreter attached
@@ -292,10 +338,7 @@ struct KeyCache {
 // immutable.
 unsafe impl Send for KeyCache {}
 
-static KEY_CACHE: Mutex<KeyCache> = Mutex::new(KeyCache {
-    slots: Vec::new(),
-    keys: Vec::new(),
-});
+static KEY_CACHE: Mutex<KeyCache> = Mutex::new(KeyCache { slots: Vec::new() });
 
 /// A fast hash of a short byte string (8 bytes a step, multiply-rotate).
 #[inline(always)]
@@ -445,6 +488,20 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
                             let close = string_close(input, s, k)?;
                             k += 1;
                             self.string(sk + 1, close)?
+                        }
+                        // A literal token, when 8 bytes can be read.
+                        c @ (b't' | b'n' | b'f') if TOKENS && literal_token(input, sk) => {
+                            k += 1;
+                            let lit = match c {
+                                b't' => ffi::Py_True(),
+                                b'n' => ffi::Py_None(),
+                                _ => ffi::Py_False(),
+                            };
+                            // SAFETY: the interpreter is attached; the
+                            // singletons are alive, and we return a new
+                            // reference to one.
+                            ffi::Py_INCREF(lit);
+                            lit
                         }
                         // A scalar token: a plain decimal read at once,
                         // anything else checked and read by `scalar`.
@@ -703,22 +760,21 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
         if cache.slots.is_empty() {
             cache.slots = vec![
                 Slot {
-                    hash: 0,
-                    len: 0,
                     obj: std::ptr::null_mut(),
+                    tag: 0,
+                    key: [0; CACHE_KEY_MAX],
                 };
                 CACHE_SLOTS
             ];
-            cache.keys = vec![0; CACHE_SLOTS * CACHE_KEY_MAX];
         }
-        let slot = cache.slots[i];
-        let stored = &mut cache.keys[i * CACHE_KEY_MAX..i * CACHE_KEY_MAX + body.len()];
-        if !slot.obj.is_null() && slot.hash == h && slot.len == body.len() && short_eq(stored, body)
-        {
+        let t = tag(h, body.len());
+        let slot = &cache.slots[i];
+        if !slot.obj.is_null() && slot.tag == t && short_eq(&slot.key[..body.len()], body) {
             // SAFETY: the cache owns a reference; we hand out a new one.
             unsafe { ffi::Py_INCREF(slot.obj) };
             return slot.obj;
         }
+        let old = slot.obj;
         // SAFETY: as in `string`.
         let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
             return std::ptr::null_mut();
@@ -731,18 +787,16 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
         // replaced entry's reference is released.
         unsafe {
             ffi::Py_INCREF(obj);
-            if !slot.obj.is_null() {
-                ffi::Py_DECREF(slot.obj);
+            if !old.is_null() {
+                ffi::Py_DECREF(old);
             }
         }
         // The key bytes change together with the slot, once the string
         // exists: a failed `string` leaves the old entry whole.
-        cache.keys[i * CACHE_KEY_MAX..i * CACHE_KEY_MAX + body.len()].copy_from_slice(body);
-        cache.slots[i] = Slot {
-            hash: h,
-            len: body.len(),
-            obj,
-        };
+        let slot = &mut cache.slots[i];
+        slot.key[..body.len()].copy_from_slice(body);
+        slot.tag = t;
+        slot.obj = obj;
         obj
     }
 }

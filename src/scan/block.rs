@@ -152,7 +152,11 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
     // few hundred bytes grew once (a realloc, about 10% of validating it).
     let per = if n <= SMALL_INPUT { 2 } else { 8 };
     let guess = (n / per).min(FIRST_GUESS_MAX) + SLACK + 1;
-    out.structurals.reserve(guess);
+    if out.structurals.capacity() < guess {
+        // (A fresh allocation: growing the empty vector would copy its old
+        // capacity's bytes.)
+        out.structurals = Vec::with_capacity(guess);
+    }
     let mut structurals = Sink::new(&mut out.structurals);
     let mut escapes = Sink::new(&mut out.escapes);
     let ptr = input.as_ptr();
