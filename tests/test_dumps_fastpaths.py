@@ -216,3 +216,58 @@ def test_reentrant_dumps_from_default_while_growing() -> None:
     want = orjson.dumps(outer, default=lambda o: default(o))
     assert qjson.dumps(outer, default=default) == want
     assert qjson.dumps(outer, default=default) == want
+
+
+class _Slots:
+    def __init__(self) -> None:
+        self.a = 1
+        self.b = "two"
+        self.c = [3.0]
+
+
+def test_dict_tables_of_every_kind() -> None:
+    # str-keyed tables with holes (deleted entries), tables of the general
+    # kind (a non-str key was once inserted) holding only str keys, split
+    # tables (an instance's __dict__), and big tables (wide index entries).
+    holes = {f"k{i}": i for i in range(40)}
+    for i in range(0, 40, 3):
+        del holes[f"k{i}"]
+    general: dict[Any, Any] = {1: "x", "a": 1}
+    del general[1]
+    general["b"] = [True, None]
+    split = vars(_Slots())
+    big = {str(i): i for i in range(70000)}
+    for i in range(0, 70000, 7):
+        del big[str(i)]
+    all_deleted = {"a": 1}
+    del all_deleted["a"]
+    for d in (holes, general, split, big, all_deleted, {"a": {"b": holes}}, [general, split]):
+        check(d)
+    assert qjson.dumps(general) == b'{"a":1,"b":[true,null]}'
+    with pytest.raises(qjson.JSONEncodeError, match="str"):
+        qjson.dumps({"a": 1, 2: 3})
+
+
+def test_default_mutating_the_dict() -> None:
+    # A hook that grows the dict (its table is replaced) or deletes members
+    # not yet written: memory-safe, valid JSON, the members before it kept.
+    class Marker:
+        pass
+
+    grow: dict[str, Any] = {"a": 1, "m": Marker(), "z": 2}
+
+    def add(o: object) -> Any:
+        for i in range(100):
+            grow[f"n{i}"] = i
+        return "hooked"
+
+    out = qjson.loads(qjson.dumps(grow, default=add))
+    assert out["a"] == 1 and out["m"] == "hooked"
+
+    shrink: dict[str, Any] = {"a": 1, "m": Marker(), "y": 2, "z": 3}
+
+    def delete(o: object) -> Any:
+        del shrink["y"]
+        return "hooked"
+
+    assert qjson.dumps(shrink, default=delete) == b'{"a":1,"m":"hooked","z":3}'
