@@ -162,6 +162,31 @@ def test_output_sizes_across_calls() -> None:
         assert qjson.dumps(v) == orjson.dumps(v)
 
 
+def test_output_growth_paths() -> None:
+    # Results far above and far below the size guess (the previous
+    # result), in a mixed order: misses of the guess, large buffers mostly
+    # unused, small ones cut.
+    def doc(n: int) -> list:
+        return [{"k": "v" * 90, "n": i, "f": i / 3, "s": "é" * (i % 5)} for i in range(n)]
+
+    # ~130 B per member: 0.4 MB, 1.3 MB, 4 MB, 13 KB results.
+    mid, big, huge, small = doc(3_000), doc(10_000), doc(30_000), doc(100)
+    order = [small, big, [1], big, mid, big, [1], huge, [1], mid, small, huge, mid, [], big]
+    for v in order:
+        got = qjson.dumps(v)
+        want = orjson.dumps(v)
+        assert got == want
+        assert hash(got) == hash(want)
+        assert got + b"!" == want + b"!"
+    # Growth from a result written into a fresh object midway (default=).
+    class Marker:
+        pass
+
+    qjson.dumps([1])
+    v = [doc(200), Marker(), doc(5_000)]
+    assert qjson.dumps(v, default=lambda o: doc(3)) == orjson.dumps(v, default=lambda o: doc(3))
+
+
 def test_deep_cycles_found_past_inline_stack() -> None:
     # The first 32 open containers are kept inline, deeper ones on the
     # heap; a cycle entered at any depth is found.
