@@ -162,6 +162,31 @@ def test_output_sizes_across_calls() -> None:
         assert qjson.dumps(v) == orjson.dumps(v)
 
 
+def test_output_growth_paths() -> None:
+    # Results far above and far below the size guess (the previous
+    # result), in a mixed order: misses of the guess, large buffers mostly
+    # unused, small ones cut.
+    def doc(n: int) -> list:
+        return [{"k": "v" * 90, "n": i, "f": i / 3, "s": "é" * (i % 5)} for i in range(n)]
+
+    # ~130 B per member: 0.4 MB, 1.3 MB, 4 MB, 13 KB results.
+    mid, big, huge, small = doc(3_000), doc(10_000), doc(30_000), doc(100)
+    order = [small, big, [1], big, mid, big, [1], huge, [1], mid, small, huge, mid, [], big]
+    for v in order:
+        got = qjson.dumps(v)
+        want = orjson.dumps(v)
+        assert got == want
+        assert hash(got) == hash(want)
+        assert got + b"!" == want + b"!"
+    # Growth from a result written into a fresh object midway (default=).
+    class Marker:
+        pass
+
+    qjson.dumps([1])
+    v = [doc(200), Marker(), doc(5_000)]
+    assert qjson.dumps(v, default=lambda o: doc(3)) == orjson.dumps(v, default=lambda o: doc(3))
+
+
 def test_deep_cycles_found_past_inline_stack() -> None:
     # The first 32 open containers are kept inline, deeper ones on the
     # heap; a cycle entered at any depth is found.
@@ -216,3 +241,58 @@ def test_reentrant_dumps_from_default_while_growing() -> None:
     want = orjson.dumps(outer, default=lambda o: default(o))
     assert qjson.dumps(outer, default=default) == want
     assert qjson.dumps(outer, default=default) == want
+
+
+class _Slots:
+    def __init__(self) -> None:
+        self.a = 1
+        self.b = "two"
+        self.c = [3.0]
+
+
+def test_dict_tables_of_every_kind() -> None:
+    # str-keyed tables with holes (deleted entries), tables of the general
+    # kind (a non-str key was once inserted) holding only str keys, split
+    # tables (an instance's __dict__), and big tables (wide index entries).
+    holes = {f"k{i}": i for i in range(40)}
+    for i in range(0, 40, 3):
+        del holes[f"k{i}"]
+    general: dict[Any, Any] = {1: "x", "a": 1}
+    del general[1]
+    general["b"] = [True, None]
+    split = vars(_Slots())
+    big = {str(i): i for i in range(70000)}
+    for i in range(0, 70000, 7):
+        del big[str(i)]
+    all_deleted = {"a": 1}
+    del all_deleted["a"]
+    for d in (holes, general, split, big, all_deleted, {"a": {"b": holes}}, [general, split]):
+        check(d)
+    assert qjson.dumps(general) == b'{"a":1,"b":[true,null]}'
+    with pytest.raises(qjson.JSONEncodeError, match="str"):
+        qjson.dumps({"a": 1, 2: 3})
+
+
+def test_default_mutating_the_dict() -> None:
+    # A hook that grows the dict (its table is replaced) or deletes members
+    # not yet written: memory-safe, valid JSON, the members before it kept.
+    class Marker:
+        pass
+
+    grow: dict[str, Any] = {"a": 1, "m": Marker(), "z": 2}
+
+    def add(o: object) -> Any:
+        for i in range(100):
+            grow[f"n{i}"] = i
+        return "hooked"
+
+    out = qjson.loads(qjson.dumps(grow, default=add))
+    assert out["a"] == 1 and out["m"] == "hooked"
+
+    shrink: dict[str, Any] = {"a": 1, "m": Marker(), "y": 2, "z": 3}
+
+    def delete(o: object) -> Any:
+        del shrink["y"]
+        return "hooked"
+
+    assert qjson.dumps(shrink, default=delete) == b'{"a":1,"m":"hooked","z":3}'

@@ -307,6 +307,21 @@ unsafe fn fast_scalar(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
     // SAFETY: per the contract; each writer stays within
     // `MEDIUM_STR_MAX_LEN` bytes (asserted above).
     unsafe {
+        // The singletons by address first: no load from the object, so no
+        // wait for its cache line (a list of them is written twice as
+        // fast; the cost elsewhere is three compares).
+        if obj == ffi::Py_None() {
+            write_unaligned(dst.cast::<[u8; 4]>(), *b"null");
+            return 4;
+        }
+        if obj == ffi::Py_True() {
+            write_unaligned(dst.cast::<[u8; 4]>(), *b"true");
+            return 4;
+        }
+        if obj == ffi::Py_False() {
+            write_unaligned(dst.cast::<[u8; 5]>(), *b"false");
+            return 5;
+        }
         let ty = ffi::Py_TYPE(obj);
         if ty == addr_of_mut!(ffi::PyUnicode_Type) {
             return fast_str(dst, obj);
@@ -317,18 +332,6 @@ unsafe fn fast_scalar(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
                 return write_i64_raw(dst, v);
             }
             return 0;
-        }
-        if ty == addr_of_mut!(ffi::PyBool_Type) {
-            if obj == ffi::Py_True() {
-                write_unaligned(dst.cast::<[u8; 4]>(), *b"true");
-                return 4;
-            }
-            write_unaligned(dst.cast::<[u8; 5]>(), *b"false");
-            return 5;
-        }
-        if obj == ffi::Py_None() {
-            write_unaligned(dst.cast::<[u8; 4]>(), *b"null");
-            return 4;
         }
         if ty == addr_of_mut!(ffi::PyFloat_Type) {
             #[cfg(not(feature = "abi3"))]
@@ -425,6 +428,97 @@ unsafe fn small_int(obj: *mut ffi::PyObject) -> Option<i64> {
         let v = v as i64;
         Some(if negative { -v } else { v })
     }
+}
+
+/// The keys object of a combined-table dict, as laid out by CPython 3.11
+/// to 3.13 (`Include/internal/pycore_dict.h`, the same in all three for
+/// builds with the GIL): after the fixed fields come the hash index
+/// (`1 << dk_log2_index_bytes` bytes), then the entries, `{key, value}`
+/// for str-keyed tables (`dk_kind != 0`) and `{hash, key, value}` for the
+/// general kind. A deleted entry has a NULL value.
+#[cfg(all(not(feature = "abi3"), Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED)))]
+#[repr(C)]
+#[allow(dead_code)] // the fields before `dk_nentries` are there for the layout
+struct DictKeys {
+    dk_refcnt: ffi::Py_ssize_t,
+    dk_log2_size: u8,
+    dk_log2_index_bytes: u8,
+    dk_kind: u8,
+    dk_version: u32,
+    dk_usable: ffi::Py_ssize_t,
+    dk_nentries: ffi::Py_ssize_t,
+    dk_indices: [u8; 0],
+}
+
+/// `PyDict_Next` without the call: CPython 3.11 to 3.13 builds (with the
+/// GIL) read a combined table's entries in place, with `PyDict_Next`'s own
+/// algorithm (the next entry at or after `*pos` whose value is not NULL,
+/// `*pos` left just past it; the table and its entry count re-read on
+/// every step, so a dict changed by user code meanwhile is handled as
+/// `PyDict_Next` handles it). Split tables (instance `__dict__`s), other
+/// versions and `abi3` call `PyDict_Next`.
+///
+/// # Safety
+/// `obj` must be a live dict (or subclass) and the interpreter attached;
+/// `*pos` must be 0 or a value left by an earlier call for this dict.
+#[inline(always)]
+unsafe fn dict_next(
+    obj: *mut ffi::PyObject,
+    pos: &mut ffi::Py_ssize_t,
+    key: &mut *mut ffi::PyObject,
+    val: &mut *mut ffi::PyObject,
+) -> bool {
+    #[cfg(all(not(feature = "abi3"), Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED)))]
+    // SAFETY: `obj` is a dict, whose `ma_values` is NULL for a combined
+    // table; then `ma_keys` is a live keys object with the `DictKeys`
+    // layout for these versions (see there) whose first `dk_nentries`
+    // entries, past the index, are initialized; `i` stays in
+    // `[*pos, dk_nentries)` when it is read (`*pos >= 0`: it starts at 0
+    // and only grows). Keys and values are borrowed from the dict.
+    unsafe {
+        let d = obj.cast::<ffi::PyDictObject>();
+        if (*d).ma_values.is_null() {
+            let k = (*d).ma_keys.cast::<DictKeys>();
+            let n = (*k).dk_nentries;
+            let entries = std::ptr::addr_of_mut!((*k).dk_indices)
+                .cast::<u8>()
+                .add(1usize << (*k).dk_log2_index_bytes)
+                .cast::<*mut ffi::PyObject>();
+            let mut i = *pos;
+            if (*k).dk_kind != 0 {
+                // `{key, value}` entries.
+                while i < n {
+                    let e = entries.add(2 * i as usize);
+                    i += 1;
+                    let v = *e.add(1);
+                    if !v.is_null() {
+                        *pos = i;
+                        *key = *e;
+                        *val = v;
+                        return true;
+                    }
+                }
+            } else {
+                // `{hash, key, value}` entries.
+                while i < n {
+                    let e = entries.add(3 * i as usize);
+                    i += 1;
+                    let v = *e.add(2);
+                    if !v.is_null() {
+                        *pos = i;
+                        *key = *e.add(1);
+                        *val = v;
+                        return true;
+                    }
+                }
+            }
+            *pos = i;
+            return false;
+        }
+    }
+    // SAFETY: per the contract; borrowed references, memory-safe if the
+    // dict changes between calls.
+    unsafe { ffi::PyDict_Next(obj, pos, key, val) != 0 }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -723,9 +817,10 @@ impl<'py> Serializer<'py> {
         let mut pos = self.pos_with_room();
         // SAFETY: `pos` has room.
         unsafe { pos.put(b'{') };
-        // SAFETY: `obj` is a dict; PyDict_Next returns borrowed references
-        // and stays memory-safe if the dict changes between calls.
-        while unsafe { ffi::PyDict_Next(obj, &mut i, &mut key, &mut val) } != 0 {
+        // SAFETY: `obj` is a dict and `i` only comes from `dict_next`; it
+        // returns borrowed references and stays memory-safe if the dict
+        // changes between calls.
+        while unsafe { dict_next(obj, &mut i, &mut key, &mut val) } {
             // SAFETY (writes through `pos`): `pos` has `ROOM` bytes of
             // room before each fast write group (checked here and after
             // every slow path), more than a separator, a fast key, `: `
