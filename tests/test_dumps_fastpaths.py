@@ -178,6 +178,7 @@ def test_output_growth_paths() -> None:
         assert got == want
         assert hash(got) == hash(want)
         assert got + b"!" == want + b"!"
+
     # Growth from a result written into a fresh object midway (default=).
     class Marker:
         pass
