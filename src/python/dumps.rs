@@ -119,9 +119,18 @@ pub(crate) fn dumps<'py>(
     sort_keys: bool,
     default: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    // Version-specific builds write into the result itself.
+    // Exact dicts and lists, the usual documents, are never views.
+    // SAFETY: `obj` is alive; the type objects are statics.
+    let plain = unsafe {
+        let ty = ffi::Py_TYPE(obj.as_ptr());
+        ty == std::ptr::addr_of_mut!(ffi::PyDict_Type)
+            || ty == std::ptr::addr_of_mut!(ffi::PyList_Type)
+    };
+    // Version-specific builds write into the result itself; a view at the
+    // top (compact) is assembled from segments, its buffer only holds the
+    // encoded parts.
     #[cfg(not(feature = "abi3"))]
-    let out = if indent.is_none() && !sort_keys && view::is_view(obj) {
+    let out = if !plain && indent.is_none() && !sort_keys && view::is_view(obj) {
         Out::small(py)?
     } else {
         Out::new(py)?
@@ -151,13 +160,6 @@ pub(crate) fn dumps<'py>(
         ser.value::<true>(obj.as_ptr()).map(|()| None)
     } else {
         // A view at the top: its segments go straight into the result.
-        // (Exact dicts and lists, the usual documents, skip the check.)
-        // SAFETY: `obj` is alive; the type objects are statics.
-        let plain = unsafe {
-            let ty = ffi::Py_TYPE(obj.as_ptr());
-            ty == std::ptr::addr_of_mut!(ffi::PyDict_Type)
-                || ty == std::ptr::addr_of_mut!(ffi::PyList_Type)
-        };
         match if plain {
             Ok(None)
         } else {
