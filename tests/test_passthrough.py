@@ -144,12 +144,13 @@ def test_duplicate_keys() -> None:
     assert v["a"] == 1 and len(v) == 2 and list(v) == ["a", "b"]
     # Untouched: byte for byte, duplicates included.
     assert qjson.dumps(v) == data
-    # Edited: each key once; the first occurrence keeps its place.
+    # Edited: each key once; the first occurrence keeps its place (and its
+    # key as written: a replaced value follows the original key and colon).
     v["b"] = 5
-    assert qjson.dumps(v) == b'{"a": 1,"b":5}'
+    assert qjson.dumps(v) == b'{"a": 1,"b": 5}'
     v = qjson.decode(data)
     v["a"] = 9
-    assert qjson.dumps(v) == b'{"a":9,"b": 2}'
+    assert qjson.dumps(v) == b'{"a": 9,"b": 2}'
     v = qjson.decode(b'{"o": {"x": 1, "x": 2}}')
     v["o"]["y"] = 0
     assert json.loads(qjson.dumps(v)) == {"o": {"x": 1, "y": 0}}

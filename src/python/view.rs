@@ -46,6 +46,7 @@ use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
 use pyo3::PyTraverseError;
+use smallvec::SmallVec;
 use std::collections::HashMap;
 
 mod cache;
@@ -1381,6 +1382,21 @@ impl<'a> Runs<'a> {
         Ok(())
     }
 
+    /// A new value for an original object member whose key (from its quote
+    /// at `a` to its value at `b`) is copied as written.
+    fn replaced<'py, S: Sink<'py>>(
+        &mut self,
+        sink: &mut S,
+        a: usize,
+        b: usize,
+        v: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        self.flush(sink);
+        self.comma(sink);
+        sink.raw(self.parsed, a, b);
+        write(sink, v)
+    }
+
     /// A new value (with its key in objects).
     fn fresh<'py, S: Sink<'py>>(
         &mut self,
@@ -1396,6 +1412,48 @@ impl<'a> Runs<'a> {
         }
         write(sink, v)
     }
+}
+
+/// A lazy array of a strict document whose only changes are inside
+/// cached child views: its bytes as written, with each dirty child's span
+/// replaced by that child's output. The cost follows the dirty children,
+/// not the array's length (a request's `messages[0]` among thousands).
+fn splice_views<'py, S: Sink<'py>>(
+    sink: &mut S,
+    parsed: &Arc<Parsed>,
+    at: Cursor,
+    views: &ViewCache,
+) -> PyResult<()> {
+    let py = sink.py();
+    let doc = parsed.doc();
+    let mut dirty: SmallVec<[(u32, &Bound<'py, PyAny>); 2]> = views
+        .entries()
+        .map(|(k, v)| (k, v.bind(py)))
+        .filter(|(_, v)| view_dirty(py, v))
+        .collect();
+    dirty.sort_unstable_by_key(|&(k, _)| k);
+    let (mut pos, end) = doc.span(at);
+    for (start, v) in dirty {
+        // Cached children are containers of this document at `start`.
+        let child = view_cursor(v)?;
+        debug_assert_eq!(child.start, start);
+        sink.raw(parsed, pos, start as usize);
+        write_edited(sink, v)?;
+        pos = doc.span(child).1;
+    }
+    sink.raw(parsed, pos, end);
+    Ok(())
+}
+
+/// The cursor of a cached child view (always an `Object` or `Array`).
+fn view_cursor(v: &Bound<'_, PyAny>) -> PyResult<Cursor> {
+    if let Ok(o) = v.cast_exact::<Object>() {
+        return Ok(o.try_borrow()?.at);
+    }
+    if let Ok(a) = v.cast_exact::<Array>() {
+        return Ok(a.try_borrow()?.at);
+    }
+    Err(PyTypeError::new_err("qjson: a cached child is not a view"))
 }
 
 /// Write a view known to be dirty (its check is not repeated).
@@ -1435,12 +1493,20 @@ fn write_object_edits<'py, S: Sink<'py>>(
             let items = doc
                 .distinct_items(me.at)
                 .map_err(|e| err(py, &me.parsed, e))?;
+            let strict = !me.parsed.index.is_lazy();
             for m in items {
                 let (i, raw, c) = m.map_err(|e| err(py, &me.parsed, e))?;
                 match patches.for_original(c.start) {
                     Some(p) => {
                         if let Some(v) = &p.value {
-                            runs.fresh(sink, Some(str_utf8(p.key.bind(py))?), v.bind(py))?;
+                            if strict {
+                                // The key and colon as written: checked with
+                                // the document, and it equals the patch's key.
+                                let key_at = raw.as_ptr() as usize - base - 1;
+                                runs.replaced(sink, key_at, c.start as usize, v.bind(py))?;
+                            } else {
+                                runs.fresh(sink, Some(str_utf8(p.key.bind(py))?), v.bind(py))?;
+                            }
                         }
                     }
                     None => {
@@ -1487,6 +1553,13 @@ fn write_array_edits<'py, S: Sink<'py>>(
 ) -> PyResult<()> {
     let py = sink.py();
     sink.enter(a.as_ptr())?;
+    if let ArrState::Lazy { views } = &me.state {
+        if !me.parsed.index.is_lazy() {
+            splice_views(sink, &me.parsed, me.at, views)?;
+            sink.leave();
+            return Ok(());
+        }
+    }
     sink.byte(b'[');
     let mut runs = Runs::new(&me.parsed);
     match &me.state {

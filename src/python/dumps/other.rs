@@ -172,6 +172,10 @@ impl Segs {
     }
 }
 
+/// Input ranges up to this many bytes are copied into `ser.out` rather
+/// than kept as segments.
+const SMALL_RAW: usize = 32;
+
 /// [`view::Sink`] over the serializer: into `ser.out`, or as segments.
 struct ViewSink<'s, 'py> {
     ser: &'s mut Serializer<'py>,
@@ -198,7 +202,9 @@ impl<'py> view::Sink<'py> for ViewSink<'_, 'py> {
     }
 
     fn raw(&mut self, parsed: &Arc<Parsed>, a: usize, b: usize) {
-        if self.segs.is_none() {
+        // A short range (a key as written, a small value) is cheaper to
+        // copy now than to keep as a segment of its own.
+        if self.segs.is_none() || b - a <= SMALL_RAW {
             self.ser.out.extend_from_slice(&parsed.input.bytes()[a..b]);
             return;
         }
