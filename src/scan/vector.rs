@@ -143,4 +143,73 @@ pub(crate) trait TokenBlock: Block64 {
     ///
     /// The CPU must support the backend's features.
     unsafe fn delimiters(self) -> u64;
+
+    /// A subset of the scalar `starts` at which `true`, `null` or `false`
+    /// starts and is followed, within this block, by a byte of
+    /// `delimiters` (the mask [`TokenBlock::delimiters`] returned). Only a
+    /// subset: a literal whose
+    /// end is in the next block, and every literal on a backend that does
+    /// not look (the default: none), is left for stage 2 to check.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the backend's features.
+    #[inline(always)]
+    unsafe fn literals(self, starts: u64, delimiters: u64) -> u64 {
+        let _ = (starts, delimiters);
+        0
+    }
+
+    /// Writes the block's bytes at the set bits of `bits`, in order, to
+    /// `dst`, with [`super::LITERAL`] in place of those whose bit in
+    /// `literals` is also set. May write garbage past the popcount, up to
+    /// 64 bytes in all.
+    ///
+    /// # Safety
+    ///
+    /// `dst` must be valid for writes of 64 bytes; the CPU must support the
+    /// backend's features.
+    unsafe fn write_kinds(self, dst: *mut u8, bits: u64, literals: u64);
+}
+
+/// The portable [`TokenBlock::write_kinds`]: one byte per set bit, read
+/// from the block stored in `bytes`, eight at a time unconditionally as in
+/// [`write_offsets_tzcnt`].
+///
+/// # Safety
+///
+/// `dst` must be valid for writes of 64 bytes (at most 64 are written).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (x86 backends only)
+pub(crate) unsafe fn write_kinds_tzcnt(
+    dst: *mut u8,
+    bytes: &[u8; 64],
+    mut bits: u64,
+    literals: u64,
+) {
+    let count = bits.count_ones() as usize;
+    let kind = |i: u32| {
+        let i = i & 63;
+        if literals >> i & 1 != 0 {
+            super::LITERAL
+        } else {
+            bytes[i as usize]
+        }
+    };
+    // SAFETY: the caller guarantees room for 64 bytes, and at most 64 are
+    // written (8 unconditionally, then one per remaining set bit).
+    unsafe {
+        for k in 0..8 {
+            dst.add(k).write_volatile(kind(bits.trailing_zeros()));
+            bits &= bits.wrapping_sub(1);
+        }
+        let mut k = 8;
+        if count > 8 {
+            while bits != 0 {
+                dst.add(k).write(kind(bits.trailing_zeros()));
+                bits &= bits.wrapping_sub(1);
+                k += 1;
+            }
+        }
+    }
 }
