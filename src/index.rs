@@ -373,7 +373,6 @@ impl Index {
             escapes,
             first_control,
             non_ascii,
-            kinds: _,
         } = scan;
         let walk_opts = Options {
             lazy: opts.lazy || !check_scalars,

@@ -29,7 +29,6 @@ fn run(backend: Backend, input: &[u8]) -> Result<Scan, Error> {
         escapes: vec![9; 3],
         first_control: Some(1),
         non_ascii: true,
-        kinds: vec![3; 4],
     };
     scan_with(backend, input, &mut s)
         .expect("backend listed as available")

@@ -29,7 +29,7 @@
 
 use super::check_strings;
 use crate::decode::number::scalar_end;
-use crate::scan::{self, Scan, END, KINDS_PAD, LITERAL};
+use crate::scan::{self, Scan};
 use std::cell::Cell;
 use std::mem::MaybeUninit;
 
@@ -56,7 +56,7 @@ pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
     let ok = match scan::scan_tokens(input, &mut scan) {
         Some(Ok(())) => {
             scan.first_control.is_none()
-                && walk(input, &scan.structurals, &scan.kinds, max_depth, &mut Check)
+                && walk(input, &scan.structurals, max_depth, &mut Check)
                 && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok()
         }
         _ => false,
@@ -81,7 +81,6 @@ thread_local! {
             escapes: Vec::new(),
             first_control: None,
             non_ascii: false,
-            kinds: Vec::new(),
         })
     };
     /// The same for the child-count table of `loads`.
@@ -97,10 +96,7 @@ fn take_scan() -> Scan {
 /// Keep `scan`'s vectors for the next [`take_scan`] on this thread, unless
 /// they are large.
 fn give_back_scan(scan: Scan) {
-    if scan.structurals.capacity() <= KEEP_MAX
-        && scan.escapes.capacity() <= KEEP_MAX
-        && scan.kinds.capacity() <= KEEP_MAX + KINDS_PAD + 1
-    {
+    if scan.structurals.capacity() <= KEEP_MAX && scan.escapes.capacity() <= KEEP_MAX {
         // (Fails only while the thread exits; `scan` is then just dropped.)
         let _ = SPARE_SCAN.try_with(|c| c.set(scan));
     }
@@ -147,7 +143,7 @@ pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
         lens,
         limit: s.len() / 2 + 1,
     };
-    let ok = walk(input, s, &scan.kinds, max_depth, &mut counts)
+    let ok = walk(input, s, max_depth, &mut counts)
         && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok();
     let index = LoadsIndex {
         structurals: scan.structurals,
@@ -155,12 +151,6 @@ pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
         lens: counts.lens,
         non_ascii: scan.non_ascii,
     };
-    // (The kinds are only the walk's: kept for the next scan.)
-    let spare = Scan {
-        kinds: scan.kinds,
-        ..Scan::default()
-    };
-    give_back_scan(spare);
     if ok {
         Some(index)
     } else {
@@ -174,11 +164,12 @@ impl LoadsIndex {
     /// Keep the vectors for the next call on this thread (see
     /// [`take_scan`]), unless they are large.
     pub(crate) fn give_back(self) {
-        // (The spare scan holds the kinds `for_loads` gave back.)
-        let mut spare = take_scan();
-        spare.structurals = self.structurals;
-        spare.escapes = self.escapes;
-        give_back_scan(spare);
+        give_back_scan(Scan {
+            structurals: self.structurals,
+            escapes: self.escapes,
+            first_control: None,
+            non_ascii: false,
+        });
         if self.lens.capacity() <= KEEP_MAX {
             let _ = SPARE_LENS.try_with(|c| c.set(self.lens));
         }
@@ -245,12 +236,7 @@ impl Record for ChildCounts {
 
 /// The grammar walk, compiled for AVX2 when the CPU has it (as
 /// [`super::walk`] is: the number masks take one vector step).
-fn walk<R: Record>(input: &[u8], s: &[u32], kinds: &[u8], max_depth: usize, rec: &mut R) -> bool {
-    // (The kinds hold the sentinel's and the padding: every read below
-    // stays in bounds.)
-    if kinds.len() != s.len() + KINDS_PAD {
-        return false;
-    }
+fn walk<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) -> bool {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2() {
         /// # Safety
@@ -260,37 +246,35 @@ fn walk<R: Record>(input: &[u8], s: &[u32], kinds: &[u8], max_depth: usize, rec:
         unsafe fn walk_avx2<R: Record>(
             input: &[u8],
             s: &[u32],
-            kinds: &[u8],
             max_depth: usize,
             rec: &mut R,
         ) -> bool {
-            walk_impl(input, s, kinds, max_depth, rec)
+            walk_impl(input, s, max_depth, rec)
         }
         // SAFETY: `has_avx2` checked every feature `walk_avx2` enables.
-        return unsafe { walk_avx2(input, s, kinds, max_depth, rec) };
+        return unsafe { walk_avx2(input, s, max_depth, rec) };
     }
-    walk_impl(input, s, kinds, max_depth, rec)
+    walk_impl(input, s, max_depth, rec)
 }
 
-/// Whether token `k`, of kind `c` (not the sentinel, and not `"`, `{`,
-/// `[` or [`LITERAL`]), can be a value: with `R::CHECK_SCALARS`, a valid
-/// scalar ([`scalar_ok`]); else anything but a structural, left for the
-/// caller to check.
+/// Whether token `k` (not the sentinel, and not `"`, `{` or `[`) can be a
+/// value: with `R::CHECK_SCALARS`, a valid scalar ([`scalar_ok`]); else
+/// anything but a structural, left for the caller to check.
 #[inline(always)]
-fn value_ok<R: Record>(input: &[u8], s: &[u32], k: usize, c: u8) -> bool {
+fn value_ok<R: Record>(input: &[u8], s: &[u32], k: usize) -> bool {
     if R::CHECK_SCALARS {
-        scalar_ok(input, s, k, c)
+        scalar_ok(input, s, k)
     } else {
-        !matches!(c, b',' | b':' | b']' | b'}')
+        !matches!(input[s[k] as usize], b',' | b':' | b']' | b'}')
     }
 }
 
-/// Whether token `k` (not the sentinel), whose first byte is `c`, is a
-/// valid scalar (number or literal) that ends at a byte that ends tokens
-/// (or at the end of input).
+/// Whether token `k` (not the sentinel) is a valid scalar (number or
+/// literal) that ends at a byte that ends tokens (or at the end of input).
 #[inline(always)]
-fn scalar_ok(input: &[u8], s: &[u32], k: usize, c: u8) -> bool {
+fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
     let p = s[k] as usize;
+    let c = input[p];
     // (`-` and the digits sort before the letters of the literals.)
     if c <= b'9' {
         plain_number(input, p, s[k + 1] as usize) || any_scalar(input, p)
@@ -485,19 +469,10 @@ const ARRAY: u8 = 1;
 const OBJECT: u8 = 2;
 
 #[inline(always)]
-fn walk_impl<R: Record>(
-    input: &[u8],
-    s: &[u32],
-    kinds: &[u8],
-    max_depth: usize,
-    rec: &mut R,
-) -> bool {
+fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) -> bool {
     let last = s.len() - 1;
-    // The kind of token `k` (its first byte, or `LITERAL`, or `END` from
-    // the sentinel on). The walk reads at most two tokens past one that is
-    // not `END`, and `KINDS_PAD` `END`s follow the sentinel's (`walk`
-    // checked the length).
-    let tok = |k: usize| kinds[k];
+    // The first byte of token `k`; `None` at the sentinel.
+    let tok = |k: usize| input.get(s[k] as usize).copied();
     let max_depth = max_depth.min(STACK);
     // The enclosing containers' kinds; for `loads` also their ordinals and
     // the commas seen so far (children - 1) in each.
@@ -515,13 +490,13 @@ fn walk_impl<R: Record>(
     'value: loop {
         // --- a value at token k ---
         match tok(k) {
-            b'"' | LITERAL => k += 1,
-            open @ (b'{' | b'[') => {
+            Some(b'"') => k += 1,
+            Some(open @ (b'{' | b'[')) => {
                 if depth >= max_depth {
                     return false;
                 }
                 let close = if open == b'{' { b'}' } else { b']' };
-                if tok(k + 1) == close {
+                if tok(k + 1) == Some(close) {
                     // Empty: no frame.
                     rec.open();
                     k += 2;
@@ -538,7 +513,7 @@ fn walk_impl<R: Record>(
                     k += 1;
                     if open == b'{' {
                         kind = OBJECT;
-                        if tok(k) != b'"' || tok(k + 1) != b':' {
+                        if tok(k) != Some(b'"') || tok(k + 1) != Some(b':') {
                             return false;
                         }
                         k += 2;
@@ -548,8 +523,7 @@ fn walk_impl<R: Record>(
                     continue 'value;
                 }
             }
-            END => return false,
-            c if value_ok::<R>(input, s, k, c) => k += 1,
+            Some(_) if value_ok::<R>(input, s, k) => k += 1,
             _ => return false,
         }
         // --- after a value: token k must continue or close `kind` ---
@@ -557,29 +531,28 @@ fn walk_impl<R: Record>(
             if kind == ARRAY {
                 loop {
                     match tok(k) {
-                        b',' => {
+                        Some(b',') => {
                             k += 1;
                             if !R::CHECK_SCALARS {
                                 comma += 1;
                             }
                             // Elements that are strings or scalars stay here.
                             match tok(k) {
-                                b'"' | LITERAL => k += 1,
-                                b'{' | b'[' => continue 'value,
-                                END => return false,
-                                c if value_ok::<R>(input, s, k, c) => k += 1,
+                                Some(b'"') => k += 1,
+                                Some(b'{' | b'[') => continue 'value,
+                                Some(_) if value_ok::<R>(input, s, k) => k += 1,
                                 _ => return false,
                             }
                         }
-                        b']' => break,
+                        Some(b']') => break,
                         _ => return false,
                     }
                 }
             } else if kind == OBJECT {
                 loop {
                     match tok(k) {
-                        b',' => {
-                            if tok(k + 1) != b'"' || tok(k + 2) != b':' {
+                        Some(b',') => {
+                            if tok(k + 1) != Some(b'"') || tok(k + 2) != Some(b':') {
                                 return false;
                             }
                             k += 3;
@@ -589,14 +562,13 @@ fn walk_impl<R: Record>(
                             // Members whose values are strings or scalars
                             // stay here.
                             match tok(k) {
-                                b'"' | LITERAL => k += 1,
-                                b'{' | b'[' => continue 'value,
-                                END => return false,
-                                c if value_ok::<R>(input, s, k, c) => k += 1,
+                                Some(b'"') => k += 1,
+                                Some(b'{' | b'[') => continue 'value,
+                                Some(_) if value_ok::<R>(input, s, k) => k += 1,
                                 _ => return false,
                             }
                         }
-                        b'}' => break,
+                        Some(b'}') => break,
                         _ => return false,
                     }
                 }
@@ -763,10 +735,7 @@ mod tests {
                 "{name}"
             );
             assert!(scan.first_control.is_none());
-            assert!(
-                walk(&input, &scan.structurals, &scan.kinds, 1024, &mut Check),
-                "{name}"
-            );
+            assert!(walk(&input, &scan.structurals, 1024, &mut Check), "{name}");
             assert!(valid(&input, 1024), "{name}");
         }
     }

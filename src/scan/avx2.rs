@@ -18,7 +18,7 @@
 use core::arch::x86_64::*;
 
 use super::block;
-use super::vector::{write_kinds_tzcnt, Block64, Masks, TokenBlock};
+use super::vector::{Block64, Masks, TokenBlock};
 use super::Scan;
 use crate::error::Error;
 
@@ -265,18 +265,6 @@ impl TokenBlock for Avx2 {
                 delimiters_half(self.0, low, high),
                 delimiters_half(self.1, low, high),
             )
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn write_kinds(self, dst: *mut u8, bits: u64, literals: u64) {
-        let mut bytes = [0u8; 64];
-        // SAFETY: `bytes` holds 64 bytes (two unaligned 32-byte stores);
-        // the caller guarantees AVX2 and 64 writable bytes at `dst`.
-        unsafe {
-            _mm256_storeu_si256(bytes.as_mut_ptr().cast(), self.0);
-            _mm256_storeu_si256(bytes.as_mut_ptr().add(32).cast(), self.1);
-            write_kinds_tzcnt(dst, &bytes, bits, literals);
         }
     }
 }

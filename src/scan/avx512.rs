@@ -20,7 +20,7 @@ use core::arch::x86_64::*;
 
 use super::block;
 use super::vector::{Block64, Masks, TokenBlock};
-use super::{Scan, LITERAL};
+use super::Scan;
 use crate::error::Error;
 
 /// The features this backend is compiled with, as `is_x86_feature_detected!` names them.
@@ -219,47 +219,7 @@ impl TokenBlock for Avx512 {
             _mm512_cmpeq_epi8_mask(self.0, _mm512_permutexvar_epi8(self.0, table))
         }
     }
-
-    /// One compare per letter of the literals; then each literal is the
-    /// AND of its letters' masks, each shifted down to the literal's first
-    /// byte, and of the delimiters' mask shifted likewise (bits shifted in
-    /// from above the block are 0: literals that end in the next block
-    /// are not found). Only in blocks where at least [`DENSE_LITERALS`]
-    /// tokens start with `t`, `n` or `f`: elsewhere the walk's check of
-    /// the few literals costs less than this.
-    #[inline(always)]
-    unsafe fn literals(self, starts: u64, delimiters: u64) -> u64 {
-        // SAFETY: the caller guarantees AVX-512BW.
-        let eq = |c: u8| unsafe { _mm512_cmpeq_epi8_mask(self.0, splat(c)) };
-        let (t, n, f) = (eq(b't'), eq(b'n'), eq(b'f'));
-        if ((t | n | f) & starts).count_ones() < DENSE_LITERALS {
-            return 0;
-        }
-        let (r, u, e, l, a, s) = (eq(b'r'), eq(b'u'), eq(b'e'), eq(b'l'), eq(b'a'), eq(b's'));
-        let d = delimiters;
-        let tru = t & r >> 1 & u >> 2 & e >> 3 & d >> 4;
-        let nul = n & u >> 1 & l >> 2 & l >> 3 & d >> 4;
-        let fal = f & a >> 1 & l >> 2 & s >> 3 & e >> 4 & d >> 5;
-        (tru | nul | fal) & starts
-    }
-
-    /// `VPCOMPRESSB` of the block's bytes, with [`LITERAL`] blended in
-    /// first: one store for the whole block.
-    #[inline(always)]
-    unsafe fn write_kinds(self, dst: *mut u8, bits: u64, literals: u64) {
-        // SAFETY: the caller guarantees 64 writable bytes at `dst` and
-        // AVX-512BW and VBMI2.
-        unsafe {
-            let v = _mm512_mask_mov_epi8(self.0, literals, splat(LITERAL));
-            let packed = _mm512_maskz_compress_epi8(bits, v);
-            _mm512_storeu_si512(dst.cast(), packed);
-        }
-    }
 }
-
-/// [`TokenBlock::literals`] looks only at blocks with at least this many
-/// tokens that start with a literal's first letter.
-const DENSE_LITERALS: u32 = 4;
 
 /// The bytes 0, 1, ..., 63.
 const IOTA: [u8; 64] = {

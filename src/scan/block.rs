@@ -48,7 +48,7 @@
 //! their length.
 
 use super::vector::{Block64, TokenBlock};
-use super::{Scan, END, KINDS_PAD};
+use super::Scan;
 use crate::error::{Error, ErrorKind};
 
 /// Room (in `u32`s) that must be free in an output vector before a block
@@ -89,24 +89,11 @@ pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) ->
     // SAFETY: `scan_impl` has this function's contract (B's instruction set
     // on this CPU, inlined into code compiled with it), which our caller
     // guarantees.
-    unsafe {
-        scan_impl::<B, ScalarStarts>(
-            input,
-            out,
-            ScalarStarts {
-                carry: 0,
-                literals: 0,
-            },
-        )
-    }
+    unsafe { scan_impl::<B, ScalarStarts>(input, out, ScalarStarts { carry: 0 }) }
 }
 
-/// Whether, and how, stage 1 emits the scalar tokens (and the token
-/// kinds) as well.
+/// Whether, and how, stage 1 emits the scalar tokens as well.
 trait Scalars<B: Block64> {
-    /// Whether [`Scan::kinds`] is written.
-    const KINDS: bool;
-
     /// The mask of the bytes of `block` that begin a scalar token: bytes
     /// outside strings that are neither whitespace, nor structural, nor a
     /// quote, and whose previous byte (carried across blocks) is not such a
@@ -117,36 +104,16 @@ trait Scalars<B: Block64> {
     ///
     /// The CPU must support `B`'s instruction set.
     unsafe fn starts(&mut self, block: B, outside: u64) -> u64;
-
-    /// Appends the kinds of the tokens at `emitted` (the block's bits of
-    /// every emitted offset) to `kinds`.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support `B`'s instruction set.
-    unsafe fn kinds(
-        &mut self,
-        block: B,
-        emitted: u64,
-        kinds: &mut Sink<'_, u8>,
-        at: usize,
-        n: usize,
-    );
 }
 
 /// The index [`scan`] builds: no scalar tokens.
 struct NoScalars;
 
 impl<B: Block64> Scalars<B> for NoScalars {
-    const KINDS: bool = false;
-
     #[inline(always)]
     unsafe fn starts(&mut self, _: B, _: u64) -> u64 {
         0
     }
-
-    #[inline(always)]
-    unsafe fn kinds(&mut self, _: B, _: u64, _: &mut Sink<'_, u8>, _: usize, _: usize) {}
 }
 
 /// The token index [`scan_tokens`] builds.
@@ -154,44 +121,16 @@ impl<B: Block64> Scalars<B> for NoScalars {
 struct ScalarStarts {
     /// 1 if the previous block's last byte was part of a scalar token.
     carry: u64,
-    /// The current block's scalar starts that are whole literals.
-    literals: u64,
 }
 
 impl<B: TokenBlock> Scalars<B> for ScalarStarts {
-    const KINDS: bool = true;
-
     #[inline(always)]
     unsafe fn starts(&mut self, block: B, outside: u64) -> u64 {
         // SAFETY: the caller guarantees B's instruction set.
-        let delimiters = unsafe { block.delimiters() };
-        let scalar = outside & !delimiters;
+        let scalar = outside & !unsafe { block.delimiters() };
         let starts = scalar & !((scalar << 1) | self.carry);
         self.carry = scalar >> 63;
-        // SAFETY: as above.
-        self.literals = unsafe { block.literals(starts, delimiters) };
         starts
-    }
-
-    #[inline(always)]
-    unsafe fn kinds(
-        &mut self,
-        block: B,
-        emitted: u64,
-        kinds: &mut Sink<'_, u8>,
-        at: usize,
-        n: usize,
-    ) {
-        if kinds.cap - kinds.len < SLACK {
-            kinds.grow(at + 64, n);
-        }
-        // SAFETY: at least SLACK (64) bytes are free past `len`, as
-        // `write_kinds` requires; it initialises the first popcount of
-        // them, which become part of the length. The CPU supports B.
-        unsafe {
-            block.write_kinds(kinds.ptr.add(kinds.len), emitted, self.literals);
-        }
-        kinds.len += emitted.count_ones() as usize;
     }
 }
 
@@ -218,12 +157,8 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
         // capacity's bytes.)
         out.structurals = Vec::with_capacity(guess);
     }
-    if S::KINDS && out.kinds.capacity() < guess + KINDS_PAD {
-        out.kinds = Vec::with_capacity(guess + KINDS_PAD);
-    }
     let mut structurals = Sink::new(&mut out.structurals);
     let mut escapes = Sink::new(&mut out.escapes);
-    let mut kinds = Sink::new(&mut out.kinds);
     let ptr = input.as_ptr();
     // SAFETY: the CPU supports B (our caller's contract).
     let mut st = unsafe { State::<B>::new() };
@@ -246,7 +181,6 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
                     n,
                     &mut structurals,
                     &mut escapes,
-                    &mut kinds,
                     &mut scalars,
                 )
             };
@@ -266,7 +200,6 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
                     n,
                     &mut structurals,
                     &mut escapes,
-                    &mut kinds,
                     &mut scalars,
                 )
             }
@@ -276,34 +209,49 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
     };
     structurals.finish();
     escapes.finish();
-    kinds.finish();
     result?;
     // SAFETY: the CPU supports B.
-    unsafe { st.finish(n, out)? };
-    if S::KINDS {
-        out.kinds.extend_from_slice(&[END; KINDS_PAD + 1]);
-    }
-    Ok(())
+    unsafe { st.finish(n, out) }
 }
 
 /// An output vector opened for appending: its pointer, length and capacity
 /// live in locals (registers) while the scan runs, instead of being reloaded
 /// from the `Vec` after every store through its pointer.
-struct Sink<'a, T> {
-    vec: &'a mut Vec<T>,
-    ptr: *mut T,
+struct Sink<'a> {
+    vec: &'a mut Vec<u32>,
+    ptr: *mut u32,
     len: usize,
     cap: usize,
 }
 
-impl<'a, T> Sink<'a, T> {
+impl<'a> Sink<'a> {
     #[inline(always)]
-    fn new(vec: &'a mut Vec<T>) -> Self {
+    fn new(vec: &'a mut Vec<u32>) -> Self {
         Sink {
             ptr: vec.as_mut_ptr(),
             len: vec.len(),
             cap: vec.capacity(),
             vec,
+        }
+    }
+
+    /// Appends `at + i` for every set bit `i` of `bits` (`at` and the input
+    /// length `n` feed the growth estimate).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `B`'s instruction set.
+    #[inline(always)]
+    unsafe fn push<B: Block64>(&mut self, at: usize, bits: u64, n: usize) {
+        if self.cap - self.len < SLACK {
+            self.grow(at + 64, n);
+        }
+        // SAFETY: at least SLACK entries are free past `len`, as
+        // `write_offsets` requires; it initialises the first `k` of them,
+        // which become part of the length.
+        unsafe {
+            let k = B::write_offsets(self.ptr.add(self.len), at as u32, bits);
+            self.len += k;
         }
     }
 
@@ -323,28 +271,6 @@ impl<'a, T> Sink<'a, T> {
     fn finish(self) {
         // SAFETY: as in `grow`.
         unsafe { self.vec.set_len(self.len) };
-    }
-}
-
-impl Sink<'_, u32> {
-    /// Appends `at + i` for every set bit `i` of `bits` (`at` and the input
-    /// length `n` feed the growth estimate).
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support `B`'s instruction set.
-    #[inline(always)]
-    unsafe fn push<B: Block64>(&mut self, at: usize, bits: u64, n: usize) {
-        if self.cap - self.len < SLACK {
-            self.grow(at + 64, n);
-        }
-        // SAFETY: at least SLACK entries are free past `len`, as
-        // `write_offsets` requires; it initialises the first `k` of them,
-        // which become part of the length.
-        unsafe {
-            let k = B::write_offsets(self.ptr.add(self.len), at as u32, bits);
-            self.len += k;
-        }
     }
 }
 
@@ -422,9 +348,8 @@ impl<B: Block64> State<B> {
         block: B,
         at: usize,
         n: usize,
-        structurals: &mut Sink<'_, u32>,
-        escapes: &mut Sink<'_, u32>,
-        kinds: &mut Sink<'_, u8>,
+        structurals: &mut Sink<'_>,
+        escapes: &mut Sink<'_>,
         scalars: &mut S,
     ) -> Result<(), Error> {
         // SAFETY: the CPU supports B (our caller's contract), which is all
@@ -452,7 +377,6 @@ impl<B: Block64> State<B> {
             let scalar_starts = scalars.starts(block, !in_string);
             let emitted = (m.structural & !in_string) | (quote & in_string) | scalar_starts;
             structurals.push::<B>(at, emitted, n);
-            scalars.kinds(block, emitted, kinds, at, n);
         }
         Ok(())
     }
@@ -532,7 +456,7 @@ unsafe fn skip_quiet<B: Block64, const ASCII: bool>(
 /// 4x the current length.
 #[cold]
 #[inline(never)]
-fn grow<T>(v: &mut Vec<T>, scanned: usize, n: usize) {
+fn grow(v: &mut Vec<u32>, scanned: usize, n: usize) {
     let len = v.len();
     let projected = ((len as u64 + 1) * n as u64 / scanned.max(1) as u64) as usize;
     let want = projected.clamp(len + len / 2, len * 4) + 2 * SLACK;

@@ -61,26 +61,7 @@ pub struct Scan {
     pub first_control: Option<u32>,
     /// Whether any byte >= 0x80 occurs anywhere in the input.
     pub non_ascii: bool,
-    /// Only from the token scan ([`scan_tokens`]; empty otherwise): the
-    /// first byte of each token of `structurals`, or [`LITERAL`] for a
-    /// scalar token stage 1 found to be exactly `true`, `null` or `false`;
-    /// then [`END`] for the sentinel and [`KINDS_PAD`] more `END`s.
-    pub kinds: Vec<u8>,
 }
-
-/// In [`Scan::kinds`]: a token that is exactly `true`, `null` or `false`,
-/// followed by a byte that ends a token. (A space: never a token's first
-/// byte.)
-pub const LITERAL: u8 = b' ';
-
-/// In [`Scan::kinds`]: the sentinel, and the padding after it. (A newline:
-/// never a token's first byte.)
-pub const END: u8 = b'\n';
-
-/// How many [`END`]s follow the sentinel's in [`Scan::kinds`], so that
-/// the bytes of the next few tokens can be read without a bounds check
-/// per byte.
-pub const KINDS_PAD: usize = 3;
 
 impl Scan {
     pub fn clear(&mut self) {
@@ -88,7 +69,6 @@ impl Scan {
         self.escapes.clear();
         self.first_control = None;
         self.non_ascii = false;
-        self.kinds.clear();
     }
 }
 
