@@ -433,3 +433,59 @@ fn every_byte_as_a_delimiter() {
         }
     }
 }
+
+/// The last, incomplete block ends exactly at the input's end, whatever
+/// follows it in memory (the AVX-512 backend loads it masked): every
+/// literal, whole or cut (`tru`, `nul`, `fals`), or followed by garbage,
+/// at every offset mod 64, as a slice of a longer buffer whose next bytes
+/// would change the answer if they were read.
+#[test]
+fn literals_at_the_end_of_input_at_every_offset() {
+    let tails: [&[u8]; 10] = [
+        b"true",
+        b"null",
+        b"false",
+        b"tru",
+        b"nul",
+        b"fals",
+        b"truex",
+        b"nullnull",
+        b"false1",
+        b"t",
+    ];
+    for lead in 0..130 {
+        for tail in tails {
+            for close in [&b""[..], b"]"] {
+                let mut doc = b"[".to_vec();
+                doc.extend(std::iter::repeat_n(b' ', lead));
+                doc.extend_from_slice(b"1,");
+                doc.extend_from_slice(tail);
+                doc.extend_from_slice(close);
+                let len = doc.len();
+                // What follows in memory: a quote, a backslash, a closer.
+                let mut buf = doc.clone();
+                buf.extend_from_slice(b"\"\\]}e ");
+                let input = &buf[..len];
+                let exact = validate_exact(&doc, &strict(1024));
+                assert_eq!(
+                    validate(input, &strict(1024)),
+                    exact,
+                    "{:?}",
+                    String::from_utf8_lossy(&doc)
+                );
+                let fast = validate_fast(input, 1024);
+                assert!(!fast || exact.is_ok());
+                if has_token_scan() {
+                    assert_eq!(fast, exact.is_ok(), "{:?}", String::from_utf8_lossy(&doc));
+                }
+                if let Err(e) = check_scan(&doc) {
+                    panic!("{e}");
+                }
+                // Also at the top level, alone after the lead.
+                let mut top = vec![b' '; lead];
+                top.extend_from_slice(tail);
+                assert_agree(&top);
+            }
+        }
+    }
+}

@@ -476,10 +476,10 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
     let max_depth = max_depth.min(STACK);
     // The enclosing containers' kinds; for `loads` also their ordinals and
     // the commas seen so far (children - 1) in each.
-    let mut stack = [TOP; STACK];
-    // (Uninitialised: zeroing 2 KiB cost more than walking a small
-    // document. Frame `d` is written when a container opens at depth `d`
-    // and read only when that container closes.)
+    // (Uninitialised, all three: zeroing them cost more than walking a
+    // small document. Frame `d` is written when a container opens at
+    // depth `d` and read only when that container closes.)
+    let mut stack = [MaybeUninit::<u8>::uninit(); STACK];
     let mut ords = [MaybeUninit::<u32>::uninit(); STACK];
     let mut commas = [MaybeUninit::<u32>::uninit(); STACK];
     let mut depth = 0usize;
@@ -501,7 +501,7 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                     rec.open();
                     k += 2;
                 } else {
-                    stack[depth] = kind;
+                    stack[depth] = MaybeUninit::new(kind);
                     if !R::CHECK_SCALARS {
                         ords[depth] = MaybeUninit::new(ord as u32);
                         commas[depth] = MaybeUninit::new(comma);
@@ -578,12 +578,16 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             // Close the non-empty container at token k.
             k += 1;
             depth -= 1;
-            kind = stack[depth];
+            // SAFETY: frame `depth` was written when the container now
+            // closing opened at this depth (a container closes here only
+            // after it opened with a frame); depths only grow by one push
+            // and shrink by one pop.
+            kind = unsafe { stack[depth].assume_init() };
             if !R::CHECK_SCALARS {
                 rec.close(ord, comma + 1);
-                // SAFETY: frame `depth` was written (with `!CHECK_SCALARS`,
-                // as here) when the container now closing opened at this
-                // depth; depths only grow by one push and shrink by one pop.
+                // SAFETY: as for `stack`: frame `depth` was written (with
+                // `!CHECK_SCALARS`, as here) when the container now closing
+                // opened at this depth.
                 unsafe {
                     ord = ords[depth].assume_init() as usize;
                     comma = commas[depth].assume_init();

@@ -124,6 +124,17 @@ impl Block64 for Avx512 {
         unsafe { Avx512(_mm512_loadu_si512(ptr.cast())) }
     }
 
+    /// One masked load: the bytes past `len` are not read (a masked-off
+    /// byte cannot fault) and come from the spaces.
+    #[inline(always)]
+    unsafe fn load_tail(ptr: *const u8, len: usize) -> Self {
+        let keep = (1u64 << (len & 63)) - 1;
+        // SAFETY: the caller guarantees `len` (< 64) readable bytes at
+        // `ptr`, and only those are loaded (the mask selects bytes
+        // `0..len`); AVX-512BW.
+        unsafe { Avx512(_mm512_mask_loadu_epi8(splat(b' '), keep, ptr.cast())) }
+    }
+
     #[inline(always)]
     unsafe fn classify(self) -> Masks {
         let v = self.0;

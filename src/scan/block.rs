@@ -38,8 +38,10 @@
 //! any escape), so they are simply skipped. Base64 payloads run through
 //! this loop at close to the bandwidth of the cache.
 //!
-//! **The tail** (the last `len % 64` bytes) is copied into a block of
-//! spaces, which are neither structural nor string-relevant.
+//! **The tail** (the last `len % 64` bytes) is loaded followed by spaces,
+//! which are neither structural nor string-relevant
+//! ([`Block64::load_tail`]: AVX-512 masks the load, the others copy the
+//! bytes into a block of spaces).
 //!
 //! **Output memory** is reserved by estimate: a modest first guess (for
 //! inputs up to 2 KiB, one offset per two bytes, so that small documents
@@ -190,12 +192,11 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
             i += 64;
         }
         if i < n {
-            let mut buf = [b' '; 64];
-            buf[..n - i].copy_from_slice(&input[i..]);
-            // SAFETY: `buf` holds 64 bytes; the CPU supports B.
+            // SAFETY: the `n - i` (< 64) bytes at `ptr + i` are in bounds;
+            // the CPU supports B.
             unsafe {
                 st.block(
-                    B::load(buf.as_ptr()),
+                    B::load_tail(ptr.add(i), n - i),
                     i,
                     n,
                     &mut structurals,

@@ -34,6 +34,26 @@ pub(crate) trait Block64: Copy {
     /// backend's features.
     unsafe fn load(ptr: *const u8) -> Self;
 
+    /// Loads the `len` bytes at `ptr` (`len < 64`: the input's last,
+    /// incomplete block) followed by spaces, which are neither structural
+    /// nor string-relevant. The default copies them into a block of
+    /// spaces.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be valid for reads of `len` bytes; the CPU must support
+    /// the backend's features.
+    #[inline(always)]
+    unsafe fn load_tail(ptr: *const u8, len: usize) -> Self {
+        let mut buf = [b' '; 64];
+        // SAFETY: the caller guarantees `len` (< 64) readable bytes at
+        // `ptr`; `buf` holds 64 bytes and is a separate array.
+        unsafe {
+            std::ptr::copy_nonoverlapping(ptr, buf.as_mut_ptr(), len.min(64));
+            Self::load(buf.as_ptr())
+        }
+    }
+
     /// Classifies every byte of the block.
     ///
     /// # Safety
