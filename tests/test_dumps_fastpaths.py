@@ -237,7 +237,9 @@ def test_reentrant_dumps_from_default_while_growing() -> None:
     def default(o: object) -> Any:
         return [qjson.dumps(inner_big).decode(), qjson.dumps([1]).decode()]
 
-    qjson.dumps([1])  # a small size guess for the outer call
+    # A small size guess for the outer call: the hint is kept per shape
+    # (top-level type and length), so a small list of the outer's length.
+    qjson.dumps([1, 2, 3, 4])
     outer = [["x" * 100] * 500, Marker(), ["y" * 100] * 500, Marker()]
     want = orjson.dumps(outer, default=lambda o: default(o))
     assert qjson.dumps(outer, default=default) == want
@@ -297,3 +299,20 @@ def test_default_mutating_the_dict() -> None:
         return "hooked"
 
     assert qjson.dumps(shrink, default=delete) == b'{"a":1,"m":"hooked","z":3}'
+
+
+def test_size_hints_of_alternating_shapes() -> None:
+    # dumps sizes its buffer from the last result of the same shape (top-level
+    # type and length): large and small documents in turn, shapes that share
+    # a length, a shape whose size changes a lot between calls, and non-dict
+    # tops all give orjson's bytes, with each guess too large, too small or right.
+    big = {"k": ["x" * 100] * 20_000, "n": list(range(5000))}
+    small = {"a": 1, "b": [2.5, None]}
+    grown = {"a": ["y" * 50] * 30_000, "b": {}}  # the same shape as `small`
+    docs: list[Any] = [big, small, big, grown, small, grown, grown, big]
+    docs += [[big], [1], "s" * 70_000, 1.5]
+    for _ in range(3):
+        for d in docs:
+            assert qjson.dumps(d) == orjson.dumps(d)
+        for d in reversed(docs):
+            assert qjson.dumps(d) == orjson.dumps(d)

@@ -133,7 +133,22 @@ pub(crate) fn dumps<'py>(
     let out = if !plain && indent.is_none() && !sort_keys && view::is_view(obj) {
         Out::small(py)?
     } else {
-        Out::new(py)?
+        // The size hint of documents of this shape: the top-level type
+        // and length (read in place).
+        // SAFETY: `obj` is alive; `plain` says it is an exact dict or list.
+        let len = unsafe {
+            let o = obj.as_ptr();
+            if !plain {
+                0
+            } else if ffi::Py_TYPE(o) == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+                (*o.cast::<ffi::PyDictObject>()).ma_used as usize
+            } else {
+                ffi::PyList_GET_SIZE(o) as usize
+            }
+        };
+        // SAFETY: `obj` is alive.
+        let ty = unsafe { ffi::Py_TYPE(obj.as_ptr()) } as usize;
+        Out::new(py, out::slot(ty, len))?
     };
     // The stable-ABI build reuses the buffer of earlier calls (its
     // capacity), unless another call is using it (re-entrant `default=`

@@ -3,7 +3,8 @@
 //! Version-specific builds write straight into the `bytes` object that
 //! `dumps` returns ([`BytesBuf`]), so in the common case the output is
 //! never copied: the object is created with room for about as many bytes
-//! as the previous call wrote ([`HINT`] plus an eighth; at least
+//! as the previous call for a document of the same shape (top-level type
+//! and length) wrote ([`HINT`] plus an eighth; at least
 //! [`INITIAL`], small enough for CPython's small-object allocator), and at
 //! the end its size is set to the length written, with no reallocation
 //! when at most a quarter of it is unused (else `_PyBytes_Resize` cuts it).
@@ -26,7 +27,7 @@
 //! reused `Vec<u8>`, copied into a new `bytes` at the end.
 
 #[cfg(not(feature = "abi3"))]
-pub(crate) use bytes_buf::BytesBuf as Out;
+pub(crate) use bytes_buf::{slot, BytesBuf as Out};
 #[cfg(feature = "abi3")]
 pub(crate) type Out = Vec<u8>;
 
@@ -44,9 +45,25 @@ mod bytes_buf {
     /// limit.
     pub(crate) const INITIAL: usize = 512 - 64;
 
-    /// The length of the previous result (a sizing hint, shared by all
-    /// threads; a stale value only costs a copy or a cut).
-    pub(crate) static HINT: AtomicUsize = AtomicUsize::new(0);
+    /// The length of the previous result for each shape of document (a
+    /// sizing hint, shared by all threads; a stale value only costs a copy
+    /// or a cut). The shape is the top-level type and length ([`slot`]):
+    /// a program that writes documents of a few kinds in turn (a large
+    /// one, then small ones) gets each kind's own size back, where one
+    /// shared hint would make every large result outgrow the guess of the
+    /// small one before it (a copy of the whole output) and every small
+    /// one allocate the large size.
+    pub(crate) static HINT: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+    /// Hint slots: a small direct-mapped table; shapes that collide share one.
+    pub(crate) const SLOTS: usize = 64;
+
+    /// The hint slot of a document whose top level is `ty` (the type
+    /// object's address) with `len` members or items.
+    #[inline]
+    pub(crate) fn slot(ty: usize, len: usize) -> usize {
+        let h = (len as u64 ^ ((ty as u64) << 16)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> 58) as usize % SLOTS
+    }
 
     /// The scratch buffer kept between calls (only its capacity matters).
     static SCRATCH: Mutex<Vec<u8>> = Mutex::new(Vec::new());
@@ -63,16 +80,19 @@ mod bytes_buf {
         ptr: *mut u8,
         len: usize,
         cap: usize,
+        /// Where the result's length goes ([`HINT`]).
+        slot: usize,
     }
 
     impl BytesBuf {
         /// A new, empty buffer: a fresh `bytes` with room for the previous
         /// result and an eighth more, or [`INITIAL`] bytes.
-        pub(crate) fn new(py: Python<'_>) -> PyResult<BytesBuf> {
-            let hint = HINT.load(Ordering::Relaxed);
+        pub(crate) fn new(py: Python<'_>, slot: usize) -> PyResult<BytesBuf> {
+            let hint = HINT[slot].load(Ordering::Relaxed);
             Self::with_capacity(
                 py,
                 INITIAL.max(hint.saturating_add(hint / 8).min(isize::MAX as usize / 4)),
+                slot,
             )
         }
 
@@ -81,10 +101,10 @@ mod bytes_buf {
         /// size of the previous result, which may be that of a large
         /// document.
         pub(crate) fn small(py: Python<'_>) -> PyResult<BytesBuf> {
-            Self::with_capacity(py, INITIAL)
+            Self::with_capacity(py, INITIAL, 0)
         }
 
-        fn with_capacity(py: Python<'_>, mut cap: usize) -> PyResult<BytesBuf> {
+        fn with_capacity(py: Python<'_>, mut cap: usize, slot: usize) -> PyResult<BytesBuf> {
             // SAFETY: with a NULL source, PyBytes_FromStringAndSize
             // allocates an uninitialized `bytes` (a new reference, or NULL
             // with an exception set); callers pass `cap >= INITIAL > 0`, so it is a fresh
@@ -97,7 +117,7 @@ mod bytes_buf {
                     // (and forget the guess, or every later call would fail
                     // the same way: the hint is only updated on success).
                     drop(PyErr::take(py));
-                    HINT.store(0, Ordering::Relaxed);
+                    HINT[slot].store(0, Ordering::Relaxed);
                     cap = INITIAL;
                     obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as _);
                 }
@@ -110,13 +130,14 @@ mod bytes_buf {
                     ptr: ffi::PyBytes_AS_STRING(obj) as *mut u8,
                     len: 0,
                     cap,
+                    slot,
                 })
             }
         }
 
         /// The `bytes` object holding exactly the bytes written.
         pub(crate) fn finish<'py>(mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-            HINT.store(self.len, Ordering::Relaxed);
+            HINT[self.slot].store(self.len, Ordering::Relaxed);
             if self.obj.is_null() {
                 // SAFETY: in scratch mode `ptr` is the scratch buffer, its
                 // first `len` bytes written.
