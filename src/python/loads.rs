@@ -26,7 +26,9 @@
 //!   `max_depth` is safe); a finished value is stored into the container on
 //!   top, and the structural after it is a `,` (another child follows) or the
 //!   closer (pop);
-//! - object members go through `PyDict_SetItem`, so a repeated key keeps its
+//! - object members go through `PyDict_SetItem` (or, for a key whose `str`
+//!   hash is known, as every cached key's is, `_PyDict_SetItem_KnownHash`
+//!   on version-specific builds before 3.13), so a repeated key keeps its
 //!   first position and its last value, as `json.loads` does;
 //! - keys of up to [`CACHE_KEY_MAX`] bytes go through a process-wide cache
 //!   of [`CACHE_SLOTS`] `str` objects (direct-mapped on a hash of the raw
@@ -597,7 +599,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
                 // `top.key` are owned references (SetItem on a list steals).
                 unsafe {
                     if top.object {
-                        let rc = ffi::PyDict_SetItem(top.obj, top.key, v);
+                        let rc = dict_set(top.obj, top.key, v);
                         ffi::Py_DECREF(top.key);
                         ffi::Py_DECREF(v);
                         top.key = std::ptr::null_mut();
@@ -928,6 +930,43 @@ unsafe fn new_dict(len: u32) -> *mut ffi::PyObject {
     let _ = len;
     // SAFETY: the interpreter is attached (our caller's contract).
     unsafe { ffi::PyDict_New() }
+}
+
+/// `dict[key] = v` (neither reference stolen), like `PyDict_SetItem`. On
+/// version-specific builds before 3.13, a key whose `str` hash is already
+/// computed (every key from the cache) goes to `_PyDict_SetItem_KnownHash`
+/// with that hash, which skips `PyDict_SetItem`'s type checks and hash
+/// lookup (CPython exports it for this purpose; orjson uses it too).
+///
+/// # Safety
+/// The interpreter must be attached; `dict` is a dict and `key` an exact
+/// `str` (loads only makes those).
+#[inline(always)]
+unsafe fn dict_set(
+    dict: *mut ffi::PyObject,
+    key: *mut ffi::PyObject,
+    v: *mut ffi::PyObject,
+) -> std::os::raw::c_int {
+    #[cfg(not(any(feature = "abi3", Py_3_13)))]
+    {
+        extern "C" {
+            fn _PyDict_SetItem_KnownHash(
+                mp: *mut ffi::PyObject,
+                key: *mut ffi::PyObject,
+                item: *mut ffi::PyObject,
+                hash: ffi::Py_hash_t,
+            ) -> std::os::raw::c_int;
+        }
+        // SAFETY: `key` is a live exact `str`, so it has the compact
+        // string header, whose `hash` is -1 until computed.
+        let h = unsafe { (*key.cast::<ffi::PyASCIIObject>()).hash };
+        if h != -1 {
+            // SAFETY: as the caller guarantees; `h` is `key`'s own hash.
+            return unsafe { _PyDict_SetItem_KnownHash(dict, key, v, h) };
+        }
+    }
+    // SAFETY: as the caller guarantees.
+    unsafe { ffi::PyDict_SetItem(dict, key, v) }
 }
 
 /// Store `v` (stolen) into the empty slot `i` of the fresh list `list`.
