@@ -78,3 +78,18 @@ def test_many_keys_presized_and_repeated() -> None:
     for _ in range(2):
         assert qjson.loads(doc) == json.loads(doc)
         assert qjson.loads(doc.encode()) == json.loads(doc)
+
+
+@pytest.mark.parametrize("wide", ["é", "ÿ", "Ā", "\u30c0", "\uffff", "😀", "\U0010ffff"])
+def test_non_ascii_strings_with_ascii_runs(wide: str) -> None:
+    # Each width (1, 2, 4 bytes a character) with ASCII runs of every
+    # length around the 8-byte steps before, between and after.
+    items = [
+        "a" * pre + wide + "b" * mid + wide + "c" * post
+        for pre in range(0, 20, 3)
+        for mid in range(0, 18)
+        for post in (0, 1, 7, 8, 9, 16)
+    ]
+    doc = json.dumps(items, ensure_ascii=False)
+    assert qjson.loads(doc) == items
+    assert qjson.loads(doc.encode()) == items
