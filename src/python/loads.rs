@@ -722,8 +722,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
         let text = if !escaped {
             body
         } else {
-            let n = unescape(body, &mut self.scratch);
-            &self.scratch[..n]
+            unescape(body, &mut self.scratch)
         };
         // Version-specific builds: an ASCII string is one allocation and a
         // memcpy (the full API exposes the compact string layout). Without
@@ -1037,8 +1036,8 @@ fn big_number(py: Python<'_>, text: &str) -> Option<*mut ffi::PyObject> {
         .ok()
 }
 
-/// Unescape a validated string body into `out`, returning the length of
-/// the result (`out[..n]`). `out` is grown (never shrunk) to at least
+/// Unescape a validated string body into `out`, returning the result (the
+/// start of `out`). `out` is grown (never shrunk) to at least
 /// `body.len() + 8` bytes: unescaping never lengthens a body (an escape of
 /// 2, 6 or 12 bytes writes at most 1, 3 or 4), so every write, including
 /// the 8-byte copies below, stays inside it, and a reused buffer needs no
@@ -1048,7 +1047,8 @@ fn big_number(py: Python<'_>, text: &str) -> Option<*mut ffi::PyObject> {
 /// the output advances only up to the first backslash in it, found with a
 /// SWAR zero-byte test), so a string with an escape every few bytes (URLs
 /// with `\/`) costs no search call per escape.
-fn unescape(body: &[u8], out: &mut Vec<u8>) -> usize {
+#[inline(never)]
+fn unescape<'o>(body: &[u8], out: &'o mut Vec<u8>) -> &'o [u8] {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const BACKSLASHES: u64 = ONES * b'\\' as u64;
@@ -1111,7 +1111,7 @@ fn unescape(body: &[u8], out: &mut Vec<u8>) -> usize {
         o += 1;
         i += 2;
     }
-    o
+    &out[..o]
 }
 
 /// Write the UTF-8 form of code point `cp` (a validated escape: never a
@@ -1185,8 +1185,8 @@ mod tests {
     #[test]
     fn unescapes() {
         let mut out = Vec::new();
-        let n = unescape(br#"a\"b\\c\/d\n\t\r\b\f\u00e9\ud83d\ude00x"#, &mut out);
-        assert_eq!(&out[..n], "a\"b\\c/d\n\t\r\u{8}\u{c}é😀x".as_bytes());
+        let got = unescape(br#"a\"b\\c\/d\n\t\r\b\f\u00e9\ud83d\ude00x"#, &mut out);
+        assert_eq!(got, "a\"b\\c/d\n\t\r\u{8}\u{c}é😀x".as_bytes());
     }
 
     /// Every escape at every offset around the 8-byte steps, in a reused
@@ -1218,11 +1218,11 @@ mod tests {
                             "x".repeat(pre),
                             "y".repeat(post)
                         );
-                        let n = unescape(body.as_bytes(), &mut dirty);
-                        assert_eq!(&dirty[..n], expect.as_bytes(), "{body}");
+                        let got = unescape(body.as_bytes(), &mut dirty);
+                        assert_eq!(got, expect.as_bytes(), "{body}");
                         let mut fresh = Vec::new();
-                        let n = unescape(body.as_bytes(), &mut fresh);
-                        assert_eq!(&fresh[..n], expect.as_bytes(), "{body}");
+                        let got = unescape(body.as_bytes(), &mut fresh);
+                        assert_eq!(got, expect.as_bytes(), "{body}");
                     }
                 }
             }
