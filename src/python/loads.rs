@@ -837,9 +837,9 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
 #[inline(never)]
 unsafe fn new_str_non_ascii(text: &[u8]) -> *mut ffi::PyObject {
     // Characters are the bytes that do not continue a sequence (0x80..0xC0).
-    // Two separate reductions: each vectorizes (a fused fold did not).
-    let chars = text.iter().filter(|&&b| (b as i8) >= -0x40).count();
-    let max = text.iter().copied().max().unwrap_or(0);
+    let (chars, max) = text.iter().fold((0usize, 0u8), |(n, m), &b| {
+        (n + ((b as i8) >= -0x40) as usize, m.max(b))
+    });
     let maxchar: u32 = match max {
         0..=0x7F => 0x7F,
         0x80..=0xC3 => 0xFF,
@@ -885,21 +885,6 @@ fn decode_utf8<T: TryFrom<u32> + Copy>(text: &[u8], out: &mut [T]) {
     let unit = |c: u32| T::try_from(c).ok().expect("unit wide enough");
     let (mut i, mut j) = (0, 0);
     while i < text.len() {
-        // A run of 8 ASCII bytes is 8 characters (there is room: the
-        // rest of `out` holds one unit per remaining character, at least
-        // one per 8 ASCII bytes).
-        if let Some(w) = text.get(i..i + 8) {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(w);
-            if u64::from_le_bytes(a) & 0x8080_8080_8080_8080 == 0 {
-                for (o, &b) in out[j..j + 8].iter_mut().zip(w) {
-                    *o = unit(b as u32);
-                }
-                i += 8;
-                j += 8;
-                continue;
-            }
-        }
         let b = text[i] as u32;
         let c = if b < 0x80 {
             i += 1;
