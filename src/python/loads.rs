@@ -26,14 +26,17 @@
 //!   `max_depth` is safe); a finished value is stored into the container on
 //!   top, and the structural after it is a `,` (another child follows) or the
 //!   closer (pop);
-//! - object members go through `PyDict_SetItem`, so a repeated key keeps its
+//! - object members go through `PyDict_SetItem` (or, for a key whose `str`
+//!   hash is known, as every cached key's is, `_PyDict_SetItem_KnownHash`
+//!   on version-specific builds before 3.13), so a repeated key keeps its
 //!   first position and its last value, as `json.loads` does;
 //! - keys of up to [`CACHE_KEY_MAX`] bytes go through a process-wide cache
 //!   of [`CACHE_SLOTS`] `str` objects (direct-mapped on a hash of the raw
 //!   key bytes), as orjson does: a repeated key costs no allocation, and its
 //!   `str` hash is already computed when the dict needs it;
 //! - strings without a backslash are handed to `PyUnicode_FromStringAndSize`
-//!   as they are; others are unescaped into one reused scratch buffer first.
+//!   as they are; others are unescaped (plain runs copied 8 bytes a step,
+//!   see [`unescape`]) into a scratch buffer kept across calls first.
 //!
 //! - documents with at least [`GC_PAUSE_MIN`] containers are built with the
 //!   cyclic garbage collector paused (when it was enabled): collections our
@@ -137,7 +140,7 @@ pub(crate) fn loads(
                 escapes: &t.escapes,
                 next_escape: 0,
                 ascii: !t.non_ascii,
-                scratch: Vec::new(),
+                scratch: take_scratch(),
                 cache: cache.as_deref_mut(),
                 stack: take_stack(),
                 bad_scalar: false,
@@ -156,7 +159,7 @@ pub(crate) fn loads(
                 escapes: &escapes,
                 next_escape: 0,
                 ascii: !index.non_ascii,
-                scratch: Vec::new(),
+                scratch: take_scratch(),
                 cache: cache.as_deref_mut(),
                 stack: take_stack(),
                 bad_scalar: false,
@@ -201,6 +204,7 @@ fn build<L: ?Sized + Lens, const TOKENS: bool>(
     // `run` leaves the stack empty (every frame popped, or released on
     // failure).
     give_back_stack(std::mem::take(&mut b.stack));
+    give_back_scratch(std::mem::take(&mut b.scratch));
     p.ok_or(b.bad_scalar)
 }
 
@@ -214,6 +218,25 @@ thread_local! {
     /// re-entrant `loads` (from a finalizer our allocations trigger) just
     /// allocates its own.
     static SPARE_STACK: Cell<Vec<Frame>> = const { Cell::new(Vec::new()) };
+    /// The same for the unescape buffer (documents with a few escaped
+    /// strings then allocate nothing for them).
+    static SPARE_SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// Unescape buffers with at most this many bytes of capacity are kept for
+/// the next call on the same thread.
+const KEEP_SCRATCH: usize = 64 * 1024;
+
+/// The unescape buffer the last builder on this thread left (any contents).
+fn take_scratch() -> Vec<u8> {
+    SPARE_SCRATCH.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Keep `scratch` for [`take_scratch`], unless it is large.
+fn give_back_scratch(scratch: Vec<u8>) {
+    if scratch.capacity() <= KEEP_SCRATCH {
+        let _ = SPARE_SCRATCH.try_with(|c| c.set(scratch));
+    }
 }
 
 /// An empty frame stack, with the capacity the last one left.
@@ -576,7 +599,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
                 // `top.key` are owned references (SetItem on a list steals).
                 unsafe {
                     if top.object {
-                        let rc = ffi::PyDict_SetItem(top.obj, top.key, v);
+                        let rc = dict_set(top.obj, top.key, v);
                         ffi::Py_DECREF(top.key);
                         ffi::Py_DECREF(v);
                         top.key = std::ptr::null_mut();
@@ -699,8 +722,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
         let text = if !escaped {
             body
         } else {
-            unescape(body, &mut self.scratch);
-            &self.scratch
+            unescape(body, &mut self.scratch)
         };
         // Version-specific builds: an ASCII string is one allocation and a
         // memcpy (the full API exposes the compact string layout). Without
@@ -909,6 +931,43 @@ unsafe fn new_dict(len: u32) -> *mut ffi::PyObject {
     unsafe { ffi::PyDict_New() }
 }
 
+/// `dict[key] = v` (neither reference stolen), like `PyDict_SetItem`. On
+/// version-specific builds before 3.13, a key whose `str` hash is already
+/// computed (every key from the cache) goes to `_PyDict_SetItem_KnownHash`
+/// with that hash, which skips `PyDict_SetItem`'s type checks and hash
+/// lookup (CPython exports it for this purpose; orjson uses it too).
+///
+/// # Safety
+/// The interpreter must be attached; `dict` is a dict and `key` an exact
+/// `str` (loads only makes those).
+#[inline(always)]
+unsafe fn dict_set(
+    dict: *mut ffi::PyObject,
+    key: *mut ffi::PyObject,
+    v: *mut ffi::PyObject,
+) -> std::os::raw::c_int {
+    #[cfg(not(any(feature = "abi3", Py_3_13)))]
+    {
+        extern "C" {
+            fn _PyDict_SetItem_KnownHash(
+                mp: *mut ffi::PyObject,
+                key: *mut ffi::PyObject,
+                item: *mut ffi::PyObject,
+                hash: ffi::Py_hash_t,
+            ) -> std::os::raw::c_int;
+        }
+        // SAFETY: `key` is a live exact `str`, so it has the compact
+        // string header, whose `hash` is -1 until computed.
+        let h = unsafe { (*key.cast::<ffi::PyASCIIObject>()).hash };
+        if h != -1 {
+            // SAFETY: as the caller guarantees; `h` is `key`'s own hash.
+            return unsafe { _PyDict_SetItem_KnownHash(dict, key, v, h) };
+        }
+    }
+    // SAFETY: as the caller guarantees.
+    unsafe { ffi::PyDict_SetItem(dict, key, v) }
+}
+
 /// Store `v` (stolen) into the empty slot `i` of the fresh list `list`.
 ///
 /// # Safety
@@ -962,14 +1021,52 @@ fn big_number(py: Python<'_>, text: &str) -> Option<*mut ffi::PyObject> {
         .ok()
 }
 
-/// Unescape a validated string body into `out` (cleared first).
-fn unescape(body: &[u8], out: &mut Vec<u8>) {
-    out.clear();
-    out.reserve(body.len());
-    let mut i = 0;
-    while let Some(p) = memchr::memchr(b'\\', &body[i..]) {
-        out.extend_from_slice(&body[i..i + p]);
-        i += p;
+/// Unescape a validated string body into `out`, returning the result (the
+/// start of `out`). `out` is grown (never shrunk) to at least
+/// `body.len() + 8` bytes: unescaping never lengthens a body (an escape of
+/// 2, 6 or 12 bytes writes at most 1, 3 or 4), so every write, including
+/// the 8-byte copies below, stays inside it, and a reused buffer needs no
+/// clearing or zeroing.
+///
+/// Plain runs are copied 8 bytes a step (the whole word is written, then
+/// the output advances only up to the first backslash in it, found with a
+/// SWAR zero-byte test), so a string with an escape every few bytes (URLs
+/// with `\/`) costs no search call per escape.
+#[inline(never)]
+fn unescape<'o>(body: &[u8], out: &'o mut Vec<u8>) -> &'o [u8] {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    let n = body.len();
+    if out.len() < n + 8 {
+        out.resize(n + 8, 0);
+    }
+    let out = &mut out[..n + 8];
+    let (mut i, mut o) = (0, 0);
+    while i < n {
+        if let Some(chunk) = body.get(i..i + 8) {
+            out[o..o + 8].copy_from_slice(chunk);
+            let mut w = [0u8; 8];
+            w.copy_from_slice(chunk);
+            let x = u64::from_le_bytes(w) ^ BACKSLASHES;
+            // The lowest set bit marks the first zero byte of `x` (bits
+            // above it may be false positives, never below).
+            let m = x.wrapping_sub(ONES) & !x & HIGH;
+            if m == 0 {
+                i += 8;
+                o += 8;
+                continue;
+            }
+            let p = (m.trailing_zeros() / 8) as usize;
+            i += p;
+            o += p;
+        } else if body[i] != b'\\' {
+            out[o] = body[i];
+            i += 1;
+            o += 1;
+            continue;
+        }
+        // `body[i]` is a backslash.
         let c = match body.get(i + 1) {
             Some(b'n') => b'\n',
             Some(b't') => b'\t',
@@ -987,9 +1084,7 @@ fn unescape(body: &[u8], out: &mut Vec<u8>) {
                 } else {
                     (hi, 6)
                 };
-                let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                o += encode_utf8(cp, &mut out[o..o + 4]);
                 i += len;
                 continue;
             }
@@ -997,27 +1092,75 @@ fn unescape(body: &[u8], out: &mut Vec<u8>) {
             Some(&c) => c,
             None => break,
         };
-        out.push(c);
+        out[o] = c;
+        o += 1;
         i += 2;
     }
-    out.extend_from_slice(&body[i.min(body.len())..]);
+    &out[..o]
 }
+
+/// Write the UTF-8 form of code point `cp` (a validated escape: never a
+/// lone surrogate; U+FFFD stands in for one all the same) to the start of
+/// `out`; its length.
+#[inline(always)]
+fn encode_utf8(cp: u32, out: &mut [u8]) -> usize {
+    if cp < 0x80 {
+        out[0] = cp as u8;
+        1
+    } else if cp < 0x800 {
+        out[0] = 0xC0 | (cp >> 6) as u8;
+        out[1] = 0x80 | (cp & 0x3F) as u8;
+        2
+    } else if cp < 0x10000 {
+        let cp = if (0xD800..0xE000).contains(&cp) {
+            0xFFFD
+        } else {
+            cp
+        };
+        out[0] = 0xE0 | (cp >> 12) as u8;
+        out[1] = 0x80 | ((cp >> 6) & 0x3F) as u8;
+        out[2] = 0x80 | (cp & 0x3F) as u8;
+        3
+    } else {
+        out[0] = 0xF0 | (cp >> 18) as u8;
+        out[1] = 0x80 | ((cp >> 12) & 0x3F) as u8;
+        out[2] = 0x80 | ((cp >> 6) & 0x3F) as u8;
+        out[3] = 0x80 | (cp & 0x3F) as u8;
+        4
+    }
+}
+
+/// Value of an ASCII hex digit (0 for any other byte: validated escapes
+/// only hold hex digits).
+static HEX: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
 
 /// The value of the four hex digits at `b[at..at + 4]` (0 past the end;
 /// validated input always has them).
-#[inline]
+#[inline(always)]
 fn hex4(b: &[u8], at: usize) -> u32 {
-    let mut v = 0;
-    for i in at..at + 4 {
-        let d = match b.get(i) {
-            Some(c @ b'0'..=b'9') => c - b'0',
-            Some(c @ b'a'..=b'f') => c - b'a' + 10,
-            Some(c @ b'A'..=b'F') => c - b'A' + 10,
-            _ => 0,
-        };
-        v = v << 4 | d as u32;
+    match b.get(at..at + 4) {
+        Some(d) => {
+            (HEX[d[0] as usize] as u32) << 12
+                | (HEX[d[1] as usize] as u32) << 8
+                | (HEX[d[2] as usize] as u32) << 4
+                | HEX[d[3] as usize] as u32
+        }
+        None => 0,
     }
-    v
 }
 
 #[cfg(test)]
@@ -1027,8 +1170,48 @@ mod tests {
     #[test]
     fn unescapes() {
         let mut out = Vec::new();
-        unescape(br#"a\"b\\c\/d\n\t\r\b\f\u00e9\ud83d\ude00x"#, &mut out);
-        assert_eq!(out, "a\"b\\c/d\n\t\r\u{8}\u{c}é😀x".as_bytes());
+        let got = unescape(br#"a\"b\\c\/d\n\t\r\b\f\u00e9\ud83d\ude00x"#, &mut out);
+        assert_eq!(got, "a\"b\\c/d\n\t\r\u{8}\u{c}é😀x".as_bytes());
+    }
+
+    /// Every escape at every offset around the 8-byte steps, in a reused
+    /// (dirty, longer) buffer and a fresh one, against a plain decoder.
+    #[test]
+    fn unescapes_at_every_offset() {
+        let escapes: [(&str, &str); 12] = [
+            (r"\/", "/"),
+            (r"\\", "\\"),
+            (r#"\""#, "\""),
+            (r"\n", "\n"),
+            (r"\b", "\u{8}"),
+            (r"\u0041", "A"),
+            (r"\u00E9", "é"),
+            (r"\u07ff", "\u{7ff}"),
+            (r"\u30c0", "ダ"),
+            (r"\uFFFF", "\u{ffff}"),
+            (r"\ud83d\ude00", "😀"),
+            (r"\uDBFF\uDFFF", "\u{10ffff}"),
+        ];
+        let mut dirty = vec![0xAAu8; 300];
+        for pre in 0..20 {
+            for post in 0..12 {
+                for (e, want) in escapes {
+                    for (e2, want2) in [("", ""), (r"\t", "\t"), (r"\u00e9", "é")] {
+                        let body = format!("{}{e}{e2}{}é{e}", "x".repeat(pre), "y".repeat(post));
+                        let expect = format!(
+                            "{}{want}{want2}{}é{want}",
+                            "x".repeat(pre),
+                            "y".repeat(post)
+                        );
+                        let got = unescape(body.as_bytes(), &mut dirty);
+                        assert_eq!(got, expect.as_bytes(), "{body}");
+                        let mut fresh = Vec::new();
+                        let got = unescape(body.as_bytes(), &mut fresh);
+                        assert_eq!(got, expect.as_bytes(), "{body}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
