@@ -209,3 +209,32 @@ def test_views_after_a_large_result() -> None:
     v["b"].append({"c": None})
     assert json.loads(qjson.dumps(v)) == {"a": "y" * 600, "b": [2, 3, {"c": None}]}
     assert qjson.dumps([1, 2]) == b"[1,2]"
+
+
+def test_array_with_edited_children_is_spliced_byte_for_byte() -> None:
+    # Only the edited children change; the array's own bytes (whitespace,
+    # number text, untouched siblings) are kept, whatever the access order.
+    data = b'[ {"a": 1.50}, [1, 2] ,{"b": 2} , 3e0, {"c": [ ]} ]'
+    v = qjson.decode(data)
+    v[4]["c"].append(1)
+    v[0]["a"] = 0
+    v[2]  # read, not edited: stays as written
+    assert qjson.dumps(v) == b'[ {"a": 0}, [1, 2] ,{"b": 2} , 3e0, {"c": [1]} ]'
+    v[1][0] = 9
+    out = qjson.dumps(v)
+    assert out == b'[ {"a": 0}, [9,2] ,{"b": 2} , 3e0, {"c": [1]} ]'
+    assert json.loads(out) == [{"a": 0}, [9, 2], {"b": 2}, 3.0, {"c": [1]}]
+    # A structural edit of the array itself re-writes it compactly.
+    v.append(None)
+    assert json.loads(qjson.dumps(v)) == [{"a": 0}, [9, 2], {"b": 2}, 3.0, {"c": [1]}, None]
+
+
+def test_array_splice_inside_an_object_and_in_a_lazy_document() -> None:
+    data = b'{"m": [ {"r": "s"}, {"r": "u", "c": "x"} ], "k": 1}'
+    v = qjson.decode(data)
+    v["m"][1]["c"] = "y"
+    assert qjson.dumps(v) == b'{"m": [ {"r": "s"}, {"r": "u", "c": "y"} ],"k": 1}'
+    doc = qjson.parse(data, lazy=True)
+    r = doc.root
+    r["m"][1]["c"] = "y"
+    assert json.loads(qjson.dumps(r)) == json.loads(qjson.dumps(v))
