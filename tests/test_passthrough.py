@@ -233,7 +233,7 @@ def test_array_splice_inside_an_object_and_in_a_lazy_document() -> None:
     data = b'{"m": [ {"r": "s"}, {"r": "u", "c": "x"} ], "k": 1}'
     v = qjson.decode(data)
     v["m"][1]["c"] = "y"
-    assert qjson.dumps(v) == b'{"m": [ {"r": "s"}, {"r": "u", "c": "y"} ],"k": 1}'
+    assert qjson.dumps(v) == b'{"m": [ {"r": "s"}, {"r": "u","c": "y"} ],"k": 1}'
     doc = qjson.parse(data, lazy=True)
     r = doc.root
     r["m"][1]["c"] = "y"
