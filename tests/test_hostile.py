@@ -638,3 +638,50 @@ def test_dumps_cycles_and_bad_keys() -> None:
 
     with pytest.raises((TypeError, ValueError, RecursionError)):
         qjson.dumps(object(), default=loop)
+
+
+def _guarded_buffer(size: int):
+    """An anonymous mapping of `size` bytes (rounded up to pages) followed by
+    an inaccessible page, and the offset where that page begins; None when
+    mprotect is not reachable (non-POSIX)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    except OSError:
+        return None
+    page = mmap.PAGESIZE
+    pages = (size + page - 1) // page + 1
+    m = mmap.mmap(-1, pages * page)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    guard = (pages - 1) * page
+    if libc.mprotect(ctypes.c_void_p(base + guard), page, 0) != 0:
+        return None
+    return m, guard
+
+
+@pytest.mark.parametrize("tail", [0, 1, 2, 7, 8, 31, 32, 33, 56, 57, 63])
+def test_inputs_ending_at_an_inaccessible_page(tail: int) -> None:
+    # The scanner's last, incomplete block (`tail` bytes) must not read
+    # past the input: a read of the guard page would kill the process. The
+    # input starts at different offsets, so the block's 64-byte window
+    # stays on one page or crosses into the next.
+    got = _guarded_buffer(4096)
+    if got is None:
+        pytest.skip("mprotect is not available here")
+    m, guard = got
+    for blocks in (0, 1, 3):
+        n = 64 * blocks + tail
+        if n < 3:
+            continue
+        text = b"[" + b" " * (n - 3) + b"0]"
+        off = guard - n
+        m[off:guard] = text
+        with memoryview(m)[off:guard] as view:
+            qjson.validate(view)
+            assert qjson.loads(view) == [0]
+            assert qjson.parse(view).get("[0]") == 0
+        m[guard - 1 : guard] = b"}"
+        with memoryview(m)[off:guard] as view, pytest.raises(qjson.JSONDecodeError):
+            qjson.validate(view)
