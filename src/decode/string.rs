@@ -59,9 +59,10 @@ static HEX: [i8; 256] = {
     t
 };
 
-/// The four hex digits at `b[at..at + 4]` as a number.
+/// The four hex digits at `b[at..at + 4]` as a number (`None` past the
+/// end or for a non-digit).
 #[inline]
-fn hex4(b: &[u8], at: usize) -> Option<u32> {
+pub(crate) fn hex4(b: &[u8], at: usize) -> Option<u32> {
     let d = b.get(at..at + 4)?;
     let v = (HEX[d[0] as usize] as i32) << 12
         | (HEX[d[1] as usize] as i32) << 8

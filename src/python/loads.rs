@@ -1130,37 +1130,12 @@ fn encode_utf8(cp: u32, out: &mut [u8]) -> usize {
     }
 }
 
-/// Value of an ASCII hex digit (0 for any other byte: validated escapes
-/// only hold hex digits).
-static HEX: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 10 {
-        t[b'0' as usize + i] = i as u8;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 6 {
-        t[b'a' as usize + i] = 10 + i as u8;
-        t[b'A' as usize + i] = 10 + i as u8;
-        i += 1;
-    }
-    t
-};
-
-/// The value of the four hex digits at `b[at..at + 4]` (0 past the end;
-/// validated input always has them).
+/// The value of the four hex digits at `b[at..at + 4]` (0 past the end or
+/// for a non-digit: validated input always has them), through the
+/// decoder's table.
 #[inline(always)]
 fn hex4(b: &[u8], at: usize) -> u32 {
-    match b.get(at..at + 4) {
-        Some(d) => {
-            (HEX[d[0] as usize] as u32) << 12
-                | (HEX[d[1] as usize] as u32) << 8
-                | (HEX[d[2] as usize] as u32) << 4
-                | HEX[d[3] as usize] as u32
-        }
-        None => 0,
-    }
+    crate::decode::string::hex4(b, at).unwrap_or(0)
 }
 
 #[cfg(test)]

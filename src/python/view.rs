@@ -1426,18 +1426,18 @@ fn splice_views<'py, S: Sink<'py>>(
 ) -> PyResult<()> {
     let py = sink.py();
     let doc = parsed.doc();
-    let mut dirty: SmallVec<[(u32, &Bound<'py, PyAny>); 2]> = views
-        .entries()
-        .map(|(k, v)| (k, v.bind(py)))
-        .filter(|(_, v)| view_dirty(py, v))
-        .collect();
-    dirty.sort_unstable_by_key(|&(k, _)| k);
+    // Cached children are containers of this document, at their cursors.
+    let mut dirty: SmallVec<[(Cursor, &Bound<'py, PyAny>); 2]> = SmallVec::new();
+    for v in views.values() {
+        let v = v.bind(py);
+        if let Some(c) = dirty_view_cursor(py, v)? {
+            dirty.push((c, v));
+        }
+    }
+    dirty.sort_unstable_by_key(|&(c, _)| c.start);
     let (mut pos, end) = doc.span(at);
-    for (start, v) in dirty {
-        // Cached children are containers of this document at `start`.
-        let child = view_cursor(v)?;
-        debug_assert_eq!(child.start, start);
-        sink.raw(parsed, pos, start as usize);
+    for (child, v) in dirty {
+        sink.raw(parsed, pos, child.start as usize);
         write_edited(sink, v)?;
         pos = doc.span(child).1;
     }
@@ -1445,13 +1445,16 @@ fn splice_views<'py, S: Sink<'py>>(
     Ok(())
 }
 
-/// The cursor of a cached child view (always an `Object` or `Array`).
-fn view_cursor(v: &Bound<'_, PyAny>) -> PyResult<Cursor> {
+/// The cursor of a cached child view (always an `Object` or `Array`) when
+/// it holds edits; `None` when it is untouched.
+fn dirty_view_cursor(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Option<Cursor>> {
     if let Ok(o) = v.cast_exact::<Object>() {
-        return Ok(o.try_borrow()?.at);
+        let o = o.try_borrow()?;
+        return Ok(o.dirty(py).then_some(o.at));
     }
     if let Ok(a) = v.cast_exact::<Array>() {
-        return Ok(a.try_borrow()?.at);
+        let a = a.try_borrow()?;
+        return Ok(a.dirty(py).then_some(a.at));
     }
     Err(PyTypeError::new_err("qjson: a cached child is not a view"))
 }

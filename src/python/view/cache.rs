@@ -90,13 +90,6 @@ impl ViewCache {
         }
     }
 
-    /// (offset, view) pairs, in no particular order.
-    pub(super) fn entries(&self) -> impl Iterator<Item = (u32, &Py<PyAny>)> {
-        let small = self.small.iter().map(|(k, v)| (*k, v));
-        let big = self.big.iter().flat_map(|m| m.iter().map(|(k, v)| (*k, v)));
-        small.chain(big)
-    }
-
     pub(super) fn values(&self) -> impl Iterator<Item = &Py<PyAny>> {
         let small = self.small.iter().map(|(_, v)| v);
         let big = self.big.iter().flat_map(|m| m.values());
