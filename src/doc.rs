@@ -200,6 +200,15 @@ impl<'a> Doc<'a> {
         (start, end)
     }
 
+    /// Where the last child of container `c` ends (just after its opener
+    /// when it has none): the place a child appended to it is written.
+    /// Whitespace before the closer is not part of it.
+    pub fn children_end(&self, c: Cursor) -> Result<usize, AccessError> {
+        self.len(c)?;
+        let close = self.s()[self.index.containers[c.ord as usize].close as usize] as usize;
+        Ok(trim_end(self.input, c.start as usize + 1, close))
+    }
+
     /// The original bytes of the value.
     pub fn raw(&self, c: Cursor) -> &'a [u8] {
         let (a, b) = self.span(c);
@@ -564,12 +573,56 @@ impl<'a> Doc<'a> {
     /// Whether no key of object `c` repeats (after unescaping).
     pub fn keys_unique(&self, c: Cursor) -> Result<bool, AccessError> {
         let n = self.len(c)?;
+        if n <= 1 {
+            self.object_items(c)?;
+            return Ok(true);
+        }
+        if let Some(unique) = self.raw_keys_unique(c) {
+            return Ok(unique);
+        }
         let mut distinct = 0;
         for m in self.distinct_items(c)? {
             m?;
             distinct += 1;
         }
         Ok(distinct == n)
+    }
+
+    /// [`Self::keys_unique`] for the common case, where a dumps of an
+    /// edited object asks it: a small object of a strict document whose
+    /// keys hold no backslash, so equal keys are equal bytes. Each key gets
+    /// a fingerprint (its length and first eight bytes); a key is compared
+    /// in full only with earlier keys of the same fingerprint. `None`: not
+    /// that case (or an object), ask the general walk.
+    fn raw_keys_unique(&self, c: Cursor) -> Option<bool> {
+        if self.index.lazy || self.type_of(c) != JsonType::Object {
+            return None;
+        }
+        let n = self.container_len(c) as usize;
+        if n > SEEN_PAIRWISE_MAX {
+            return None;
+        }
+        let mut keys: [&[u8]; SEEN_PAIRWISE_MAX] = [&[]; SEEN_PAIRWISE_MAX];
+        let mut prints = [0u64; SEEN_PAIRWISE_MAX];
+        let mut pos = self.first_child(c);
+        for i in 0..n {
+            if i > 0 {
+                pos = self.advance(pos, true);
+            }
+            let key = self.string_body(pos.k);
+            if has_backslash(key) {
+                return None;
+            }
+            let print = fingerprint(self.input, key);
+            for j in 0..i {
+                if prints[j] == print && keys[j] == key {
+                    return Some(false);
+                }
+            }
+            keys[i] = key;
+            prints[i] = print;
+        }
+        Some(true)
     }
 
     /// A key as compared for repeats: its unescaped UTF-8 bytes. In a strict
@@ -692,6 +745,30 @@ fn has_backslash(raw: &[u8]) -> bool {
             any(word(n - 8))
         }
     }
+}
+
+/// A key body's length and first eight bytes in one word: keys with
+/// different fingerprints differ. `key` lies in `input`, and at least
+/// two bytes (its closing quote and the colon) follow it there.
+#[inline(always)]
+fn fingerprint(input: &[u8], key: &[u8]) -> u64 {
+    let start = key.as_ptr() as usize - input.as_ptr() as usize;
+    let word = match input.get(start..start + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+        None => key
+            .iter()
+            .take(8)
+            .enumerate()
+            .fold(0, |w, (i, &b)| w | u64::from(b) << (8 * i)),
+    };
+    let len = key.len();
+    // Only the key's own bytes: the ones after it belong to the member.
+    let word = if len < 8 {
+        word & ((1u64 << (8 * len)) - 1)
+    } else {
+        word
+    };
+    word ^ (len as u64).rotate_right(8)
 }
 
 /// The keys met so far by [`DistinctItems`]. The small variant is large

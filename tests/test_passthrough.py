@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -233,8 +234,89 @@ def test_array_splice_inside_an_object_and_in_a_lazy_document() -> None:
     data = b'{"m": [ {"r": "s"}, {"r": "u", "c": "x"} ], "k": 1}'
     v = qjson.decode(data)
     v["m"][1]["c"] = "y"
-    assert qjson.dumps(v) == b'{"m": [ {"r": "s"}, {"r": "u","c": "y"} ],"k": 1}'
+    # Objects with distinct keys are spliced too: only the edited value changes.
+    assert qjson.dumps(v) == data.replace(b'"x"', b'"y"')
     doc = qjson.parse(data, lazy=True)
     r = doc.root
     r["m"][1]["c"] = "y"
     assert json.loads(qjson.dumps(r)) == json.loads(qjson.dumps(v))
+
+
+# The object splice: a lazy object of a strict document with distinct keys,
+# whose edits are replacements, additions and edited child views, is written
+# as its own bytes with those spans replaced (whitespace kept); anything else
+# takes the member-by-member path. Each case: (input, edit, expected output).
+OBJECT_SPLICE_CASES = [
+    # Replacements keep the key, the whitespace and the untouched members.
+    (b'{"a": 1, "b": 2}', lambda v: v.__setitem__("a", 5), b'{"a": 5, "b": 2}'),
+    (b'{ "a" : 1 ,\n "b": 2 }', lambda v: v.__setitem__("b", [1]), b'{ "a" : 1 ,\n "b": [1] }'),
+    # Additions go after the last original member, before the whitespace.
+    (b'{"a": 1, "b": 2 }', lambda v: v.__setitem__("c", 3), b'{"a": 1, "b": 2,"c":3 }'),
+    (b"{ }", lambda v: v.__setitem__("c", "x"), b'{"c":"x" }'),
+    (b"{}", lambda v: (v.__setitem__("c", 1), v.__setitem__("d", 2)), b'{"c":1,"d":2}'),
+    # The root's surrounding whitespace is dropped once it is edited.
+    (b' {"a": 1} ', lambda v: v.__setitem__("a", True), b'{"a": true}'),
+    # Replacement, addition and an edited child together, in offset order
+    # whatever the order of the edits.
+    (
+        b'{"a": [1, 2] , "x" : {"y": 1}, "s": "t" }',
+        lambda v: (
+            v.__setitem__("z", None),
+            v["x"].__setitem__("y", 2),
+            v.__setitem__("a", 0),
+        ),
+        b'{"a": 0 , "x" : {"y": 2}, "s": "t","z":null }',
+    ),
+    # A replaced member's edited view is not written: the new value is.
+    (
+        b'{"x": {"y": 1}, "k": 2}',
+        lambda v: (v["x"].__setitem__("y", 2), v.__setitem__("x", "new")),
+        b'{"x": "new", "k": 2}',
+    ),
+    # Set twice, and set back after an addition: one member each.
+    (
+        b'{"a": 1, "b": 2}',
+        lambda v: (v.__setitem__("a", 3), v.__setitem__("c", 4), v.__setitem__("a", 5)),
+        b'{"a": 5, "b": 2,"c":4}',
+    ),
+    # Keys with escapes that differ once unescaped: still spliced.
+    (b'{"\\u0061": 1, "b": 2}', lambda v: v.__setitem__("b", 3), b'{"\\u0061": 1, "b": 3}'),
+    # Repeated keys: member by member, each key once (its first place).
+    (b'{"a": 1, "b": 2, "a": 3}', lambda v: v.__setitem__("b", 4), b'{"a": 1,"b": 4}'),
+    (b'{"a": 1, "\\u0061": 3}', lambda v: v.__setitem__("c", 0), b'{"a": 1,"c":0}'),
+    # A deletion: member by member too.
+    (b'{"a": 1, "b": 2, "c": 3}', lambda v: v.__delitem__("b"), b'{"a": 1,"c": 3}'),
+    (
+        b'{"a": 1, "b": 2, "c": 3}',
+        lambda v: (v.__delitem__("b"), v.__setitem__("b", 9)),
+        b'{"a": 1,"c": 3,"b":9}',
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "edit", "want"), OBJECT_SPLICE_CASES)
+def test_object_splice_byte_for_byte(data: bytes, edit: Any, want: bytes) -> None:
+    v = qjson.decode(data)
+    edit(v)
+    out = qjson.dumps(v)
+    assert out == want
+    assert json.loads(out) == qjson.materialize(v)
+    # A lazy document gives the same value (written member by member).
+    r = qjson.parse(data, lazy=True).root
+    edit(r)
+    assert json.loads(qjson.dumps(r)) == json.loads(out)
+
+
+def test_object_splice_keys_told_apart_by_fingerprint() -> None:
+    # Keys that share a length and their first eight bytes, or only differ
+    # past them, are distinct; equal long keys are a repeat.
+    pairs = [("abcdefgh1", "abcdefgh2"), ("k" * 20 + "a", "k" * 20 + "b"), ("ab", "ba")]
+    for a, b in pairs:
+        data = json.dumps({a: 1, b: 2}).encode()
+        v = qjson.decode(data)
+        v[a] = 0
+        assert qjson.dumps(v) == data.replace(b": 1", b": 0")
+    data = ('{"' + "k" * 20 + '": 1, "x": 2, "' + "k" * 20 + '": 3}').encode()
+    v = qjson.decode(data)
+    v["x"] = 0
+    assert json.loads(qjson.dumps(v)) == {"k" * 20: 1, "x": 0}

@@ -431,9 +431,7 @@ impl Object {
                 unreachable!("patchable objects are lazy")
             };
             let ks = str_utf8(k)?;
-            return patches.set(py, k, value, || {
-                doc.field(at, ks.as_bytes()).map(|c| c.start)
-            });
+            return patches.set(py, k, value, || doc.field(at, ks.as_bytes()));
         }
         let k = str_utf8(k)?;
         let m = self.members_mut(py)?;
@@ -473,7 +471,7 @@ impl Object {
                 unreachable!("patchable objects are lazy")
             };
             let ks = str_utf8(k)?;
-            return patches.delete(py, k, || doc.field(at, ks.as_bytes()).map(|c| c.start));
+            return patches.delete(py, k, || doc.field(at, ks.as_bytes()));
         }
         Ok(self.take(py, key)?.is_some())
     }
@@ -1445,6 +1443,69 @@ fn splice_views<'py, S: Sink<'py>>(
     Ok(())
 }
 
+/// A lazy object of a strict document whose keys are distinct and whose
+/// patches replace or add members (none deletes one): its bytes as
+/// written, with the value of each replaced member and the span of each
+/// dirty child view replaced, and the added members after the last
+/// original one. The cost follows the edits, not the object's size; keys
+/// and whitespace stay as written.
+fn splice_object<'py, S: Sink<'py>>(
+    sink: &mut S,
+    parsed: &Arc<Parsed>,
+    at: Cursor,
+    views: &ViewCache,
+    patches: &Patches,
+) -> PyResult<()> {
+    let py = sink.py();
+    let doc = parsed.doc();
+    let e = |e| err(py, parsed, e);
+    // (value, new value or dirty view, whether it is a view)
+    let mut edits: SmallVec<[(Cursor, &Bound<'py, PyAny>, bool); 4]> = SmallVec::new();
+    for p in patches.iter() {
+        if let (Some(c), Some(v)) = (p.orig, &p.value) {
+            edits.push((c, v.bind(py), false));
+        }
+    }
+    for v in views.values() {
+        let v = v.bind(py);
+        if let Some(c) = dirty_view_cursor(py, v)? {
+            // A replaced member's old view is not written.
+            if patches.for_original(c.start).is_none() {
+                edits.push((c, v, true));
+            }
+        }
+    }
+    edits.sort_unstable_by_key(|&(c, ..)| c.start);
+    let (mut pos, end) = doc.span(at);
+    for (c, v, view) in edits {
+        sink.raw(parsed, pos, c.start as usize);
+        if view {
+            write_edited(sink, v)?;
+        } else {
+            write(sink, v)?;
+        }
+        pos = doc.span(c).1;
+    }
+    let mut added = patches.added().peekable();
+    if added.peek().is_some() {
+        let tail = doc.children_end(at).map_err(e)?;
+        sink.raw(parsed, pos, tail);
+        pos = tail;
+        let mut first = doc.len(at).map_err(e)? == 0;
+        for (k, v) in added {
+            if !first {
+                sink.byte(b',');
+            }
+            first = false;
+            sink.key(str_utf8(k.bind(py))?);
+            sink.byte(b':');
+            write(sink, v.bind(py))?;
+        }
+    }
+    sink.raw(parsed, pos, end);
+    Ok(())
+}
+
 /// The cursor of a cached child view (always an `Object` or `Array`) when
 /// it holds edits; `None` when it is untouched.
 fn dirty_view_cursor(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Option<Cursor>> {
@@ -1485,6 +1546,21 @@ fn write_object_edits<'py, S: Sink<'py>>(
 ) -> PyResult<()> {
     let py = sink.py();
     sink.enter(o.as_ptr())?;
+    if let ObjState::Lazy { views, patches, .. } = &me.state {
+        let strict = !me.parsed.index.is_lazy();
+        if strict
+            && patches.iter().all(|p| p.value.is_some())
+            && me
+                .parsed
+                .doc()
+                .keys_unique(me.at)
+                .map_err(|e| err(py, &me.parsed, e))?
+        {
+            splice_object(sink, &me.parsed, me.at, views, patches)?;
+            sink.leave();
+            return Ok(());
+        }
+    }
     sink.byte(b'{');
     let mut runs = Runs::new(&me.parsed);
     match &me.state {

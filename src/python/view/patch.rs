@@ -6,9 +6,9 @@
 //! slots for that (see `Members`) decodes every key; a patch list records
 //! only what changed, and the object stays lazy for everything else:
 //!
-//! - a *replacement* (`orig: Some(offset)`, `value: Some(v)`) stands in for
-//!   the original member whose value starts at `offset`, in its position;
-//! - a *deletion* (`orig: Some(offset)`, `value: None`) drops that member;
+//! - a *replacement* (`orig: Some(cursor)`, `value: Some(v)`) stands in for
+//!   the original member whose value is at `cursor`, in its position;
+//! - a *deletion* (`orig: Some(cursor)`, `value: None`) drops that member;
 //! - an *addition* (`orig: None`, `value: Some(v)`) follows the original
 //!   members, in the order the keys were added.
 //!
@@ -27,15 +27,16 @@
 //! applying the patches in order ([`Patches::drain`]).
 
 use super::super::input::str_utf8;
+use crate::doc::Cursor;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use smallvec::SmallVec;
 
 pub(super) struct Patch {
     pub(super) key: Py<PyString>,
-    /// Offset of the original member's value this patch replaces or
-    /// deletes; `None` for an added key.
-    pub(super) orig: Option<u32>,
+    /// The original member's value this patch replaces or deletes; `None`
+    /// for an added key.
+    pub(super) orig: Option<Cursor>,
     /// The new value; `None`: the original member is deleted.
     pub(super) value: Option<Py<PyAny>>,
 }
@@ -91,13 +92,13 @@ impl Patches {
     }
 
     /// Set `key` to `value`; `orig` finds the original member's value
-    /// offset (asked only when the key has no patch yet).
+    /// (asked only when the key has no patch yet).
     pub(super) fn set(
         &mut self,
         py: Python<'_>,
         key: &Bound<'_, PyString>,
         value: Py<PyAny>,
-        orig: impl FnOnce() -> Option<u32>,
+        orig: impl FnOnce() -> Option<Cursor>,
     ) -> PyResult<()> {
         let orig = match self.last(py, key)? {
             Some(i) if self.0[i].value.is_some() => {
@@ -121,7 +122,7 @@ impl Patches {
         &mut self,
         py: Python<'_>,
         key: &Bound<'_, PyString>,
-        orig: impl FnOnce() -> Option<u32>,
+        orig: impl FnOnce() -> Option<Cursor>,
     ) -> PyResult<bool> {
         match self.last(py, key)? {
             Some(i) => match (self.0[i].orig, &self.0[i].value) {
@@ -151,7 +152,9 @@ impl Patches {
 
     /// The replacement or deletion of the original member at `offset`.
     pub(super) fn for_original(&self, offset: u32) -> Option<&Patch> {
-        self.0.iter().find(|p| p.orig == Some(offset))
+        self.0
+            .iter()
+            .find(|p| p.orig.is_some_and(|c| c.start == offset))
     }
 
     /// Added keys and their values, in order.
