@@ -271,6 +271,8 @@ def _need_decode() -> None:
 
 
 def _edit(op: str, d: Any) -> None:
+    """The edit `op` (the timed closures of `_write_factory` inline the same
+    statements; this one builds the reference answer)."""
     if op == "edit_top":
         d["model"] = "gpt-4o-mini"
         d["temperature"] = 0.2
@@ -293,12 +295,34 @@ def _write_factory(op: str, lib: str) -> Callable[[bytes], Callable[[], Any]]:
     if op == "decode_dumps":
         return lambda b: lambda: dumps(decode(b))
 
+    # One closure per edit, so the timed call does the edit inline, as the
+    # passthrough lambda does its work (no dispatch on `op` per iteration:
+    # a Python call and string compares cost ~0.1 us, 5-10% of a 2 KB edit).
     def factory(b: bytes) -> Callable[[], Any]:
-        def run() -> Any:
-            d = decode(b)
-            _edit(op, d)
-            return dumps(d)
+        if op == "edit_top":
 
+            def run() -> Any:
+                d = decode(b)
+                d["model"] = "gpt-4o-mini"
+                d["temperature"] = 0.2
+                return dumps(d)
+
+        elif op == "edit_add":
+
+            def run() -> Any:
+                d = decode(b)
+                d["user"] = "user-8f14e45f"
+                return dumps(d)
+
+        elif op == "edit_nested":
+
+            def run() -> Any:
+                d = decode(b)
+                d["messages"][0]["content"] = "You are a terse assistant."
+                return dumps(d)
+
+        else:
+            raise AssertionError(op)
         return run
 
     return factory

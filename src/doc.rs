@@ -610,10 +610,17 @@ impl<'a> Doc<'a> {
                 pos = self.advance(pos, true);
             }
             let key = self.string_body(pos.k);
-            if has_backslash(key) {
+            let word = first_word(self.input, key);
+            // (A short key is all in `word`, zeros after it.)
+            let escaped = if key.len() <= 8 {
+                word_has_backslash(word)
+            } else {
+                has_backslash(key)
+            };
+            if escaped {
                 return None;
             }
-            let print = fingerprint(self.input, key);
+            let print = word ^ (key.len() as u64).rotate_right(8);
             for j in 0..i {
                 if prints[j] == print && keys[j] == key {
                     return Some(false);
@@ -719,15 +726,7 @@ const SEEN_PAIRWISE_MAX: usize = 16;
 #[inline]
 #[allow(clippy::manual_contains)] // `contains` is the vectorized search this avoids
 fn has_backslash(raw: &[u8]) -> bool {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = LO << 7;
-    // A byte of `w` xor a word of backslashes is zero exactly where `w`
-    // has a backslash; `(x - LO) & !x & HI` is non-zero exactly when `x`
-    // has a zero byte (a borrow only flips bits above a real zero).
-    let any = |w: u64| {
-        let x = w ^ (LO * u64::from(b'\\'));
-        x.wrapping_sub(LO) & !x & HI != 0
-    };
+    let any = word_has_backslash;
     let word = |i: usize| u64::from_le_bytes(raw[i..i + 8].try_into().expect("8 bytes"));
     let half = |i: usize| u32::from_le_bytes(raw[i..i + 4].try_into().expect("4 bytes"));
     let n = raw.len();
@@ -747,11 +746,11 @@ fn has_backslash(raw: &[u8]) -> bool {
     }
 }
 
-/// A key body's length and first eight bytes in one word: keys with
-/// different fingerprints differ. `key` lies in `input`, and at least
-/// two bytes (its closing quote and the colon) follow it there.
+/// The first eight bytes of a key body as a little-endian word, zeros
+/// past its end: with its length, a fingerprint (keys with different
+/// fingerprints differ). `key` lies in `input`.
 #[inline(always)]
-fn fingerprint(input: &[u8], key: &[u8]) -> u64 {
+fn first_word(input: &[u8], key: &[u8]) -> u64 {
     let start = key.as_ptr() as usize - input.as_ptr() as usize;
     let word = match input.get(start..start + 8) {
         Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
@@ -761,14 +760,23 @@ fn fingerprint(input: &[u8], key: &[u8]) -> u64 {
             .enumerate()
             .fold(0, |w, (i, &b)| w | u64::from(b) << (8 * i)),
     };
-    let len = key.len();
     // Only the key's own bytes: the ones after it belong to the member.
-    let word = if len < 8 {
-        word & ((1u64 << (8 * len)) - 1)
-    } else {
-        word
-    };
-    word ^ (len as u64).rotate_right(8)
+    match key.len() {
+        0..=7 => word & ((1u64 << (8 * key.len())) - 1),
+        _ => word,
+    }
+}
+
+/// Whether any of the eight bytes of `w` is a backslash: a byte of `w` xor
+/// a word of backslashes is zero exactly there, and `(x - LO) & !x & HI`
+/// is non-zero exactly when `x` has a zero byte (a borrow only flips bits
+/// above a real zero).
+#[inline(always)]
+fn word_has_backslash(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = LO << 7;
+    let x = w ^ (LO * u64::from(b'\\'));
+    x.wrapping_sub(LO) & !x & HI != 0
 }
 
 /// The keys met so far by [`DistinctItems`]. The small variant is large
