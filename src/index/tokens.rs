@@ -57,12 +57,23 @@ pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
         Some(Ok(())) => {
             scan.first_control.is_none()
                 && walk(input, &scan.structurals, max_depth, &mut Check)
-                && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok()
+                && check_strings(input, escapes_left(&scan), None, scan.non_ascii).is_ok()
         }
         _ => false,
     };
     give_back_scan(scan);
     ok
+}
+
+/// The escapes [`check_strings`] still has to check: none when stage 1
+/// found them all valid.
+#[inline(always)]
+fn escapes_left(scan: &Scan) -> &[u32] {
+    if scan.escapes_valid {
+        &[]
+    } else {
+        &scan.escapes
+    }
 }
 
 /// Index vectors with at most this many entries of capacity are kept for
@@ -81,6 +92,7 @@ thread_local! {
             escapes: Vec::new(),
             first_control: None,
             non_ascii: false,
+            escapes_valid: false,
         })
     };
     /// The same for the child-count table of `loads`.
@@ -144,7 +156,7 @@ pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
         limit: s.len() / 2 + 1,
     };
     let ok = walk(input, s, max_depth, &mut counts)
-        && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok();
+        && check_strings(input, escapes_left(&scan), None, scan.non_ascii).is_ok();
     let index = LoadsIndex {
         structurals: scan.structurals,
         escapes: scan.escapes,
@@ -169,6 +181,7 @@ impl LoadsIndex {
             escapes: self.escapes,
             first_control: None,
             non_ascii: false,
+            escapes_valid: false,
         });
         if self.lens.capacity() <= KEEP_MAX {
             let _ = SPARE_LENS.try_with(|c| c.set(self.lens));

@@ -163,4 +163,29 @@ pub(crate) trait TokenBlock: Block64 {
     ///
     /// The CPU must support the backend's features.
     unsafe fn delimiters(self) -> u64;
+
+    /// The byte classes the escape check of the token scan needs (see
+    /// [`EscapeMasks`]). Called only for blocks that hold an escaped byte
+    /// or the hex digits of a `\u` escape.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the backend's features.
+    unsafe fn escape_classes(self) -> EscapeMasks;
+}
+
+/// Byte classes for checking escapes in stage 1: bit `i` describes byte `i`.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (x86 backends only)
+pub(crate) struct EscapeMasks {
+    /// The letters of the one-letter escapes: `" \ / b f n r t`.
+    pub one: u64,
+    /// `u`.
+    pub u: u64,
+    /// Hex digits: `0-9 a-f A-F`.
+    pub hex: u64,
+    /// `d` or `D` (the first digit of a surrogate).
+    pub d: u64,
+    /// `8-9 a-f A-F` (the second digit of a surrogate).
+    pub upper8: u64,
 }
