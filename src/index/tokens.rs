@@ -290,7 +290,9 @@ fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
     let c = input[p];
     // (`-` and the digits sort before the letters of the literals.)
     if c <= b'9' {
-        plain_number(input, p, s[k + 1] as usize) || any_scalar(input, p)
+        // SAFETY: token `k` is not the sentinel, so token `k + 1` exists.
+        let q = unsafe { *s.get_unchecked(k + 1) } as usize;
+        plain_number(input, p, q) || any_scalar(input, p)
     } else if let Some(w) = input.get(p..).and_then(<[u8]>::first_chunk::<8>) {
         literal8(u64::from_le_bytes(*w), c)
     } else {
@@ -484,8 +486,15 @@ const OBJECT: u8 = 2;
 #[inline(always)]
 fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) -> bool {
     let last = s.len() - 1;
-    // The first byte of token `k`; `None` at the sentinel.
-    let tok = |k: usize| input.get(s[k] as usize).copied();
+    // The first byte of token `k`; `None` at the sentinel. Token `k` is
+    // only read when `k == 0` or token `k - 1` was read and is not the
+    // sentinel (every step past a token first matched its byte), so
+    // `k <= last`.
+    let tok = |k: usize| {
+        debug_assert!(k <= last);
+        // SAFETY: `k <= last < s.len()` (above).
+        input.get(unsafe { *s.get_unchecked(k) } as usize).copied()
+    };
     let max_depth = max_depth.min(STACK);
     // The enclosing containers' kinds; for `loads` also their ordinals and
     // the commas seen so far (children - 1) in each.
