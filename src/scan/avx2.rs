@@ -18,7 +18,7 @@
 use core::arch::x86_64::*;
 
 use super::block;
-use super::vector::{Block64, EscapeMasks, Masks, TokenBlock};
+use super::vector::{Block64, Masks, TokenBlock};
 use super::Scan;
 use crate::error::Error;
 
@@ -266,56 +266,5 @@ impl TokenBlock for Avx2 {
                 delimiters_half(self.1, low, high),
             )
         }
-    }
-
-    #[inline(always)]
-    unsafe fn escape_classes(self) -> EscapeMasks {
-        // SAFETY: the caller guarantees AVX2.
-        unsafe {
-            let [o0, u0, h0, d0, e0] = escape_half(self.0);
-            let [o1, u1, h1, d1, e1] = escape_half(self.1);
-            EscapeMasks {
-                one: join(o0, o1),
-                u: join(u0, u1),
-                hex: join(h0, h1),
-                d: join(d0, d1),
-                upper8: join(e0, e1),
-            }
-        }
-    }
-}
-
-/// [`TokenBlock::escape_classes`] of one 32-byte half, by compares: the
-/// one-letter escapes, `u`, hex digits, `d`/`D`, `8-9a-fA-F`. (Signed
-/// compares: bytes >= 0x80 are negative and fall in no range.)
-///
-/// # Safety
-///
-/// The CPU must support AVX2.
-#[inline(always)]
-unsafe fn escape_half(v: __m256i) -> [u32; 5] {
-    // SAFETY: the caller guarantees AVX2.
-    unsafe {
-        let eq = |b: u8| _mm256_cmpeq_epi8(v, splat(b));
-        // Bytes in `lo..=hi` (both below 0x80).
-        let within = |x: __m256i, lo: u8, hi: u8| {
-            _mm256_and_si256(
-                _mm256_cmpgt_epi8(x, splat(lo - 1)),
-                _mm256_cmpgt_epi8(splat(hi + 1), x),
-            )
-        };
-        let or = _mm256_or_si256;
-        let one = or(
-            or(or(eq(b'"'), eq(b'\\')), or(eq(b'/'), eq(b'b'))),
-            or(or(eq(b'f'), eq(b'n')), or(eq(b'r'), eq(b't'))),
-        );
-        // `| 0x20` maps exactly `A-F` and `a-f` onto `a-f`.
-        let lower = or(v, splat(0x20));
-        let letter = within(lower, b'a', b'f');
-        let hex = or(within(v, b'0', b'9'), letter);
-        let upper8 = or(within(v, b'8', b'9'), letter);
-        let d = _mm256_cmpeq_epi8(lower, splat(b'd'));
-        let mask = |x: __m256i| _mm256_movemask_epi8(x) as u32;
-        [mask(one), mask(eq(b'u')), mask(hex), mask(d), mask(upper8)]
     }
 }

@@ -235,6 +235,8 @@ impl Block64 for Avx512 {
 }
 
 impl TokenBlock for Avx512 {
+    const CHECKS_ESCAPES: bool = true;
+
     #[inline(always)]
     unsafe fn delimiters(self) -> u64 {
         // SAFETY: the caller guarantees AVX-512BW and VBMI; the table load

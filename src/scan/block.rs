@@ -27,7 +27,7 @@
 //! 5. **Checks.** A backslash outside a string is an error; the first control
 //!    byte inside a string is recorded; the OR of all blocks tells whether
 //!    any byte is >= 0x80.
-//! 6. **Escapes (token scan only).** For blocks holding an escaped byte (or
+//! 6. **Escapes (token scan, AVX-512 only).** For blocks holding an escaped byte (or
 //!    the digits of a `\u` from the previous block): every escaped byte must
 //!    be a one-letter escape or `u`, the four bytes after each `u` hex
 //!    digits, and no `\u` may be a surrogate (`d`/`D`, then `8-9a-fA-F`).
@@ -206,7 +206,7 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts {
     #[inline(always)]
     unsafe fn check_escapes(&mut self, block: B, escaped: u64) {
         let e = &mut self.escapes;
-        if escaped | e.hex == 0 {
+        if !B::CHECKS_ESCAPES || escaped | e.hex == 0 {
             return;
         }
         // SAFETY: the caller guarantees B's instruction set.
@@ -231,7 +231,8 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts {
 
     #[inline(always)]
     fn finish(&self, next_escaped: u64, out: &mut Scan) {
-        out.escapes_valid = self.escapes.not_plain | self.escapes.hex | next_escaped == 0;
+        out.escapes_valid =
+            B::CHECKS_ESCAPES && self.escapes.not_plain | self.escapes.hex | next_escaped == 0;
     }
 }
 
