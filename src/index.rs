@@ -373,6 +373,7 @@ impl Index {
             escapes,
             first_control,
             non_ascii,
+            escapes_valid: _,
         } = scan;
         let walk_opts = Options {
             lazy: opts.lazy || !check_scalars,

@@ -29,6 +29,7 @@ fn run(backend: Backend, input: &[u8]) -> Result<Scan, Error> {
         escapes: vec![9; 3],
         first_control: Some(1),
         non_ascii: true,
+        escapes_valid: true,
     };
     scan_with(backend, input, &mut s)
         .expect("backend listed as available")

@@ -57,12 +57,23 @@ pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
         Some(Ok(())) => {
             scan.first_control.is_none()
                 && walk(input, &scan.structurals, max_depth, &mut Check)
-                && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok()
+                && check_strings(input, escapes_left(&scan), None, scan.non_ascii).is_ok()
         }
         _ => false,
     };
     give_back_scan(scan);
     ok
+}
+
+/// The escapes [`check_strings`] still has to check: none when stage 1
+/// found them all valid.
+#[inline(always)]
+fn escapes_left(scan: &Scan) -> &[u32] {
+    if scan.escapes_valid {
+        &[]
+    } else {
+        &scan.escapes
+    }
 }
 
 /// Index vectors with at most this many entries of capacity are kept for
@@ -81,6 +92,7 @@ thread_local! {
             escapes: Vec::new(),
             first_control: None,
             non_ascii: false,
+            escapes_valid: false,
         })
     };
     /// The same for the child-count table of `loads`.
@@ -144,7 +156,7 @@ pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
         limit: s.len() / 2 + 1,
     };
     let ok = walk(input, s, max_depth, &mut counts)
-        && check_strings(input, &scan.escapes, None, scan.non_ascii).is_ok();
+        && check_strings(input, escapes_left(&scan), None, scan.non_ascii).is_ok();
     let index = LoadsIndex {
         structurals: scan.structurals,
         escapes: scan.escapes,
@@ -169,6 +181,7 @@ impl LoadsIndex {
             escapes: self.escapes,
             first_control: None,
             non_ascii: false,
+            escapes_valid: false,
         });
         if self.lens.capacity() <= KEEP_MAX {
             let _ = SPARE_LENS.try_with(|c| c.set(self.lens));
@@ -277,7 +290,9 @@ fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
     let c = input[p];
     // (`-` and the digits sort before the letters of the literals.)
     if c <= b'9' {
-        plain_number(input, p, s[k + 1] as usize) || any_scalar(input, p)
+        // SAFETY: token `k` is not the sentinel, so token `k + 1` exists.
+        let q = unsafe { *s.get_unchecked(k + 1) } as usize;
+        plain_number(input, p, q) || any_scalar(input, p)
     } else if let Some(w) = input.get(p..).and_then(<[u8]>::first_chunk::<8>) {
         literal8(u64::from_le_bytes(*w), c)
     } else {
@@ -471,8 +486,15 @@ const OBJECT: u8 = 2;
 #[inline(always)]
 fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) -> bool {
     let last = s.len() - 1;
-    // The first byte of token `k`; `None` at the sentinel.
-    let tok = |k: usize| input.get(s[k] as usize).copied();
+    // The first byte of token `k`; `None` at the sentinel. Token `k` is
+    // only read when `k == 0` or token `k - 1` was read and is not the
+    // sentinel (every step past a token first matched its byte), so
+    // `k <= last`.
+    let tok = |k: usize| {
+        debug_assert!(k <= last);
+        // SAFETY: `k <= last < s.len()` (above).
+        input.get(unsafe { *s.get_unchecked(k) } as usize).copied()
+    };
     let max_depth = max_depth.min(STACK);
     // The enclosing containers' kinds; for `loads` also their ordinals and
     // the commas seen so far (children - 1) in each.

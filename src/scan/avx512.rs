@@ -19,7 +19,7 @@
 use core::arch::x86_64::*;
 
 use super::block;
-use super::vector::{Block64, Masks, TokenBlock};
+use super::vector::{Block64, EscapeMasks, Masks, TokenBlock};
 use super::Scan;
 use crate::error::Error;
 
@@ -235,6 +235,8 @@ impl Block64 for Avx512 {
 }
 
 impl TokenBlock for Avx512 {
+    const CHECKS_ESCAPES: bool = true;
+
     #[inline(always)]
     unsafe fn delimiters(self) -> u64 {
         // SAFETY: the caller guarantees AVX-512BW and VBMI; the table load
@@ -244,7 +246,61 @@ impl TokenBlock for Avx512 {
             _mm512_cmpeq_epi8_mask(self.0, _mm512_permutexvar_epi8(self.0, table))
         }
     }
+
+    /// One two-table `VPERMI2B` looks up each ASCII byte's classes (a bit
+    /// per class, [`ESCAPE_TABLE`]); bytes >= 0x80 get none; one test per
+    /// class extracts its mask.
+    #[inline(always)]
+    unsafe fn escape_classes(self) -> EscapeMasks {
+        // SAFETY: the caller guarantees AVX-512BW and VBMI; the table loads
+        // read the 128 bytes of a static array.
+        unsafe {
+            let lo = _mm512_loadu_si512(ESCAPE_TABLE.as_ptr().cast());
+            let hi = _mm512_loadu_si512(ESCAPE_TABLE.as_ptr().add(64).cast());
+            let ascii = !_mm512_movepi8_mask(self.0);
+            let cls = _mm512_maskz_permutex2var_epi8(ascii, lo, self.0, hi);
+            let class = |bit: u8| _mm512_test_epi8_mask(cls, splat(bit));
+            EscapeMasks {
+                one: class(ESC_ONE),
+                u: class(ESC_U),
+                hex: class(ESC_HEX),
+                d: class(ESC_D),
+                upper8: class(ESC_UPPER8),
+            }
+        }
+    }
 }
+
+/// Class bits of [`ESCAPE_TABLE`] (see [`EscapeMasks`]).
+const ESC_ONE: u8 = 1;
+const ESC_U: u8 = 2;
+const ESC_HEX: u8 = 4;
+const ESC_D: u8 = 8;
+const ESC_UPPER8: u8 = 16;
+
+/// The escape classes of each ASCII byte.
+static ESCAPE_TABLE: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let one = *b"\"\\/bfnrt";
+    let mut i = 0;
+    while i < one.len() {
+        t[one[i] as usize] |= ESC_ONE;
+        i += 1;
+    }
+    t[b'u' as usize] |= ESC_U;
+    let hex = *b"0123456789abcdefABCDEF";
+    let mut i = 0;
+    while i < hex.len() {
+        t[hex[i] as usize] |= ESC_HEX;
+        if i >= 8 {
+            t[hex[i] as usize] |= ESC_UPPER8;
+        }
+        i += 1;
+    }
+    t[b'd' as usize] |= ESC_D;
+    t[b'D' as usize] |= ESC_D;
+    t
+};
 
 /// The bytes 0, 1, ..., 63.
 const IOTA: [u8; 64] = {

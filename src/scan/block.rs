@@ -27,6 +27,17 @@
 //! 5. **Checks.** A backslash outside a string is an error; the first control
 //!    byte inside a string is recorded; the OR of all blocks tells whether
 //!    any byte is >= 0x80.
+//! 6. **Escapes (token scan, AVX-512 only).** For blocks holding an escaped byte (or
+//!    the digits of a `\u` from the previous block): every escaped byte must
+//!    be a one-letter escape or `u`, the four bytes after each `u` hex
+//!    digits, and no `\u` may be a surrogate (`d`/`D`, then `8-9a-fA-F`).
+//!    Three small carries continue an escape into the next block, which is
+//!    then never skipped as part of a long string. All passing means stage 2
+//!    need not look at the escapes (`Scan::escapes_valid`); otherwise it
+//!    checks them one by one (surrogate pairs, error offsets). A few vector
+//!    instructions per such block replace a scalar loop with a jump on
+//!    each escape's kind (twitter_timeline, 851 escapes in 42 KB: validate
+//!    9.6 -> 9.0 us).
 //!
 //! **Long strings.** Once a whole block lay inside one string, the next
 //! blocks are only tested for "anything to do": a `"`, a `\`, a control
@@ -91,7 +102,16 @@ pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) ->
     // SAFETY: `scan_impl` has this function's contract (B's instruction set
     // on this CPU, inlined into code compiled with it), which our caller
     // guarantees.
-    unsafe { scan_impl::<B, ScalarStarts>(input, out, ScalarStarts { carry: 0 }) }
+    unsafe {
+        scan_impl::<B, ScalarStarts>(
+            input,
+            out,
+            ScalarStarts {
+                carry: 0,
+                escapes: EscapeCheck::default(),
+            },
+        )
+    }
 }
 
 /// Whether, and how, stage 1 emits the scalar tokens as well.
@@ -106,6 +126,21 @@ trait Scalars<B: Block64> {
     ///
     /// The CPU must support `B`'s instruction set.
     unsafe fn starts(&mut self, block: B, outside: u64) -> u64;
+
+    /// Checks the escapes of `block`, whose escaped bytes (those right
+    /// after a backslash that begins an escape) are `escaped`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `B`'s instruction set.
+    unsafe fn check_escapes(&mut self, block: B, escaped: u64);
+
+    /// Whether the next block must not be skipped as part of a long
+    /// string: an escape of this block continues into it.
+    fn escape_pending(&self, next_escaped: u64) -> bool;
+
+    /// Records the result of the escape check in `out`.
+    fn finish(&self, next_escaped: u64, out: &mut Scan);
 }
 
 /// The index [`scan`] builds: no scalar tokens.
@@ -116,6 +151,17 @@ impl<B: Block64> Scalars<B> for NoScalars {
     unsafe fn starts(&mut self, _: B, _: u64) -> u64 {
         0
     }
+
+    #[inline(always)]
+    unsafe fn check_escapes(&mut self, _: B, _: u64) {}
+
+    #[inline(always)]
+    fn escape_pending(&self, _: u64) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn finish(&self, _: u64, _: &mut Scan) {}
 }
 
 /// The token index [`scan_tokens`] builds.
@@ -123,6 +169,24 @@ impl<B: Block64> Scalars<B> for NoScalars {
 struct ScalarStarts {
     /// 1 if the previous block's last byte was part of a scalar token.
     carry: u64,
+    escapes: EscapeCheck,
+}
+
+/// The escape check of the token scan (see [`Scan::escapes_valid`]), with
+/// its carries between blocks.
+#[derive(Default)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+struct EscapeCheck {
+    /// The bytes of the next block that must be hex digits (bits 0..3:
+    /// the digits of a `\u` near the end of this block).
+    hex: u64,
+    /// 1 if the next block's first byte is the first digit of a `\u`.
+    first: u64,
+    /// 1 if the next block's first byte is the second digit of a `\u`
+    /// whose first digit is `d` or `D`.
+    second_of_d: u64,
+    /// Nonzero once an escape was found invalid or a surrogate.
+    not_plain: u64,
 }
 
 impl<B: TokenBlock> Scalars<B> for ScalarStarts {
@@ -133,6 +197,42 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts {
         let starts = scalar & !((scalar << 1) | self.carry);
         self.carry = scalar >> 63;
         starts
+    }
+
+    /// Per block with escapes: the escaped bytes must be one-letter escapes
+    /// or `u`; the four bytes after each `u` hex digits; and no `\u` may
+    /// start with `d`/`D` followed by `8-9a-fA-F` (a surrogate, left to
+    /// the exact check). Positions past the block carry into the next one.
+    #[inline(always)]
+    unsafe fn check_escapes(&mut self, block: B, escaped: u64) {
+        let e = &mut self.escapes;
+        if !B::CHECKS_ESCAPES || escaped | e.hex == 0 {
+            return;
+        }
+        // SAFETY: the caller guarantees B's instruction set.
+        let c = unsafe { block.escape_classes() };
+        let u = escaped & c.u;
+        let u = u as u128;
+        let need = (u << 1) | (u << 2) | (u << 3) | (u << 4);
+        let hex = need as u64 | e.hex;
+        e.hex = (need >> 64) as u64;
+        let first = (u << 1) as u64 | e.first;
+        e.first = (u >> 63) as u64;
+        let first_d = first & c.d;
+        let second_of_d = (first_d << 1) | e.second_of_d;
+        e.second_of_d = first_d >> 63;
+        e.not_plain |= (escaped & !(c.one | c.u)) | (hex & !c.hex) | (second_of_d & c.upper8);
+    }
+
+    #[inline(always)]
+    fn escape_pending(&self, next_escaped: u64) -> bool {
+        next_escaped | self.escapes.hex != 0
+    }
+
+    #[inline(always)]
+    fn finish(&self, next_escaped: u64, out: &mut Scan) {
+        out.escapes_valid =
+            B::CHECKS_ESCAPES && self.escapes.not_plain | self.escapes.hex | next_escaped == 0;
     }
 }
 
@@ -211,6 +311,7 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
     structurals.finish();
     escapes.finish();
     result?;
+    scalars.finish(st.escapes.next_escaped, out);
     // SAFETY: the CPU supports B.
     unsafe { st.finish(n, out) }
 }
@@ -361,7 +462,10 @@ impl<B: Block64> State<B> {
             let (escaped, escape_starts) = self.escapes.next(m.backslash);
             let quote = m.quote & !escaped;
             let in_string = B::prefix_xor(quote) ^ self.in_string;
-            self.long_string = quote == 0 && self.in_string != 0;
+            scalars.check_escapes(block, escaped);
+            self.long_string = quote == 0
+                && self.in_string != 0
+                && !scalars.escape_pending(self.escapes.next_escaped);
             self.in_string = ((in_string as i64) >> 63) as u64;
 
             let stray = m.backslash & !in_string;

@@ -13,7 +13,9 @@
 //!   (always inside a string);
 //! - `first_control`: the first raw control byte (< 0x20) inside a string;
 //! - `non_ascii`: whether any byte >= 0x80 occurs (only then does stage 2 run
-//!   a UTF-8 validator over the input).
+//!   a UTF-8 validator over the input);
+//! - `escapes_valid` (token scan only): whether every escape is certainly
+//!   valid and no surrogate (then stage 2 need not look at the escapes).
 //!
 //! Semantics every backend must reproduce exactly (the scalar backend is the
 //! oracle, and property tests compare every other backend against it):
@@ -61,6 +63,11 @@ pub struct Scan {
     pub first_control: Option<u32>,
     /// Whether any byte >= 0x80 occurs anywhere in the input.
     pub non_ascii: bool,
+    /// The token scan only ([`scan_tokens`]): every escape is a valid
+    /// one-letter escape (`\" \\ \/ \b \f \n \r \t`) or a `\uXXXX` of a
+    /// character outside the surrogates, so the escapes need no further
+    /// check. `false` also means "not known" (and always so from [`scan`]).
+    pub escapes_valid: bool,
 }
 
 impl Scan {
@@ -69,6 +76,7 @@ impl Scan {
         self.escapes.clear();
         self.first_control = None;
         self.non_ascii = false;
+        self.escapes_valid = false;
     }
 }
 
