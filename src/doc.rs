@@ -593,7 +593,7 @@ impl<'a> Doc<'a> {
     /// keys hold no backslash, so equal keys are equal bytes. Each key gets
     /// a fingerprint (its length and first eight bytes); a key is compared
     /// in full only with earlier keys of the same fingerprint. `None`: not
-    /// that case (or an object), ask the general walk.
+    /// that case (or not an object): ask the general walk.
     fn raw_keys_unique(&self, c: Cursor) -> Option<bool> {
         if self.index.lazy || self.type_of(c) != JsonType::Object {
             return None;

@@ -27,6 +27,11 @@
 //! last child's end (separators and whitespace included); new values go
 //! through the serializer and dirty child views recurse. The cost is
 //! O(bytes copied + bytes encoded + children of the dirty containers).
+//! In a strict document two shapes are spliced instead, their own bytes
+//! copied with only the edited spans replaced (cost: the edits, plus one
+//! key walk for objects): a lazy array whose only changes are in cached
+//! child views ([`splice_views`]), and a lazy object with distinct keys
+//! whose patches replace or add members ([`splice_object`]).
 //! [`Sink`] is where the bytes go; `dumps` implements it.
 //!
 //! In a lazy document (`parse(lazy=True)`) values were never validated, so
