@@ -130,6 +130,29 @@ fn first_duplicate_wins_small_and_wide() {
     assert!(d.find(d.root(), "k700").is_err());
 }
 
+/// `Doc::field_noting_unique` finds what `field` finds, for every key of
+/// the root object and a missing one, and its uniqueness answer (when it
+/// gives one) is `keys_unique`'s.
+fn check_field_noting_unique(d: &Doc<'_>, want: bool) {
+    let root = d.root();
+    let mut keys: Vec<Vec<u8>> = d
+        .object_items(root)
+        .unwrap()
+        .map(|(raw, _)| d.key_str(raw).unwrap().as_bytes().to_vec())
+        .collect();
+    keys.push(b"missing".to_vec());
+    for key in &keys {
+        let (found, unique) = d.field_noting_unique(root, key);
+        assert_eq!(
+            found,
+            d.field(root, key),
+            "{}",
+            String::from_utf8_lossy(key)
+        );
+        assert!(unique.is_none_or(|u| u == want));
+    }
+}
+
 #[test]
 fn keys_unique_small_wide_escaped_and_lazy() {
     let wide_unique: String = format!(
@@ -157,11 +180,22 @@ fn keys_unique_small_wide_escaped_and_lazy() {
             let index = Index::build(text.as_bytes(), &opts).unwrap();
             let d = Doc::new(text.as_bytes(), &index);
             assert_eq!(d.keys_unique(d.root()).unwrap(), *want, "{text}");
+            check_field_noting_unique(&d, *want);
         }
     }
     let index = build(b"[1]");
     let d = Doc::new(b"[1]", &index);
     assert!(d.keys_unique(d.root()).is_err());
+    // Small strict objects with plain keys get an answer from the walk,
+    // also when the key looked up comes first and a repeat comes later.
+    for (text, want) in [
+        (&b"{\"a\": 1, \"b\": 2}"[..], true),
+        (b"{\"a\": 1, \"b\": 2, \"b\": 3}", false),
+    ] {
+        let index = build(text);
+        let d = Doc::new(text, &index);
+        assert_eq!(d.field_noting_unique(d.root(), b"a").1, Some(want));
+    }
 }
 
 /// Small objects compare keys by a fingerprint that holds the whole key up
@@ -191,6 +225,7 @@ fn keys_unique_tells_apart_keys_differing_anywhere() {
                 "{}",
                 String::from_utf8_lossy(text)
             );
+            check_field_noting_unique(&d, want);
         }
     };
     for n in 0..=40 {

@@ -9,6 +9,7 @@ unless edited), so json.loads of the output equals the model.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -47,7 +48,9 @@ def documents(draw: st.DrawFn) -> tuple[bytes, dict[str, Any]]:
 
 ops = st.lists(
     st.tuples(
-        st.sampled_from(["set", "del", "get", "in", "len", "keys", "pop", "setdefault", "dumps"]),
+        st.sampled_from(
+            ["set", "del", "get", "in", "len", "keys", "pop", "setdefault", "child", "dumps"]
+        ),
         st.sampled_from(KEYS) | st.text(max_size=2),
         st.integers(100, 105),
     ),
@@ -75,7 +78,7 @@ def check(view: Any, model: dict[str, Any], edited: bool, text: bytes, first: di
 @given(doc=documents(), steps=ops)
 def test_patched_objects_follow_a_dict(doc: tuple[bytes, dict[str, Any]], steps: list) -> None:
     text, model = doc
-    first = dict(model)
+    first = copy.deepcopy(model)
     view = qjson.decode(text)
     edited = False
     for op, k, v in steps:
@@ -105,6 +108,13 @@ def test_patched_objects_follow_a_dict(doc: tuple[bytes, dict[str, Any]], steps:
         elif op == "setdefault":
             edited |= k not in model
             assert view.setdefault(k, v) == model.setdefault(k, v)
+        elif op == "child":
+            # An edit inside a child view: the object is dirty without a
+            # patch of its own (the first lookup noted whether keys repeat).
+            if isinstance(model.get(k), list):
+                view[k].append(v)
+                model[k].append(v)
+                edited = True
         elif op == "dumps":
             check(view, model, edited, text, first)
         assert len(view) == len(model)
@@ -131,6 +141,16 @@ def test_patched_objects_follow_a_dict(doc: tuple[bytes, dict[str, Any]], steps:
         # Added then deleted on an object with a repeat: untouched again, so
         # dumps gives the original text (the repeat included; checked below).
         (b'{"b": 0, "b": []}', [("set", "a", 1), ("del", "a", 0)], {"b": 0}),
+        # Dirty only through a child view: the repeat still goes, whether it
+        # is of that child's key or of another, and whatever the object's
+        # first lookup was.
+        (b'{"a": [1], "b": 2, "a": [3]}', [("child", "a", 5)], {"a": [1, 5], "b": 2}),
+        (b'{"x": [1], "b": 2, "b": 3}', [("child", "x", 0)], {"x": [1, 0], "b": 2}),
+        (b'{"b": 2, "x": [1], "b": 3}', [("get", "b", 0), ("child", "x", 0)], {"b": 2, "x": [1, 0]}),
+        (b'{"b": 2, "x": [1], "\\u0062": 3}', [("child", "x", 0)], {"b": 2, "x": [1, 0]}),
+        (b'{"b": 2, "x": [1]}', [("get", "b", 0), ("child", "x", 0)], {"b": 2, "x": [1, 0]}),
+        # The first edit finds the key early; a repeat comes later.
+        (b'{"a": 1, "b": 2, "c": 3, "b": 4}', [("set", "a", 0)], {"a": 0, "b": 2, "c": 3}),
         # Wide objects (more than 16 members) with a repeat.
         (
             ("{" + ",".join(f'"k{i % 20}": {i}' for i in range(30)) + "}").encode(),
@@ -144,6 +164,10 @@ def test_patch_cases(text: bytes, steps: list, want: dict[str, Any]) -> None:
     for op, k, v in steps:
         if op == "set":
             view[k] = v
+        elif op == "child":
+            view[k].append(v)
+        elif op == "get":
+            view[k]
         else:
             del view[k]
     out = qjson.dumps(view)

@@ -159,10 +159,33 @@ enum ObjState {
         views: ViewCache,
         /// Number of distinct keys, once counted.
         distinct: Option<usize>,
+        /// Whether the keys are distinct, found by the first lookup or
+        /// edit (see `Doc::field_noting_unique`); a dumps of the object
+        /// once dirty splices it only then.
+        unique: Unique,
         /// Edits (see `patch`).
         patches: Patches,
     },
     Edited(Members),
+}
+
+/// What the first lookup or edit of a lazy object found out about its
+/// keys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unique {
+    /// Not walked yet.
+    Unknown,
+    /// The walk could tell (a small object of a strict document whose keys
+    /// hold no backslash): whether no key repeats.
+    Known(bool),
+    /// The walk could not tell; `Doc::keys_unique` can.
+    Ask,
+}
+
+impl Unique {
+    fn from_walk(u: Option<bool>) -> Unique {
+        u.map_or(Unique::Ask, Unique::Known)
+    }
 }
 
 enum ArrState {
@@ -210,6 +233,24 @@ fn lazy_child(
         }
         _ => convert::value(py, parsed, c),
     }
+}
+
+/// Member `key` of the lazy object at `at` (the first one when it
+/// repeats). The first lookup or edit of an object walks all its members
+/// and notes in `unique` whether its keys repeat.
+fn find_noting_unique(
+    parsed: &Parsed,
+    at: Cursor,
+    unique: &mut Unique,
+    key: &str,
+) -> Option<Cursor> {
+    let doc = parsed.doc();
+    if *unique != Unique::Unknown {
+        return doc.field(at, key.as_bytes());
+    }
+    let (found, u) = doc.field_noting_unique(at, key.as_bytes());
+    *unique = Unique::from_walk(u);
+    found
 }
 
 /// The Python value of a slot; an original container's view is cached in it.
@@ -269,6 +310,7 @@ impl Object {
             state: ObjState::Lazy {
                 views: ViewCache::default(),
                 distinct: None,
+                unique: Unique::Unknown,
                 patches: Patches::default(),
             },
         }
@@ -355,10 +397,12 @@ impl Object {
         }
         let key = str_utf8(key)?;
         match &mut self.state {
-            ObjState::Lazy { views, .. } => match parsed.doc().field(self.at, key.as_bytes()) {
-                Some(c) => lazy_child(py, parsed, views, c).map(Some),
-                None => Ok(None),
-            },
+            ObjState::Lazy { views, unique, .. } => {
+                match find_noting_unique(parsed, self.at, unique, key) {
+                    Some(c) => lazy_child(py, parsed, views, c).map(Some),
+                    None => Ok(None),
+                }
+            }
             ObjState::Edited(m) => match m.find(key) {
                 Some(pos) => {
                     let member = m.list[pos].as_mut().expect("indexed members are live");
@@ -431,12 +475,16 @@ impl Object {
             )));
         };
         if self.patchable() {
-            let (doc, at) = (self.parsed.doc(), self.at);
-            let ObjState::Lazy { patches, .. } = &mut self.state else {
+            let at = self.at;
+            let ObjState::Lazy {
+                patches, unique, ..
+            } = &mut self.state
+            else {
                 unreachable!("patchable objects are lazy")
             };
             let ks = str_utf8(k)?;
-            return patches.set(py, k, value, || doc.field(at, ks.as_bytes()));
+            let parsed = &self.parsed;
+            return patches.set(py, k, value, || find_noting_unique(parsed, at, unique, ks));
         }
         let k = str_utf8(k)?;
         let m = self.members_mut(py)?;
@@ -471,12 +519,16 @@ impl Object {
             return Ok(false);
         };
         if self.patchable() {
-            let (doc, at) = (self.parsed.doc(), self.at);
-            let ObjState::Lazy { patches, .. } = &mut self.state else {
+            let at = self.at;
+            let ObjState::Lazy {
+                patches, unique, ..
+            } = &mut self.state
+            else {
                 unreachable!("patchable objects are lazy")
             };
             let ks = str_utf8(k)?;
-            return patches.delete(py, k, || doc.field(at, ks.as_bytes()));
+            let parsed = &self.parsed;
+            return patches.delete(py, k, || find_noting_unique(parsed, at, unique, ks));
         }
         Ok(self.take(py, key)?.is_some())
     }
@@ -1551,15 +1603,24 @@ fn write_object_edits<'py, S: Sink<'py>>(
 ) -> PyResult<()> {
     let py = sink.py();
     sink.enter(o.as_ptr())?;
-    if let ObjState::Lazy { views, patches, .. } = &me.state {
+    if let ObjState::Lazy {
+        views,
+        patches,
+        unique,
+        ..
+    } = &me.state
+    {
         let strict = !me.parsed.index.is_lazy();
         if strict
             && patches.iter().all(|p| p.value.is_some())
-            && me
-                .parsed
-                .doc()
-                .keys_unique(me.at)
-                .map_err(|e| err(py, &me.parsed, e))?
+            && match *unique {
+                Unique::Known(u) => u,
+                _ => me
+                    .parsed
+                    .doc()
+                    .keys_unique(me.at)
+                    .map_err(|e| err(py, &me.parsed, e))?,
+            }
         {
             splice_object(sink, &me.parsed, me.at, views, patches)?;
             sink.leave();
