@@ -619,19 +619,28 @@ impl<'a> Doc<'a> {
         (n as usize <= SEEN_PAIRWISE_MAX).then_some(n)
     }
 
-    /// [`Self::field`] that walks every member of object `c` and also
-    /// answers [`Self::keys_unique`] when [`Self::raw_keys_unique`] could
-    /// (`None` otherwise): one walk where a lookup followed by a uniqueness
-    /// check would take two. Views ask it before an object can become
-    /// dirty (its first edit, its first child view), so that `dumps` knows
-    /// whether it may splice the object without walking it again.
-    pub fn field_noting_unique(&self, c: Cursor, key: &[u8]) -> (Option<Cursor>, Option<bool>) {
+    /// [`Self::field`] that also answers [`Self::keys_unique`] on the way,
+    /// when [`Self::raw_keys_unique`] could: one walk where a lookup
+    /// followed by a uniqueness check would take two. Views ask it before
+    /// an object can become dirty (its first edit, its first child view),
+    /// so that `dumps` knows whether it may splice the object without
+    /// walking it again. With `to_end` false (a read) the walk stops at the
+    /// member found, unless its value is a container (a view that may be
+    /// edited): the answer is then [`KeysSeen::Partly`] unless a repeat
+    /// was already met.
+    pub fn field_noting_unique(
+        &self,
+        c: Cursor,
+        key: &[u8],
+        to_end: bool,
+    ) -> (Option<Cursor>, KeysSeen) {
         let Some(n) = self.small_strict_object(c) else {
-            return (self.field(c, key), None);
+            return (self.field(c, key), KeysSeen::Undecided);
         };
         let mut prints = KeyPrints::new();
-        let mut unique = Some(true);
+        let mut seen = KeysSeen::Unique(true);
         let mut found = None;
+        let mut stop = false;
         let mut pos = self.first_child(c);
         for i in 0..n {
             if i > 0 {
@@ -639,19 +648,25 @@ impl<'a> Doc<'a> {
             }
             let body = self.string_body(pos.k);
             if found.is_none() && self.key_eq(body, key) {
-                found = Some(self.child_value(pos, true));
+                let v = self.child_value(pos, true);
+                found = Some(v);
+                stop = !to_end && !matches!(self.type_of(v), JsonType::Object | JsonType::Array);
             }
-            if unique == Some(true) {
-                match prints.repeats(self.input, body) {
-                    Some(false) => {}
-                    Some(true) => unique = Some(false),
-                    None => unique = None,
+            if seen == KeysSeen::Unique(true) {
+                seen = match prints.repeats(self.input, body) {
+                    Some(false) => seen,
+                    Some(true) => KeysSeen::Unique(false),
+                    None => KeysSeen::Undecided,
+                };
+            }
+            if found.is_some() && (stop || seen != KeysSeen::Unique(true)) {
+                if seen == KeysSeen::Unique(true) && i + 1 < n {
+                    seen = KeysSeen::Partly;
                 }
-            } else if found.is_some() {
                 break;
             }
         }
-        (found, unique)
+        (found, seen)
     }
 
     /// A key as compared for repeats: its unescaped UTF-8 bytes. In a strict
@@ -736,6 +751,18 @@ impl<'a> Iterator for ObjectItems<'a> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.0.left as usize, Some(self.0.left as usize))
     }
+}
+
+/// What [`Doc::field_noting_unique`] found out about an object's keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeysSeen {
+    /// The walk stopped before the last member, no repeat met so far.
+    Partly,
+    /// Whether no key repeats.
+    Unique(bool),
+    /// Raw bytes cannot tell (a key holds a backslash, a lazy document, a
+    /// large object): [`Doc::keys_unique`] can.
+    Undecided,
 }
 
 /// Objects with at most this many members find repeated keys by comparing

@@ -2,7 +2,7 @@
 //! against serde_json on generated documents.
 
 use proptest::prelude::*;
-use qjson::{AccessError, Doc, ErrorKind, Index, JsonType, Number, Options, Value};
+use qjson::{AccessError, Doc, ErrorKind, Index, JsonType, KeysSeen, Number, Options, Value};
 use serde_json::Value as J;
 
 fn strict() -> Options {
@@ -131,8 +131,9 @@ fn first_duplicate_wins_small_and_wide() {
 }
 
 /// `Doc::field_noting_unique` finds what `field` finds, for every key of
-/// the root object and a missing one, and its uniqueness answer (when it
-/// gives one) is `keys_unique`'s.
+/// the root object and a missing one, reading and editing; its answer
+/// about repeats (when it gives one) is `keys_unique`'s, and a walk to the
+/// end always gives one unless raw bytes cannot tell.
 fn check_field_noting_unique(d: &Doc<'_>, want: bool) {
     let root = d.root();
     let mut keys: Vec<Vec<u8>> = d
@@ -142,14 +143,16 @@ fn check_field_noting_unique(d: &Doc<'_>, want: bool) {
         .collect();
     keys.push(b"missing".to_vec());
     for key in &keys {
-        let (found, unique) = d.field_noting_unique(root, key);
-        assert_eq!(
-            found,
-            d.field(root, key),
-            "{}",
-            String::from_utf8_lossy(key)
-        );
-        assert!(unique.is_none_or(|u| u == want));
+        for to_end in [false, true] {
+            let (found, seen) = d.field_noting_unique(root, key, to_end);
+            let k = String::from_utf8_lossy(key);
+            assert_eq!(found, d.field(root, key), "{k}");
+            match seen {
+                KeysSeen::Unique(u) => assert_eq!(u, want, "{k}"),
+                KeysSeen::Partly => assert!(!to_end && found.is_some(), "{k}"),
+                KeysSeen::Undecided => {}
+            }
+        }
     }
 }
 
@@ -194,7 +197,23 @@ fn keys_unique_small_wide_escaped_and_lazy() {
     ] {
         let index = build(text);
         let d = Doc::new(text, &index);
-        assert_eq!(d.field_noting_unique(d.root(), b"a").1, Some(want));
+        let seen = |key: &[u8], to_end| d.field_noting_unique(d.root(), key, to_end).1;
+        assert_eq!(seen(b"a", true), KeysSeen::Unique(want));
+        // A read stops at a scalar member, unless a repeat came first.
+        assert_eq!(seen(b"a", false), KeysSeen::Partly);
+        assert_eq!(seen(b"zz", false), KeysSeen::Unique(want));
+    }
+    // A read that hands out a container walks on to the end.
+    for (text, want) in [
+        (&b"{\"a\": [1], \"b\": 2}"[..], true),
+        (b"{\"a\": {}, \"b\": 2, \"b\": 3}", false),
+    ] {
+        let index = build(text);
+        let d = Doc::new(text, &index);
+        assert_eq!(
+            d.field_noting_unique(d.root(), b"a", false).1,
+            KeysSeen::Unique(want)
+        );
     }
 }
 

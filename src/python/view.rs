@@ -42,7 +42,7 @@ use super::convert;
 use super::doc::{Doc, Parsed};
 use super::errors::{access_error, decode_error};
 use super::input::str_utf8;
-use crate::doc::Cursor;
+use crate::doc::{Cursor, KeysSeen};
 use crate::error::{AccessError, JsonType};
 use crate::index::{Index, Options};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
@@ -183,8 +183,12 @@ enum Unique {
 }
 
 impl Unique {
-    fn from_walk(u: Option<bool>) -> Unique {
-        u.map_or(Unique::Ask, Unique::Known)
+    fn from_walk(seen: KeysSeen) -> Unique {
+        match seen {
+            KeysSeen::Partly => Unique::Unknown,
+            KeysSeen::Unique(u) => Unique::Known(u),
+            KeysSeen::Undecided => Unique::Ask,
+        }
     }
 }
 
@@ -236,20 +240,22 @@ fn lazy_child(
 }
 
 /// Member `key` of the lazy object at `at` (the first one when it
-/// repeats). The first lookup or edit of an object walks all its members
-/// and notes in `unique` whether its keys repeat.
+/// repeats). Until `unique` is known, a lookup notes whether the keys
+/// repeat: an edit (`to_end`) walks all the members for it, a read only
+/// when it hands out a container (see `Doc::field_noting_unique`).
 fn find_noting_unique(
     parsed: &Parsed,
     at: Cursor,
     unique: &mut Unique,
     key: &str,
+    to_end: bool,
 ) -> Option<Cursor> {
     let doc = parsed.doc();
     if *unique != Unique::Unknown {
         return doc.field(at, key.as_bytes());
     }
-    let (found, u) = doc.field_noting_unique(at, key.as_bytes());
-    *unique = Unique::from_walk(u);
+    let (found, seen) = doc.field_noting_unique(at, key.as_bytes(), to_end);
+    *unique = Unique::from_walk(seen);
     found
 }
 
@@ -398,7 +404,7 @@ impl Object {
         let key = str_utf8(key)?;
         match &mut self.state {
             ObjState::Lazy { views, unique, .. } => {
-                match find_noting_unique(parsed, self.at, unique, key) {
+                match find_noting_unique(parsed, self.at, unique, key, false) {
                     Some(c) => lazy_child(py, parsed, views, c).map(Some),
                     None => Ok(None),
                 }
@@ -484,7 +490,9 @@ impl Object {
             };
             let ks = str_utf8(k)?;
             let parsed = &self.parsed;
-            return patches.set(py, k, value, || find_noting_unique(parsed, at, unique, ks));
+            return patches.set(py, k, value, || {
+                find_noting_unique(parsed, at, unique, ks, true)
+            });
         }
         let k = str_utf8(k)?;
         let m = self.members_mut(py)?;
@@ -528,7 +536,7 @@ impl Object {
             };
             let ks = str_utf8(k)?;
             let parsed = &self.parsed;
-            return patches.delete(py, k, || find_noting_unique(parsed, at, unique, ks));
+            return patches.delete(py, k, || find_noting_unique(parsed, at, unique, ks, true));
         }
         Ok(self.take(py, key)?.is_some())
     }
