@@ -590,83 +590,46 @@ impl<'a> Doc<'a> {
 
     /// [`Self::keys_unique`] for the common case, where a dumps of an
     /// edited object asks it: a small object of a strict document whose
-    /// keys hold no backslash, so equal keys are equal bytes (see
-    /// [`KeyPrints`]). `None`: not that case (or not an object): ask the
-    /// general walk.
+    /// keys hold no backslash, so equal keys are equal bytes. Each key gets
+    /// a fingerprint (its length and first eight bytes); a key is compared
+    /// in full only with earlier keys of the same fingerprint. `None`: not
+    /// that case (or not an object): ask the general walk.
     fn raw_keys_unique(&self, c: Cursor) -> Option<bool> {
-        let n = self.small_strict_object(c)?;
-        let mut prints = KeyPrints::new();
-        let mut pos = self.first_child(c);
-        for i in 0..n {
-            if i > 0 {
-                pos = self.advance(pos, true);
-            }
-            if prints.repeats(self.input, self.string_body(pos.k))? {
-                return Some(false);
-            }
-        }
-        Some(true)
-    }
-
-    /// The member count of `c` when it is an object of a strict document
-    /// small enough for [`KeyPrints`].
-    #[inline]
-    fn small_strict_object(&self, c: Cursor) -> Option<u32> {
         if self.index.lazy || self.type_of(c) != JsonType::Object {
             return None;
         }
-        let n = self.container_len(c);
-        (n as usize <= SEEN_PAIRWISE_MAX).then_some(n)
-    }
-
-    /// [`Self::field`] that also answers [`Self::keys_unique`] on the way,
-    /// when [`Self::raw_keys_unique`] could: one walk where a lookup
-    /// followed by a uniqueness check would take two. Views ask it before
-    /// an object can become dirty (its first edit, its first child view),
-    /// so that `dumps` knows whether it may splice the object without
-    /// walking it again. With `to_end` false (a read) the walk stops at the
-    /// member found, unless its value is a container (a view that may be
-    /// edited): the answer is then [`KeysSeen::Partly`] unless a repeat
-    /// was already met.
-    pub fn field_noting_unique(
-        &self,
-        c: Cursor,
-        key: &[u8],
-        to_end: bool,
-    ) -> (Option<Cursor>, KeysSeen) {
-        let Some(n) = self.small_strict_object(c) else {
-            return (self.field(c, key), KeysSeen::Undecided);
-        };
-        let mut prints = KeyPrints::new();
-        let mut seen = KeysSeen::Unique(true);
-        let mut found = None;
-        let mut stop = false;
+        let n = self.container_len(c) as usize;
+        if n > SEEN_PAIRWISE_MAX {
+            return None;
+        }
+        let mut keys: [&[u8]; SEEN_PAIRWISE_MAX] = [&[]; SEEN_PAIRWISE_MAX];
+        let mut prints = [0u64; SEEN_PAIRWISE_MAX];
         let mut pos = self.first_child(c);
         for i in 0..n {
             if i > 0 {
                 pos = self.advance(pos, true);
             }
-            let body = self.string_body(pos.k);
-            if found.is_none() && self.key_eq(body, key) {
-                let v = self.child_value(pos, true);
-                found = Some(v);
-                stop = !to_end && !matches!(self.type_of(v), JsonType::Object | JsonType::Array);
+            let key = self.string_body(pos.k);
+            let word = first_word(self.input, key);
+            // (A short key is all in `word`, zeros after it.)
+            let escaped = if key.len() <= 8 {
+                word_has_backslash(word)
+            } else {
+                has_backslash(key)
+            };
+            if escaped {
+                return None;
             }
-            if seen == KeysSeen::Unique(true) {
-                seen = match prints.repeats(self.input, body) {
-                    Some(false) => seen,
-                    Some(true) => KeysSeen::Unique(false),
-                    None => KeysSeen::Undecided,
-                };
-            }
-            if found.is_some() && (stop || seen != KeysSeen::Unique(true)) {
-                if seen == KeysSeen::Unique(true) && i + 1 < n {
-                    seen = KeysSeen::Partly;
+            let print = word ^ (key.len() as u64).rotate_right(8);
+            for j in 0..i {
+                if prints[j] == print && keys[j] == key {
+                    return Some(false);
                 }
-                break;
             }
+            keys[i] = key;
+            prints[i] = print;
         }
-        (found, seen)
+        Some(true)
     }
 
     /// A key as compared for repeats: its unescaped UTF-8 bytes. In a strict
@@ -753,70 +716,9 @@ impl<'a> Iterator for ObjectItems<'a> {
     }
 }
 
-/// What [`Doc::field_noting_unique`] found out about an object's keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeysSeen {
-    /// The walk stopped before the last member, no repeat met so far.
-    Partly,
-    /// Whether no key repeats.
-    Unique(bool),
-    /// Raw bytes cannot tell (a key holds a backslash, a lazy document, a
-    /// large object): [`Doc::keys_unique`] can.
-    Undecided,
-}
-
 /// Objects with at most this many members find repeated keys by comparing
 /// each key with the ones before it; larger ones through a hash set.
 const SEEN_PAIRWISE_MAX: usize = 16;
-
-/// Fingerprints of the raw keys of a small object of a strict document,
-/// for finding a repeated key: when no key holds a backslash, equal keys
-/// are equal bytes. Each key's fingerprint is its length and first eight
-/// bytes; a key is compared in full only with the earlier keys of the same
-/// fingerprint. On the stack, no allocation.
-struct KeyPrints<'a> {
-    keys: [&'a [u8]; SEEN_PAIRWISE_MAX],
-    prints: [u64; SEEN_PAIRWISE_MAX],
-    len: usize,
-}
-
-impl<'a> KeyPrints<'a> {
-    fn new() -> Self {
-        KeyPrints {
-            keys: [&[]; SEEN_PAIRWISE_MAX],
-            prints: [0; SEEN_PAIRWISE_MAX],
-            len: 0,
-        }
-    }
-
-    /// Record the key body `key` (lying in `input`; at most
-    /// [`SEEN_PAIRWISE_MAX`] keys in all): whether an earlier key equals it,
-    /// `None` when it holds a backslash (raw bytes cannot tell).
-    #[inline(always)]
-    fn repeats(&mut self, input: &[u8], key: &'a [u8]) -> Option<bool> {
-        let word = first_word(input, key);
-        // (A short key is all in `word`, zeros after it.)
-        let escaped = if key.len() <= 8 {
-            word_has_backslash(word)
-        } else {
-            has_backslash(key)
-        };
-        if escaped {
-            return None;
-        }
-        let print = word ^ (key.len() as u64).rotate_right(8);
-        let n = self.len;
-        for j in 0..n {
-            if self.prints[j] == print && self.keys[j] == key {
-                return Some(true);
-            }
-        }
-        self.keys[n] = key;
-        self.prints[n] = print;
-        self.len = n + 1;
-        Some(false)
-    }
-}
 
 /// Whether a (short) key body holds a backslash, eight bytes at a time in
 /// a general register (cheaper than a vectorized search on a few bytes):

@@ -32,6 +32,6 @@ pub mod scan;
 mod python;
 
 pub use decode::Number;
-pub use doc::{Cursor, DistinctItems, Doc, KeysSeen, Value};
+pub use doc::{Cursor, DistinctItems, Doc, Value};
 pub use error::{AccessError, Error, ErrorKind, JsonType};
 pub use index::{Index, Options};

@@ -42,7 +42,7 @@ use super::convert;
 use super::doc::{Doc, Parsed};
 use super::errors::{access_error, decode_error};
 use super::input::str_utf8;
-use crate::doc::{Cursor, KeysSeen};
+use crate::doc::Cursor;
 use crate::error::{AccessError, JsonType};
 use crate::index::{Index, Options};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
@@ -159,37 +159,10 @@ enum ObjState {
         views: ViewCache,
         /// Number of distinct keys, once counted.
         distinct: Option<usize>,
-        /// Whether the keys are distinct, found by the first lookup or
-        /// edit (see `Doc::field_noting_unique`); a dumps of the object
-        /// once dirty splices it only then.
-        unique: Unique,
         /// Edits (see `patch`).
         patches: Patches,
     },
     Edited(Members),
-}
-
-/// What the first lookup or edit of a lazy object found out about its
-/// keys.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Unique {
-    /// Not walked yet.
-    Unknown,
-    /// The walk could tell (a small object of a strict document whose keys
-    /// hold no backslash): whether no key repeats.
-    Known(bool),
-    /// The walk could not tell; `Doc::keys_unique` can.
-    Ask,
-}
-
-impl Unique {
-    fn from_walk(seen: KeysSeen) -> Unique {
-        match seen {
-            KeysSeen::Partly => Unique::Unknown,
-            KeysSeen::Unique(u) => Unique::Known(u),
-            KeysSeen::Undecided => Unique::Ask,
-        }
-    }
 }
 
 enum ArrState {
@@ -237,26 +210,6 @@ fn lazy_child(
         }
         _ => convert::value(py, parsed, c),
     }
-}
-
-/// Member `key` of the lazy object at `at` (the first one when it
-/// repeats). Until `unique` is known, a lookup notes whether the keys
-/// repeat: an edit (`to_end`) walks all the members for it, a read only
-/// when it hands out a container (see `Doc::field_noting_unique`).
-fn find_noting_unique(
-    parsed: &Parsed,
-    at: Cursor,
-    unique: &mut Unique,
-    key: &str,
-    to_end: bool,
-) -> Option<Cursor> {
-    let doc = parsed.doc();
-    if *unique != Unique::Unknown {
-        return doc.field(at, key.as_bytes());
-    }
-    let (found, seen) = doc.field_noting_unique(at, key.as_bytes(), to_end);
-    *unique = Unique::from_walk(seen);
-    found
 }
 
 /// The Python value of a slot; an original container's view is cached in it.
@@ -316,7 +269,6 @@ impl Object {
             state: ObjState::Lazy {
                 views: ViewCache::default(),
                 distinct: None,
-                unique: Unique::Unknown,
                 patches: Patches::default(),
             },
         }
@@ -403,12 +355,10 @@ impl Object {
         }
         let key = str_utf8(key)?;
         match &mut self.state {
-            ObjState::Lazy { views, unique, .. } => {
-                match find_noting_unique(parsed, self.at, unique, key, false) {
-                    Some(c) => lazy_child(py, parsed, views, c).map(Some),
-                    None => Ok(None),
-                }
-            }
+            ObjState::Lazy { views, .. } => match parsed.doc().field(self.at, key.as_bytes()) {
+                Some(c) => lazy_child(py, parsed, views, c).map(Some),
+                None => Ok(None),
+            },
             ObjState::Edited(m) => match m.find(key) {
                 Some(pos) => {
                     let member = m.list[pos].as_mut().expect("indexed members are live");
@@ -481,18 +431,12 @@ impl Object {
             )));
         };
         if self.patchable() {
-            let at = self.at;
-            let ObjState::Lazy {
-                patches, unique, ..
-            } = &mut self.state
-            else {
+            let (doc, at) = (self.parsed.doc(), self.at);
+            let ObjState::Lazy { patches, .. } = &mut self.state else {
                 unreachable!("patchable objects are lazy")
             };
             let ks = str_utf8(k)?;
-            let parsed = &self.parsed;
-            return patches.set(py, k, value, || {
-                find_noting_unique(parsed, at, unique, ks, true)
-            });
+            return patches.set(py, k, value, || doc.field(at, ks.as_bytes()));
         }
         let k = str_utf8(k)?;
         let m = self.members_mut(py)?;
@@ -527,16 +471,12 @@ impl Object {
             return Ok(false);
         };
         if self.patchable() {
-            let at = self.at;
-            let ObjState::Lazy {
-                patches, unique, ..
-            } = &mut self.state
-            else {
+            let (doc, at) = (self.parsed.doc(), self.at);
+            let ObjState::Lazy { patches, .. } = &mut self.state else {
                 unreachable!("patchable objects are lazy")
             };
             let ks = str_utf8(k)?;
-            let parsed = &self.parsed;
-            return patches.delete(py, k, || find_noting_unique(parsed, at, unique, ks, true));
+            return patches.delete(py, k, || doc.field(at, ks.as_bytes()));
         }
         Ok(self.take(py, key)?.is_some())
     }
@@ -1611,24 +1551,15 @@ fn write_object_edits<'py, S: Sink<'py>>(
 ) -> PyResult<()> {
     let py = sink.py();
     sink.enter(o.as_ptr())?;
-    if let ObjState::Lazy {
-        views,
-        patches,
-        unique,
-        ..
-    } = &me.state
-    {
+    if let ObjState::Lazy { views, patches, .. } = &me.state {
         let strict = !me.parsed.index.is_lazy();
         if strict
             && patches.iter().all(|p| p.value.is_some())
-            && match *unique {
-                Unique::Known(u) => u,
-                _ => me
-                    .parsed
-                    .doc()
-                    .keys_unique(me.at)
-                    .map_err(|e| err(py, &me.parsed, e))?,
-            }
+            && me
+                .parsed
+                .doc()
+                .keys_unique(me.at)
+                .map_err(|e| err(py, &me.parsed, e))?
         {
             splice_object(sink, &me.parsed, me.at, views, patches)?;
             sink.leave();
