@@ -141,12 +141,16 @@ def test_patched_objects_follow_a_dict(doc: tuple[bytes, dict[str, Any]], steps:
         # Added then deleted on an object with a repeat: untouched again, so
         # dumps gives the original text (the repeat included; checked below).
         (b'{"b": 0, "b": []}', [("set", "a", 1), ("del", "a", 0)], {"b": 0}),
-        # Dirty only through a child view: the repeat still goes, whether it
-        # is of that child's key or of another, and whatever the object's
-        # first lookup was.
+        # Dirty only through a child view (no patch of its own): the repeat
+        # still goes, whether it is of that child's key or of another, and
+        # whether or not another member was read first.
         (b'{"a": [1], "b": 2, "a": [3]}', [("child", "a", 5)], {"a": [1, 5], "b": 2}),
         (b'{"x": [1], "b": 2, "b": 3}', [("child", "x", 0)], {"x": [1, 0], "b": 2}),
-        (b'{"b": 2, "x": [1], "b": 3}', [("get", "b", 0), ("child", "x", 0)], {"b": 2, "x": [1, 0]}),
+        (
+            b'{"b": 2, "x": [1], "b": 3}',
+            [("get", "b", 0), ("child", "x", 0)],
+            {"b": 2, "x": [1, 0]},
+        ),
         (b'{"b": 2, "x": [1], "\\u0062": 3}', [("child", "x", 0)], {"b": 2, "x": [1, 0]}),
         (b'{"b": 2, "x": [1]}', [("get", "b", 0), ("child", "x", 0)], {"b": 2, "x": [1, 0]}),
         # The first edit finds the key early; a repeat comes later.
