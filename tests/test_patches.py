@@ -110,7 +110,7 @@ def test_patched_objects_follow_a_dict(doc: tuple[bytes, dict[str, Any]], steps:
             assert view.setdefault(k, v) == model.setdefault(k, v)
         elif op == "child":
             # An edit inside a child view: the object is dirty without a
-            # patch of its own (the first lookup noted whether keys repeat).
+            # patch of its own, and dumps still writes each key once.
             if isinstance(model.get(k), list):
                 view[k].append(v)
                 model[k].append(v)
