@@ -1551,8 +1551,8 @@ fn write_object_edits<'py, S: Sink<'py>>(
 ) -> PyResult<()> {
     let py = sink.py();
     sink.enter(o.as_ptr())?;
+    let strict = !me.parsed.index.is_lazy();
     if let ObjState::Lazy { views, patches, .. } = &me.state {
-        let strict = !me.parsed.index.is_lazy();
         if strict
             && patches.iter().all(|p| p.value.is_some())
             && me
@@ -1577,7 +1577,6 @@ fn write_object_edits<'py, S: Sink<'py>>(
             let items = doc
                 .distinct_items(me.at)
                 .map_err(|e| err(py, &me.parsed, e))?;
-            let strict = !me.parsed.index.is_lazy();
             for m in items {
                 let (i, raw, c) = m.map_err(|e| err(py, &me.parsed, e))?;
                 match patches.for_original(c.start) {

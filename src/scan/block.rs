@@ -226,7 +226,8 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts {
 
     #[inline(always)]
     fn escape_pending(&self, next_escaped: u64) -> bool {
-        next_escaped | self.escapes.hex != 0
+        // (Without the check, as on AVX2, long strings skip as before.)
+        B::CHECKS_ESCAPES && next_escaped | self.escapes.hex != 0
     }
 
     #[inline(always)]
