@@ -39,7 +39,9 @@
 //! on a stack (the first [`CYCLE_CHECK_DEPTH`] inline, so a call allocates
 //! nothing for it); past that depth each new container is looked up in it,
 //! which finds every cycle (a cycle nests without end and repeats an
-//! object), and [`MAX_DEPTH`] bounds legitimate nesting.
+//! object), [`MAX_DEPTH`] bounds legitimate nesting, and the walk stops
+//! before the thread's stack runs out (`stack`: a thread with a small
+//! stack gets `JSONEncodeError`, not a crash).
 
 mod other;
 mod out;
@@ -784,6 +786,12 @@ impl<'py> Serializer<'py> {
         }
         if self.depth >= MAX_DEPTH {
             return Err(encode_error(self.py, "Maximum nesting depth exceeded"));
+        }
+        if super::stack::low() {
+            return Err(encode_error(
+                self.py,
+                "Maximum nesting depth exceeded: this thread's stack is too small",
+            ));
         }
         self.open_tail.push(obj);
         self.depth += 1;

@@ -8,6 +8,7 @@
 //!   `materialize`, and the passthrough writer `dumps` uses
 //! - `loads`: eager `loads` and `validate`
 //! - `dumps`: `dumps`
+//! - `stack`: the stack headroom check of the walks that recurse per level
 
 mod convert;
 mod doc;
@@ -15,6 +16,7 @@ mod dumps;
 mod errors;
 mod input;
 mod loads;
+mod stack;
 mod view;
 
 use pyo3::prelude::*;

@@ -37,6 +37,14 @@
 //! In a lazy document (`parse(lazy=True)`) values were never validated, so
 //! every range is strictly validated before it is copied; an invalid one
 //! raises `JSONDecodeError` rather than being passed on.
+//!
+//! # Depth
+//!
+//! Cached views can nest as deep as the document. Nothing here recurses
+//! without a bound on the C stack: the dirty check walks with a stack of
+//! its own ([`view_dirty`]), the writers stop with an error when the
+//! thread's stack runs low (`stack`), and a dropped view releases deep
+//! descendants in a loop ([`release`]).
 
 use super::convert;
 use super::doc::{Doc, Parsed};
@@ -59,6 +67,7 @@ mod patch;
 
 use cache::ViewCache;
 use patch::{KeyState, Patches};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 /// One child of an Edited container.
@@ -237,13 +246,59 @@ fn visit_slot(slot: &Slot, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
     }
 }
 
-/// Whether a cached child view (or any value) has edits to write.
-fn view_dirty(py: Python<'_>, v: &Bound<'_, PyAny>) -> bool {
-    if let Ok(o) = v.cast_exact::<Object>() {
-        return o.try_borrow().map_or(true, |o| o.dirty(py));
-    }
-    if let Ok(a) = v.cast_exact::<Array>() {
-        return a.try_borrow().map_or(true, |a| a.dirty(py));
+/// How far below a view [`view_dirty`] looks for edits.
+const DIRTY_WALK_MAX_DEPTH: u32 = 256;
+
+/// Whether a cached child view (or any value) may have edits to write: it
+/// is Edited or patched, or so is a view cached below it.
+///
+/// Only writers ask, and for them "dirty" is the safe answer: a clean view
+/// written as if edited comes out the same, only slower. So a view that
+/// cannot be borrowed counts as dirty, and so does one with views cached
+/// more than [`DIRTY_WALK_MAX_DEPTH`] levels below it. The walk uses a
+/// stack of its own rather than recursion (a chain of cached views can be
+/// as deep as the document), and its depth bound keeps a writer, which
+/// asks again at each level, linear in the depth of such a chain.
+fn view_dirty<'py>(py: Python<'py>, v: &Bound<'py, PyAny>) -> bool {
+    // Borrowed pointers: each view on `todo` is kept alive by the cache of
+    // a view the caller holds, and the walk runs no Python code (borrow
+    // checks and type tests only), so none is changed or freed meanwhile.
+    let mut todo: SmallVec<[(*mut ffi::PyObject, u32); 4]> = SmallVec::new();
+    // Queue the views cached below one at `depth`; false: too deep to look.
+    let below = |todo: &mut SmallVec<_>, views: &ViewCache, depth: u32| {
+        if views.is_empty() {
+            return true;
+        }
+        if depth == DIRTY_WALK_MAX_DEPTH {
+            return false;
+        }
+        todo.extend(views.values().map(|c| (c.as_ptr(), depth + 1)));
+        true
+    };
+    todo.push((v.as_ptr(), 0));
+    while let Some((p, depth)) = todo.pop() {
+        // SAFETY: `p` is a live object for the whole walk (see above).
+        let v = unsafe { Borrowed::from_ptr(py, p) };
+        let clean = if let Ok(o) = v.cast_exact::<Object>() {
+            let Ok(o) = o.try_borrow() else { return true };
+            match &o.state {
+                ObjState::Lazy { views, patches, .. } if patches.is_empty() => {
+                    below(&mut todo, views, depth)
+                }
+                _ => false,
+            }
+        } else if let Ok(a) = v.cast_exact::<Array>() {
+            let Ok(a) = a.try_borrow() else { return true };
+            match &a.state {
+                ArrState::Lazy { views } => below(&mut todo, views, depth),
+                ArrState::Edited(_) => false,
+            }
+        } else {
+            true
+        };
+        if !clean {
+            return true;
+        }
     }
     false
 }
@@ -1062,6 +1117,139 @@ impl Array {
     }
 }
 
+// ----------------------------------------------------------------- dropping
+
+/// The child objects a dropped view releases, kept on the stack for the
+/// usual few.
+type Orphans = SmallVec<[Py<PyAny>; 4]>;
+
+impl Object {
+    /// Move every Python object this view holds for its children (cached
+    /// views, new values) into `out`; the view is left empty.
+    fn take_children(&mut self, out: &mut Orphans) {
+        match &mut self.state {
+            ObjState::Lazy { views, patches, .. } => {
+                views.drain_into(out);
+                out.extend(patches.drain().filter_map(|p| p.value));
+            }
+            ObjState::Edited(m) => {
+                for member in std::mem::take(m).list.into_iter().flatten() {
+                    out.extend(member.slot.into_object());
+                }
+            }
+        }
+    }
+}
+
+impl Array {
+    /// As [`Object::take_children`].
+    fn take_children(&mut self, out: &mut Orphans) {
+        match &mut self.state {
+            ArrState::Lazy { views } => views.drain_into(out),
+            ArrState::Edited(s) => out.extend(s.drain(..).filter_map(Slot::into_object)),
+        }
+    }
+}
+
+impl Slot {
+    fn into_object(self) -> Option<Py<PyAny>> {
+        match self {
+            Slot::Orig { view, .. } => view,
+            Slot::New(v) => Some(v),
+        }
+    }
+}
+
+/// Views being dropped, one inside the other. The interpreter lock
+/// serializes drops (the module declares `gil_used`), so a load and a store
+/// suffice; a stale value could only pick the other, equally correct, way
+/// of releasing children.
+static DROPPING: AtomicU32 = AtomicU32::new(0);
+
+/// Views nested deeper than this, being dropped, release their children in
+/// a loop (see [`release`]).
+const DROP_RECURSION_MAX: u32 = 32;
+
+/// Release the children of a dropped view without recursing.
+///
+/// Dropping a view drops its cached child views, whose drops drop theirs: a
+/// chain of views as deep as the document (`x = x["k"]` a thousand times)
+/// recursed once per level in `tp_dealloc` and overflowed a small thread
+/// stack (measured: ~310 bytes a level, so 1,023 levels crashed a 256 KiB
+/// thread). CPython's own containers avoid this with the "trashcan". Here
+/// the first [`DROP_RECURSION_MAX`] nested drops recurse as usual (cheap,
+/// and all that a request's few views need); below that a view releases
+/// its children itself, and each child that is a view nobody else holds
+/// first gives up its own children to the same loop, so its drop has
+/// nothing left to recurse into. Other values (a dict holding views) are
+/// dropped as they are: CPython bounds their recursion, and a view inside
+/// one starts a loop of its own.
+fn release(py: Python<'_>, mut todo: Orphans) {
+    while let Some(v) = todo.pop() {
+        // A count of one: this loop holds the only reference, so nothing
+        // can see the view emptied.
+        if v.get_refcnt(py) == 1 {
+            let v = v.bind(py);
+            if let Ok(o) = v.cast_exact::<Object>() {
+                if let Ok(mut o) = o.try_borrow_mut() {
+                    o.take_children(&mut todo);
+                }
+            } else if let Ok(a) = v.cast_exact::<Array>() {
+                if let Ok(mut a) = a.try_borrow_mut() {
+                    a.take_children(&mut todo);
+                }
+            }
+        }
+        drop(v);
+    }
+}
+
+/// Run `clear`, which drops a view's children, as one more nested drop;
+/// false (and `clear` not run) when drops already nest
+/// [`DROP_RECURSION_MAX`] deep.
+#[inline(always)]
+fn nested_drop(clear: impl FnOnce()) -> bool {
+    let depth = DROPPING.load(Ordering::Relaxed);
+    if depth >= DROP_RECURSION_MAX {
+        return false;
+    }
+    DROPPING.store(depth + 1, Ordering::Relaxed);
+    clear();
+    DROPPING.store(depth, Ordering::Relaxed);
+    true
+}
+
+impl Drop for Object {
+    fn drop(&mut self) {
+        if matches!(&self.state, ObjState::Lazy { views, patches, .. } if views.is_empty() && patches.is_empty())
+        {
+            return;
+        }
+        if !nested_drop(|| self.state = ObjState::Edited(Members::default())) {
+            let mut todo = Orphans::new();
+            self.take_children(&mut todo);
+            // SAFETY: a view is dropped with the interpreter attached: by
+            // its `tp_dealloc`, or by the code of this module, which runs
+            // attached.
+            release(unsafe { Python::assume_attached() }, todo);
+        }
+    }
+}
+
+impl Drop for Array {
+    fn drop(&mut self) {
+        if matches!(&self.state, ArrState::Lazy { views } if views.is_empty()) {
+            return;
+        }
+        if !nested_drop(|| self.state = ArrState::Edited(Vec::new())) {
+            let mut todo = Orphans::new();
+            self.take_children(&mut todo);
+            // SAFETY: as for `Object`.
+            release(unsafe { Python::assume_attached() }, todo);
+        }
+    }
+}
+
 // ------------------------------------------------------ decode, materialize
 
 /// `qjson.decode(data)`: the lazy view (or scalar) of a strictly validated document.
@@ -1097,6 +1285,11 @@ impl<'py> Plain<'py> {
             }
             if self.open.len() >= MAX_DEPTH {
                 return Err(PyValueError::new_err("Maximum nesting depth exceeded"));
+            }
+            if super::stack::low() {
+                return Err(PyValueError::new_err(
+                    "Maximum nesting depth exceeded: this thread's stack is too small",
+                ));
             }
         }
         self.open.push(p);

@@ -90,6 +90,14 @@ impl ViewCache {
         }
     }
 
+    /// Move every cached view into `out`.
+    pub(super) fn drain_into(&mut self, out: &mut impl Extend<Py<PyAny>>) {
+        out.extend(self.small.drain(..).map(|(_, v)| v));
+        if let Some(m) = self.big.take() {
+            out.extend(m.into_values());
+        }
+    }
+
     pub(super) fn values(&self) -> impl Iterator<Item = &Py<PyAny>> {
         let small = self.small.iter().map(|(_, v)| v);
         let big = self.big.iter().flat_map(|m| m.values());
