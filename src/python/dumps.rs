@@ -645,14 +645,21 @@ impl<'py> Serializer<'py> {
     /// A `str` (or subclass).
     #[inline(always)]
     fn str(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        let s = self.utf8(obj)?;
+        // SAFETY: `obj` is a live str (the caller's contract), used only
+        // within this call.
+        let s = unsafe { self.utf8(obj)? };
         write_str(&mut self.out, s);
         Ok(())
     }
 
     /// The UTF-8 form of a `str` (or subclass); borrowed from the object.
+    ///
+    /// # Safety
+    ///
+    /// `obj` is a live `str`, and the caller keeps it alive for as long as
+    /// it uses the returned slice (`'a` is the caller's to choose).
     #[inline(always)]
-    fn utf8<'a>(&self, obj: *mut ffi::PyObject) -> PyResult<&'a [u8]> {
+    unsafe fn utf8<'a>(&self, obj: *mut ffi::PyObject) -> PyResult<&'a [u8]> {
         // Version-specific builds read a compact ASCII string's data in place
         // (up to 3.13: see `fast_str`).
         #[cfg(not(any(feature = "abi3", Py_3_14)))]
@@ -733,7 +740,8 @@ impl<'py> Serializer<'py> {
             let plain = Bound::from_owned_ptr_or_err(self.py, ffi::PyNumber_Long(obj))?;
             Bound::from_owned_ptr_or_err(self.py, ffi::PyObject_Str(plain.as_ptr()))?
         };
-        let s = self.utf8(text.as_ptr())?;
+        // SAFETY: `text` is a str we own, alive past the copy.
+        let s = unsafe { self.utf8(text.as_ptr())? };
         self.out.extend_from_slice(s);
         Ok(())
     }
@@ -1004,7 +1012,9 @@ impl<'py> Serializer<'py> {
             if unsafe { ffi::PyUnicode_Check(k.0) } == 0 {
                 return Err(self.key_error());
             }
-            keyed.push((self.utf8(k.0)?, k.0, v.0));
+            // SAFETY: `k` is a str (checked above), held by `members`,
+            // which outlives `keyed`.
+            keyed.push((unsafe { self.utf8(k.0)? }, k.0, v.0));
         }
         // UTF-8 byte order is code point order.
         keyed.sort_by(|a, b| a.0.cmp(b.0));

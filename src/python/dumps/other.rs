@@ -340,7 +340,8 @@ fn dataclass<'py, const PRETTY: bool>(
     let depth = ser.depth;
     let mut keyed = Vec::with_capacity(members.len());
     for (k, v) in &members {
-        keyed.push((ser.utf8(k.as_ptr())?, v));
+        // SAFETY: `k` is a str held by `members`, which outlives `keyed`.
+        keyed.push((unsafe { ser.utf8(k.as_ptr())? }, v));
     }
     if ser.sort_keys {
         keyed.sort_by(|a, b| a.0.cmp(b.0));
