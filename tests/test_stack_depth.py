@@ -30,13 +30,39 @@ lists = b"[" * D + b"]" * D
 dicts = b'{{"k":' * (D - 1) + b'{{"a":1}}' + b"}}" * (D - 1)
 edited = dicts.replace(b'{{"a":1}}', b'{{"a":2}}')
 
-def chain():
+# With whitespace around the document and inside it, and each object's key
+# repeated (the first value is the one read).
+spaced = (
+    b" \\n" + b'{{ "k" : ' * (D - 1) + b'{{"a":1}}' + b' , "k" : 0 }}' * (D - 1) + b" \\n"
+)
+
+
+def chain(edit=True):
     # A view per level, each cached by its parent, the innermost edited.
     v = qjson.decode(dicts, max_depth=D + 1)
     x = v
     for _ in range(D - 1):
         x = x["k"]
-    x["a"] = 2
+    if edit:
+        x["a"] = 2
+    return v
+
+
+def cached(root, step):
+    # Views cached all the way down, nothing edited.
+    x = root
+    for _ in range(D - 1):
+        x = x[step]
+    return root
+
+
+def array_chain():
+    # Arrays, the innermost one unfolded by an append (Edited, not Lazy).
+    v = qjson.decode(lists, max_depth=D + 1)
+    x = v
+    for _ in range(D - 1):
+        x = x[0]
+    x.append(1)
     return v
 """
 
@@ -64,9 +90,31 @@ CASES = {
         "edited",
         "ValueError",
     ),
+    "dumps edited arrays": (
+        "v = array_chain()",
+        "qjson.dumps(v)",
+        "lists[: D - 1] + b'[1]' + lists[D + 1 :]",
+        "JSONEncodeError",
+    ),
     # The chain is built and dropped on the small thread; None: nothing to
     # compare, only that the process lives.
     "drop a chain of views": ("", "(chain(), None)[1]", "None", "-"),
+    "drop a chain of edited arrays": ("", "(array_chain(), None)[1]", "None", "-"),
+}
+
+# Clean chains: views cached all the way down, nothing edited. Each is one
+# copy of its bytes, at any depth and on any stack.
+CLEAN = {
+    "clean chain": ("v = cached(qjson.decode(dicts, max_depth=D + 1), 'k')", "dicts"),
+    "clean chain, whitespace and repeated keys": (
+        "v = cached(qjson.decode(spaced, max_depth=D + 1), 'k')",
+        "spaced",
+    ),
+    "clean chain of a lazy document": (
+        "v = cached(qjson.parse(spaced, lazy=True, max_depth=D + 1).root, 'k')",
+        "spaced",
+    ),
+    "clean chain of arrays": ("v = cached(qjson.decode(lists, max_depth=D + 1), 0)", "lists"),
 }
 
 RUN = """
@@ -90,7 +138,11 @@ print(json.dumps([r[0]] + ([r[1] == expected] if r[0] == "ok" else list(r[1:])))
 
 
 def run_case(case: str, depth: int, stack_kb: int) -> list:
-    setup, expr, expected, _ = CASES[case]
+    if case in CLEAN:
+        setup, expected = CLEAN[case]
+        expr = "qjson.dumps(v)"
+    else:
+        setup, expr, expected, _ = CASES[case]
     code = PRELUDE.format(depth=depth) + RUN.format(
         setup=setup, expr=expr, expected=expected, stack_kb=stack_kb
     )
@@ -122,3 +174,20 @@ def test_moderate_depth_on_a_small_stack_is_not_refused(case: str) -> None:
 def test_default_depth_on_a_large_stack_is_written(case: str) -> None:
     """8 MiB (glibc's default for threads): every case goes through."""
     assert run_case(case, 1023, 8192) == ["ok", True]
+
+
+@pytest.mark.parametrize("stack_kb", [128, 8192])
+@pytest.mark.parametrize("depth", [300, 1023])
+@pytest.mark.parametrize("case", list(CLEAN))
+def test_clean_chain_of_views_is_copied_as_written(case: str, depth: int, stack_kb: int) -> None:
+    """Deeper than any bound on the dirty check, and on a small stack: an
+    untouched view is its bytes as written (whitespace, repeated keys), not
+    rewritten member by member."""
+    assert run_case(case, depth, stack_kb) == ["ok", True]
+
+
+@pytest.mark.parametrize("case", ["dumps plain lists", "dumps plain dicts", "dumps indented"])
+def test_plain_values_reach_the_default_depth_on_a_512k_stack(case: str) -> None:
+    """The README's figure: 512 KiB (macOS's default for threads) holds the
+    full depth of plain values, reserve included."""
+    assert run_case(case, 1023, 512) == ["ok", True]

@@ -10,13 +10,18 @@
 //! `materialize` of a chain of views ~400 and `dumps` of an edited chain of
 //! views ~1,300, so 1,023 levels crashed the process.
 //!
-//! A crash is never an acceptable answer, so past the first few levels
+//! A crash is never an acceptable answer, so past the first 32 levels
 //! (where the callers already take a cold path for their cycle checks) each
 //! level asks how much stack is left and refuses to go deeper with less
 //! than [`RESERVE`]: room for one more level and what it calls (a
 //! `default=` hook, raising the error). The answer comes from `stacker`:
 //! the thread's stack bounds, looked up once per thread and cached, against
 //! the stack pointer.
+//!
+//! Limits: the first 32 levels are not checked (up to ~42 KB of stack for
+//! edited views), so a thread needs at least that much room left when it
+//! calls in; and on a platform where `stacker` cannot tell the bounds the
+//! guard is off (the depth limits still hold).
 
 /// Stack kept free below the deepest level a walk enters.
 pub(crate) const RESERVE: usize = 32 * 1024;

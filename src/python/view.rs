@@ -67,7 +67,7 @@ mod patch;
 
 use cache::ViewCache;
 use patch::{KeyState, Patches};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::cell::Cell;
 use std::sync::Arc;
 
 /// One child of an Edited container.
@@ -246,58 +246,42 @@ fn visit_slot(slot: &Slot, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
     }
 }
 
-/// How far below a view [`view_dirty`] looks for edits.
-const DIRTY_WALK_MAX_DEPTH: u32 = 256;
-
-/// Whether a cached child view (or any value) may have edits to write: it
-/// is Edited or patched, or so is a view cached below it.
+/// Whether a cached child view (or any value) has edits to write: it is
+/// Edited or patched, or so is a view cached below it (a view that cannot
+/// be borrowed, being changed right now, counts as dirty).
 ///
-/// Only writers ask, and for them "dirty" is the safe answer: a clean view
-/// written as if edited comes out the same, only slower. So a view that
-/// cannot be borrowed counts as dirty, and so does one with views cached
-/// more than [`DIRTY_WALK_MAX_DEPTH`] levels below it. The walk uses a
-/// stack of its own rather than recursion (a chain of cached views can be
-/// as deep as the document), and its depth bound keeps a writer, which
-/// asks again at each level, linear in the depth of such a chain.
+/// The answer must be exact: a clean view is written as one copy of its
+/// bytes (the root with the whitespace around it; in a lazy document, or
+/// with repeated keys, as written), which the edit path would not give.
+/// The walk uses a stack of its own rather than recursion (a chain of
+/// cached views can be as deep as the document). A writer asks again at
+/// each level it descends, so a dirty chain costs the cached views below
+/// times the levels written (at most `MAX_DEPTH` of `dumps`).
 fn view_dirty<'py>(py: Python<'py>, v: &Bound<'py, PyAny>) -> bool {
     // Borrowed pointers: each view on `todo` is kept alive by the cache of
     // a view the caller holds, and the walk runs no Python code (borrow
-    // checks and type tests only), so none is changed or freed meanwhile.
-    let mut todo: SmallVec<[(*mut ffi::PyObject, u32); 4]> = SmallVec::new();
-    // Queue the views cached below one at `depth`; false: too deep to look.
-    let below = |todo: &mut SmallVec<_>, views: &ViewCache, depth: u32| {
-        if views.is_empty() {
-            return true;
-        }
-        if depth == DIRTY_WALK_MAX_DEPTH {
-            return false;
-        }
-        todo.extend(views.values().map(|c| (c.as_ptr(), depth + 1)));
-        true
-    };
-    todo.push((v.as_ptr(), 0));
-    while let Some((p, depth)) = todo.pop() {
+    // checks and type tests only), so under the interpreter lock (the
+    // module declares `gil_used`) no other thread runs either, and none of
+    // them is changed or freed meanwhile.
+    let mut todo: SmallVec<[*mut ffi::PyObject; 4]> = SmallVec::new();
+    todo.push(v.as_ptr());
+    while let Some(p) = todo.pop() {
         // SAFETY: `p` is a live object for the whole walk (see above).
         let v = unsafe { Borrowed::from_ptr(py, p) };
-        let clean = if let Ok(o) = v.cast_exact::<Object>() {
+        if let Ok(o) = v.cast_exact::<Object>() {
             let Ok(o) = o.try_borrow() else { return true };
             match &o.state {
                 ObjState::Lazy { views, patches, .. } if patches.is_empty() => {
-                    below(&mut todo, views, depth)
+                    todo.extend(views.values().map(Py::as_ptr));
                 }
-                _ => false,
+                _ => return true,
             }
         } else if let Ok(a) = v.cast_exact::<Array>() {
             let Ok(a) = a.try_borrow() else { return true };
             match &a.state {
-                ArrState::Lazy { views } => below(&mut todo, views, depth),
-                ArrState::Edited(_) => false,
+                ArrState::Lazy { views } => todo.extend(views.values().map(Py::as_ptr)),
+                ArrState::Edited(_) => return true,
             }
-        } else {
-            true
-        };
-        if !clean {
-            return true;
         }
     }
     false
@@ -1160,11 +1144,10 @@ impl Slot {
     }
 }
 
-/// Views being dropped, one inside the other. The interpreter lock
-/// serializes drops (the module declares `gil_used`), so a load and a store
-/// suffice; a stale value could only pick the other, equally correct, way
-/// of releasing children.
-static DROPPING: AtomicU32 = AtomicU32::new(0);
+thread_local! {
+    /// Views being dropped on this thread, one inside the other.
+    static DROPPING: Cell<u32> = const { Cell::new(0) };
+}
 
 /// Views nested deeper than this, being dropped, release their children in
 /// a loop (see [`release`]).
@@ -1206,17 +1189,27 @@ fn release(py: Python<'_>, mut todo: Orphans) {
 
 /// Run `clear`, which drops a view's children, as one more nested drop;
 /// false (and `clear` not run) when drops already nest
-/// [`DROP_RECURSION_MAX`] deep.
+/// [`DROP_RECURSION_MAX`] deep on this thread.
 #[inline(always)]
 fn nested_drop(clear: impl FnOnce()) -> bool {
-    let depth = DROPPING.load(Ordering::Relaxed);
-    if depth >= DROP_RECURSION_MAX {
-        return false;
+    /// Puts the count back however `clear` ends (a finalizer it runs may
+    /// panic through it).
+    struct Restore<'a>(&'a Cell<u32>, u32);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.1);
+        }
     }
-    DROPPING.store(depth + 1, Ordering::Relaxed);
-    clear();
-    DROPPING.store(depth, Ordering::Relaxed);
-    true
+    DROPPING.with(|count| {
+        let depth = count.get();
+        if depth >= DROP_RECURSION_MAX {
+            return false;
+        }
+        count.set(depth + 1);
+        let _restore = Restore(count, depth);
+        clear();
+        true
+    })
 }
 
 impl Drop for Object {
