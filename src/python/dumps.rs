@@ -796,10 +796,7 @@ impl<'py> Serializer<'py> {
             return Err(encode_error(self.py, "Maximum nesting depth exceeded"));
         }
         if super::stack::low() {
-            return Err(encode_error(
-                self.py,
-                "Maximum nesting depth exceeded: this thread's stack is too small",
-            ));
+            return Err(encode_error(self.py, super::stack::TOO_DEEP));
         }
         self.open_tail.push(obj);
         self.depth += 1;

@@ -24,7 +24,11 @@
 //! guard is off (the depth limits still hold).
 
 /// Stack kept free below the deepest level a walk enters.
-pub(crate) const RESERVE: usize = 32 * 1024;
+const RESERVE: usize = 32 * 1024;
+
+/// The message of the error a walk raises when [`low`].
+pub(crate) const TOO_DEEP: &str =
+    "Maximum nesting depth exceeded: this thread's stack is too small";
 
 /// Whether the current thread has less than [`RESERVE`] bytes of stack
 /// left (false when the platform does not say).

@@ -269,18 +269,14 @@ fn view_dirty<'py>(py: Python<'py>, v: &Bound<'py, PyAny>) -> bool {
         // SAFETY: `p` is a live object for the whole walk (see above).
         let v = unsafe { Borrowed::from_ptr(py, p) };
         if let Ok(o) = v.cast_exact::<Object>() {
-            let Ok(o) = o.try_borrow() else { return true };
-            match &o.state {
-                ObjState::Lazy { views, patches, .. } if patches.is_empty() => {
-                    todo.extend(views.values().map(Py::as_ptr));
-                }
+            match o.try_borrow().as_deref().map(Object::unedited) {
+                Ok(Some(views)) => todo.extend(views.values().map(Py::as_ptr)),
                 _ => return true,
             }
         } else if let Ok(a) = v.cast_exact::<Array>() {
-            let Ok(a) = a.try_borrow() else { return true };
-            match &a.state {
-                ArrState::Lazy { views } => todo.extend(views.values().map(Py::as_ptr)),
-                ArrState::Edited(_) => return true,
+            match a.try_borrow().as_deref().map(Array::unedited) {
+                Ok(Some(views)) => todo.extend(views.values().map(Py::as_ptr)),
+                _ => return true,
             }
         }
     }
@@ -313,13 +309,18 @@ impl Object {
         }
     }
 
-    fn dirty(&self, py: Python<'_>) -> bool {
+    /// The cached child views, when this view itself holds no edits (it
+    /// is Lazy, without patches); `None` when it does.
+    fn unedited(&self) -> Option<&ViewCache> {
         match &self.state {
-            ObjState::Lazy { views, patches, .. } => {
-                !patches.is_empty() || views.values().any(|v| view_dirty(py, v.bind(py)))
-            }
-            ObjState::Edited(_) => true,
+            ObjState::Lazy { views, patches, .. } if patches.is_empty() => Some(views),
+            _ => None,
         }
+    }
+
+    fn dirty(&self, py: Python<'_>) -> bool {
+        self.unedited()
+            .is_none_or(|views| views.values().any(|v| view_dirty(py, v.bind(py))))
     }
 
     /// (key, value cursor, offset of the key's quote) of every distinct key
@@ -778,11 +779,17 @@ impl Array {
         }
     }
 
-    fn dirty(&self, py: Python<'_>) -> bool {
+    /// As [`Object::unedited`].
+    fn unedited(&self) -> Option<&ViewCache> {
         match &self.state {
-            ArrState::Lazy { views } => views.values().any(|v| view_dirty(py, v.bind(py))),
-            ArrState::Edited(_) => true,
+            ArrState::Lazy { views } => Some(views),
+            ArrState::Edited(_) => None,
         }
+    }
+
+    fn dirty(&self, py: Python<'_>) -> bool {
+        self.unedited()
+            .is_none_or(|views| views.values().any(|v| view_dirty(py, v.bind(py))))
     }
 
     fn length(&self) -> usize {
@@ -1107,9 +1114,22 @@ impl Array {
 /// usual few.
 type Orphans = SmallVec<[Py<PyAny>; 4]>;
 
-impl Object {
-    /// Move every Python object this view holds for its children (cached
+/// What dropping a view needs of its type.
+trait Holder {
+    /// Whether the view holds no Python objects for its children.
+    fn holds_nothing(&self) -> bool;
+    /// Move every Python object the view holds for its children (cached
     /// views, new values) into `out`; the view is left empty.
+    fn take_children(&mut self, out: &mut Orphans);
+    /// Drop them in place.
+    fn clear_children(&mut self);
+}
+
+impl Holder for Object {
+    fn holds_nothing(&self) -> bool {
+        self.unedited().is_some_and(ViewCache::is_empty)
+    }
+
     fn take_children(&mut self, out: &mut Orphans) {
         match &mut self.state {
             ObjState::Lazy { views, patches, .. } => {
@@ -1123,15 +1143,26 @@ impl Object {
             }
         }
     }
+
+    fn clear_children(&mut self) {
+        self.state = ObjState::Edited(Members::default());
+    }
 }
 
-impl Array {
-    /// As [`Object::take_children`].
+impl Holder for Array {
+    fn holds_nothing(&self) -> bool {
+        self.unedited().is_some_and(ViewCache::is_empty)
+    }
+
     fn take_children(&mut self, out: &mut Orphans) {
         match &mut self.state {
             ArrState::Lazy { views } => views.drain_into(out),
             ArrState::Edited(s) => out.extend(s.drain(..).filter_map(Slot::into_object)),
         }
+    }
+
+    fn clear_children(&mut self) {
+        self.state = ArrState::Edited(Vec::new());
     }
 }
 
@@ -1212,34 +1243,30 @@ fn nested_drop(clear: impl FnOnce()) -> bool {
     })
 }
 
+/// Drop a view's children: in place while drops nest less than
+/// [`DROP_RECURSION_MAX`] deep on this thread, else by [`release`].
+fn drop_view(v: &mut impl Holder) {
+    if v.holds_nothing() {
+        return;
+    }
+    if !nested_drop(|| v.clear_children()) {
+        let mut todo = Orphans::new();
+        v.take_children(&mut todo);
+        // SAFETY: a view is dropped with the interpreter attached: by its
+        // `tp_dealloc`, or by the code of this module, which runs attached.
+        release(unsafe { Python::assume_attached() }, todo);
+    }
+}
+
 impl Drop for Object {
     fn drop(&mut self) {
-        if matches!(&self.state, ObjState::Lazy { views, patches, .. } if views.is_empty() && patches.is_empty())
-        {
-            return;
-        }
-        if !nested_drop(|| self.state = ObjState::Edited(Members::default())) {
-            let mut todo = Orphans::new();
-            self.take_children(&mut todo);
-            // SAFETY: a view is dropped with the interpreter attached: by
-            // its `tp_dealloc`, or by the code of this module, which runs
-            // attached.
-            release(unsafe { Python::assume_attached() }, todo);
-        }
+        drop_view(self);
     }
 }
 
 impl Drop for Array {
     fn drop(&mut self) {
-        if matches!(&self.state, ArrState::Lazy { views } if views.is_empty()) {
-            return;
-        }
-        if !nested_drop(|| self.state = ArrState::Edited(Vec::new())) {
-            let mut todo = Orphans::new();
-            self.take_children(&mut todo);
-            // SAFETY: as for `Object`.
-            release(unsafe { Python::assume_attached() }, todo);
-        }
+        drop_view(self);
     }
 }
 
@@ -1280,9 +1307,7 @@ impl<'py> Plain<'py> {
                 return Err(PyValueError::new_err("Maximum nesting depth exceeded"));
             }
             if super::stack::low() {
-                return Err(PyValueError::new_err(
-                    "Maximum nesting depth exceeded: this thread's stack is too small",
-                ));
+                return Err(PyValueError::new_err(super::stack::TOO_DEEP));
             }
         }
         self.open.push(p);
