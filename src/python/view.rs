@@ -19,8 +19,9 @@
 //!
 //! # Writing (`dumps`)
 //!
-//! A view is *dirty* when it is Edited or one of its cached child views is
-//! dirty. A clean view is one copy of its original bytes (the root view: the
+//! A view is *dirty* when it is Edited or patched, or one of its cached
+//! child views is dirty; writing a view first works this out for every
+//! view cached below it in one walk ([`mark_dirty`]). A clean view is one copy of its original bytes (the root view: the
 //! whole input, surrounding whitespace included). A dirty view is written
 //! child by child: each run of untouched children with consecutive original
 //! ordinals is one copy of the input from the first child's start to the
@@ -41,8 +42,8 @@
 //! # Depth
 //!
 //! Cached views can nest as deep as the document. Nothing here recurses
-//! without a bound on the C stack: the dirty check walks with a stack of
-//! its own ([`view_dirty`]), the writers stop with an error when the
+//! without a bound on the C stack: the dirty check walks with a list of
+//! its own ([`mark_dirty`]), the writers stop with an error when the
 //! thread's stack runs low (`stack`), and a dropped view releases deep
 //! descendants in a loop ([`release`]).
 
@@ -68,6 +69,7 @@ mod patch;
 use cache::ViewCache;
 use patch::{KeyState, Patches};
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// One child of an Edited container.
@@ -185,6 +187,8 @@ pub struct Object {
     parsed: Arc<Parsed>,
     at: Cursor,
     state: ObjState,
+    /// What the last [`mark_dirty`] walk found.
+    dirty_mark: AtomicBool,
 }
 
 /// A JSON array: read lazily from the document, edits kept as an overlay.
@@ -193,6 +197,8 @@ pub struct Array {
     parsed: Arc<Parsed>,
     at: Cursor,
     state: ArrState,
+    /// What the last [`mark_dirty`] walk found.
+    dirty_mark: AtomicBool,
 }
 
 // ------------------------------------------------------------------ helpers
@@ -246,39 +252,120 @@ fn visit_slot(slot: &Slot, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
     }
 }
 
-/// Whether a cached child view (or any value) has edits to write: it is
-/// Edited or patched, or so is a view cached below it (a view that cannot
-/// be borrowed, being changed right now, counts as dirty).
+/// Work out which views under `root` (itself included) have edits to
+/// write, in one walk, and note the answer in each ([`Marked::mark`]);
+/// returns `root`'s. A view is dirty when it holds edits of its own (it is
+/// Edited or patched) or a view cached below it is dirty.
+///
+/// The walk reaches every view a writer of `root` may ask about: the views
+/// cached by lazy containers (patched ones included) and by the original
+/// slots of Edited ones; new values are walked when they are written. The
+/// writers then read the notes, so writing a tree of cached views costs
+/// O(views) for this, however deep they nest (a writer asking at every
+/// level would cost views times levels). The walk uses a list of its own
+/// rather than recursion, since a chain of cached views can be as deep as
+/// the document.
 ///
 /// The answer must be exact: a clean view is written as one copy of its
 /// bytes (the root with the whitespace around it; in a lazy document, or
-/// with repeated keys, as written), which the edit path would not give.
-/// The walk uses a stack of its own rather than recursion (a chain of
-/// cached views can be as deep as the document). A writer asks again at
-/// each level it descends, so a dirty chain costs the cached views below
-/// times the levels written (at most `MAX_DEPTH` of `dumps`).
-fn view_dirty<'py>(py: Python<'py>, v: &Bound<'py, PyAny>) -> bool {
-    // Borrowed pointers: each view on `todo` is kept alive by the cache of
-    // a view the caller holds, and the walk runs no Python code (borrow
-    // checks and type tests only), so under the interpreter lock (the
-    // module declares `gil_used`) no other thread runs either, and none of
-    // them is changed or freed meanwhile.
-    let mut todo: SmallVec<[*mut ffi::PyObject; 4]> = SmallVec::new();
-    todo.push(v.as_ptr());
-    while let Some(p) = todo.pop() {
-        // SAFETY: `p` is a live object for the whole walk (see above).
-        let v = unsafe { Borrowed::from_ptr(py, p) };
+/// with repeated keys, as written), which the edit path would not give. A
+/// view that cannot be borrowed (being changed right now) counts as dirty.
+fn mark_dirty<'py>(py: Python<'py>, root: &impl Marked) -> bool {
+    /// A view met by the walk: where its note is, the position of its
+    /// parent, and whether it is dirty (its own edits first, then its
+    /// children's).
+    struct Met {
+        mark: *const AtomicBool,
+        parent: usize,
+        dirty: bool,
+    }
+    /// `v`'s note and own edits, its cached child views given to `each`
+    /// (`None`: not a view, or one that cannot be borrowed).
+    fn visit(
+        v: Borrowed<'_, '_, PyAny>,
+        each: &mut impl FnMut(&Py<PyAny>),
+    ) -> Option<(*const AtomicBool, bool)> {
         if let Ok(o) = v.cast_exact::<Object>() {
-            match o.try_borrow().as_deref().map(Object::unedited) {
-                Ok(Some(views)) => todo.extend(views.values().map(Py::as_ptr)),
-                _ => return true,
-            }
-        } else if let Ok(a) = v.cast_exact::<Array>() {
-            match a.try_borrow().as_deref().map(Array::unedited) {
-                Ok(Some(views)) => todo.extend(views.values().map(Py::as_ptr)),
-                _ => return true,
-            }
+            let o = o.try_borrow().ok()?;
+            return Some((o.mark(), o.edits_and_views(each)));
         }
+        let a = v.cast_exact::<Array>().ok()?.try_borrow().ok()?;
+        Some((a.mark(), a.edits_and_views(each)))
+    }
+    // Borrowed pointers: each view met is kept alive by the cache of a
+    // view the caller holds (and a note by its view), and the walk runs no
+    // Python code (borrow checks and type tests only), so under the
+    // interpreter lock (the module declares `gil_used`) no other thread
+    // runs either, and none of them is changed or freed meanwhile.
+    //
+    // Views to visit, with the position of their parent in `met`.
+    let mut todo: SmallVec<[(*mut ffi::PyObject, usize); 8]> = SmallVec::new();
+    let (mark, own) = (
+        root.mark(),
+        root.edits_and_views(&mut |c| todo.push((c.as_ptr(), 0))),
+    );
+    if todo.is_empty() {
+        mark.store(own, Relaxed);
+        return own;
+    }
+    let mut met: SmallVec<[Met; 8]> = SmallVec::new();
+    met.push(Met {
+        mark: mark as *const AtomicBool,
+        parent: 0,
+        dirty: own,
+    });
+    // `todo` holds the children of `met[0]`; from here on, the children
+    // of each view met are listed right after it is met.
+    let mut next = 0;
+    while next < todo.len() {
+        let (p, parent) = todo[next];
+        next += 1;
+        let i = met.len();
+        // SAFETY: `p` is a live object for the whole walk (see above).
+        let child = unsafe { Borrowed::from_ptr(py, p) };
+        let mut add = |c: &Py<PyAny>| todo.push((c.as_ptr(), i));
+        match visit(child, &mut add) {
+            Some((mark, own)) => met.push(Met {
+                mark,
+                parent,
+                dirty: own,
+            }),
+            // A cached view being changed right now counts as dirty.
+            None => met[parent].dirty = true,
+        }
+    }
+    // Children come after their parents: one backward pass passes each
+    // child's answer up.
+    for i in (1..met.len()).rev() {
+        if met[i].dirty {
+            let parent = met[i].parent;
+            met[parent].dirty = true;
+        }
+    }
+    for m in &met {
+        // SAFETY: each note is in a view met, alive for the walk (above).
+        unsafe { &*m.mark }.store(m.dirty, Relaxed);
+    }
+    met[0].dirty
+}
+
+/// A view, as [`mark_dirty`] sees it.
+trait Marked {
+    /// Where the walk notes its answer.
+    fn mark(&self) -> &AtomicBool;
+    /// Whether the view holds edits of its own (it is Edited or patched);
+    /// `each` is given every child view it caches.
+    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool;
+}
+
+/// What the last [`mark_dirty`] walk over a cached child view found. A
+/// writer asks only about views under one it walked itself.
+fn marked_dirty(v: &Bound<'_, PyAny>) -> bool {
+    if let Ok(o) = v.cast_exact::<Object>() {
+        return o.try_borrow().is_ok_and(|o| o.dirty_mark.load(Relaxed));
+    }
+    if let Ok(a) = v.cast_exact::<Array>() {
+        return a.try_borrow().is_ok_and(|a| a.dirty_mark.load(Relaxed));
     }
     false
 }
@@ -306,6 +393,7 @@ impl Object {
                 distinct: None,
                 patches: Patches::default(),
             },
+            dirty_mark: AtomicBool::new(false),
         }
     }
 
@@ -316,11 +404,6 @@ impl Object {
             ObjState::Lazy { views, patches, .. } if patches.is_empty() => Some(views),
             _ => None,
         }
-    }
-
-    fn dirty(&self, py: Python<'_>) -> bool {
-        self.unedited()
-            .is_none_or(|views| views.values().any(|v| view_dirty(py, v.bind(py))))
     }
 
     /// (key, value cursor, offset of the key's quote) of every distinct key
@@ -776,6 +859,7 @@ impl Array {
             state: ArrState::Lazy {
                 views: ViewCache::default(),
             },
+            dirty_mark: AtomicBool::new(false),
         }
     }
 
@@ -785,11 +869,6 @@ impl Array {
             ArrState::Lazy { views } => Some(views),
             ArrState::Edited(_) => None,
         }
-    }
-
-    fn dirty(&self, py: Python<'_>) -> bool {
-        self.unedited()
-            .is_none_or(|views| views.values().any(|v| view_dirty(py, v.bind(py))))
     }
 
     fn length(&self) -> usize {
@@ -1125,6 +1204,44 @@ trait Holder {
     fn clear_children(&mut self);
 }
 
+impl Marked for Object {
+    fn mark(&self) -> &AtomicBool {
+        &self.dirty_mark
+    }
+
+    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool {
+        match &self.state {
+            ObjState::Lazy { views, patches, .. } => {
+                views.for_each(each);
+                !patches.is_empty()
+            }
+            ObjState::Edited(m) => {
+                m.list.iter().flatten().for_each(|m| m.slot.cached(each));
+                true
+            }
+        }
+    }
+}
+
+impl Marked for Array {
+    fn mark(&self) -> &AtomicBool {
+        &self.dirty_mark
+    }
+
+    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool {
+        match &self.state {
+            ArrState::Lazy { views } => {
+                views.for_each(each);
+                false
+            }
+            ArrState::Edited(s) => {
+                s.iter().for_each(|slot| slot.cached(each));
+                true
+            }
+        }
+    }
+}
+
 impl Holder for Object {
     fn holds_nothing(&self) -> bool {
         self.unedited().is_some_and(ViewCache::is_empty)
@@ -1171,6 +1288,13 @@ impl Slot {
         match self {
             Slot::Orig { view, .. } => view,
             Slot::New(v) => Some(v),
+        }
+    }
+
+    /// Give `each` the view an original slot caches, if any.
+    fn cached(&self, each: &mut impl FnMut(&Py<PyAny>)) {
+        if let Slot::Orig { view: Some(v), .. } = self {
+            each(v);
         }
     }
 }
@@ -1572,7 +1696,7 @@ impl<'a> Runs<'a> {
         view: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<()> {
         let py = sink.py();
-        if let Some(v) = view.filter(|v| view_dirty(py, v)) {
+        if let Some(v) = view.filter(|v| marked_dirty(v)) {
             self.flush(sink);
             self.comma(sink);
             // The key and colon as written (keys were checked when decoded).
@@ -1644,7 +1768,7 @@ fn splice_views<'py, S: Sink<'py>>(
     let mut dirty: SmallVec<[(Cursor, &Bound<'py, PyAny>); 2]> = SmallVec::new();
     for v in views.values() {
         let v = v.bind(py);
-        if let Some(c) = dirty_view_cursor(py, v)? {
+        if let Some(c) = dirty_view_cursor(v)? {
             dirty.push((c, v));
         }
     }
@@ -1684,7 +1808,7 @@ fn splice_object<'py, S: Sink<'py>>(
     }
     for v in views.values() {
         let v = v.bind(py);
-        if let Some(c) = dirty_view_cursor(py, v)? {
+        if let Some(c) = dirty_view_cursor(v)? {
             // A replaced member's old view is not written.
             if patches.for_original(c.start).is_none() {
                 edits.push((c, v, true));
@@ -1724,19 +1848,19 @@ fn splice_object<'py, S: Sink<'py>>(
 
 /// The cursor of a cached child view (always an `Object` or `Array`) when
 /// it holds edits; `None` when it is untouched.
-fn dirty_view_cursor(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Option<Cursor>> {
+fn dirty_view_cursor(v: &Bound<'_, PyAny>) -> PyResult<Option<Cursor>> {
     if let Ok(o) = v.cast_exact::<Object>() {
         let o = o.try_borrow()?;
-        return Ok(o.dirty(py).then_some(o.at));
+        return Ok(o.dirty_mark.load(Relaxed).then_some(o.at));
     }
     if let Ok(a) = v.cast_exact::<Array>() {
         let a = a.try_borrow()?;
-        return Ok(a.dirty(py).then_some(a.at));
+        return Ok(a.dirty_mark.load(Relaxed).then_some(a.at));
     }
     Err(PyTypeError::new_err("qjson: a cached child is not a view"))
 }
 
-/// Write a view known to be dirty (its check is not repeated).
+/// Write a cached child view marked dirty (its check is not repeated).
 fn write_edited<'py, S: Sink<'py>>(sink: &mut S, v: &Bound<'py, PyAny>) -> PyResult<()> {
     if let Ok(o) = v.cast_exact::<Object>() {
         return write_object_edits(sink, o, &*o.try_borrow()?);
@@ -1749,7 +1873,7 @@ fn write_edited<'py, S: Sink<'py>>(sink: &mut S, v: &Bound<'py, PyAny>) -> PyRes
 
 fn write_object<'py, S: Sink<'py>>(sink: &mut S, o: &Bound<'py, Object>) -> PyResult<()> {
     let me = o.try_borrow()?;
-    if !me.dirty(sink.py()) {
+    if !mark_dirty(sink.py(), &*me) {
         return copy_value(sink, &me.parsed, me.at);
     }
     write_object_edits(sink, o, &me)
@@ -1834,7 +1958,7 @@ fn write_object_edits<'py, S: Sink<'py>>(
 
 fn write_array<'py, S: Sink<'py>>(sink: &mut S, a: &Bound<'py, Array>) -> PyResult<()> {
     let me = a.try_borrow()?;
-    if !me.dirty(sink.py()) {
+    if !mark_dirty(sink.py(), &*me) {
         return copy_value(sink, &me.parsed, me.at);
     }
     write_array_edits(sink, a, &me)
