@@ -359,13 +359,16 @@ trait Marked {
 }
 
 /// What the last [`mark_dirty`] walk over a cached child view found. A
-/// writer asks only about views under one it walked itself.
+/// writer asks only about views under one it walked itself, in the same
+/// `dumps` (Python code run meanwhile, such as a `default` callback, may
+/// have edited a view since: it is then written as the walk saw it). A
+/// view that cannot be borrowed answers dirty, so that writing it raises.
 fn marked_dirty(v: &Bound<'_, PyAny>) -> bool {
     if let Ok(o) = v.cast_exact::<Object>() {
-        return o.try_borrow().is_ok_and(|o| o.dirty_mark.load(Relaxed));
+        return o.try_borrow().map_or(true, |o| o.dirty_mark.load(Relaxed));
     }
     if let Ok(a) = v.cast_exact::<Array>() {
-        return a.try_borrow().is_ok_and(|a| a.dirty_mark.load(Relaxed));
+        return a.try_borrow().map_or(true, |a| a.dirty_mark.load(Relaxed));
     }
     false
 }
