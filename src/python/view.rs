@@ -21,8 +21,9 @@
 //!
 //! A view is *dirty* when it is Edited or patched, or one of its cached
 //! child views is dirty; writing a view first works this out for every
-//! view cached below it in one walk ([`mark_dirty`]). A clean view is one copy of its original bytes (the root view: the
-//! whole input, surrounding whitespace included). A dirty view is written
+//! view cached below it in one walk ([`mark_dirty`]). A clean view is one
+//! copy of its original bytes (the root view: the whole input, surrounding
+//! whitespace included). A dirty view is written
 //! child by child: each run of untouched children with consecutive original
 //! ordinals is one copy of the input from the first child's start to the
 //! last child's end (separators and whitespace included); new values go
@@ -58,7 +59,7 @@ use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple};
 use pyo3::PyTraverseError;
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -69,7 +70,7 @@ mod patch;
 use cache::ViewCache;
 use patch::{KeyState, Patches};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// One child of an Edited container.
@@ -187,8 +188,8 @@ pub struct Object {
     parsed: Arc<Parsed>,
     at: Cursor,
     state: ObjState,
-    /// What the last [`mark_dirty`] walk found.
-    dirty_mark: AtomicBool,
+    /// What the last [`mark_dirty`] walk found, and when.
+    dirty_mark: AtomicU64,
 }
 
 /// A JSON array: read lazily from the document, edits kept as an overlay.
@@ -197,8 +198,8 @@ pub struct Array {
     parsed: Arc<Parsed>,
     at: Cursor,
     state: ArrState,
-    /// What the last [`mark_dirty`] walk found.
-    dirty_mark: AtomicBool,
+    /// What the last [`mark_dirty`] walk found, and when.
+    dirty_mark: AtomicU64,
 }
 
 // ------------------------------------------------------------------ helpers
@@ -253,18 +254,20 @@ fn visit_slot(slot: &Slot, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
 }
 
 /// Work out which views under `root` (itself included) have edits to
-/// write, in one walk, and note the answer in each ([`Marked::mark`]);
-/// returns `root`'s. A view is dirty when it holds edits of its own (it is
-/// Edited or patched) or a view cached below it is dirty.
+/// write, in one walk, and note the answer in each ([`Marked::mark`], with
+/// the current [`ERA`]); returns `root`'s. A view is dirty when it holds
+/// edits of its own (it is Edited or patched) or a view cached below it is
+/// dirty.
 ///
 /// The walk reaches every view a writer of `root` may ask about: the views
 /// cached by lazy containers (patched ones included) and by the original
 /// slots of Edited ones; new values are walked when they are written. The
-/// writers then read the notes, so writing a tree of cached views costs
-/// O(views) for this, however deep they nest (a writer asking at every
-/// level would cost views times levels). The walk uses a list of its own
-/// rather than recursion, since a chain of cached views can be as deep as
-/// the document.
+/// writers then read the notes ([`dirty_now`]), so writing a tree of
+/// cached views costs O(views) for this, however deep they nest (a writer
+/// asking at every level would cost views times levels), unless Python
+/// code runs in between (a new era: the views asked about are walked
+/// again). The walk uses a list of its own rather than recursion, since a
+/// chain of cached views can be as deep as the document.
 ///
 /// The answer must be exact: a clean view is written as one copy of its
 /// bytes (the root with the whitespace around it; in a lazy document, or
@@ -275,7 +278,7 @@ fn mark_dirty<'py>(py: Python<'py>, root: &impl Marked) -> bool {
     /// parent, and whether it is dirty (its own edits first, then its
     /// children's).
     struct Met {
-        mark: *const AtomicBool,
+        mark: *const AtomicU64,
         parent: usize,
         dirty: bool,
     }
@@ -284,7 +287,7 @@ fn mark_dirty<'py>(py: Python<'py>, root: &impl Marked) -> bool {
     fn visit(
         v: Borrowed<'_, '_, PyAny>,
         each: &mut impl FnMut(&Py<PyAny>),
-    ) -> Option<(*const AtomicBool, bool)> {
+    ) -> Option<(*const AtomicU64, bool)> {
         if let Ok(o) = v.cast_exact::<Object>() {
             let o = o.try_borrow().ok()?;
             return Some((o.mark(), o.edits_and_views(each)));
@@ -294,9 +297,10 @@ fn mark_dirty<'py>(py: Python<'py>, root: &impl Marked) -> bool {
     }
     // Borrowed pointers: each view met is kept alive by the cache of a
     // view the caller holds (and a note by its view), and the walk runs no
-    // Python code (borrow checks and type tests only), so under the
-    // interpreter lock (the module declares `gil_used`) no other thread
-    // runs either, and none of them is changed or freed meanwhile.
+    // Python code (type tests, borrow flags, and reference counts that
+    // never reach zero), so under the interpreter lock (the module
+    // declares `gil_used`) no other thread runs either, and none of them
+    // is changed or freed meanwhile.
     //
     // Views to visit, with the position of their parent in `met`.
     let mut todo: SmallVec<[(*mut ffi::PyObject, usize); 8]> = SmallVec::new();
@@ -304,13 +308,14 @@ fn mark_dirty<'py>(py: Python<'py>, root: &impl Marked) -> bool {
         root.mark(),
         root.edits_and_views(&mut |c| todo.push((c.as_ptr(), 0))),
     );
+    let era = ERA.load(Relaxed);
     if todo.is_empty() {
-        mark.store(own, Relaxed);
+        mark.store(note(era, own), Relaxed);
         return own;
     }
     let mut met: SmallVec<[Met; 8]> = SmallVec::new();
     met.push(Met {
-        mark: mark as *const AtomicBool,
+        mark: mark as *const AtomicU64,
         parent: 0,
         dirty: own,
     });
@@ -344,31 +349,57 @@ fn mark_dirty<'py>(py: Python<'py>, root: &impl Marked) -> bool {
     }
     for m in &met {
         // SAFETY: each note is in a view met, alive for the walk (above).
-        unsafe { &*m.mark }.store(m.dirty, Relaxed);
+        unsafe { &*m.mark }.store(note(era, m.dirty), Relaxed);
     }
     met[0].dirty
 }
 
 /// A view, as [`mark_dirty`] sees it.
 trait Marked {
-    /// Where the walk notes its answer.
-    fn mark(&self) -> &AtomicBool;
+    /// Where the walk notes its answer (see [`note`]).
+    fn mark(&self) -> &AtomicU64;
     /// Whether the view holds edits of its own (it is Edited or patched);
     /// `each` is given every child view it caches.
     fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool;
 }
 
-/// What the last [`mark_dirty`] walk over a cached child view found. A
-/// writer asks only about views under one it walked itself, in the same
-/// `dumps` (Python code run meanwhile, such as a `default` callback, may
-/// have edited a view since: it is then written as the walk saw it). A
-/// view that cannot be borrowed answers dirty, so that writing it raises.
+/// Notes taken by [`mark_dirty`] are good until Python code may have run:
+/// a writer that hands a value to the serializer (a `default` hook, a
+/// property) starts a new era, and a note from an earlier one is not
+/// trusted. Views start with note 0, from no era.
+static ERA: AtomicU64 = AtomicU64::new(1);
+
+/// Python code may have run since the views were marked.
+fn new_era() {
+    ERA.fetch_add(1, Relaxed);
+}
+
+/// A view's note: the era it was taken in, and the answer.
+fn note(era: u64, dirty: bool) -> u64 {
+    era << 1 | u64::from(dirty)
+}
+
+/// Whether a view has edits to write: its note when taken in this era,
+/// else a fresh walk (which notes the views below it anew).
+fn dirty_now<'py>(py: Python<'py>, v: &impl Marked) -> bool {
+    let note = v.mark().load(Relaxed);
+    if note >> 1 == ERA.load(Relaxed) {
+        return note & 1 == 1;
+    }
+    mark_dirty(py, v)
+}
+
+/// [`dirty_now`] for a cached child view. A writer asks only about views
+/// under one it walked itself, so the notes answer unless Python code ran
+/// in between (and may have edited views). A view that cannot be borrowed
+/// answers dirty, so that writing it raises.
 fn marked_dirty(v: &Bound<'_, PyAny>) -> bool {
+    let py = v.py();
     if let Ok(o) = v.cast_exact::<Object>() {
-        return o.try_borrow().map_or(true, |o| o.dirty_mark.load(Relaxed));
+        return o.try_borrow().map_or(true, |o| dirty_now(py, &*o));
     }
     if let Ok(a) = v.cast_exact::<Array>() {
-        return a.try_borrow().map_or(true, |a| a.dirty_mark.load(Relaxed));
+        return a.try_borrow().map_or(true, |a| dirty_now(py, &*a));
     }
     false
 }
@@ -396,7 +427,7 @@ impl Object {
                 distinct: None,
                 patches: Patches::default(),
             },
-            dirty_mark: AtomicBool::new(false),
+            dirty_mark: AtomicU64::new(0),
         }
     }
 
@@ -862,7 +893,7 @@ impl Array {
             state: ArrState::Lazy {
                 views: ViewCache::default(),
             },
-            dirty_mark: AtomicBool::new(false),
+            dirty_mark: AtomicU64::new(0),
         }
     }
 
@@ -1208,7 +1239,7 @@ trait Holder {
 }
 
 impl Marked for Object {
-    fn mark(&self) -> &AtomicBool {
+    fn mark(&self) -> &AtomicU64 {
         &self.dirty_mark
     }
 
@@ -1227,7 +1258,7 @@ impl Marked for Object {
 }
 
 impl Marked for Array {
-    fn mark(&self) -> &AtomicBool {
+    fn mark(&self) -> &AtomicU64 {
         &self.dirty_mark
     }
 
@@ -1617,7 +1648,23 @@ pub(crate) fn write<'py, S: Sink<'py>>(sink: &mut S, obj: &Bound<'py, PyAny>) ->
         let len = d.parsed.input.bytes().len();
         return copy(sink, &d.parsed, 0, len);
     }
-    sink.value(obj)
+    let done = sink.value(obj);
+    if !is_plain_scalar(obj) {
+        // The serializer may have run Python code, which may have edited
+        // views marked before (see `ERA`).
+        new_era();
+    }
+    done
+}
+
+/// A value whose serialization runs no Python code: an exact `str`,
+/// `int`, `float`, `bool` or `None`.
+fn is_plain_scalar(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_none()
+        || obj.is_exact_instance_of::<PyString>()
+        || obj.is_exact_instance_of::<PyInt>()
+        || obj.is_exact_instance_of::<PyFloat>()
+        || obj.is_exact_instance_of::<PyBool>()
 }
 
 /// Validate `input[a..b]` when the document is lazy (strict documents were
@@ -1852,13 +1899,14 @@ fn splice_object<'py, S: Sink<'py>>(
 /// The cursor of a cached child view (always an `Object` or `Array`) when
 /// it holds edits; `None` when it is untouched.
 fn dirty_view_cursor(v: &Bound<'_, PyAny>) -> PyResult<Option<Cursor>> {
+    let py = v.py();
     if let Ok(o) = v.cast_exact::<Object>() {
         let o = o.try_borrow()?;
-        return Ok(o.dirty_mark.load(Relaxed).then_some(o.at));
+        return Ok(dirty_now(py, &*o).then_some(o.at));
     }
     if let Ok(a) = v.cast_exact::<Array>() {
         let a = a.try_borrow()?;
-        return Ok(a.dirty_mark.load(Relaxed).then_some(a.at));
+        return Ok(dirty_now(py, &*a).then_some(a.at));
     }
     Err(PyTypeError::new_err("qjson: a cached child is not a view"))
 }
