@@ -363,6 +363,44 @@ trait Marked {
     fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool;
 }
 
+impl Marked for Object {
+    fn mark(&self) -> &AtomicU64 {
+        &self.dirty_mark
+    }
+
+    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool {
+        match &self.state {
+            ObjState::Lazy { views, patches, .. } => {
+                views.for_each(each);
+                !patches.is_empty()
+            }
+            ObjState::Edited(m) => {
+                m.list.iter().flatten().for_each(|m| m.slot.cached(each));
+                true
+            }
+        }
+    }
+}
+
+impl Marked for Array {
+    fn mark(&self) -> &AtomicU64 {
+        &self.dirty_mark
+    }
+
+    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool {
+        match &self.state {
+            ArrState::Lazy { views } => {
+                views.for_each(each);
+                false
+            }
+            ArrState::Edited(s) => {
+                s.iter().for_each(|slot| slot.cached(each));
+                true
+            }
+        }
+    }
+}
+
 /// Notes taken by [`mark_dirty`] are good until Python code may have run:
 /// a writer that hands a value to the serializer (a `default` hook, a
 /// property) starts a new era, and a note from an earlier one is not
@@ -394,14 +432,7 @@ fn dirty_now<'py>(py: Python<'py>, v: &impl Marked) -> bool {
 /// in between (and may have edited views). A view that cannot be borrowed
 /// answers dirty, so that writing it raises.
 fn marked_dirty(v: &Bound<'_, PyAny>) -> bool {
-    let py = v.py();
-    if let Ok(o) = v.cast_exact::<Object>() {
-        return o.try_borrow().map_or(true, |o| dirty_now(py, &*o));
-    }
-    if let Ok(a) = v.cast_exact::<Array>() {
-        return a.try_borrow().map_or(true, |a| dirty_now(py, &*a));
-    }
-    false
+    dirty_view_cursor(v).map_or(true, |c| c.is_some())
 }
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
@@ -1236,44 +1267,6 @@ trait Holder {
     fn take_children(&mut self, out: &mut Orphans);
     /// Drop them in place.
     fn clear_children(&mut self);
-}
-
-impl Marked for Object {
-    fn mark(&self) -> &AtomicU64 {
-        &self.dirty_mark
-    }
-
-    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool {
-        match &self.state {
-            ObjState::Lazy { views, patches, .. } => {
-                views.for_each(each);
-                !patches.is_empty()
-            }
-            ObjState::Edited(m) => {
-                m.list.iter().flatten().for_each(|m| m.slot.cached(each));
-                true
-            }
-        }
-    }
-}
-
-impl Marked for Array {
-    fn mark(&self) -> &AtomicU64 {
-        &self.dirty_mark
-    }
-
-    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool {
-        match &self.state {
-            ArrState::Lazy { views } => {
-                views.for_each(each);
-                false
-            }
-            ArrState::Edited(s) => {
-                s.iter().for_each(|slot| slot.cached(each));
-                true
-            }
-        }
-    }
 }
 
 impl Holder for Object {
