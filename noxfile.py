@@ -68,6 +68,7 @@ def tests(session: nox.Session) -> None:
         session.log(f"note: {DATA} is absent; data-driven tests will be skipped")
     session.run("cargo", "test", "--no-default-features", external=True)
     session.install(*_extra("test"))
+    session.install(*_extra("gateway"))
     _lua_setup(session)
     _build(session)
     _pytest(session, "tests", *session.posargs)
