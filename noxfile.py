@@ -86,6 +86,7 @@ def bench(session: nox.Session) -> None:
     other arguments go to benchmarks/run.py (`--only lua,report`, `--skip corpus`).
     """
     session.install(*_extra("bench"))
+    session.install(*_extra("gateway"))
     _lua_setup(session)
     _build(session)
     if "--quick" not in session.posargs:
@@ -165,3 +166,17 @@ def lint(session: nox.Session) -> None:
         "--allowlist",
         "python/qjson/stubtest-allowlist.txt",
     )
+
+
+@nox.session(python=PYTHON)
+def gateway(session: nox.Session) -> None:
+    """The LLM-gateway example under load (also a stage of `nox -s bench`): the upstream
+    stub and a qjson, an orjson and a json gateway on 127.0.0.1, driven by a separate
+    client process; benchmarks/results/gateway.json and its section of docs/benchmarks.md.
+
+    `nox -s gateway -- --quick` for a short run.
+    """
+    session.install(*_extra("bench"))
+    session.install(*_extra("gateway"))
+    _build(session)
+    session.run("python", "benchmarks/run.py", "--only", "gateway,report", *session.posargs)

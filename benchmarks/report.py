@@ -230,6 +230,25 @@ def memory_targets(tg: Targets, res: dict | None) -> None:
     tg.check(work, "<= 5% of input on the chat ladder", ladder, lambda v: v <= 0.05, "{:.1%}")
 
 
+def gateway_targets(tg: Targets, res: dict | None) -> None:
+    """Issue targets of the gateway example: req/s of the qjson variant / the orjson one."""
+    items = [
+        ("gateway end to end, req/s, 1 MB and 10 MB bodies", ["1m", "10m"], 1.3),
+        ("gateway end to end, req/s, 2 KB and 100 KB bodies", ["2k", "100k"], 1.0),
+    ]
+    for work, sizes, goal in items:
+        if res is None:
+            tg.missing(work, f">= {goal:g}x orjson", "benchmarks/results/gateway.json is missing")
+            continue
+        cells = {(c["library"], c["size"], c["concurrency"]): c for c in res["cells"]}
+        cases = [
+            (f"{size} c={conc}", q["rps"] / cells["orjson", size, conc]["rps"])
+            for (lib, size, conc), q in cells.items()
+            if lib == "qjson" and size in sizes and ("orjson", size, conc) in cells
+        ]
+        tg.check(work, f">= {goal:g}x orjson", cases, lambda v, g=goal: v >= g)
+
+
 # --------------------------------------------------------------------------- sections
 
 
@@ -496,6 +515,68 @@ def corpus_section(res: dict | None) -> list[str]:
     return out
 
 
+def gateway_section(res: dict | None) -> list[str]:
+    if res is None:
+        return ["No gateway results (benchmarks/results/gateway.json; `nox -s gateway`)."]
+    libs = ["qjson", "orjson", "json"]
+    cells = {(c["library"], c["size"], c["concurrency"]): c for c in res["cells"]}
+    keys = sorted(
+        {(c["size"], c["bytes"], c["concurrency"]) for c in res["cells"]},
+        key=lambda k: (k[1], k[2]),
+    )
+    v = res["versions"]
+    out = [
+        "`python benchmarks/gateway_bench.py` (`nox -s gateway`): examples/gateway on uvicorn "
+        f"({', '.join(f'{k} {v[k]}' for k in v)}), one process per JSON library, the upstream "
+        "stub and a separate aiohttp client process, all on 127.0.0.1; "
+        f"{res['rounds']} rounds, the libraries in rotating order; {res['cpu']}, "
+        f"backend `{res['backend']}`, Python {res['python']}, mode `{res['mode']}`. "
+        "req/s: median of the rounds; latency: all rounds pooled. "
+        "The 2 KB body is the dense small request; the others are chat requests.",
+        "",
+        "| size | clients | req/s qjson | orjson | json | qjson / orjson "
+        "| p50 ms qjson / orjson / json | p99 ms qjson / orjson / json |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+
+    def trio(size: str, conc: int, key: str, fmt: str = "{:.1f}") -> str:
+        vals = [cells.get((lib, size, conc), {}).get(key) for lib in libs]
+        return " / ".join("-" if x is None else fmt.format(x) for x in vals)
+
+    for size, nbytes, conc in keys:
+        row = [cells.get((lib, size, conc)) for lib in libs]
+        rps = [num(c["rps"]) if c else "-" for c in row]
+        ratio = f"{row[0]['rps'] / row[1]['rps']:.2f}x" if row[0] and row[1] else "-"
+        out.append(
+            f"| {size} ({nbytes:,} B) | {conc} | " + " | ".join(rps) + f" | {ratio} | "
+            f"{trio(size, conc, 'p50_ms')} | {trio(size, conc, 'p99_ms')} |"
+        )
+    out += [
+        "",
+        "Where the gateway's time goes: its CPU time per request (/proc), of which JSON work "
+        "(parse, reads, edits, dumps; the gateway's Server-Timing header, thread CPU time); "
+        "the rest is HTTP (uvicorn, Starlette, aiohttp to the upstream). "
+        "CPU ratio = orjson's CPU per request / qjson's: the rate ratio on a free core.",
+        "",
+        "| size | clients | gateway CPU ms/req qjson / orjson / json | CPU ratio "
+        "| JSON ms/req qjson / orjson / json | JSON share of CPU | peak RSS MiB |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size, _nbytes, conc in keys:
+        row = [cells.get((lib, size, conc)) for lib in libs]
+        ratio = f"{row[1]['cpu_ms'] / row[0]['cpu_ms']:.2f}x" if row[0] and row[1] else "-"
+        share = " / ".join(
+            f"{c['json_ms'] / c['cpu_ms']:.0%}" if c and c["json_ms"] and c["cpu_ms"] else "-"
+            for c in row
+        )
+        rss = " / ".join(f"{c['peak_rss_kib'] / 1024:.0f}" if c else "-" for c in row)
+        out.append(
+            f"| {size} | {conc} | {trio(size, conc, 'cpu_ms', '{:.2f}')} | {ratio} | "
+            f"{trio(size, conc, 'json_ms', '{:.3f}')} | {share} | {rss} |"
+        )
+    return out
+
+
 def build(mode: str) -> str:
     machine = load("machine.json")
     tg = Targets()
@@ -506,6 +587,8 @@ def build(mode: str) -> str:
     corpus_targets(tg, corpus)
     mem = load("memory.json")
     memory_targets(tg, mem)
+    gateway = load("gateway.json")
+    gateway_targets(tg, gateway)
     npass = sum(1 for r in tg.rows if r[3] == "PASS")
     nfail = sum(1 for r in tg.rows if r[3] == "FAIL")
     nna = len(tg.rows) - npass - nfail
@@ -548,6 +631,10 @@ def build(mode: str) -> str:
         "## Corpus (jsonexamples)",
         "",
         *corpus_section(corpus),
+        "",
+        "## LLM gateway end to end (examples/gateway)",
+        "",
+        *gateway_section(gateway),
         "",
     ]
     pngs = sorted(IMG.glob("*.png")) if IMG.is_dir() else []

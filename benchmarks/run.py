@@ -12,6 +12,7 @@ benchmarks/results/:
     lua       lua.json: qjson vs lua-cjson inside lupa's LuaJIT
     corpus    corpus.json + docs/corpus.md (needs ../shared/data/jsonexamples)
     notebook  executes benchmarks/ladder.ipynb headless (nbclient); PNGs in docs/img/
+    gateway   gateway.json: examples/gateway end to end on uvicorn, qjson vs orjson vs json
     report    docs/benchmarks.md from the results
 
 A progress line on stderr names the stage running, the stages left and an
@@ -37,6 +38,7 @@ sys.path.insert(0, str(HERE))
 from progress import fmt_duration  # noqa: E402
 
 STAGES = ["machine", "pytest", "targets", "memory", "lua", "corpus", "notebook", "report"]
+STAGES.insert(STAGES.index("report"), "gateway")
 # Rough durations on a 2-core machine, seconds (quick, full): only for the "left" estimate.
 EXPECTED = {
     "machine": (2, 2),
@@ -46,6 +48,7 @@ EXPECTED = {
     "lua": (12, 40),
     "corpus": (15, 240),
     "notebook": (15, 15),
+    "gateway": (120, 900),
     "report": (1, 1),
 }
 
@@ -86,6 +89,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "memory": _py(str(HERE / "memory.py"), *q),
         "lua": _py(str(HERE / "lua_bench.py"), *q),
         "corpus": _py(str(HERE / "corpus.py"), *q) if CORPUS.is_dir() else None,
+        "gateway": _py(str(HERE / "gateway_bench.py"), *q),
         "notebook": None,  # in-process
         "report": None,  # in-process
     }

@@ -74,9 +74,12 @@ def stop(proc: subprocess.Popen[str], grace: float = 5.0) -> None:
 
 
 @contextlib.contextmanager
-def serve(argv: list[str], timeout: float = 60.0, python: str = sys.executable) -> Iterator[Server]:
-    """Run `python <examples/gateway/argv[0]> argv[1:]` until the block ends."""
-    cmd = [python, str(HERE / argv[0]), *argv[1:]]
+def serve(
+    argv: list[str], timeout: float = 60.0, wrapper: tuple[str, ...] = ()
+) -> Iterator[Server]:
+    """Run `python [wrapper] <examples/gateway/argv[0]> argv[1:]` until the block ends
+    (wrapper: say ("-m", "pyinstrument", "-o", "out.txt") to profile the server)."""
+    cmd = [sys.executable, *wrapper, str(HERE / argv[0]), *argv[1:]]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=HERE)
     try:
         line = _first_line(proc, timeout)

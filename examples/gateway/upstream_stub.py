@@ -88,7 +88,11 @@ def main(argv: list[str] | None = None) -> None:
     sock.bind((args.host, args.port))
     print(f"upstream stub on http://{args.host}:{sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(
-        make_app(args.hash == "sha256"), lifespan="off", log_level="warning", access_log=False
+        make_app(args.hash == "sha256"),
+        lifespan="off",
+        timeout_keep_alive=75,
+        log_level="warning",
+        access_log=False,
     )
     uvicorn.Server(config).run(sockets=[sock])
 
