@@ -20,8 +20,8 @@ warm-up. Per cell:
 
 Results go to benchmarks/results/gateway.json; benchmarks/report.py turns them
 into a section of docs/benchmarks.md. ``--profile DIR`` afterwards runs the qjson
-gateway under pyinstrument (pip install pyinstrument) at 2 KB and 10 MB and writes
-the text profiles there. Every server is stopped at the end, also on failure.
+gateway under cProfile (CPU-time clock) at 2 KB and 10 MB and writes the text
+profiles there. Every server is stopped at the end, also on failure.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -208,16 +209,17 @@ def _run_client(cfg: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def profile(out_dir: Path, quick: bool) -> None:
-    """Profile the qjson gateway (pyinstrument, text) under c=32 load at 2 KB and 10 MB."""
+    """Profile the qjson gateway under c=32 load at 2 KB and 10 MB (cProfile, CPU time)."""
     from launch import serve
 
     out_dir.mkdir(parents=True, exist_ok=True)
     with serve(["upstream_stub.py", "--hash", "none"]) as stub:
         for size, n in (("2k", 2000), ("10m", 64)):
             out = out_dir / f"gateway-qjson-{size}.txt"
-            wrapper = ("-m", "pyinstrument", "-r", "text", "--show-all", "-o", str(out))
+            wrapper = (__file__, "cprofile", str(out))
             argv = ["app.py", "--upstream", stub.url, "--json", "qjson"]
-            with serve(argv + ["--max-body", str(MAX_BODY)], wrapper=wrapper) as gw:
+            argv += ["--max-body", str(MAX_BODY)]
+            with serve(argv, wrapper=wrapper, stop_signal=signal.SIGINT) as gw:
                 cfg = {
                     "gateways": {"qjson": {"url": gw.url, "pid": gw.pid}},
                     "sizes": [size],
@@ -229,12 +231,35 @@ def profile(out_dir: Path, quick: bool) -> None:
             print(f"wrote {out}", file=sys.stderr)
 
 
+def cprofile_main(out: str, script: str, *args: str) -> None:
+    """Run a server script under cProfile with a CPU-time clock until SIGINT, then write
+    its busiest functions: wall-clock samplers charge the time a process waits for a
+    core on a busy machine to whatever it was doing, a CPU clock does not."""
+    import cProfile
+    import io
+    import pstats
+    import runpy
+
+    sys.argv = [script, *args]
+    sys.path.insert(0, str(Path(script).parent))
+    prof = cProfile.Profile(time.process_time)
+    try:
+        prof.runcall(runpy.run_path, script, run_name="__main__")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    buf = io.StringIO()
+    stats = pstats.Stats(prof, stream=buf)
+    stats.sort_stats("tottime").print_stats(40)
+    stats.sort_stats("cumulative").print_stats(60)
+    Path(out).write_text(buf.getvalue())
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer requests, c = 1 and 16, 1 round")
     ap.add_argument("--out", type=Path, default=RESULTS / "gateway.json")
     ap.add_argument("--sizes", default=",".join(SIZES), help="comma list of " + ",".join(SIZES))
-    ap.add_argument("--profile", type=Path, default=None, help="also write pyinstrument profiles")
+    ap.add_argument("--profile", type=Path, default=None, help="also write cProfile profiles")
     args = ap.parse_args(argv)
     from launch import serve
 
@@ -287,5 +312,8 @@ def _cpu_name() -> str:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "client":
         client_main(sys.argv[2], sys.argv[3])
+        sys.exit(0)
+    if len(sys.argv) >= 4 and sys.argv[1] == "cprofile":
+        cprofile_main(*sys.argv[2:])
         sys.exit(0)
     sys.exit(main())

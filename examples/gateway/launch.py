@@ -61,9 +61,9 @@ def _wait_healthy(url: str, proc: subprocess.Popen[str], timeout: float) -> None
     raise RuntimeError(f"{url} did not answer /health within {timeout} s")
 
 
-def stop(proc: subprocess.Popen[str], grace: float = 5.0) -> None:
+def stop(proc: subprocess.Popen[str], grace: float = 5.0, sig: int = signal.SIGTERM) -> None:
     if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         try:
             proc.wait(grace)
         except subprocess.TimeoutExpired:
@@ -75,10 +75,16 @@ def stop(proc: subprocess.Popen[str], grace: float = 5.0) -> None:
 
 @contextlib.contextmanager
 def serve(
-    argv: list[str], timeout: float = 60.0, wrapper: tuple[str, ...] = ()
+    argv: list[str],
+    timeout: float = 60.0,
+    wrapper: tuple[str, ...] = (),
+    stop_signal: int = signal.SIGTERM,
 ) -> Iterator[Server]:
-    """Run `python [wrapper] <examples/gateway/argv[0]> argv[1:]` until the block ends
-    (wrapper: say ("-m", "pyinstrument", "-o", "out.txt") to profile the server)."""
+    """Run `python [wrapper] <examples/gateway/argv[0]> argv[1:]` until the block ends.
+
+    wrapper: say ("-m", "cProfile", "-o", "out.prof") to profile the server; then
+    stop it with SIGINT (uvicorn re-raises the signal it stopped on, and a SIGTERM
+    would end the process before the profiler writes its report)."""
     cmd = [sys.executable, *wrapper, str(HERE / argv[0]), *argv[1:]]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=HERE)
     try:
@@ -87,4 +93,4 @@ def serve(
         _wait_healthy(url, proc, timeout)
         yield Server(proc, url)
     finally:
-        stop(proc)
+        stop(proc, grace=30.0 if wrapper else 5.0, sig=stop_signal)
