@@ -55,6 +55,9 @@ REQUESTS = {"2k": (400, 100), "100k": (200, 50), "1m": (64, 16), "10m": (16, 8)}
 CONCURRENCY = ([1, 8, 32], [1, 16])
 ROUNDS = (5, 1)
 CLIENT_TIMEOUT = 3600  # seconds: the client is killed after this (bounded run)
+# --malloc keep: glibc keeps freed memory instead of trimming the heap top after each
+# large request and faulting it in again on the next (same setting for every server).
+MALLOC_KEEP = {"MALLOC_MMAP_THRESHOLD_": str(64 << 20), "MALLOC_TRIM_THRESHOLD_": str(256 << 20)}
 
 
 def body_for(size: str) -> bytes:
@@ -249,9 +252,38 @@ def cprofile_main(out: str, script: str, *args: str) -> None:
         pass
     buf = io.StringIO()
     stats = pstats.Stats(prof, stream=buf)
+    by_area: dict[str, float] = {}
+    for (filename, _line, func), (_cc, _nc, tottime, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        area = _area(filename, func)
+        by_area[area] = by_area.get(area, 0.0) + tottime
+    total = sum(by_area.values())
+    buf.write(f"CPU time by area (cProfile tottime, process_time clock), total {total:.3f} s\n")
+    for area, t in sorted(by_area.items(), key=lambda kv: -kv[1]):
+        buf.write(f"  {area:<34} {t:8.3f} s  {t / total:6.1%}\n")
+    buf.write("\n")
     stats.sort_stats("tottime").print_stats(40)
     stats.sort_stats("cumulative").print_stats(60)
     Path(out).write_text(buf.getvalue())
+
+
+AREAS = [
+    ("qjson", ("qjson",)),
+    ("orjson / json", ("orjson", "/json/")),
+    ("uvicorn + httptools (server HTTP)", ("uvicorn", "httptools")),
+    ("starlette (routing, request, response)", ("starlette",)),
+    ("aiohttp (client to the upstream)", ("aiohttp", "multidict", "yarl", "aiohappyeyeballs")),
+    ("asyncio + uvloop (event loop, sockets)", ("asyncio", "uvloop", "runners.py")),
+    ("the example's own code", ("examples/gateway",)),
+    ("start-up (imports, compile)", ("importlib", "marshal", "compile", "<frozen", "sre_", "/re/")),
+]
+
+
+def _area(filename: str, func: str) -> str:
+    text = f"{filename} {func}"
+    for name, keys in AREAS:
+        if any(k in text for k in keys):
+            return name
+    return "other (builtins, stdlib)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,7 +292,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS / "gateway.json")
     ap.add_argument("--sizes", default=",".join(SIZES), help="comma list of " + ",".join(SIZES))
     ap.add_argument("--profile", type=Path, default=None, help="also write cProfile profiles")
+    ap.add_argument(
+        "--malloc",
+        choices=["default", "keep"],
+        default="default",
+        help="keep: run the servers with glibc's heap trimming off (MALLOC_*_THRESHOLD_)",
+    )
     args = ap.parse_args(argv)
+    if args.malloc == "keep":
+        os.environ.update(MALLOC_KEEP)  # inherited by the servers (and the client)
     from launch import serve
 
     k = 1 if args.quick else 0
@@ -285,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
 
     result = {
         "mode": "quick" if args.quick else "full",
+        "malloc": MALLOC_KEEP if args.malloc == "keep" else "glibc defaults",
         "seconds": round(time.perf_counter() - t0, 1),
         "cpu": _cpu_name(),
         "cpus": os.cpu_count(),

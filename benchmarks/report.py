@@ -532,7 +532,8 @@ def gateway_section(res: dict | None) -> list[str]:
         f"{res['rounds']} rounds, the libraries in rotating order; {res['cpu']}, "
         f"backend `{res['backend']}`, Python {res['python']}, mode `{res['mode']}`. "
         "req/s: median of the rounds; latency: all rounds pooled. "
-        "The 2 KB body is the dense small request; the others are chat requests.",
+        "The 2 KB body is the dense small request; the others are chat requests. "
+        f"malloc: {res.get('malloc', 'glibc defaults')}.",
         "",
         "| size | clients | req/s qjson | orjson | json | qjson / orjson "
         "| p50 ms qjson / orjson / json | p99 ms qjson / orjson / json |",
@@ -637,6 +638,20 @@ def build(mode: str) -> str:
         *gateway_section(gateway),
         "",
     ]
+    keep = load("gateway-malloc-keep.json")
+    if keep is not None:
+        out += [
+            "### The same with glibc's heap trimming off (`gateway_bench.py --malloc keep`)",
+            "",
+            "With glibc's defaults, a process that frees a request's large buffers can leave "
+            "the top of its heap free; glibc then returns it to the kernel and the next "
+            "request faults it in again (a few hundred to thousands of page faults per MB "
+            "request). Which variant it hits depends on the order of its allocations. This "
+            "run sets the same thresholds for every server so that no variant pays it.",
+            "",
+            *gateway_section(keep),
+            "",
+        ]
     pngs = sorted(IMG.glob("*.png")) if IMG.is_dir() else []
     if pngs:
         out += ["## Plots (benchmarks/ladder.ipynb)", ""]
