@@ -7,12 +7,14 @@ Each server binds 127.0.0.1 port 0 (a free port) itself and prints its
 address as the first line on stdout; `serve` waits for that line (bounded),
 then for GET /health to answer. On leaving the block the child gets SIGTERM
 (uvicorn's graceful shutdown), then SIGKILL if it has not exited within a few
-seconds, also when the block raised.
+seconds, also when the block raised. On Linux the child also gets SIGTERM if
+this process dies without leaving the block (killed by a test timeout, say).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import select
 import signal
 import subprocess
@@ -61,6 +63,14 @@ def _wait_healthy(url: str, proc: subprocess.Popen[str], timeout: float) -> None
     raise RuntimeError(f"{url} did not answer /health within {timeout} s")
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux for SIGTERM when the parent dies."""
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the `finally` below is the only guard
+
+
 def stop(proc: subprocess.Popen[str], grace: float = 5.0, sig: int = signal.SIGTERM) -> None:
     if proc.poll() is None:
         proc.send_signal(sig)
@@ -86,7 +96,14 @@ def serve(
     stop it with SIGINT (uvicorn re-raises the signal it stopped on, and a SIGTERM
     would end the process before the profiler writes its report)."""
     cmd = [sys.executable, *wrapper, str(HERE / argv[0]), *argv[1:]]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=HERE)
+    linux = sys.platform.startswith("linux")
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=HERE,
+        preexec_fn=_die_with_parent if linux else None,
+    )
     try:
         line = _first_line(proc, timeout)
         url = line.split(" on ", 1)[1].strip()
