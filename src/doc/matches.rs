@@ -33,7 +33,10 @@ use crate::error::{AccessError, JsonType};
 use crate::path::{segments, wildcard_error, Compiled, Segment};
 use smallvec::SmallVec;
 
-/// The children a wildcard opened.
+/// The children a wildcard opened. Large on purpose (the keys seen so far
+/// of a small object live inline): frames sit in one `Vec` for the whole
+/// walk, where boxing would allocate for every object `.*` opens.
+#[allow(clippy::large_enum_variant)]
 enum Open<'a> {
     Elements(ArrayItems<'a>),
     Members(DistinctItems<'a>),
