@@ -25,8 +25,6 @@ def dumps(
     default: Callable[[Any], Any] | None = None,
 ) -> bytes: ...
 
-_PathArg = str | Path
-
 @final
 class Path:
     def __new__(cls, text: str) -> Path: ...
@@ -34,6 +32,8 @@ class Path:
     def __ne__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
     def __reduce__(self) -> tuple[type[Path], tuple[str]]: ...
+
+_PathArg = str | Path
 
 @final
 class Doc:
