@@ -29,6 +29,7 @@
 //! for each of a hundred objects read once would cost more than the scans.
 
 use super::{ArrayItems, Cursor, DistinctItems, Doc};
+use crate::decode::string::body_eq;
 use crate::error::{AccessError, JsonType};
 use crate::path::{segments, wildcard_error, Compiled, Segment};
 use smallvec::SmallVec;
@@ -186,33 +187,32 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// Member `key` of object `c` by a scan of its members (first occurrence).
+    /// Member `key` of object `c` by a scan of its members (first
+    /// occurrence). Keys are compared on their raw bytes; a raw key decodes
+    /// to other bytes only through an escape (or, in a lazy document,
+    /// unchecked input), and only those are decoded.
     fn field_scan(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        let len = self.container_len(c);
-        let mut p = self.first_child(c);
-        for i in 0..len {
-            if self.key_eq(self.string_body(p.k), key) {
-                return Some(self.child_value(p, true));
-            }
-            if i + 1 < len {
-                p = self.advance(p, true);
-            }
-        }
-        None
+        let exact = !self.index.lazy && memchr::memchr(b'\\', key).is_none();
+        self.object_items(c)
+            .ok()?
+            .find(|&(raw, _)| {
+                if exact && raw.len() <= key.len() {
+                    raw == key
+                } else {
+                    (!exact || memchr::memchr(b'\\', raw).is_some()) && body_eq(raw, key)
+                }
+            })
+            .map(|(_, v)| v)
     }
 
     /// Element `i` of array `c` (negative counts from the end) by skipping
     /// the ones before it.
     fn element_scan(&self, c: Cursor, i: i64) -> Option<Cursor> {
-        let len = self.container_len(c);
-        let i = if i < 0 { i.checked_add(len as i64)? } else { i };
-        if i < 0 || i >= len as i64 {
+        let len = self.len(c).ok()? as i64;
+        let i = if i < 0 { i.checked_add(len)? } else { i };
+        if i < 0 || i >= len {
             return None;
         }
-        let mut p = self.first_child(c);
-        while p.i < i as u32 {
-            p = self.advance(p, false);
-        }
-        Some(self.child_value(p, false))
+        self.array_items(c).ok()?.nth(i as usize)
     }
 }

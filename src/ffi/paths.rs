@@ -98,10 +98,11 @@ unsafe fn hand_out_all(
     if out.is_null() || n.is_null() {
         return Err(Fail::Arg("null out pointer"));
     }
+    // A new buffer each call (the previous one is freed), so a thread does
+    // not keep the memory of its largest result.
     let (ptr, len) = MATCHES.with(|m| {
         let mut m = m.borrow_mut();
-        m.clear();
-        m.extend(found.into_iter().map(|c| CCursor::new(d, c)));
+        *m = found.into_iter().map(|c| CCursor::new(d, c)).collect();
         (m.as_ptr(), m.len())
     });
     // SAFETY: both are non-null and, per the contract, writable.
