@@ -27,8 +27,10 @@
 //! each container once per call, so they scan its members (or skip to its
 //! element) directly and leave the tables alone: marking or building a table
 //! for each of a hundred objects read once would cost more than the scans.
+//! (The scan compares keys itself rather than through `field`, whose table
+//! bookkeeping it avoids; it relies only on the child-walking helpers.)
 
-use super::{ArrayItems, Cursor, DistinctItems, Doc};
+use super::{has_backslash, ArrayItems, Cursor, DistinctItems, Doc};
 use crate::decode::string::body_eq;
 use crate::error::{AccessError, JsonType};
 use crate::path::{segments, wildcard_error, Compiled, Segment};
@@ -188,21 +190,31 @@ impl<'a> Doc<'a> {
     }
 
     /// Member `key` of object `c` by a scan of its members (first
-    /// occurrence). Keys are compared on their raw bytes; a raw key decodes
-    /// to other bytes only through an escape (or, in a lazy document,
-    /// unchecked input), and only those are decoded.
+    /// occurrence). In a strict document a key body without a backslash is
+    /// the key's own bytes, and an escape decodes shorter than it is
+    /// written: a body of the key's length matches exactly when the bytes
+    /// are equal, a shorter one never does, and only a longer one holding a
+    /// backslash is decoded. Lazy documents decode every body compared.
     fn field_scan(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        let exact = !self.index.lazy && memchr::memchr(b'\\', key).is_none();
-        self.object_items(c)
-            .ok()?
-            .find(|&(raw, _)| {
-                if exact && raw.len() <= key.len() {
-                    raw == key
-                } else {
-                    (!exact || memchr::memchr(b'\\', raw).is_some()) && body_eq(raw, key)
-                }
-            })
-            .map(|(_, v)| v)
+        use std::cmp::Ordering::{Equal, Less};
+        let exact = !self.index.lazy && !has_backslash(key);
+        let len = self.container_len(c);
+        let mut p = self.first_child(c);
+        for i in 0..len {
+            let raw = self.string_body(p.k);
+            let hit = match raw.len().cmp(&key.len()) {
+                Equal if exact => raw == key,
+                Less if exact => false,
+                _ => (!exact || has_backslash(raw)) && body_eq(raw, key),
+            };
+            if hit {
+                return Some(self.child_value(p, true));
+            }
+            if i + 1 < len {
+                p = self.advance(p, true);
+            }
+        }
+        None
     }
 
     /// Element `i` of array `c` (negative counts from the end) by skipping
