@@ -66,6 +66,11 @@ struct Frame<'a> {
 /// segments live on the stack.
 type Parsed<'p> = SmallVec<[(usize, Segment<'p>); 8]>;
 
+/// The first allocation for the matches: most wildcard reads find a few
+/// dozen values, and growing from four costs more than the walk of a short
+/// array.
+const MATCHES_CAPACITY: usize = 32;
+
 fn parse(path: &str) -> Result<Parsed<'_>, AccessError> {
     segments(path).collect()
 }
@@ -77,7 +82,7 @@ impl<'a> Doc<'a> {
     /// by `.*` in a lazy document.
     pub fn find_all(&self, at: Cursor, path: &str) -> Result<Vec<Cursor>, AccessError> {
         let segs = parse(path)?;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(MATCHES_CAPACITY);
         self.each_match(at, &segs, |c| {
             out.push(c);
             true
@@ -91,7 +96,7 @@ impl<'a> Doc<'a> {
         at: Cursor,
         path: &Compiled,
     ) -> Result<Vec<Cursor>, AccessError> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(MATCHES_CAPACITY);
         self.each_match(at, path.segments(), |c| {
             out.push(c);
             true
