@@ -18,13 +18,11 @@ use crate::decode::string::{body_eq, decode_str};
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
 use crate::index::{is_ws, skip_ws, string_close, trim_end, ChildPos, Index};
-use crate::path::{segments, wildcard_error, Segment};
+use crate::path::{segments, Segment};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
-
-mod matches;
 
 /// Containers with more children than this get a child table on lookup.
 pub const TABLE_MIN: u32 = 24;
@@ -271,13 +269,13 @@ impl<'a> Doc<'a> {
             let (off, seg) = seg?;
             match self.step(cur, &seg) {
                 Some(next) => cur = next,
-                None if seg.is_wildcard() => return Err(wildcard_error(off)),
+                None if seg.is_wildcard() => return Err(crate::path::wildcard_error(off)),
                 // A malformed path is reported as such even when an earlier
                 // segment is missing (`a..b` on a document without `a`), and
                 // so is a wildcard.
                 None => match segs.find_map(|s| match s {
                     Err(e) => Some(e),
-                    Ok((o, s)) => s.is_wildcard().then(|| wildcard_error(o)),
+                    Ok((o, s)) => s.is_wildcard().then(|| crate::path::wildcard_error(o)),
                 }) {
                     Some(e) => return Err(e),
                     None => return Err(AccessError::NotFound { at: off }),
@@ -916,6 +914,9 @@ impl<'a> Doc<'a> {
         Some((key, self.child_value(p, w.object != 0)))
     }
 }
+
+/// Wildcard reads and reads by a compiled path.
+mod matches;
 
 #[cfg(test)]
 mod tests {
