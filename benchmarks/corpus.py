@@ -3,7 +3,7 @@ simdjson corpus, qjson against json and every peer (orjson, pysimdjson,
 fastsimdjson, cysimdjson, ssrjson, msgspec), with the collector on and paused.
 
     python benchmarks/corpus.py               # full run (~3-5 min), writes docs/corpus.md
-    python benchmarks/corpus.py --quick       # 3 rounds, shorter batches
+    python benchmarks/corpus.py --quick       # 3 rounds, shorter batches, no memory
     python benchmarks/corpus.py --out x.md --json y.json
 
 Rows: the 14 large files of ``../shared/data/jsonexamples`` and the small
@@ -229,7 +229,7 @@ def memory(fn: Callable) -> tuple[int, int | None]:
     return peak - before, rss
 
 
-def run(rounds: int, target: float) -> dict[str, Any]:
+def run(rounds: int, target: float, with_memory: bool = True) -> dict[str, Any]:
     mods = peers()
     files = [(name, (DATA / name).read_bytes()) for name in LARGE + SMALL]
     cells: list[tuple[str, str, str, Callable, int]] = []
@@ -259,7 +259,7 @@ def run(rounds: int, target: float) -> dict[str, Any]:
                 del fns[op, lib]
         for (op, lib), fn in fns.items():
             cells.append((name, op, lib, fn, calibrate(fn, target)))
-            if op != "decode_gc_paused":  # the same call as decode
+            if with_memory and op != "decode_gc_paused":  # the same call as decode
                 mem.setdefault(name, {})[f"{op}/{lib}"] = memory(fn)
     # The decoded files stay alive for the encode cells; freezing them keeps
     # full garbage collections from walking them, so the GC cost in a cell
@@ -368,7 +368,7 @@ def markdown(res: dict[str, Any]) -> str:
         "## Aggregates (total bytes / total median time per group)",
         "",
         "| group | op | " + " | ".join(libs) + " | best peer | qjson x best | qjson x orjson |",
-        "|---|---|" + "---:|" * (len(libs) + 3),
+        "|---|---|" + "---:|" * len(libs) + "---|---:|---:|",
     ]
     for group in ("large", "small"):
         for op in OPS:
@@ -416,6 +416,8 @@ def markdown(res: dict[str, Any]) -> str:
         "| file | op | " + " | ".join(libs) + " |",
         "|---|---|" + "---:|" * len(libs),
     ]
+    if not res["memory"]:
+        out.append("| (not measured: --quick) | | " + " | ".join("" for _ in libs) + " |")
     for n in sizes:
         for op in OPS:
             m = res["memory"].get(n, {})
@@ -444,7 +446,7 @@ def main() -> None:
     if not DATA.is_dir():
         sys.exit(f"test data not found: {DATA} (see shared/data/README.md)")
     rounds = args.rounds or (3 if args.quick else 9)
-    res = run(rounds, 0.0005 if args.quick else 0.002)
+    res = run(rounds, 0.0005 if args.quick else 0.002, with_memory=not args.quick)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(res, indent=1) + "\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,8 @@ benchmarks/results/:
 
     machine   machine.json: CPU, ISA flags, qjson backend, Python / LuaJIT / peer versions
     pytest    pytest.json (pytest-benchmark --benchmark-json) + pytest-skipped.json
-    targets   targets.json: the DESIGN.md comparisons, libraries interleaved per round
+    targets   targets.json: the DESIGN.md comparisons (every peer, best peer per row),
+              libraries interleaved per round, then the per-access cost (access.py)
     memory    memory.json: tracemalloc + RSS per operation, qjson index sizes
     lua       lua.json: qjson vs lua-cjson inside lupa's LuaJIT
     corpus    corpus.json + docs/corpus.md (needs ../shared/data/jsonexamples)
@@ -41,10 +42,10 @@ STAGES = ["machine", "pytest", "targets", "memory", "lua", "corpus", "notebook",
 EXPECTED = {
     "machine": (2, 2),
     "pytest": (25, 330),
-    "targets": (10, 120),
+    "targets": (40, 600),
     "memory": (4, 20),
     "lua": (12, 40),
-    "corpus": (15, 240),
+    "corpus": (65, 420),
     "notebook": (15, 15),
     "report": (1, 1),
 }

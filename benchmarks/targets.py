@@ -1,7 +1,7 @@
 """The DESIGN.md comparisons, timed side by side: libraries interleaved per round.
 
 For each scenario, every (operation, library) cell a performance target
-needs is calibrated (~60 ms per round, ~30 ms with --quick), warmed up, and
+needs is calibrated (~60 ms per round, ~20 ms with --quick), warmed up, and
 then timed in rounds; each round runs every cell once, with a rotating
 start, the garbage collector collected before each cell and left ON during
 it (DESIGN.md: ratios are taken with the collector on, as in a user's
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         else (QUICK if args.quick else FULL)
     )
     rounds = args.rounds or (5 if args.quick else 11)
-    res = run(names, rounds, 0.03 if args.quick else 0.06, args.gc_off)
+    res = run(names, rounds, 0.02 if args.quick else 0.06, args.gc_off)
     if not args.no_access:
         print("per-access cost (access.py)", file=sys.stderr, flush=True)
         res["access"] = access.measure(7, 0.01) if args.quick else access.measure()
