@@ -322,7 +322,8 @@ def pytest_section(res: dict | None, skipped: list | None) -> list[str]:
     scen = sorted(sizes, key=_order)
     out = [
         "Median time per operation in µs, from `pytest benchmarks` (pytest-benchmark: "
-        "rows of one scenario run back to back, warm-up on, GC off during timing). "
+        "rows of one scenario run back to back, warm-up on, GC off during timing, "
+        "timer: CPU time of the thread). "
         "In brackets: orjson's time / this library's time. Throughput MB/s = payload "
         "bytes / median time. `-` = no such operation for that library.",
         "",
