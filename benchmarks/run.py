@@ -7,7 +7,8 @@ benchmarks/results/:
 
     machine   machine.json: CPU, ISA flags, qjson backend, Python / LuaJIT / peer versions
     pytest    pytest.json (pytest-benchmark --benchmark-json) + pytest-skipped.json
-    targets   targets.json: the DESIGN.md comparisons, libraries interleaved per round
+    targets   targets.json: the DESIGN.md comparisons (every peer, best peer per row),
+              libraries interleaved per round, then the per-access cost (access.py)
     memory    memory.json: tracemalloc + RSS per operation, qjson index sizes
     lua       lua.json: qjson vs lua-cjson inside lupa's LuaJIT
     corpus    corpus.json + docs/corpus.md (needs ../shared/data/jsonexamples)
@@ -44,10 +45,10 @@ STAGES.insert(STAGES.index("report"), "gateway")
 EXPECTED = {
     "machine": (2, 2),
     "pytest": (25, 330),
-    "targets": (10, 120),
+    "targets": (40, 600),
     "memory": (4, 20),
     "lua": (12, 40),
-    "corpus": (15, 240),
+    "corpus": (65, 420),
     "notebook": (15, 15),
     "gateway": (120, 1500),
     "report": (1, 1),
@@ -78,6 +79,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "--benchmark-warmup=on",
         "--benchmark-warmup-iterations=50" if quick else "--benchmark-warmup-iterations=1000",
         "--benchmark-disable-gc",
+        "--benchmark-timer=time.thread_time",  # CPU time, as clock.py explains
         "--benchmark-min-time=0.0002" if quick else "--benchmark-min-time=0.001",
         "--benchmark-max-time=0.05" if quick else "--benchmark-max-time=0.5",
         "--benchmark-min-rounds=5",
