@@ -8,6 +8,7 @@
 //!   `materialize`, and the passthrough writer `dumps` uses
 //! - `loads`: eager `loads` and `validate`
 //! - `dumps`: `dumps`
+//! - `patch`: `patch` (RFC 6902), `merge_patch` (RFC 7396), `incr`, `mul`
 //! - `stack`: the stack headroom check of the walks that recurse per level
 
 mod convert;
@@ -16,6 +17,7 @@ mod dumps;
 mod errors;
 mod input;
 mod loads;
+mod patch;
 mod stack;
 mod view;
 
@@ -43,6 +45,7 @@ fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<view::Array>()?;
     loads::register(m)?;
     dumps::register(m)?;
+    patch::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
