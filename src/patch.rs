@@ -90,6 +90,15 @@ pub fn pointer(path: &str) -> Result<Vec<Cow<'_, [u8]>>, PatchFault> {
             "path {path:?} is not a JSON Pointer (it must be empty or start with '/')"
         )));
     }
+    if !path.contains('~') {
+        // Nothing to unescape: the tokens are the pieces between slashes
+        // (what the resolver gives, without its per-segment state machine).
+        return Ok(path
+            .split('/')
+            .skip(1)
+            .map(|t| Cow::Borrowed(t.as_bytes()))
+            .collect());
+    }
     segments(path)
         .map(|s| match s {
             Ok((_, Segment::Token(t))) => Ok(t),
@@ -166,6 +175,20 @@ mod tests {
 
     #[test]
     fn pointers() {
+        for p in ["/a/b", "/", "//", "/a/", "/0/-/x y", "/a~1b/~0"] {
+            let resolver: Vec<Vec<u8>> = segments(p)
+                .map(|s| match s.unwrap().1 {
+                    Segment::Token(t) => t.into_owned(),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            let ours: Vec<Vec<u8>> = pointer(p)
+                .unwrap()
+                .into_iter()
+                .map(Cow::into_owned)
+                .collect();
+            assert_eq!(ours, resolver, "{p}");
+        }
         assert!(pointer("").unwrap().is_empty());
         let t = pointer("/a~1b/~0c/").unwrap();
         assert_eq!(t, vec![&b"a/b"[..], b"~c", b""]);

@@ -11,11 +11,10 @@ import json
 from typing import Any
 
 import pytest
+import qjson
 from conftest import data_path, pointer_token, same, walk_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import qjson
 
 jsonpatch = pytest.importorskip("jsonpatch", reason="jsonpatch is not installed (qjson[test])")
 
@@ -112,7 +111,9 @@ def test_bad_ops(op: Any) -> None:
 
 
 def test_json_equality_of_test() -> None:
-    v = qjson.decode(b'{"n": 1, "f": 1.0, "o": {"a": 1, "b": [true, null]}, "big": 123456789012345678901}')
+    v = qjson.decode(
+        b'{"n": 1, "f": 1.0, "o": {"a": 1, "b": [true, null]}, "big": 123456789012345678901}'
+    )
     qjson.patch(
         v,
         [
@@ -124,7 +125,9 @@ def test_json_equality_of_test() -> None:
     )
     for bad in (2**53 + 1, {"a": 1}, {"a": 1, "b": [1, None]}):
         with pytest.raises(qjson.PatchError):
-            qjson.patch(v, [{"op": "test", "path": "/o" if isinstance(bad, dict) else "/n", "value": bad}])
+            qjson.patch(
+                v, [{"op": "test", "path": "/o" if isinstance(bad, dict) else "/n", "value": bad}]
+            )
 
 
 def test_text_patch_values_keep_their_bytes() -> None:
@@ -149,14 +152,19 @@ def test_copy_and_move_do_not_alias() -> None:
 def test_added_dict_is_copied() -> None:
     value = {"k": [1]}
     v = qjson.decode(b"{}")
-    qjson.patch(v, [{"op": "add", "path": "/a", "value": value}, {"op": "add", "path": "/a/k/-", "value": 2}])
+    qjson.patch(
+        v,
+        [{"op": "add", "path": "/a", "value": value}, {"op": "add", "path": "/a/k/-", "value": 2}],
+    )
     assert value == {"k": [1]}
     assert reloaded(v) == {"a": {"k": [1, 2]}}
 
 
 def test_root_replacement_returns_the_new_root() -> None:
     v = qjson.decode(b'{"a": 1}')
-    r = qjson.patch(v, [{"op": "replace", "path": "", "value": [1, 2]}, {"op": "add", "path": "/-", "value": 3}])
+    r = qjson.patch(
+        v, [{"op": "replace", "path": "", "value": [1, 2]}, {"op": "add", "path": "/-", "value": 3}]
+    )
     assert r == [1, 2, 3]
     assert qjson.dumps(v) == b'{"a": 1}'
     assert qjson.patch(v, []) is v
@@ -166,7 +174,10 @@ def test_views_see_the_patch_and_materialize_applies_it() -> None:
     v = qjson.decode(b'{"m": [{"role": "user"}], "s": true}')
     m = v["m"]
     first = m[0]
-    qjson.patch(v, [{"op": "replace", "path": "/m/0/role", "value": "system"}, {"op": "remove", "path": "/s"}])
+    qjson.patch(
+        v,
+        [{"op": "replace", "path": "/m/0/role", "value": "system"}, {"op": "remove", "path": "/s"}],
+    )
     assert first["role"] == "system"
     assert v["m"] is m
     assert qjson.materialize(v) == {"m": [{"role": "system"}]}
@@ -207,7 +218,13 @@ GOOD_OPS: list[dict[str, Any]] = [
 @pytest.mark.parametrize("pre_edit", [False, True])
 def test_failed_patch_changes_nothing(fail_after: int, pre_edit: bool) -> None:
     v = qjson.decode(DOC)
-    held = [v["messages"], v["messages"][1], v["messages"][1]["content"], v["tools"], v["tools"]["b"]]
+    held = [
+        v["messages"],
+        v["messages"][1],
+        v["messages"][1]["content"],
+        v["tools"],
+        v["tools"]["b"],
+    ]
     if pre_edit:
         v["max_tokens"] = 7
         held[1]["name"] = "n"
@@ -290,7 +307,11 @@ def test_merge_patch_splices() -> None:
     assert r is v
     out = qjson.dumps(v)
     assert b'"messages": [ {"role": "user"} ]' in out
-    assert json.loads(out) == {"model": "gpt-4o", "messages": [{"role": "user"}], "metadata": {"tenant": "acme"}}
+    assert json.loads(out) == {
+        "model": "gpt-4o",
+        "messages": [{"role": "user"}],
+        "metadata": {"tenant": "acme"},
+    }
     # A patch object without nulls is written as its own bytes.
     v = qjson.decode(src)
     qjson.merge_patch(v, b'{"metadata": {"tenant":  "acme"}}')
@@ -401,7 +422,11 @@ def patches(draw: Any, doc: Any) -> list[dict[str, Any]]:
         if kind in ("remove", "replace", "move", "test", "copy") and not existing:
             kind = "add"
         if kind == "add":
-            op = {"op": "add", "path": draw(st.sampled_from(insert_points(model))), "value": draw(VALUES)}
+            op = {
+                "op": "add",
+                "path": draw(st.sampled_from(insert_points(model))),
+                "value": draw(VALUES),
+            }
         elif kind == "remove":
             op = {"op": "remove", "path": draw(st.sampled_from(existing))}
         elif kind == "replace":
@@ -478,5 +503,11 @@ def test_test_op_reads_without_unfolding() -> None:
     v["o"]["a"] = 5
     before = qjson.dumps(v)
     with pytest.raises(qjson.PatchError):
-        qjson.patch(v, [{"op": "test", "path": "/o", "value": {"b": 2, "a": 5}}, {"op": "test", "path": "/z", "value": 1}])
+        qjson.patch(
+            v,
+            [
+                {"op": "test", "path": "/o", "value": {"b": 2, "a": 5}},
+                {"op": "test", "path": "/z", "value": 1},
+            ],
+        )
     assert qjson.dumps(v) == before

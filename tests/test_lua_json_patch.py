@@ -80,7 +80,8 @@ def test_patch_as_lua_tables(lua: Any) -> None:
             qjson.patch(t, {
                 {op = "replace", path = "/model", value = "gpt-4o-mini"},
                 {op = "remove", path = "/stream"},
-                {op = "add", path = "/messages/0", value = {role = "system", content = "Be brief."}},
+                {op = "add", path = "/messages/0",
+                 value = {role = "system", content = "Be brief."}},
                 {op = "add", path = "/n", value = qjson.null},
             })
             return qjson.encode(t)
@@ -95,7 +96,9 @@ def test_patch_as_lua_tables(lua: Any) -> None:
 
 
 def test_text_values_keep_their_bytes(patch: Any) -> None:
-    ok, out, _, _ = patch(b'{"a": []}', b'[{"op": "add", "path": "/a/-", "value": {"x" :  [1.50, 1e2]}}]')
+    ok, out, _, _ = patch(
+        b'{"a": []}', b'[{"op": "add", "path": "/a/-", "value": {"x" :  [1.50, 1e2]}}]'
+    )
     assert ok
     assert '{"x" :  [1.50, 1e2]}' in out
 
@@ -141,7 +144,8 @@ def test_failed_patch_changes_nothing(lua: Any, fail_after: int, pre_edit: bool)
             local ok, err = pcall(qjson.patch, t, bad)
             assert(not ok and getmetatable(err) == qjson.PatchError)
             local after = snap()
-            local same_views = t.messages == held[1] and t.messages[2] == held[2] and t.tools.b == held[5]
+            local same_views = t.messages == held[1] and t.messages[2] == held[2]
+                and t.tools.b == held[5]
             qjson.patch(t, good)
             return before == after, err.op_index, same_views, qjson.encode(held[1][2].moved)
         end"""
@@ -185,7 +189,9 @@ def test_number_ops(lua: Any) -> None:
                 tostring(errs[3]), tostring(errs[4]), tostring(errs[5])}, ",")
         end"""
     )
-    a, b, c, out, errs = f(b'{"n": 1, "a": [0, 5], "f": 0.5, "s": "1", "b": true, "z": null, "o": {}}')
+    a, b, c, out, errs = f(
+        b'{"n": 1, "a": [0, 5], "f": 0.5, "s": "1", "b": true, "z": null, "o": {}}'
+    )
     assert (a, b, c) == (2, -5, 1.5)
     assert json.loads(out)["a"] == [0, -5]
     assert errs == "true,true,true,true,true"

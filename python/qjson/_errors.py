@@ -8,7 +8,7 @@ time it raises one of them.
 from __future__ import annotations
 
 import json
-from typing import Optional, Union
+from typing import Union
 
 __all__ = ["JSONDecodeError", "JSONEncodeError", "PatchError", "PathError"]
 
@@ -64,7 +64,7 @@ class PatchError(ValueError):
     exactly as it was.
     """
 
-    def __init__(self, message: str, op_index: Optional[int] = None) -> None:
+    def __init__(self, message: str, op_index: int | None = None) -> None:
         super().__init__(message)
         self.op_index = op_index
 

@@ -46,6 +46,7 @@ use super::view::{
 use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place};
 use crate::path::{segments, Segment};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
@@ -106,14 +107,19 @@ enum Node<'py> {
 }
 
 fn node<'py>(v: &Bound<'py, PyAny>) -> Node<'py> {
-    if let Ok(o) = v.cast_exact::<Object>() {
-        Node::Obj(o.clone())
-    } else if let Ok(a) = v.cast_exact::<Array>() {
-        Node::Arr(a.clone())
-    } else if let Ok(d) = v.cast::<PyDict>() {
-        Node::Dict(d.clone())
-    } else if let Ok(l) = v.cast::<PyList>() {
-        Node::List(l.clone())
+    // Type tests first: a failed `cast` builds an error value.
+    if v.is_exact_instance_of::<Object>() {
+        v.cast_exact::<Object>()
+            .map_or(Node::Leaf, |o| Node::Obj(o.clone()))
+    } else if v.is_exact_instance_of::<Array>() {
+        v.cast_exact::<Array>()
+            .map_or(Node::Leaf, |a| Node::Arr(a.clone()))
+    } else if v.is_instance_of::<PyDict>() {
+        v.cast::<PyDict>()
+            .map_or(Node::Leaf, |d| Node::Dict(d.clone()))
+    } else if v.is_instance_of::<PyList>() {
+        v.cast::<PyList>()
+            .map_or(Node::Leaf, |l| Node::List(l.clone()))
     } else {
         Node::Leaf
     }
@@ -511,14 +517,18 @@ impl<'py> Doc<'py> {
     }
 
     fn apply(&mut self, op: &Bound<'py, PyAny>) -> Step<()> {
-        let name = text_member(op, "op")?;
-        let Some(kind) = Op::parse(&name) else {
+        let py = op.py();
+        let op = node(op);
+        let name = text_member(&op, intern!(py, "op"))?;
+        let name = name.to_str()?;
+        let Some(kind) = Op::parse(name) else {
             return fail(format!("unknown op {name:?}"));
         };
-        let path_text = text_member(op, "path")?;
-        let path = parse_pointer(&path_text)?;
+        let path_text = text_member(&op, intern!(py, "path"))?;
+        let path_text = path_text.to_str()?;
+        let path = parse_pointer(path_text)?;
         let value = if kind.needs_value() {
-            match member(op, "value")? {
+            match member(&op, intern!(py, "value"))? {
                 Some(v) => Some(v),
                 None => return fail(format!("a {name:?} op needs a \"value\"")),
             }
@@ -526,7 +536,7 @@ impl<'py> Doc<'py> {
             None
         };
         let from_text = if kind.needs_from() {
-            Some(text_member(op, "from")?)
+            Some(text_member(&op, intern!(py, "from"))?)
         } else {
             None
         };
@@ -544,7 +554,8 @@ impl<'py> Doc<'py> {
             }
             Op::Move | Op::Copy => {
                 let from_text = from_text.expect("checked above");
-                let from = parse_pointer(&from_text)?;
+                let from_text = from_text.to_str()?;
+                let from = parse_pointer(from_text)?;
                 let v = value_at(&self.root, &from)?;
                 if kind == Op::Copy {
                     return self.add(&path, own(&v)?);
@@ -564,21 +575,20 @@ impl<'py> Doc<'py> {
     }
 }
 
-/// Member `name` of op `op` (`None` when absent).
-fn member<'py>(op: &Bound<'py, PyAny>, name: &str) -> Step<Option<Bound<'py, PyAny>>> {
-    let py = op.py();
-    match node(op) {
-        Node::Obj(_) | Node::Dict(_) => Ok(node(op).member(&PyString::new(py, name))?),
+/// Member `name` (an interned str) of op `op` (`None` when absent).
+fn member<'py>(op: &Node<'py>, name: &Bound<'py, PyString>) -> Step<Option<Bound<'py, PyAny>>> {
+    match op {
+        Node::Obj(_) | Node::Dict(_) => Ok(op.member(name)?),
         _ => fail("an op must be an object"),
     }
 }
 
 /// String member `name` of op `op`.
-fn text_member(op: &Bound<'_, PyAny>, name: &str) -> Step<String> {
+fn text_member<'py>(op: &Node<'py>, name: &Bound<'py, PyString>) -> Step<Bound<'py, PyString>> {
     match member(op, name)? {
-        Some(v) => match v.cast::<PyString>() {
-            Ok(s) => Ok(s.to_str()?.to_owned()),
-            Err(_) => fail(format!("the op's {name:?} must be a string")),
+        Some(v) => match v.cast_into::<PyString>() {
+            Ok(s) => Ok(s),
+            Err(_) => fail(format!("the op's {name} must be a string")),
         },
         None => fail(format!("the op has no {name:?}")),
     }
