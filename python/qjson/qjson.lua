@@ -1055,6 +1055,8 @@ Plain tables: an empty plain table counts as an object (as encode writes
 it). Numbers are Lua numbers (doubles): incr/mul on integers beyond 2^53
 are not exact here (they are in Python). ]]
 
+local byte, sub = string.byte, string.sub
+
 local PatchError = { __tostring = function(e) return "qjson: " .. e.message end }
 PatchError.__index = PatchError
 qjson.PatchError = PatchError
@@ -1065,27 +1067,48 @@ local function fail(msg)
     error(setmetatable({ message = msg }, Fail), 0)
 end
 
---- The unescaped tokens of JSON Pointer `p` ("" has none).
+--- The unescaped tokens of JSON Pointer `p` ("" has none). Parsed
+--- pointers are kept (a gateway applies the same patch to every request);
+--- the cache is dropped when it holds POINTER_CACHE_MAX of them.
+local POINTER_CACHE_MAX = 256
+local pointer_cache, pointer_cached = {}, 0
+
 local function pointer_tokens(p)
+    local tokens = pointer_cache[p]
+    if tokens ~= nil then
+        return tokens
+    end
     if type(p) ~= "string" then
         fail("a path must be a string")
     end
-    local tokens = {}
-    if p == "" then
-        return tokens
-    end
-    if p:sub(1, 1) ~= "/" then
-        fail(format("path %q is not a JSON Pointer", p))
-    end
-    for tok in (p:sub(2) .. "/"):gmatch("([^/]*)/") do
-        if find(tok, "~", 1, true) then
-            if find(tok, "~[^01]") or find(tok, "~$") then
-                fail(format("bad JSON Pointer %q: '~' must be followed by '0' or '1'", p))
-            end
-            tok = gsub(gsub(tok, "~1", "/"), "~0", "~")
+    tokens = {}
+    if p ~= "" then
+        if byte(p, 1) ~= 47 then -- "/"
+            fail(format("path %q is not a JSON Pointer", p))
         end
-        tokens[#tokens + 1] = tok
+        local escaped = find(p, "~", 1, true) ~= nil
+        if escaped and (find(p, "~[^01]") or find(p, "~$")) then
+            fail(format("bad JSON Pointer %q: '~' must be followed by '0' or '1'", p))
+        end
+        local pos = 2
+        while true do
+            local slash = find(p, "/", pos, true)
+            local tok = sub(p, pos, slash and slash - 1 or #p)
+            if escaped then
+                tok = gsub(gsub(tok, "~1", "/"), "~0", "~")
+            end
+            tokens[#tokens + 1] = tok
+            if not slash then
+                break
+            end
+            pos = slash + 1
+        end
     end
+    if pointer_cached >= POINTER_CACHE_MAX then
+        pointer_cache, pointer_cached = {}, 0
+    end
+    pointer_cache[p] = tokens
+    pointer_cached = pointer_cached + 1
     return tokens
 end
 
@@ -1208,53 +1231,49 @@ local function shallow(t)
     return c
 end
 
-local STATE_FIELDS = { "edits", "added", "cache", "src", "vals" }
-
---- Save container `v` before its first change (`journal`: a list of undo
---- functions, and the containers already saved).
+--- Save container `v` before its first change. `journal` is a list of
+--- saved states ({v, st, fields...}; plain tables: {v, false, copy}) and
+--- `journal.seen` the containers already saved.
 local function touch(journal, v)
-    if journal.seen[v] then
+    local seen = journal.seen
+    if seen[v] then
         return
     end
-    journal.seen[v] = true
-    local undo = journal.undo
+    seen[v] = true
     local st = is_proxy(v)
     if not st then
-        local saved = shallow(v)
-        undo[#undo + 1] = function()
-            for k in next, shallow(v) do
-                v[k] = nil
-            end
-            for k, x in next, saved do
-                v[k] = x
-            end
-        end
+        journal[#journal + 1] = { v, false, shallow(v) }
         return
-    end
-    local saved = { n = st.n, keys = st.keys }
-    for _, f in ipairs(STATE_FIELDS) do
-        saved[f] = shallow(st[f])
     end
     local flags, p = {}, st
     while p ~= nil do
-        flags[#flags + 1] = { p, p.dirty }
+        flags[#flags + 1] = p
+        flags[#flags + 1] = p.dirty or false
         p = p.parent
     end
-    undo[#undo + 1] = function()
-        for _, f in ipairs(STATE_FIELDS) do
-            st[f] = saved[f]
-        end
-        st.n, st.keys = saved.n, saved.keys
-        for i = #flags, 1, -1 do
-            flags[i][1].dirty = flags[i][2]
-        end
-    end
+    journal[#journal + 1] = { v, st, shallow(st.edits), shallow(st.added), shallow(st.cache),
+        shallow(st.src), shallow(st.vals), st.n, st.keys, flags }
 end
 
 local function undo_all(journal)
-    local undo = journal.undo
-    for i = #undo, 1, -1 do
-        undo[i]()
+    for i = #journal, 1, -1 do
+        local r = journal[i]
+        local v, st = r[1], r[2]
+        if st then
+            st.edits, st.added, st.cache, st.src, st.vals, st.n, st.keys =
+                r[3], r[4], r[5], r[6], r[7], r[8], r[9]
+            local flags = r[10]
+            for j = #flags - 1, 1, -2 do
+                flags[j].dirty = flags[j + 1]
+            end
+        else
+            for k in next, shallow(v) do
+                v[k] = nil
+            end
+            for k, x in next, r[3] do
+                v[k] = x
+            end
+        end
     end
 end
 
@@ -1481,6 +1500,13 @@ local function apply_op(state, op)
     end
 end
 
+local function apply_ops(state, ops)
+    for i = 1, c_len(ops, ARRAY) do
+        state.at = i
+        apply_op(state, ops[i])
+    end
+end
+
 --- qjson.patch(t, ops) -> t (or the new root when an op replaces it).
 function qjson.patch(t, ops)
     if type(ops) == "string" then
@@ -1491,18 +1517,16 @@ function qjson.patch(t, ops)
     elseif kind_of(ops) ~= ARRAY and not (type(ops) == "table" and next(ops) == nil) then
         error("qjson.patch: ops must be an array of ops or JSON text", 2)
     end
-    local state = { root = t, journal = { undo = {}, seen = {} } }
-    local n = c_len(ops, ARRAY)
-    for i = 1, n do
-        local ok, err = pcall(apply_op, state, ops[i])
-        if not ok then
-            undo_all(state.journal)
-            if getmetatable(err) == Fail then
-                error(setmetatable({ message = format("op %d: %s", i - 1, err.message), op_index = i - 1 },
-                    PatchError), 2)
-            end
-            error(err, 0)
+    local state = { root = t, journal = { seen = {} } }
+    local ok, err = pcall(apply_ops, state, ops)
+    if not ok then
+        undo_all(state.journal)
+        if getmetatable(err) == Fail then
+            local i = state.at - 1
+            error(setmetatable({ message = format("op %d: %s", i, err.message), op_index = i },
+                PatchError), 2)
         end
+        error(err, 0)
     end
     return state.root
 end
@@ -1554,7 +1578,7 @@ function qjson.merge_patch(t, patch)
     if kind_of(t) ~= OBJECT then
         return merged_new(patch, 0)
     end
-    local journal = { undo = {}, seen = {} }
+    local journal = { seen = {} }
     local ok, err = pcall(merge_into, journal, t, patch, 0)
     if not ok then
         undo_all(journal)
