@@ -90,14 +90,21 @@ pub fn pointer(path: &str) -> Result<Vec<Cow<'_, [u8]>>, PatchFault> {
             "path {path:?} is not a JSON Pointer (it must be empty or start with '/')"
         )));
     }
+    if path.is_empty() {
+        return Ok(Vec::new());
+    }
     if !path.contains('~') {
         // Nothing to unescape: the tokens are the pieces between slashes
         // (what the resolver gives, without its per-segment state machine).
-        return Ok(path
-            .split('/')
-            .skip(1)
-            .map(|t| Cow::Borrowed(t.as_bytes()))
-            .collect());
+        let bytes = path.as_bytes();
+        let mut tokens = Vec::with_capacity(4);
+        let mut start = 1;
+        for slash in memchr::memchr_iter(b'/', &bytes[1..]) {
+            tokens.push(Cow::Borrowed(&bytes[start..slash + 1]));
+            start = slash + 2;
+        }
+        tokens.push(Cow::Borrowed(&bytes[start..]));
+        return Ok(tokens);
     }
     segments(path)
         .map(|s| match s {
@@ -175,7 +182,7 @@ mod tests {
 
     #[test]
     fn pointers() {
-        for p in ["/a/b", "/", "//", "/a/", "/0/-/x y", "/a~1b/~0"] {
+        for p in ["", "/a/b", "/", "//", "/a/", "/0/-/x y", "/a~1b/~0", "/é/ü"] {
             let resolver: Vec<Vec<u8>> = segments(p)
                 .map(|s| match s.unwrap().1 {
                     Segment::Token(t) => t.into_owned(),

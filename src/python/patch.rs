@@ -41,7 +41,7 @@ use super::errors::path_error;
 use super::stack;
 use super::view::{
     self, array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
-    object_has, object_set, pristine_twin, snapshot, Array, Object, Saved,
+    object_has, object_replace, object_set, pristine_twin, snapshot, Array, Object, Saved,
 };
 use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place};
 use crate::path::{segments, Segment};
@@ -165,6 +165,21 @@ impl<'py> Node<'py> {
             Node::Obj(o) => object_set(o, key, v.unbind()),
             Node::Dict(d) => d.set_item(key, v),
             _ => unreachable!("members are set in objects"),
+        }
+    }
+
+    /// Set `key` when present; false when absent.
+    fn replace_member(&self, key: &Bound<'py, PyString>, v: Bound<'py, PyAny>) -> PyResult<bool> {
+        match self {
+            Node::Obj(o) => object_replace(o, key, v.unbind()),
+            Node::Dict(d) => {
+                if !d.contains(key)? {
+                    return Ok(false);
+                }
+                d.set_item(key, v)?;
+                Ok(true)
+            }
+            _ => Ok(false),
         }
     }
 
@@ -474,12 +489,10 @@ impl<'py> Doc<'py> {
         let py = self.root.py();
         let (parent, last) = parent_of(&self.root, p)?;
         if parent.is_object() {
-            let k = key(py, last);
-            if !parent.has(&k)? {
+            self.journal.touch(&parent)?;
+            if !parent.delete(&key(py, last))? {
                 return fail(format!("path {:?} not found", p.text));
             }
-            self.journal.touch(&parent)?;
-            parent.delete(&k)?;
         } else if parent.is_array() {
             let i = array_index(last, parent.len()?, Place::Existing)
                 .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))?;
@@ -499,12 +512,10 @@ impl<'py> Doc<'py> {
         let py = self.root.py();
         let (parent, last) = parent_of(&self.root, p)?;
         if parent.is_object() {
-            let k = key(py, last);
-            if !parent.has(&k)? {
+            self.journal.touch(&parent)?;
+            if !parent.replace_member(&key(py, last), v)? {
                 return fail(format!("path {:?} not found", p.text));
             }
-            self.journal.touch(&parent)?;
-            parent.set(&k, v)?;
         } else if parent.is_array() {
             let i = array_index(last, parent.len()?, Place::Existing)
                 .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))?;

@@ -12,7 +12,9 @@
 //! original bytes. Child views the caller holds are the same objects in
 //! the restored state; their own edits are undone by their own snapshots.
 
+use super::patch::KeyState;
 use super::{mark_dirty, new_era, ArrState, Array, Member, Members, ObjState, Object, Slot};
+use crate::python::input::str_utf8;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use std::sync::atomic::Ordering::Relaxed;
@@ -175,6 +177,35 @@ pub(crate) fn object_set(
     value: Py<PyAny>,
 ) -> PyResult<()> {
     o.try_borrow_mut()?.set(o.py(), key.as_any(), value)
+}
+
+/// Set member `key` only when it exists (RFC 6902 `replace`); false when
+/// absent. One key lookup, where `has` then `set` would make two.
+pub(crate) fn object_replace(
+    o: &Bound<'_, Object>,
+    key: &Bound<'_, PyString>,
+    value: Py<PyAny>,
+) -> PyResult<bool> {
+    let py = o.py();
+    let mut guard = o.try_borrow_mut()?;
+    let me = &mut *guard;
+    if let ObjState::Lazy { patches, .. } = &mut me.state {
+        let orig = match patches.state(py, key)? {
+            KeyState::Set(_) => None,
+            KeyState::Deleted => return Ok(false),
+            KeyState::Untouched => match me.parsed.doc().field(me.at, str_utf8(key)?.as_bytes()) {
+                Some(c) => Some(c),
+                None => return Ok(false),
+            },
+        };
+        patches.set(py, key, value, || orig)?;
+        return Ok(true);
+    }
+    if !me.has(py, key.as_any())? {
+        return Ok(false);
+    }
+    me.set(py, key.as_any(), value)?;
+    Ok(true)
 }
 
 /// Delete member `key`; false when absent.
