@@ -511,3 +511,23 @@ def test_test_op_reads_without_unfolding() -> None:
             ],
         )
     assert qjson.dumps(v) == before
+
+
+def test_failed_merge_patch_changes_nothing() -> None:
+    src = b'{"a": {"b": 1},  "c": 2}'
+    v = qjson.decode(src)
+    a = v["a"]
+    with pytest.raises(TypeError):
+        qjson.merge_patch(v, {"a": {"b": None, "x": 1}, "c": None, 5: 1})
+    assert qjson.dumps(v) == src
+    assert a == {"b": 1}
+
+
+def test_patch_on_a_lazy_document_raises_decode_errors_atomically() -> None:
+    src = b'{"a": [1, 2], "bad": {"x": tru}}'
+    v = qjson.parse(src, lazy=True).root
+    with pytest.raises(qjson.JSONDecodeError):
+        qjson.patch(
+            v, [{"op": "remove", "path": "/a/0"}, {"op": "test", "path": "/bad/x", "value": 1}]
+        )
+    assert v["a"] == [1, 2]
