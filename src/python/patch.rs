@@ -780,7 +780,8 @@ enum Arith {
     Mul,
 }
 
-/// The container holding `path`'s value, and how to name it there.
+/// The number at `path` becomes `value + by` (or `value * by`), set where it
+/// is (one overlay edit); returns the new value.
 fn number_op<'py>(
     target: &Bound<'py, PyAny>,
     path: &str,
@@ -804,17 +805,17 @@ fn number_op<'py>(
     };
     let missing = |at: usize| path_error(py, path, at);
     // Where a segment leads in a container: a key or a position.
-    enum Place2<'py> {
+    enum Slot<'py> {
         Key(Bound<'py, PyString>),
         Pos(usize),
     }
-    let locate = |n: &Node<'py>, at: usize, s: &Segment| -> PyResult<Place2<'py>> {
+    let locate = |n: &Node<'py>, at: usize, s: &Segment| -> PyResult<Slot<'py>> {
         let as_key = |b: &[u8]| key(py, b);
         match (s, n.is_object(), n.is_array()) {
             (Segment::Key(k) | Segment::Token(k), true, _) => {
                 let k = as_key(k);
                 if n.has(&k)? {
-                    Ok(Place2::Key(k))
+                    Ok(Slot::Key(k))
                 } else {
                     Err(missing(at))
                 }
@@ -825,18 +826,18 @@ fn number_op<'py>(
                 if j < 0 || j >= len {
                     return Err(missing(at));
                 }
-                Ok(Place2::Pos(j as usize))
+                Ok(Slot::Pos(j as usize))
             }
             (Segment::Token(t), _, true) => array_index(t, n.len()?, Place::Existing)
-                .map(Place2::Pos)
+                .map(Slot::Pos)
                 .map_err(|_| missing(at)),
             _ => Err(missing(at)),
         }
     };
-    let get = |n: &Node<'py>, p: &Place2<'py>| -> PyResult<Bound<'py, PyAny>> {
+    let get = |n: &Node<'py>, p: &Slot<'py>| -> PyResult<Bound<'py, PyAny>> {
         match p {
-            Place2::Key(k) => Ok(n.member(k)?.expect("checked present")),
-            Place2::Pos(i) => n.element(*i),
+            Slot::Key(k) => Ok(n.member(k)?.expect("checked present")),
+            Slot::Pos(i) => n.element(*i),
         }
     };
     let mut at = node(target);
@@ -857,8 +858,8 @@ fn number_op<'py>(
         Arith::Mul => old.mul(by)?,
     };
     match &p {
-        Place2::Key(k) => at.set(k, new.clone())?,
-        Place2::Pos(i) => at.replace(*i, new.clone())?,
+        Slot::Key(k) => at.set(k, new.clone())?,
+        Slot::Pos(i) => at.replace(*i, new.clone())?,
     }
     Ok(new)
 }
