@@ -13,7 +13,9 @@ import math
 from typing import Any
 
 import pytest
-from test_json_patch import RFC7396_APPENDIX_A, suite_params
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_json_patch import RFC7396_APPENDIX_A, ROOTS, patches, suite_params
 
 pytest.importorskip("lupa", reason="lupa is not installed (pip install 'qjson[lua]')")
 import qjson.luajit  # noqa: E402
@@ -195,3 +197,40 @@ def test_number_ops(lua: Any) -> None:
     assert (a, b, c) == (2, -5, 1.5)
     assert json.loads(out)["a"] == [0, -5]
     assert errs == "true,true,true,true,true"
+
+
+def lua_equal(a: Any, b: Any) -> bool:
+    """json_equal, within what Lua can hold: numbers are doubles written with
+    %.14g (as lua-cjson writes them), and a container copied out of an
+    edited proxy is a plain table, where an empty array reads as {} (see the
+    README)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or math.isclose(float(a), float(b), rel_tol=1e-13)
+    if a in ({}, []) and b in ({}, []):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(lua_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(lua_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+jsonpatch = pytest.importorskip("jsonpatch", reason="jsonpatch is not installed (qjson[test])")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_against_jsonpatch(patch: Any, data: Any) -> None:
+    doc = data.draw(ROOTS)
+    ops = data.draw(patches(doc))
+    src = json.dumps(doc, indent=data.draw(st.sampled_from([None, 1]))).encode()
+    expected = jsonpatch.apply_patch(json.loads(src), ops)
+    bad = [*ops, {"op": "remove", "path": "/does-not-exist/x"}]
+    ok, _, op_index, after = patch(src, json.dumps(bad).encode())
+    assert not ok and op_index == len(ops)
+    assert (after.encode() if isinstance(after, str) else after) == src
+    ok, out, _, _ = patch(src, json.dumps(ops).encode())
+    assert ok, out
+    assert lua_equal(json.loads(out), expected)
