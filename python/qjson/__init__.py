@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import collections.abc as _abc
 
-from qjson._errors import JSONDecodeError, JSONEncodeError, PathError
+from qjson._errors import JSONDecodeError, JSONEncodeError, PatchError, PathError
 from qjson._qjson import (
     Array,
     Cursor,
@@ -23,9 +23,13 @@ from qjson._qjson import (
     backend,
     decode,
     dumps,
+    incr,
     loads,
     materialize,
+    merge_patch,
+    mul,
     parse,
+    patch,
     validate,
 )
 
@@ -40,13 +44,18 @@ __all__ = [
     "JSONEncodeError",
     "Object",
     "Path",
+    "PatchError",
     "PathError",
     "__version__",
     "backend",
     "decode",
     "dumps",
+    "incr",
     "loads",
     "materialize",
+    "merge_patch",
+    "mul",
     "parse",
+    "patch",
     "validate",
 ]

@@ -3,6 +3,7 @@ from typing import Any, ClassVar, Literal, final, overload
 
 from qjson._errors import JSONDecodeError as JSONDecodeError
 from qjson._errors import JSONEncodeError as JSONEncodeError
+from qjson._errors import PatchError as PatchError
 from qjson._errors import PathError as PathError
 
 __version__: str
@@ -24,6 +25,10 @@ def dumps(
     sort_keys: bool = False,
     default: Callable[[Any], Any] | None = None,
 ) -> bytes: ...
+def patch(target: Any, ops: Any) -> Any: ...
+def merge_patch(target: Any, patch: Any) -> Any: ...
+def incr(target: Any, path: str, by: int | float | None = None) -> int | float: ...
+def mul(target: Any, path: str, by: int | float) -> int | float: ...
 
 @final
 class Path:
@@ -133,13 +138,18 @@ __all__ = [
     "JSONEncodeError",
     "Object",
     "Path",
+    "PatchError",
     "PathError",
     "__version__",
     "backend",
     "decode",
     "dumps",
+    "incr",
     "loads",
     "materialize",
+    "merge_patch",
+    "mul",
     "parse",
+    "patch",
     "validate",
 ]

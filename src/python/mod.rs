@@ -10,6 +10,7 @@
 //!   `materialize`, and the passthrough writer `dumps` uses
 //! - `loads`: eager `loads` and `validate`
 //! - `dumps`: `dumps`
+//! - `patch`: `patch` (RFC 6902), `merge_patch` (RFC 7396), `incr`, `mul`
 //! - `stack`: the stack headroom check of the walks that recurse per level
 
 mod batch;
@@ -20,6 +21,7 @@ mod errors;
 mod input;
 mod loads;
 mod path;
+mod patch;
 mod stack;
 mod view;
 
@@ -48,6 +50,7 @@ fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<view::Array>()?;
     loads::register(m)?;
     dumps::register(m)?;
+    patch::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
