@@ -356,6 +356,19 @@ def test_datetime_offsets_with_seconds_same_as_orjson(tz: datetime.tzinfo) -> No
     )
 
 
+class NoOffset(datetime.tzinfo):
+    def utcoffset(self, dt: datetime.datetime | None) -> None:
+        return None
+
+    def dst(self, dt: datetime.datetime | None) -> None:
+        return None
+
+
+def test_aware_datetime_without_offset_same_as_orjson() -> None:
+    d = datetime.datetime(2020, 1, 1, tzinfo=NoOffset())
+    assert qjson.dumps(d) == orjson.dumps(d) == b'"2020-01-01T00:00:00+00:00"'
+
+
 ZONES = [
     "Europe/Amsterdam",
     "Asia/Shanghai",

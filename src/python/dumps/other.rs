@@ -448,11 +448,17 @@ fn datetime(ser: &mut Serializer<'_>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
     write_date(ser, obj)?;
     ser.out.push(b'T');
     write_time(ser, obj)?;
-    let off = utc_offset(obj)?;
-    if !off.is_none() {
-        let py = obj.py();
-        let days: i64 = off.getattr(intern!(py, "days"))?.extract()?;
-        let secs: u32 = off.getattr(intern!(py, "seconds"))?.extract()?;
+    if let Some(off) = utc_offset(obj)? {
+        // (An aware datetime whose tzinfo answers `None` is written with
+        // `+00:00`, as orjson writes it.)
+        let (days, secs) = if off.is_none() {
+            (0, 0)
+        } else {
+            let py = obj.py();
+            let days: i64 = off.getattr(intern!(py, "days"))?.extract()?;
+            let secs: u32 = off.getattr(intern!(py, "seconds"))?.extract()?;
+            (days, secs)
+        };
         write_offset(ser, days, secs);
     }
     ser.out.push(b'"');
@@ -463,19 +469,21 @@ fn datetime(ser: &mut Serializer<'_>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
 /// tzinfo with `normalize` and no `convert`) gives the offset of
 /// `tz.normalize(dt)`, so a zone attached with `tzinfo=` writes the offset in
 /// force at that time rather than the zone's first (LMT) entry; every other
-/// tzinfo gives `dt.utcoffset()`. `None` for a naive datetime.
-fn utc_offset<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+/// tzinfo gives `dt.utcoffset()` (which may be `None`). `None` for a naive
+/// datetime.
+fn utc_offset<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = obj.py();
     let tz = obj.getattr(intern!(py, "tzinfo"))?;
-    if !tz.is_none()
-        && tz.hasattr(intern!(py, "normalize"))?
-        && !tz.hasattr(intern!(py, "convert"))?
-    {
+    if tz.is_none() {
+        return Ok(None);
+    }
+    if tz.hasattr(intern!(py, "normalize"))? && !tz.hasattr(intern!(py, "convert"))? {
         return tz
             .call_method1(intern!(py, "normalize"), (obj,))?
-            .call_method0(intern!(py, "utcoffset"));
+            .call_method0(intern!(py, "utcoffset"))
+            .map(Some);
     }
-    obj.call_method0(intern!(py, "utcoffset"))
+    obj.call_method0(intern!(py, "utcoffset")).map(Some)
 }
 
 /// `+HH:MM` / `-HH:MM` for a `timedelta(days, seconds)` offset (microseconds
