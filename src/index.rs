@@ -15,7 +15,11 @@
 //! Strict mode also checks what stage 1 collected on the side: every escape
 //! sequence (with surrogate pairing), the first control byte inside a string,
 //! and, only if any byte was >= 0x80, UTF-8 over the whole input. When
-//! several errors exist, the one at the smallest offset is reported.
+//! several errors exist, the one at the smallest offset is reported, at the
+//! offset Python's `json` reports: stage 1's own errors (a string that
+//! never closes, a backslash outside strings) are found over the whole
+//! input first, so on that cold path the prefix before them is walked
+//! again to find an earlier error (see [`stage1_error`]).
 //!
 //! [`validate`] first tries a faster walk ([`tokens`]) over a token index
 //! in which stage 1 also marks where each number and literal starts, so
