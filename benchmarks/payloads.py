@@ -446,6 +446,77 @@ def all_payloads() -> Iterator[tuple[str, bytes]]:
     yield "github_issues", github_issues()
 
 
+# --------------------------------------------------------------- batch files
+
+_BATCH_MODELS = ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "o3-mini"]
+
+
+def _batch_bodies(seed: int) -> list[bytes]:
+    """A few chat-request bodies: text-only ones (the ~2 KB request, its
+    model varied) and some with a base64 image (~8 KB and ~40 KB)."""
+    small = json.loads(small_request())
+    bodies = []
+    for i, model in enumerate(_BATCH_MODELS):
+        small["model"] = model
+        small["temperature"] = round(0.1 * (i + 1), 1)
+        bodies.append(_dumps(small))
+    for size, s in ((8 * KiB, seed), (40 * KiB, seed + 1)):
+        bodies.append(chat_request(size, seed=s))
+    return bodies
+
+
+def batch_lines(total_bytes: int, seed: int = 3) -> Iterator[bytes]:
+    """Lines of an OpenAI batch-API input file (JSON Lines), ~total_bytes in all.
+
+    Each line is ``{"custom_id", "method", "url", "body": <chat request>}``
+    followed by ``\n``; bodies cycle through text-only requests (four
+    models) and, on every 7th / 13th line, requests with a base64 image.
+    """
+    bodies = _batch_bodies(seed)
+    rng = random.Random(seed)
+    total = 0
+    i = 0
+    while total < total_bytes:
+        if i % 13 == 12:
+            body = bodies[5]
+        elif i % 7 == 6:
+            body = bodies[4]
+        else:
+            body = bodies[rng.randrange(4)]
+        line = (
+            b'{"custom_id":"request-%d","method":"POST","url":"/v1/chat/completions","body":' % i
+            + body
+            + b"}\n"
+        )
+        total += len(line)
+        i += 1
+        yield line
+
+
+def batch_file(total_bytes: int, seed: int = 3) -> bytes:
+    """A batch-API JSON Lines file of ~total_bytes, in memory."""
+    return b"".join(batch_lines(total_bytes, seed))
+
+
+def write_batch_file(path, total_bytes: int, seed: int = 3) -> int:
+    """Write a batch-API JSON Lines file of ~total_bytes to `path` (streaming,
+    little memory); returns its size."""
+    n = 0
+    with open(path, "wb") as f:
+        buf: list[bytes] = []
+        size = 0
+        for line in batch_lines(total_bytes, seed):
+            buf.append(line)
+            size += len(line)
+            if size >= MiB:
+                f.write(b"".join(buf))
+                n += size
+                buf, size = [], 0
+        f.write(b"".join(buf))
+        n += size
+    return n
+
+
 def _main() -> None:
     import time
 

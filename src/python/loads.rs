@@ -151,20 +151,7 @@ pub(crate) fn loads(
         }
         None => {
             let (index, escapes) = index(py, &input, max_depth, false)?;
-            let b = Builder::<[Container], false> {
-                py,
-                input: bytes,
-                s: &index.structurals,
-                containers: &index.containers[..],
-                escapes: &escapes,
-                next_escape: 0,
-                ascii: !index.non_ascii,
-                scratch: take_scratch(),
-                cache: cache.as_deref_mut(),
-                stack: take_stack(),
-                bad_scalar: false,
-            };
-            build(py, b, index.containers.len())
+            from_index(py, bytes, &index, &escapes, cache.as_deref_mut())
         }
     };
     match p {
@@ -173,6 +160,39 @@ pub(crate) fn loads(
         Err(true) => Err(scalar_error(py, &input, max_depth)),
         Err(false) => Err(PyErr::fetch(py)),
     }
+}
+
+/// The Python objects of `bytes`, whose index (scalars unchecked, see
+/// [`Index::build_unchecked_scalars`]) and escape offsets are given:
+/// `Err(true)` when a scalar failed its check, `Err(false)` when a Python
+/// exception is set.
+pub(crate) fn from_index(
+    py: Python<'_>,
+    bytes: &[u8],
+    index: &Index,
+    escapes: &[u32],
+    cache: Option<&mut KeyCache>,
+) -> Result<*mut ffi::PyObject, bool> {
+    let b = Builder::<[Container], false> {
+        py,
+        input: bytes,
+        s: &index.structurals,
+        containers: &index.containers[..],
+        escapes,
+        next_escape: 0,
+        ascii: !index.non_ascii,
+        scratch: take_scratch(),
+        cache,
+        stack: take_stack(),
+        bad_scalar: false,
+    };
+    build(py, b, index.containers.len())
+}
+
+/// The key cache `loads` shares between calls (`None` while another
+/// thread holds it).
+pub(crate) fn key_cache() -> Option<std::sync::MutexGuard<'static, KeyCache>> {
+    KEY_CACHE.try_lock().ok()
 }
 
 /// Run the builder `b` over a document with `containers` containers: the
@@ -352,7 +372,7 @@ fn tag(h: u64, len: usize) -> u64 {
 }
 
 /// A direct-mapped cache from raw key bytes to `str` objects.
-struct KeyCache {
+pub(crate) struct KeyCache {
     slots: Vec<Slot>,
 }
 

@@ -8,6 +8,7 @@
 //!   `materialize`, and the passthrough writer `dumps` uses
 //! - `loads`: eager `loads` and `validate`
 //! - `dumps`: `dumps`
+//! - `many`: `parse_many`, `open_many`, `loads_many` (many documents)
 //! - `stack`: the stack headroom check of the walks that recurse per level
 
 mod convert;
@@ -16,6 +17,7 @@ mod dumps;
 mod errors;
 mod input;
 mod loads;
+mod many;
 mod stack;
 mod view;
 
@@ -43,6 +45,7 @@ fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<view::Array>()?;
     loads::register(m)?;
     dumps::register(m)?;
+    many::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
