@@ -84,6 +84,12 @@ def read_row(data: bytes, rounds: int) -> dict:
             n += len(d.get_str("custom_id")) + len(d.get_str("body.model"))
         return n
 
+    def ql() -> int:
+        n = 0
+        for d in qjson.parse_many(data, lazy=True):
+            n += len(d.get_str("custom_id")) + len(d.get_str("body.model"))
+        return n
+
     def fs() -> int:
         n = 0
         for d in fastsimdjson.parse_many(data):
@@ -98,9 +104,10 @@ def read_row(data: bytes, rounds: int) -> dict:
                 n += len(d["custom_id"]) + len(d["body"]["model"])
         return n
 
-    assert q() == fs() == oj()
-    t = interleave({"qjson": q, "fastsimdjson": fs, "orjson": oj}, rounds)
-    return {"seconds": t, "ratio": ratios(t, "qjson")}
+    assert q() == ql() == fs() == oj()
+    t = interleave({"qjson": q, "qjson_lazy": ql, "fastsimdjson": fs, "orjson": oj}, rounds)
+    lazy = {k: v for k, v in t.items() if k != "qjson"}
+    return {"seconds": t, "ratio": ratios(t, "qjson"), "ratio_lazy": ratios(lazy, "qjson_lazy")}
 
 
 FILE_SCRIPT = """
@@ -116,8 +123,8 @@ which, path = sys.argv[1], sys.argv[2]
 base = peak()
 t = time.perf_counter()
 n = 0
-if which == "qjson":
-    for d in qjson.open_many(path):
+if which.startswith("qjson"):
+    for d in qjson.open_many(path, lazy=which == "qjson_lazy"):
         n += len(d.get_str("custom_id")) + len(d.get_str("body.model"))
 else:
     with open(path, "rb") as f:
@@ -131,7 +138,11 @@ print(dt, peak() - base, n)
 
 def file_row(path: Path, rounds: int) -> dict:
     script = FILE_SCRIPT.format(root=str(HERE.parent))
-    runs: dict[str, list[tuple[float, int, int]]] = {"qjson": [], "fastsimdjson": []}
+    runs: dict[str, list[tuple[float, int, int]]] = {
+        "qjson": [],
+        "qjson_lazy": [],
+        "fastsimdjson": [],
+    }
     for _ in range(rounds):
         for which in runs:
             out = subprocess.run(
@@ -157,11 +168,11 @@ def loads_row(data: bytes, rounds: int) -> dict:
     import msgspec
 
     want = qjson.loads_many(data)
-    assert list(fastsimdjson.loads_many(data)) == want == msgspec.json.decode_lines(data)
+    assert list(fastsimdjson.loads_many(data)) == want == msgspec.json.Decoder().decode_lines(data)
     fns = {
         "qjson": lambda: qjson.loads_many(data),
         "fastsimdjson": lambda: list(fastsimdjson.loads_many(data)),
-        "msgspec": lambda: msgspec.json.decode_lines(data),
+        "msgspec": lambda: msgspec.json.Decoder().decode_lines(data),
     }
     t = interleave(fns, rounds)
     return {"bytes": len(data), "seconds": t, "ratio": ratios(t, "qjson")}

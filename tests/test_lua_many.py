@@ -114,3 +114,39 @@ def test_bad_arguments(lua):
     assert not ok and "expected a string" in msg
     ok, msg = f('qjson.parse_many("1", {errors = "ignore"})')
     assert not ok and "errors" in msg
+
+
+STANDALONE = r"""
+local qjson = require("qjson")
+local f = assert(io.open(arg[1], "rb"))
+local s = f:read("*a")
+f:close()
+local n = 0
+local it = qjson.parse_many(s .. '\n{"a": "open}\n[1]\n', {errors = "skip"})
+for d in it do
+    n = n + 1
+end
+io.write(n, " ", #it.errors, " ", it.errors[1].doc_index, "\n")
+"""
+
+
+def test_standalone_luajit(tmp_path):
+    """The same iterator in standalone LuaJIT over the C-ABI build."""
+    import os
+    import shutil
+    import subprocess
+
+    from test_lua_capi import LUA, capi_library
+
+    lib = capi_library()
+    luajit = shutil.which("luajit")
+    if luajit is None:
+        pytest.skip("luajit not on PATH (Debian package `luajit`)")
+    data = data_path("jsonexamples", "amazon_cellphones.ndjson")
+    lines = sum(1 for line in data.read_bytes().splitlines() if line.strip())
+    script = tmp_path / "many.lua"
+    script.write_text(STANDALONE)
+    env = dict(os.environ, QJSON_LIB=str(lib), LUA_PATH=f"{LUA.parent}/?.lua;;")
+    out = subprocess.run([luajit, str(script), str(data)], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(lines + 1), "1", str(lines)]

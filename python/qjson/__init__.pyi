@@ -153,4 +153,10 @@ __all__ = [
     "materialize",
     "parse",
     "validate",
+    "DocIterator",
+    "DocList",
+    "dumps_many",
+    "loads_many",
+    "open_many",
+    "parse_many",
 ]

@@ -208,13 +208,6 @@ fn build<L: ?Sized + Lens, const TOKENS: bool>(
     // the half-built tree again: pause the collector (when it is enabled)
     // for documents with many containers. Through the `gc` module, so the
     // abi3-py39 build can do it too; the calls cost well under 1% there.
-    /// Re-enables the collector when dropped, also if the walk panics.
-    struct Paused<'py>(Python<'py>);
-    impl Drop for Paused<'_> {
-        fn drop(&mut self) {
-            gc_resume(self.0);
-        }
-    }
     let paused = (containers >= GC_PAUSE_MIN && gc_pause(py)).then_some(Paused(py));
     // SAFETY: the interpreter is attached (`py`), and the index was built
     // strictly from exactly these bytes (scalars aside, which the builder
@@ -309,6 +302,19 @@ pub(crate) fn validate(py: Python<'_>, data: &Bound<'_, PyAny>, max_depth: usize
 }
 
 static GC: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+/// Re-enables the collector when dropped, also if the walk panics.
+pub(crate) struct Paused<'py>(Python<'py>);
+impl Drop for Paused<'_> {
+    fn drop(&mut self) {
+        gc_resume(self.0);
+    }
+}
+
+/// Pause the cyclic collector (when it is enabled) until the guard drops.
+pub(crate) fn gc_paused(py: Python<'_>) -> Option<Paused<'_>> {
+    gc_pause(py).then_some(Paused(py))
+}
 
 /// Disable the cyclic collector if it is enabled; whether it was.
 #[cold]

@@ -335,7 +335,7 @@ pub(crate) fn parse_many(
 /// Iterate over the documents of a file (a path or a binary file object),
 /// read `chunk_size` bytes at a time.
 #[pyfunction]
-#[pyo3(signature = (file, *, chunk_size = 1 << 20, lazy = false, max_depth = 1024, errors = "raise"))]
+#[pyo3(signature = (file, *, chunk_size = 1_048_576, lazy = false, max_depth = 1024, errors = "raise"))]
 pub(crate) fn open_many(
     py: Python<'_>,
     file: &Bound<'_, PyAny>,
@@ -382,6 +382,10 @@ pub(crate) fn loads_many(
     };
     let mut it = memory(py, data, opts, true, errors)?;
     let list = PyList::empty(py);
+    // Everything built is reachable from `list`: no cyclic collection can
+    // free anything until it is done, and each one would walk all of it
+    // again (as `loads` does for one large document).
+    let _paused = loads::gc_paused(py);
     let mut cache = loads::key_cache();
     while let Some(v) = it.next_value(py, cache.as_deref_mut())? {
         list.append(v)?;
