@@ -451,38 +451,48 @@ def all_payloads() -> Iterator[tuple[str, bytes]]:
 _BATCH_MODELS = ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "o3-mini"]
 
 
-def _batch_bodies(seed: int) -> list[bytes]:
-    """A few chat-request bodies: text-only ones (the ~2 KB request, its
-    model varied) and some with a base64 image (~8 KB and ~40 KB)."""
+def _batch_templates() -> list[bytes]:
+    """Chat-request bodies with placeholders filled per line: text-only ones
+    (the ~2 KB request, four models; `@@USER@@` and `@@ASK@@`) and two with
+    a base64 image (`@@IMG@@`)."""
     small = json.loads(small_request())
-    bodies = []
+    out = []
     for i, model in enumerate(_BATCH_MODELS):
         small["model"] = model
         small["temperature"] = round(0.1 * (i + 1), 1)
-        bodies.append(_dumps(small))
-    for size, s in ((8 * KiB, seed), (40 * KiB, seed + 1)):
-        bodies.append(chat_request(size, seed=s))
-    return bodies
+        small["user"] = "@@USER@@"
+        small["messages"][-1]["content"] = "@@ASK@@"
+        out.append(_dumps(small))
+    img = _chat_obj(1, [0], seed=5)
+    img["user"] = "@@USER@@"
+    img["messages"][1]["content"][1]["image_url"]["url"] = "data:image/png;base64,@@IMG@@"
+    out.append(_dumps(img))
+    return out
 
 
 def batch_lines(total_bytes: int, seed: int = 3) -> Iterator[bytes]:
     """Lines of an OpenAI batch-API input file (JSON Lines), ~total_bytes in all.
 
     Each line is ``{"custom_id", "method", "url", "body": <chat request>}``
-    followed by ``\n``; bodies cycle through text-only requests (four
-    models) and, on every 7th / 13th line, requests with a base64 image.
+    followed by ``\\n``. Bodies: the ~2 KB chat request (four models), and
+    on every 7th line one with a base64 image of 6-40 KB; every line has
+    its own user id, question and image bytes (no two lines alike).
     """
-    bodies = _batch_bodies(seed)
+    templates = _batch_templates()
     rng = random.Random(seed)
+    pool = _b64_stream(seed, 4 * MiB).encode("ascii")
     total = 0
     i = 0
     while total < total_bytes:
-        if i % 13 == 12:
-            body = bodies[5]
-        elif i % 7 == 6:
-            body = bodies[4]
+        user = b"user-%08x" % rng.getrandbits(32)
+        if i % 7 == 6:
+            n = rng.randrange(6 * KiB, 40 * KiB) // 4 * 4
+            off = rng.randrange(0, len(pool) - n) // 4 * 4
+            body = templates[4].replace(b"@@IMG@@", pool[off : off + n], 1)
         else:
-            body = bodies[rng.randrange(4)]
+            ask = _text(rng, rng.randrange(20, 200)).encode("ascii")
+            body = templates[rng.randrange(4)].replace(b"@@ASK@@", ask, 1)
+        body = body.replace(b"@@USER@@", user, 1)
         line = (
             b'{"custom_id":"request-%d","method":"POST","url":"/v1/chat/completions","body":' % i
             + body

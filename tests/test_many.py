@@ -302,3 +302,13 @@ def test_open_many_memory_is_bounded(tmp_path):
         lines = sum(1 for _ in f)
     assert n == lines
     assert growth < 64 * 1024 * 1024, growth
+
+
+def test_document_longer_than_many_chunks(tmp_path):
+    big = b'{"image": "' + b"QUJD" * (512 * 1024) + b'", "n": [1, 2, 3]}'
+    data = b'{"a": 1}\n' + big + b"\n" + b'{"b": 2}\n'
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(data)
+    docs = list(qjson.open_many(path, chunk_size=1024))
+    assert [d.raw() for d in docs] == [b'{"a": 1}', big, b'{"b": 2}']
+    assert docs[1].get("n[2]") == 3

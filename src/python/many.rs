@@ -245,7 +245,9 @@ impl DocIterator {
 /// Read the next chunk after the bytes of `f.buf` from `keep` on.
 fn refill(py: Python<'_>, f: &mut FileSource, keep: usize) -> PyResult<()> {
     let carry = &f.buf[keep..];
-    let chunk = f.chunk;
+    // A document longer than a chunk grows the read geometrically, so that
+    // carrying it over (and scanning it again) costs O(its size) in all.
+    let chunk = f.chunk.max(carry.len());
     let mut next = Vec::with_capacity(carry.len() + chunk);
     next.extend_from_slice(carry);
     let read = match &mut f.reader {
