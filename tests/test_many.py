@@ -312,3 +312,28 @@ def test_document_longer_than_many_chunks(tmp_path):
     docs = list(qjson.open_many(path, chunk_size=1024))
     assert [d.raw() for d in docs] == [b'{"a": 1}', big, b'{"b": 2}']
     assert docs[1].get("n[2]") == 3
+
+
+def test_collector_state_is_kept():
+    """loads_many pauses the collector while it builds, and leaves it as it
+    found it; so does loads, also after a large document made it pause once
+    (a guard built for nothing used to re-enable a caller-paused collector)."""
+    import gc
+
+    data = b"\n".join([b'{"a": [1, {"b": 2}]}'] * 3000)
+    large = b"[" + b",".join([b"[]"] * 3000) + b"]"
+    seen: list[bool] = []
+    gc.callbacks.append(lambda phase, info: seen.append(True))
+    try:
+        assert len(qjson.loads_many(data)) == 3000
+    finally:
+        gc.callbacks.pop()
+    assert seen == [] and gc.isenabled()
+    qjson.loads(large)
+    gc.disable()
+    try:
+        qjson.loads(b'{"a": [1]}')
+        qjson.loads_many(b"[1]\n[2]")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

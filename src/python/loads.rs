@@ -208,7 +208,7 @@ fn build<L: ?Sized + Lens, const TOKENS: bool>(
     // the half-built tree again: pause the collector (when it is enabled)
     // for documents with many containers. Through the `gc` module, so the
     // abi3-py39 build can do it too; the calls cost well under 1% there.
-    let paused = (containers >= GC_PAUSE_MIN && gc_pause(py)).then_some(Paused(py));
+    let paused = (containers >= GC_PAUSE_MIN && gc_pause(py)).then(|| Paused(py));
     // SAFETY: the interpreter is attached (`py`), and the index was built
     // strictly from exactly these bytes (scalars aside, which the builder
     // checks).
@@ -313,7 +313,7 @@ impl Drop for Paused<'_> {
 
 /// Pause the cyclic collector (when it is enabled) until the guard drops.
 pub(crate) fn gc_paused(py: Python<'_>) -> Option<Paused<'_>> {
-    gc_pause(py).then_some(Paused(py))
+    gc_pause(py).then(|| Paused(py))
 }
 
 /// Disable the cyclic collector if it is enabled; whether it was.
