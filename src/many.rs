@@ -10,9 +10,10 @@
 //! boundaries are then read off its structurals: a document that begins
 //! with `{` or `[` ends at the closer that brings the bracket depth back to
 //! zero, a string at its closing quote, any other scalar at the next
-//! whitespace or structural. Empty lines cost nothing (they are whitespace
-//! between documents), and a UTF-8 byte order mark at the start of the
-//! stream is skipped.
+//! whitespace or structural; whitespace must follow each document (or the
+//! stream end). Empty lines cost nothing (they are whitespace between
+//! documents), and a UTF-8 byte order mark at the start of the stream is
+//! skipped.
 //!
 //! Each document then gets its own small index: its slice of the region's
 //! structurals (and escapes), rebased to the document's first byte, goes
@@ -349,7 +350,12 @@ impl Splitter {
             if end > limit {
                 return (a + p, Stop::Dirty(dirty));
             }
-            let result = self.index_one(input, scan, p, end, k, k_end, &mut next_escape);
+            let mut result = self.index_one(input, scan, p, end, k, k_end, &mut next_escape);
+            // Documents are separated by whitespace: `[1]x` or `1"` is one
+            // bad line, not a document and then an error.
+            if result.is_ok() && end < len && !is_ws(input[end]) {
+                result = Err(Error::new(ErrorKind::TrailingContent, end));
+            }
             let failed = result.is_err();
             self.push(out, a + p, a + end, result.map_err(|e| shift(e, a)));
             if failed {
@@ -649,6 +655,17 @@ mod tests {
             assert_eq!(split_chunked(&input, chunk), whole, "chunk {chunk}");
         }
         assert_eq!(whole.iter().filter(|w| w.2.is_some()).count(), 12);
+    }
+
+    #[test]
+    fn documents_need_whitespace_between_them() {
+        let input = b"[1]x\n{}{}\n1\"\n[2]\n";
+        let got = spans(&split_all(input, 1 << 20, false));
+        let kinds: Vec<_> = got.iter().map(|g| g.2).collect();
+        let t = Some(ErrorKind::TrailingContent);
+        assert_eq!(kinds, vec![t, t, Some(ErrorKind::UnterminatedString), None]);
+        assert_eq!(got[0], (0, 3, t));
+        assert_eq!(got[3], (13, 16, None));
     }
 
     #[test]

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import qjson
 from conftest import REPO_DIR, data_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(REPO_DIR))
 from benchmarks.payloads import batch_file, batch_lines  # noqa: E402
@@ -337,3 +339,80 @@ def test_collector_state_is_kept():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# ------------------------------------------------------------------ properties
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**20), 10**20)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT,
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(_TEXT, kids, max_size=4),
+    max_leaves=12,
+)
+
+
+def _ends_in_string(prefix: bytes) -> bool:
+    inside = escaped = False
+    for b in prefix:
+        if escaped:
+            escaped = False
+        elif b == 0x5C and inside:
+            escaped = True
+        elif b == 0x22:
+            inside = not inside
+    return inside
+
+
+def _line(value: object, cut: int | None) -> bytes:
+    """The compact JSON of value, cut short if `cut` falls inside a string
+    (an unterminated string: the line is bad whatever follows it; a line
+    cut elsewhere may be continued by the next, as whitespace-separated
+    JSON texts allow)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    if cut is not None:
+        i = cut % (len(text) + 1)
+        if _ends_in_string(text[:i]):
+            return text[:i]
+    return text
+
+
+def _reference(line: bytes) -> tuple[bool, object]:
+    try:
+        return True, json.loads(line)
+    except ValueError:
+        return False, None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(_JSON, st.none() | st.integers(0, 10**6)), max_size=30),
+    st.integers(1, 200),
+)
+def test_skip_mode_matches_json_loads_line_by_line(rows, chunk):
+    """Every line that json.loads accepts comes out (equal), and every line
+    holding an unterminated string is one error with its index: it never
+    swallows or disturbs the lines after it, whatever the chunk size."""
+    lines = [_line(value, cut) for value, cut in rows]
+    data = b"\n".join(lines) + b"\n"
+    want, bad, i = [], [], 0
+    for line in lines:
+        if not line.strip():
+            continue
+        ok, v = _reference(line)
+        if ok:
+            want.append(v)
+        else:
+            bad.append(i)
+        i += 1
+    for it in (
+        qjson.parse_many(data, errors="skip"),
+        qjson.open_many(io.BytesIO(data), chunk_size=chunk, errors="skip"),
+    ):
+        assert [plain(d) for d in it] == want
+        assert [e.doc_index for e in it.errors] == bad
+    got = qjson.loads_many(data, errors="skip")
+    assert list(got) == want and [e.doc_index for e in got.errors] == bad
