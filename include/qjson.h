@@ -183,6 +183,25 @@ const char *qjson_version(void);
 /* The SIMD backend in use: "avx512", "avx2", "neon" or "scalar" (static). */
 const char *qjson_backend(void);
 
+/* Many documents (NDJSON / JSON Lines, or JSON texts separated by any
+   whitespace) in one buffer, borrowed like qjson_parse's input: keep it
+   alive and unchanged until the stream and every document taken from it
+   are freed. */
+typedef struct qjson_many qjson_many;
+int qjson_many_new(const char *input, size_t len, const qjson_options *opts,
+                   qjson_many **out);
+/* The next document: QJSON_OK with a new document in *out (free it with
+   qjson_free), QJSON_END after the last one, or QJSON_ERR_JSON for a
+   document that is not valid JSON (qjson_last_error: message and byte
+   offset in the whole input); the next call goes on after it. *index (if
+   not NULL) receives the document's 0-based ordinal, failed ones counted,
+   and *start (if not NULL) the input offset the document's offsets count
+   from. */
+int qjson_many_next(qjson_many *m, qjson_doc **out, uint64_t *index,
+                    size_t *start);
+/* Destroy a stream (NULL is ignored); its documents stay valid. */
+void qjson_many_free(qjson_many *m);
+
 /* QJSON_CDEF_END */
 
 #ifdef __cplusplus

@@ -374,6 +374,18 @@ impl Index {
         if let Err(e) = scan::scan(input, &mut scan) {
             return Err(reported(input, stage1_error(input, e, opts)));
         }
+        Index::from_scan(input, scan, opts, check_scalars)
+    }
+
+    /// Stage 2 over a stage-1 result that the caller produced for exactly
+    /// `input` (see [`crate::many`], which scans many documents at once and
+    /// hands each its own slice of the structurals).
+    pub(crate) fn from_scan(
+        input: &[u8],
+        scan: Scan,
+        opts: &Options,
+        check_scalars: bool,
+    ) -> Result<(Index, Vec<u32>), Error> {
         let Scan {
             structurals,
             escapes,

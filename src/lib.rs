@@ -26,6 +26,7 @@ pub mod error;
 pub mod ffi;
 pub mod index;
 pub mod patch;
+pub mod many;
 pub mod path;
 pub mod scan;
 

@@ -40,6 +40,32 @@ class Path:
 
 _PathArg = str | Path
 
+_Errors = Literal["raise", "skip"]
+
+def parse_many(
+    data: _Input, *, lazy: bool = False, max_depth: int = 1024, errors: _Errors = "raise"
+) -> DocIterator: ...
+def open_many(
+    file: Any,
+    *,
+    chunk_size: int = 1048576,
+    lazy: bool = False,
+    max_depth: int = 1024,
+    errors: _Errors = "raise",
+) -> DocIterator: ...
+def loads_many(data: _Input, *, max_depth: int = 1024, errors: _Errors = "raise") -> list[Any]: ...
+def dumps_many(iterable: Iterable[Any], **options: Any) -> bytes: ...
+
+class DocList(list[Any]):
+    errors: list[JSONDecodeError]
+
+@final
+class DocIterator:
+    @property
+    def errors(self) -> list[JSONDecodeError]: ...
+    def __iter__(self) -> DocIterator: ...
+    def __next__(self) -> Any: ...
+
 @final
 class Doc:
     @property
@@ -152,4 +178,10 @@ __all__ = [
     "parse",
     "patch",
     "validate",
+    "DocIterator",
+    "DocList",
+    "dumps_many",
+    "loads_many",
+    "open_many",
+    "parse_many",
 ]

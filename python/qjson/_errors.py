@@ -21,7 +21,14 @@ class JSONDecodeError(json.JSONDecodeError):
     ``pos`` is a byte offset into the UTF-8 input (for a ``str`` input: into
     its UTF-8 encoding); ``lineno`` and ``colno`` are 1-based and counted in
     bytes. ``doc`` is the input object itself (not a copy).
+
+    From ``parse_many`` / ``open_many`` / ``loads_many``: ``doc_index`` is
+    the 0-based ordinal of the failed document, and ``pos`` / ``lineno`` /
+    ``colno`` count in the whole stream (``doc`` is the input, or the file
+    or path given to ``open_many``). Elsewhere ``doc_index`` is None.
     """
+
+    doc_index: int | None = None
 
     def __init__(self, msg: str, doc: _Doc, pos: int, lineno: int, colno: int) -> None:
         errmsg = f"{msg}: line {lineno} column {colno} (char {pos})"

@@ -94,6 +94,12 @@ int qjson_iter_next(const qjson_doc *doc, qjson_iter *it,
 const char *qjson_last_error(int *status, size_t *offset);
 const char *qjson_version(void);
 const char *qjson_backend(void);
+typedef struct qjson_many qjson_many;
+int qjson_many_new(const char *input, size_t len, const qjson_options *opts,
+                   qjson_many **out);
+int qjson_many_next(qjson_many *m, qjson_doc **out, uint64_t *index,
+                    size_t *start);
+void qjson_many_free(qjson_many *m);
 ]]
 
 -- Declare once per Lua state (a second ffi.cdef of the structs would fail,
@@ -1835,6 +1841,76 @@ end
 --- qjson.mul(t, path, by) -> the new number (ReJSON NUMMULTBY).
 function qjson.mul(t, path, by)
     return number_op(t, path, by, true)
+-- ---------------------------------------------------------------- many documents
+
+local many_out = ffi.typeof("qjson_many *[1]")
+local many_index = ffi.typeof("uint64_t[1]")
+local ERR_JSON = 5 -- QJSON_ERR_JSON
+
+--[[ qjson.parse_many(s [, {lazy = bool, max_depth = n, errors = "raise" | "skip"}])
+    -> an iterator of Docs over the documents of `s` (NDJSON / JSON Lines, or
+    JSON texts separated by any whitespace), usable in a generic for:
+        for doc in qjson.parse_many(s) do ... end
+    A bad document raises "qjson: <message> (document i, byte n)"; with
+    errors = "skip" it is skipped and recorded in the iterator's `errors`
+    table as {message =, offset =, doc_index =} (offset into s, 0-based
+    doc_index). Each Doc pins s and has its own index. ]]
+function qjson.parse_many(s, opts)
+    if type(s) ~= "string" then
+        error("qjson.parse_many: expected a string, got " .. type(s), 2)
+    end
+    local skip = false
+    local o = nil
+    if opts ~= nil then
+        if opts.errors ~= nil and opts.errors ~= "raise" and opts.errors ~= "skip" then
+            error('qjson.parse_many: errors must be "raise" or "skip"', 2)
+        end
+        skip = opts.errors == "skip"
+        o = ffi_new("qjson_options")
+        o.lazy = opts.lazy and 1 or 0
+        local d = opts.max_depth or 0
+        if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
+            error("qjson.parse_many: max_depth must be a positive integer", 2)
+        end
+        o.max_depth = d
+    end
+    local mo = many_out()
+    local rc = C.qjson_many_new(s, #s, o, mo)
+    if rc ~= OK then
+        raise(rc, nil, 2)
+    end
+    local m = ffi_gc(mo[0], C.qjson_many_free)
+    local idx = many_index()
+    local start = ffi_new("size_t[1]")
+    local dout = ffi_new("qjson_doc *[1]")
+    local base = ffi.cast(charp_t, s)
+    -- The handle borrows s: its finaliser pins it (cursors share the
+    -- handle). `_s` is a pointer to the document's first byte, which is
+    -- all Doc:raw needs of it (no copy of the line).
+    local function free(h)
+        local _ = s
+        C.qjson_free(h)
+    end
+    local it = { errors = {} }
+    local function step()
+        while true do
+            local r = C.qjson_many_next(m, dout, idx, start)
+            if r == OK then
+                local h = ffi_gc(adopt(dout[0]), free)
+                return setmetatable({ _h = h, _s = base + start[0] }, Doc)
+            elseif r == END then
+                return nil
+            end
+            local msg, _, off = last_error()
+            local i = tonumber(idx[0])
+            if not skip or r ~= ERR_JSON then
+                error(format("qjson: %s (document %d, byte %d)", msg, i, off), 2)
+            end
+            local errs = it.errors
+            errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
+        end
+    end
+    return setmetatable(it, { __call = step })
 end
 
 return qjson

@@ -251,6 +251,16 @@ impl Doc {
     pub(crate) fn root_view(&self) -> Option<&Py<PyAny>> {
         self.root_view.get()
     }
+
+    /// The document over an input and its index (`parse_many`).
+    pub(crate) fn from_parsed(parsed: Arc<Parsed>) -> Doc {
+        let root = parsed.doc().root();
+        Doc {
+            parsed,
+            root,
+            root_view: OnceLock::new(),
+        }
+    }
 }
 
 getters!(Doc, root, {

@@ -95,6 +95,10 @@ enum Owner {
     Buffer(Box<RawBuffer>),
     /// A private copy of a writable buffer.
     Copy(#[allow(dead_code)] Box<[u8]>),
+    /// A slice of another input (`parse_many`), kept alive with it.
+    Parent(#[allow(dead_code)] std::sync::Arc<Input>),
+    /// A slice of a buffer read from a file (`open_many`).
+    Shared(#[allow(dead_code)] std::sync::Arc<[u8]>),
 }
 
 /// The bytes of a Python input, kept alive and unchanged for as long as this lives.
@@ -189,6 +193,39 @@ impl Input {
         // SAFETY: releases the export obtained above, exactly once.
         unsafe { PyBuffer_Release(&mut *view) };
         Ok(Input::copied(copy, object))
+    }
+
+    /// The bytes `a..b` of `parent`, without a copy; errors name the
+    /// parent's object.
+    pub(crate) fn slice_of(
+        py: Python<'_>,
+        parent: &std::sync::Arc<Input>,
+        a: usize,
+        b: usize,
+    ) -> Input {
+        let bytes = &parent.bytes()[a..b];
+        Input {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+            object: parent.object.clone_ref(py),
+            _owner: Owner::Parent(parent.clone()),
+        }
+    }
+
+    /// The bytes `a..b` of a shared buffer, without a copy; errors name `object`.
+    pub(crate) fn slice_of_shared(
+        buf: &std::sync::Arc<[u8]>,
+        a: usize,
+        b: usize,
+        object: Py<PyAny>,
+    ) -> Input {
+        let bytes = &buf[a..b];
+        Input {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+            object,
+            _owner: Owner::Shared(buf.clone()),
+        }
     }
 
     /// The input bytes.

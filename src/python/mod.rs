@@ -11,6 +11,7 @@
 //! - `loads`: eager `loads` and `validate`
 //! - `dumps`: `dumps`
 //! - `patch`: `patch` (RFC 6902), `merge_patch` (RFC 7396), `incr`, `mul`
+//! - `many`: `parse_many`, `open_many`, `loads_many` (many documents)
 //! - `stack`: the stack headroom check of the walks that recurse per level
 
 mod batch;
@@ -22,6 +23,7 @@ mod input;
 mod loads;
 mod path;
 mod patch;
+mod many;
 mod stack;
 mod view;
 
@@ -51,6 +53,7 @@ fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     loads::register(m)?;
     dumps::register(m)?;
     patch::register(m)?;
+    many::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
