@@ -13,6 +13,8 @@ benchmarks/results/:
     lua       lua.json: qjson vs lua-cjson inside lupa's LuaJIT
     corpus    corpus.json + docs/corpus.md (needs ../shared/data/jsonexamples)
     notebook  executes benchmarks/ladder.ipynb headless (nbclient); PNGs in docs/img/
+    many      many.json: NDJSON reads, loads_many, dumps_many, open_many (benchmarks/many_bench.py)
+    patch     patch.json: JSON Patch / merge patch vs passthrough and jsonpatch (patch_bench.py)
     gateway   gateway.json (+ gateway-malloc-keep.json): examples/gateway end to end on
               uvicorn, qjson vs orjson vs json
     report    docs/benchmarks.md from the results
@@ -41,6 +43,7 @@ from progress import fmt_duration  # noqa: E402
 
 STAGES = ["machine", "pytest", "targets", "memory", "lua", "corpus", "notebook", "report"]
 STAGES.insert(STAGES.index("report"), "gateway")
+STAGES[STAGES.index("gateway") : STAGES.index("gateway")] = ["many", "patch"]
 # Rough durations on a 2-core machine, seconds (quick, full): only for the "left" estimate.
 EXPECTED = {
     "machine": (2, 2),
@@ -51,6 +54,8 @@ EXPECTED = {
     "corpus": (65, 420),
     "notebook": (15, 15),
     "gateway": (120, 1500),
+    "many": (30, 300),
+    "patch": (20, 120),
     "report": (1, 1),
 }
 
@@ -93,6 +98,8 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "lua": _py(str(HERE / "lua_bench.py"), *q),
         "corpus": _py(str(HERE / "corpus.py"), *q) if CORPUS.is_dir() else None,
         "gateway": _py(str(HERE / "gateway_bench.py"), *q),
+        "many": _py(str(HERE / "many_bench.py"), *q),
+        "patch": _py(str(HERE / "patch_bench.py"), *q),
         "notebook": None,  # in-process
         "report": None,  # in-process
     }
