@@ -1841,6 +1841,8 @@ end
 --- qjson.mul(t, path, by) -> the new number (ReJSON NUMMULTBY).
 function qjson.mul(t, path, by)
     return number_op(t, path, by, true)
+end
+
 -- ---------------------------------------------------------------- many documents
 
 local many_out = ffi.typeof("qjson_many *[1]")
