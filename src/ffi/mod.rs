@@ -23,11 +23,13 @@
 //!
 //! [`Cursor`]: crate::doc::Cursor
 
+mod encode;
 mod handle;
 mod iter;
 mod read;
 mod status;
 
+pub use encode::{qjson_cjson_escape, qjson_cjson_string};
 pub use handle::{qjson_free, qjson_memory, qjson_parse, Handle, Options};
 pub use iter::{qjson_iter_init, qjson_iter_next, Iter};
 pub use read::{
