@@ -551,7 +551,14 @@ local function open_table(b, t, d, stack)
         return false
     end
     -- cjson's rule: an array when every key is a positive integer, unless
-    -- it is excessively sparse (more than half holes past index 10).
+    -- it is excessively sparse (more than half holes past index 10). A
+    -- first key that is not a number settles it without the count.
+    local k1 = next(t)
+    if type(k1) == "string" then
+        b:put("{")
+        fr_n[d], fr_at[d] = -1, nil
+        return true
+    end
     local max, items = 0, 0
     for k in next, t do
         if type(k) == "number" and k > 0 and floor(k) == k then
@@ -695,14 +702,15 @@ function qjson.encode(v)
             return ffi_string(ffi.cast(charp_t, st.s) + a, e - a)
         end
     end
+    -- No pcall around the walk: returning through a pcall frame is not
+    -- compiled by LuaJIT (a trace ending in the walk could not return here,
+    -- and every call would finish in the interpreter). After an error, the
+    -- buffer is reset by the next call and the frames are cleared by the
+    -- next call that succeeds.
     out:reset()
-    local ok, err = pcall(encode_value, out, v, 0, stack)
+    encode_value(out, v, 0, stack)
     for i = #stack, 1, -1 do
         stack[i], fr_at[i] = nil, nil
-    end
-    if not ok then
-        out:reset()
-        error(err, 0)
     end
     local s = out:tostring()
     if #out > KEEP_MAX then
