@@ -196,10 +196,10 @@ end
 -- holding 26 MB of live tables read 60 KB requests at a third of a fresh
 -- state's rate when it stepped every 256 KB). So at each cycle's end the
 -- time spent in the steps asked for is compared with the index memory that
--- the cycle served: over GC_NS nanoseconds a byte, the budget doubles (up
--- to GC_MAX); under a quarter of that, it halves (down to GC_FLOOR). A
--- cycle's end is seen by a sentinel: an unreachable userdata whose
--- finalizer does the above and leaves a new sentinel behind.
+-- the cycle served: over GC_NS nanoseconds a byte, the budget grows by that
+-- excess (2x to 16x, up to GC_MAX); under a quarter of it, the budget halves
+-- (down to GC_FLOOR). A cycle's end is seen by a sentinel: an unreachable
+-- userdata whose finalizer does the above and leaves a new sentinel behind.
 local GC_FLOOR, GC_MAX, GC_STEP, GC_NS = 256 * 1024, 64 * 1024 * 1024, 256 * 1024, 0.2
 local native_new, budget, pending, gc_time, cycles = 0, GC_FLOOR, 0, 0, 0
 local collectgarbage, newproxy, clock = collectgarbage, newproxy, os.clock
@@ -208,7 +208,11 @@ local function cycle_ended(sentinel)
     if native_new > budget then
         local ns = gc_time * 1e9 / native_new
         if ns > GC_NS then
-            budget = budget * 2 < GC_MAX and budget * 2 or GC_MAX
+            -- Grow by the excess (2x to 16x): a big heap is reached in a
+            -- few cycles rather than one doubling each.
+            local f = ns / GC_NS
+            f = f < 2 and 2 or f > 16 and 16 or f
+            budget = budget * f < GC_MAX and budget * f or GC_MAX
         elseif ns < GC_NS / 4 then
             budget = budget / 2 > GC_FLOOR and budget / 2 or GC_FLOOR
         end
