@@ -137,6 +137,30 @@ int qjson_span(const qjson_doc *doc, const qjson_cursor *at,
                const char *path, size_t path_len,
                size_t *start, size_t *end);
 
+/* Wildcard reads: every value `path` matches from `at` (NULL: the root), in
+   document order, with `[*]` (every element of an array) and `.*` or a
+   leading `*` (every member value of an object; a repeated key counts
+   once, with its first value). Branches that do not match are skipped.
+   *n cursors at *out, in a per-thread buffer valid until the next
+   qjson_get_all / qjson_path_get_all call on the same thread. */
+int qjson_get_all(const qjson_doc *doc, const qjson_cursor *at,
+                  const char *path, size_t path_len,
+                  const qjson_cursor **out, size_t *n);
+
+/* A compiled path (opaque, immutable: share it across documents and
+   threads). qjson_path_new fails with QJSON_ERR_PATH when the text is
+   malformed; qjson_path_free(NULL) is ignored. */
+typedef struct qjson_path qjson_path;
+int qjson_path_new(const char *text, size_t len, qjson_path **out);
+void qjson_path_free(qjson_path *path);
+/* qjson_find by a compiled path (QJSON_ERR_PATH when it has a wildcard). */
+int qjson_path_find(const qjson_doc *doc, const qjson_cursor *at,
+                    const qjson_path *path, qjson_cursor *out);
+/* qjson_get_all by a compiled path. */
+int qjson_path_get_all(const qjson_doc *doc, const qjson_cursor *at,
+                       const qjson_path *path,
+                       const qjson_cursor **out, size_t *n);
+
 /* Start a walk over the children of the object or array at `path`. */
 int qjson_iter_init(const qjson_doc *doc, const qjson_cursor *at,
                     const char *path, size_t path_len, qjson_iter *it);

@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import collections.abc as _abc
 
-from qjson._errors import JSONDecodeError, JSONEncodeError, PathError
+from qjson._errors import JSONDecodeError, JSONEncodeError, PatchError, PathError
 from qjson._qjson import (
     Array,
     Cursor,
     Doc,
     Object,
+    Path,
     __version__,
     backend,
     decode,
     dumps,
+    incr,
     loads,
     materialize,
+    merge_patch,
+    mul,
     parse,
+    patch,
     validate,
 )
 
@@ -38,13 +43,19 @@ __all__ = [
     "JSONDecodeError",
     "JSONEncodeError",
     "Object",
+    "Path",
+    "PatchError",
     "PathError",
     "__version__",
     "backend",
     "decode",
     "dumps",
+    "incr",
     "loads",
     "materialize",
+    "merge_patch",
+    "mul",
     "parse",
+    "patch",
     "validate",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Union
 
-__all__ = ["JSONDecodeError", "JSONEncodeError", "PathError"]
+__all__ = ["JSONDecodeError", "JSONEncodeError", "PatchError", "PathError"]
 
 _Doc = Union[bytes, bytearray, memoryview, str]
 
@@ -54,3 +54,19 @@ class PathError(KeyError):
 
 class JSONEncodeError(TypeError):
     """A value that qjson cannot serialize. A subclass of :class:`TypeError`."""
+
+
+class PatchError(ValueError):
+    """A JSON Patch that cannot be applied. A subclass of :class:`ValueError`.
+
+    ``op_index`` is the 0-based position of the failing op in the patch
+    (``None`` when the patch as a whole is malformed). The target is left
+    exactly as it was.
+    """
+
+    def __init__(self, message: str, op_index: int | None = None) -> None:
+        super().__init__(message)
+        self.op_index = op_index
+
+    def __reduce__(self):  # type: ignore[override]
+        return (type(self), (str(self), self.op_index))

@@ -45,14 +45,19 @@ pub(crate) fn access_error(py: Python<'_>, e: AccessError, input: &Input, path: 
     match e {
         AccessError::Decode(e) => decode_error(py, e, input),
         AccessError::NotFound { at } => path_error(py, path, at),
-        AccessError::PathSyntax { at, reason } => {
-            PyValueError::new_err(format!("invalid path {path:?}: {reason} at offset {at}"))
-        }
+        AccessError::PathSyntax { at, reason } => path_syntax_error(path, at, reason),
         AccessError::Type { expected, found } => PyTypeError::new_err(format!(
             "expected {expected} at path {path:?}, found {}",
             found.name()
         )),
     }
+}
+
+/// The `ValueError` for a malformed `path`.
+#[cold]
+#[inline(never)]
+pub(crate) fn path_syntax_error(path: &str, at: usize, reason: &str) -> PyErr {
+    PyValueError::new_err(format!("invalid path {path:?}: {reason} at offset {at}"))
 }
 
 #[cold]
