@@ -23,6 +23,7 @@
 //!
 //! [`Cursor`]: crate::doc::Cursor
 
+mod encode;
 mod handle;
 mod iter;
 mod paths;
@@ -30,6 +31,7 @@ mod many;
 mod read;
 mod status;
 
+pub use encode::{qjson_cjson_escape, qjson_cjson_string};
 pub use handle::{qjson_free, qjson_memory, qjson_parse, Handle, Options};
 pub use iter::{qjson_iter_init, qjson_iter_next, Iter};
 pub use paths::{
