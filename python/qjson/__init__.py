@@ -29,11 +29,10 @@ from qjson._qjson import (
     materialize,
     merge_patch,
     mul,
-    parse,
-    patch,
     open_many,
     parse,
     parse_many,
+    patch,
     validate,
 )
 from qjson._qjson import loads_many as _loads_many
