@@ -294,7 +294,41 @@ impl<'a> Doc<'a> {
     }
 
     fn number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
+        if let Some(v) = self.short_int(c) {
+            return Ok(Number::Int(v));
+        }
         Ok(parse_number(self.scalar_text(c), c.start as usize)?)
+    }
+
+    /// The common number, an integer of at most 18 digits (ids, counts),
+    /// read straight from the input: digits up to the byte that ends the
+    /// token. `None` for anything else (fractions, exponents, longer
+    /// integers, a leading zero), which goes through the full parser. In a
+    /// lazy document only `,`, `}` or `]` may end it (whitespace could hide
+    /// garbage before the next structural, which the full parser reports).
+    #[inline(always)]
+    fn short_int(&self, c: Cursor) -> Option<i64> {
+        let t = self.input.get(c.start as usize..)?;
+        let neg = t.first() == Some(&b'-');
+        let t = &t[neg as usize..];
+        let mut v = 0i64;
+        let mut i = 0;
+        while i < 18 {
+            match t.get(i).map(|b| b.wrapping_sub(b'0')) {
+                Some(d @ 0..=9) => v = v * 10 + i64::from(d),
+                _ => break,
+            }
+            i += 1;
+        }
+        if i == 0 || (i > 1 && t[0] == b'0') {
+            return None;
+        }
+        match t.get(i) {
+            Some(b',' | b'}' | b']') => {}
+            Some(b' ' | b'\n' | b'\r' | b'\t') if !self.index.lazy => {}
+            _ => return None,
+        }
+        Some(if neg { -v } else { v })
     }
 
     /// Resolve `path` relative to `at`.
