@@ -12,7 +12,6 @@ import json
 import time
 
 import pytest
-
 import qjson
 
 
@@ -66,7 +65,7 @@ _TRICKY_MEMBERS = [
     ('"x.y"', "11"),
     ('"k~/"', "12"),
     ('"nested"', '{"a": [1, {"b": 2}], "c": "d"}'),
-    ('"list"', '[1, 2, [3]]'),
+    ('"list"', "[1, 2, [3]]"),
     ('"t"', "true"),
     ('"n"', "null"),
 ]
