@@ -68,6 +68,7 @@ def tests(session: nox.Session) -> None:
         session.log(f"note: {DATA} is absent; data-driven tests will be skipped")
     session.run("cargo", "test", "--no-default-features", external=True)
     session.install(*_extra("test"))
+    session.install(*_extra("gateway"))
     _lua_setup(session)
     _build(session)
     _pytest(session, "tests", *session.posargs)
@@ -85,6 +86,7 @@ def bench(session: nox.Session) -> None:
     other arguments go to benchmarks/run.py (`--only lua,report`, `--skip corpus`).
     """
     session.install(*_extra("bench"))
+    session.install(*_extra("gateway"))
     _lua_setup(session)
     _build(session)
     if "--quick" not in session.posargs:
@@ -164,3 +166,16 @@ def lint(session: nox.Session) -> None:
         "--allowlist",
         "python/qjson/stubtest-allowlist.txt",
     )
+
+
+@nox.session(python=PYTHON)
+def gateway(session: nox.Session) -> None:
+    """The LLM-gateway example under load (also a stage of `nox -s bench`): the upstream
+    stub and a qjson, an orjson and a json gateway on 127.0.0.1, driven by a separate
+    client process; benchmarks/results/gateway.json and its section of docs/benchmarks.md.
+
+    `nox -s gateway -- --quick` for a short run.
+    """
+    session.install(*_extra("gateway"))  # report.py needs only the stdlib
+    _build(session)
+    session.run("python", "benchmarks/run.py", "--only", "gateway,report", *session.posargs)

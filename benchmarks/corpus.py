@@ -1,8 +1,9 @@
 """The corpus table: decode, encode and validate throughput (MB/s) on the
-simdjson corpus, qjson against json, orjson, pysimdjson and msgspec.
+simdjson corpus, qjson against json and every peer (orjson, pysimdjson,
+fastsimdjson, cysimdjson, ssrjson, msgspec), with the collector on and paused.
 
     python benchmarks/corpus.py               # full run (~3-5 min), writes docs/corpus.md
-    python benchmarks/corpus.py --quick       # 3 rounds, shorter batches
+    python benchmarks/corpus.py --quick       # 3 rounds, shorter batches, no memory
     python benchmarks/corpus.py --out x.md --json y.json
 
 Rows: the 14 large files of ``../shared/data/jsonexamples`` and the small
@@ -11,12 +12,23 @@ bytes / total median time, so a big file weighs by its size, as in the
 fastjson report's tables). Operations:
 
 - decode: bytes -> Python objects (``json.loads``, ``orjson.loads``,
-  ``simdjson.loads``, ``msgspec.json.decode``, ``qjson.loads``);
+  ``simdjson.loads``, ``fastsimdjson.loads``, cysimdjson's reused
+  ``JSONParser().parse(b).export()`` (its ``loads`` takes str only),
+  ``ssrjson.loads``, ``msgspec.json.Decoder().decode``, ``qjson.loads``),
+  with the collector on (a user's default);
+- decode, gc paused: the same calls with the collector paused by the caller
+  (``gc.disable()`` around the timed batch, as pytest-benchmark's
+  ``--benchmark-disable-gc`` does);
 - encode: the decoded object -> JSON (``json.dumps`` (str, compact
-  separators), ``orjson.dumps``, ``msgspec.json.encode``, ``qjson.dumps``);
-- validate: ``qjson.validate`` against pysimdjson's parse only
-  (``Parser.parse``, one parser reused; it builds simdjson's tape and no
-  Python objects), the closest peer operation.
+  separators), ``orjson.dumps``, ``fastsimdjson.dumpb`` (orjson's output),
+  ``ssrjson.dumps_to_bytes`` (with its default UTF-8 cache: the str objects
+  of the reused input keep their UTF-8 form after the first call),
+  ``msgspec.json.Encoder().encode``, ``qjson.dumps``); the collector stays on
+  (no call here creates objects it tracks);
+- validate: ``qjson.validate`` against simdjson's parse without Python objects:
+  pysimdjson's and cysimdjson's ``Parser.parse`` (one parser reused; they build
+  simdjson's tape and a root proxy only) and fastsimdjson's ``_parse_only``
+  (private, but the closest operation it has), the closest peer operations.
 
 Method: every (file, operation, library) cell is timed in batches of calls
 long enough to last ~2 ms (~0.5 ms with --quick); the cells are interleaved
@@ -47,8 +59,10 @@ from pathlib import Path
 from typing import Any
 
 try:
+    import clock  # type: ignore[import-not-found]
     from progress import Progress, fmt_duration  # type: ignore[import-not-found]
 except ImportError:  # python -m benchmarks.corpus
+    from benchmarks import clock  # type: ignore[no-redef]
     from benchmarks.progress import Progress, fmt_duration  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,13 +92,34 @@ SMALL = [
     "small/truenull.json",
     "small/twitter_timeline.json",
 ]
-LIBS = ["json", "orjson", "pysimdjson", "msgspec", "qjson"]
-OPS = ["decode", "encode", "validate"]
+LIBS = ["json", "orjson", "pysimdjson", "fastsimdjson", "cysimdjson", "ssrjson", "msgspec", "qjson"]
+# The best peer of a row is the fastest of these (DESIGN.md "Performance targets").
+PEERS = ["orjson", "fastsimdjson", "pysimdjson", "cysimdjson", "ssrjson", "msgspec"]
+OPS = ["decode", "decode_gc_paused", "encode", "validate"]
+OP_TITLE = {
+    "decode": "decode (collector on)",
+    "decode_gc_paused": "decode (collector paused by the caller)",
+    "encode": "encode",
+    "validate": "validate",
+}
+
+
+CLOCK_TEXT = {
+    "thread": "CPU time of the thread (benchmarks/clock.py: the machine is shared)",
+    "wall": "wall clock",
+}
 
 
 def peers() -> dict[str, Any]:
     mods: dict[str, Any] = {"json": json}
-    for name, mod in [("orjson", "orjson"), ("pysimdjson", "simdjson"), ("msgspec", "msgspec")]:
+    for name, mod in [
+        ("orjson", "orjson"),
+        ("pysimdjson", "simdjson"),
+        ("fastsimdjson", "fastsimdjson"),
+        ("cysimdjson", "cysimdjson"),
+        ("ssrjson", "ssrjson"),
+        ("msgspec", "msgspec"),
+    ]:
         try:
             mods[name] = __import__(mod)
         except ImportError:
@@ -114,6 +149,28 @@ def functions(mods: dict[str, Any], data: bytes, obj: Any) -> dict[tuple[str, st
 
         f["decode", "pysimdjson"] = lambda: sj.loads(data)
         f["validate", "pysimdjson"] = parse_only
+    if "fastsimdjson" in mods:
+        fs = mods["fastsimdjson"]
+        f["decode", "fastsimdjson"] = lambda: fs.loads(data)
+        f["encode", "fastsimdjson"] = lambda: fs.dumpb(obj)
+        f["validate", "fastsimdjson"] = lambda: fs._parse_only(data)
+    if "cysimdjson" in mods:
+        cy_parse = mods["cysimdjson"].JSONParser().parse
+
+        def cy_loads() -> Any:
+            root = cy_parse(data)
+            return root.export() if hasattr(root, "export") else root
+
+        def cy_parse_only() -> None:
+            doc = cy_parse(data)
+            del doc
+
+        f["decode", "cysimdjson"] = cy_loads
+        f["validate", "cysimdjson"] = cy_parse_only
+    if "ssrjson" in mods:
+        sr = mods["ssrjson"]
+        f["decode", "ssrjson"] = lambda: sr.loads(data)
+        f["encode", "ssrjson"] = lambda: sr.dumps_to_bytes(obj)
     if "msgspec" in mods:
         ms = mods["msgspec"].json
         dec, enc = ms.Decoder(), ms.Encoder()
@@ -123,6 +180,9 @@ def functions(mods: dict[str, Any], data: bytes, obj: Any) -> dict[tuple[str, st
     f["decode", "qjson"] = lambda: qj.loads(data)
     f["encode", "qjson"] = lambda: qj.dumps(obj)
     f["validate", "qjson"] = lambda: qj.validate(data)
+    for (op, lib), fn in list(f.items()):
+        if op == "decode":  # the same call, timed with the collector paused
+            f["decode_gc_paused", lib] = fn
     return f
 
 
@@ -130,10 +190,10 @@ def calibrate(fn: Callable, target: float) -> int:
     """Calls per batch so that one batch lasts about `target` seconds."""
     n = 1
     while True:
-        t = time.perf_counter()
+        t = clock.now()
         for _ in range(n):
             fn()
-        dt = time.perf_counter() - t
+        dt = clock.now() - t
         if dt >= target / 4 or n >= 1 << 20:
             return max(1, int(n * target / max(dt, 1e-9)))
         n *= 4
@@ -169,7 +229,7 @@ def memory(fn: Callable) -> tuple[int, int | None]:
     return peak - before, rss
 
 
-def run(rounds: int, target: float) -> dict[str, Any]:
+def run(rounds: int, target: float, with_memory: bool = True) -> dict[str, Any]:
     mods = peers()
     files = [(name, (DATA / name).read_bytes()) for name in LARGE + SMALL]
     cells: list[tuple[str, str, str, Callable, int]] = []
@@ -184,6 +244,10 @@ def run(rounds: int, target: float) -> dict[str, Any]:
         fns = functions(mods, data, obj)
         # Every library must give the same answer, else its cell is dropped.
         for (op, lib), fn in list(fns.items()):
+            if op == "decode_gc_paused":
+                if ("decode", lib) not in fns:
+                    del fns[op, lib]
+                continue
             got = fn()
             ok = (
                 (op == "decode" and got == obj)
@@ -195,7 +259,8 @@ def run(rounds: int, target: float) -> dict[str, Any]:
                 del fns[op, lib]
         for (op, lib), fn in fns.items():
             cells.append((name, op, lib, fn, calibrate(fn, target)))
-            mem.setdefault(name, {})[f"{op}/{lib}"] = memory(fn)
+            if with_memory and op != "decode_gc_paused":  # the same call as decode
+                mem.setdefault(name, {})[f"{op}/{lib}"] = memory(fn)
     # The decoded files stay alive for the encode cells; freezing them keeps
     # full garbage collections from walking them, so the GC cost in a cell
     # is that of the objects its own call creates, the same for every library.
@@ -208,10 +273,16 @@ def run(rounds: int, target: float) -> dict[str, Any]:
         order = cells[:]
         shuffle.shuffle(order)
         for name, op, lib, fn, n in order:
-            t = time.perf_counter()
+            paused = op == "decode_gc_paused"
+            if paused:
+                gc.disable()
+            t = clock.now()
             for _ in range(n):
                 fn()
-            times.setdefault((name, op, lib), []).append((time.perf_counter() - t) / n)
+            dt = clock.now() - t
+            if paused:
+                gc.enable()
+            times.setdefault((name, op, lib), []).append(dt / n)
         print(
             f"[corpus] timing round {r + 1}/{rounds} done, "
             f"{fmt_duration(time.perf_counter() - t_rounds)} elapsed",
@@ -224,9 +295,10 @@ def run(rounds: int, target: float) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu": cpu_model(),
-        "versions": {k: getattr(m, "__version__", "") for k, m in mods.items()},
+        "versions": {k: _version(k, m) for k, m in mods.items()},
         "qjson_backend": mods["qjson"].backend(),
         "rounds": rounds,
+        "clock": clock.name(),
         "files": {n: {"bytes": sizes[n]} for n in sizes},
         "seconds": {f"{n}|{op}|{lib}": t for (n, op, lib), t in med.items()},
         "memory": mem,
@@ -244,6 +316,26 @@ def run(rounds: int, target: float) -> dict[str, Any]:
     return results
 
 
+def _version(lib: str, mod: Any) -> str:
+    if lib == "json":
+        return ""
+    try:
+        from importlib.metadata import version
+
+        return version(lib)
+    except Exception:
+        return str(getattr(mod, "__version__", ""))
+
+
+def best_peer(row: dict[str, float], op: str) -> tuple[str, float] | None:
+    """(library, MB/s) of the fastest peer in an aggregate row, or None."""
+    cands = [(row[f"{op}/{lib}"], lib) for lib in PEERS if f"{op}/{lib}" in row]
+    if not cands:
+        return None
+    mbs, lib = max(cands)
+    return lib, mbs
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -259,47 +351,60 @@ def markdown(res: dict[str, Any]) -> str:
     sizes = {n: v["bytes"] for n, v in res["files"].items()}
     agg = res["aggregate_mb_s"]
     v = res["versions"]
+    libs = [lib for lib in LIBS if lib in v]
     out = [
         "# Corpus table: decode, encode, validate",
         "",
         "Generated by `python benchmarks/corpus.py` (see its docstring for the method). "
         f"Python {res['python']}, {res['cpu']}, qjson backend `{res['qjson_backend']}`; "
         + ", ".join(f"{k} {v[k]}" for k in v if v[k])
-        + f". Median of {res['rounds']} interleaved rounds. MB/s = 10^6 bytes of JSON per "
-        "second (input bytes for decode and validate, the same file's size for encode).",
+        + f". Median of {res['rounds']} interleaved rounds, timed with the "
+        f"{CLOCK_TEXT[res.get('clock', 'wall')]}. MB/s = 10^6 bytes of JSON per "
+        "second (input bytes for decode and validate, the same file's size for encode). "
+        "Best peer = the fastest of " + ", ".join(PEERS) + " on that row; x best = qjson's "
+        "throughput / the best peer's. Decode runs twice: with the collector on (a user's "
+        "default) and with it paused by the caller (`gc.disable()` around the timed calls).",
         "",
-        "## Aggregates",
+        "## Aggregates (total bytes / total median time per group)",
         "",
-        "| group | op | " + " | ".join(LIBS) + " | qjson vs orjson | qjson vs pysimdjson |",
-        "|---|---|" + "---:|" * (len(LIBS) + 2),
+        "| group | op | " + " | ".join(libs) + " | best peer | qjson x best | qjson x orjson |",
+        "|---|---|" + "---:|" * len(libs) + "---|---:|---:|",
     ]
     for group in ("large", "small"):
         for op in OPS:
             row = agg.get(group, {})
-            cells = [f"{row[f'{op}/{lib}']:.0f}" if f"{op}/{lib}" in row else "" for lib in LIBS]
-            q = row.get(f"{op}/qjson")
-            vs_o = row.get(f"{op}/orjson")
-            vs_s = row.get(f"{op}/pysimdjson")
+            cells = [f"{row[f'{op}/{lib}']:,.0f}" if f"{op}/{lib}" in row else "" for lib in libs]
+            q, o = row.get(f"{op}/qjson"), row.get(f"{op}/orjson")
+            bp = best_peer(row, op)
             out.append(
-                f"| {group} | {op} | "
+                f"| {group} | {OP_TITLE[op]} | "
                 + " | ".join(cells)
-                + f" | {f'{q / vs_o:.2f}x' if q and vs_o else ''}"
-                + f" | {f'{q / vs_s:.2f}x' if q and vs_s else ''} |"
+                + f" | {bp[0] if bp else ''}"
+                + f" | {f'{q / bp[1]:.2f}x' if q and bp else ''}"
+                + f" | {f'{q / o:.2f}x' if q and o else ''} |"
             )
     for op in OPS:
         out += [
             "",
-            f"## {op} (MB/s)",
+            f"## {OP_TITLE[op]} (MB/s)",
             "",
-            "| file | bytes | " + " | ".join(LIBS) + " |",
-            "|---|---:|" + "---:|" * len(LIBS),
+            "| file | bytes | " + " | ".join(libs) + " | best peer | qjson x best |",
+            "|---|---:|" + "---:|" * len(libs) + "---|---:|",
         ]
         for n in sizes:
-            cells = []
-            for lib in LIBS:
+            mbs = {}
+            for lib in libs:
                 t = sec.get(f"{n}|{op}|{lib}")
-                cells.append(f"{sizes[n] / t / 1e6:.0f}" if t else "")
-            out.append(f"| {n} | {sizes[n]} | " + " | ".join(cells) + " |")
+                if t:
+                    mbs[lib] = sizes[n] / t / 1e6
+            cells = [f"{mbs[lib]:,.0f}" if lib in mbs else "" for lib in libs]
+            bp = best_peer({f"{op}/{k}": x for k, x in mbs.items()}, op)
+            q = mbs.get("qjson")
+            out.append(
+                f"| {n} | {sizes[n]} | "
+                + " | ".join(cells)
+                + f" | {bp[0] if bp else ''} | {f'{q / bp[1]:.2f}x' if q and bp else ''} |"
+            )
     out += [
         "",
         "## Peak memory of one call (KiB): tracemalloc / peak-RSS growth",
@@ -308,14 +413,16 @@ def markdown(res: dict[str, Any]) -> str:
         "bytes); native buffers (qjson's index, orjson's and simdjson's trees) show "
         "only in the RSS column, which allocator caching makes a lower bound.",
         "",
-        "| file | op | " + " | ".join(LIBS) + " |",
-        "|---|---|" + "---:|" * len(LIBS),
+        "| file | op | " + " | ".join(libs) + " |",
+        "|---|---|" + "---:|" * len(libs),
     ]
+    if not res["memory"]:
+        out.append("| (not measured: --quick) | | " + " | ".join("" for _ in libs) + " |")
     for n in sizes:
         for op in OPS:
             m = res["memory"].get(n, {})
             cells = []
-            for lib in LIBS:
+            for lib in libs:
                 pair = m.get(f"{op}/{lib}")
                 if pair is None:
                     cells.append("")
@@ -331,18 +438,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="3 rounds, short batches")
     ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--clock", choices=sorted(clock.CLOCKS), default="thread", help="see clock.py")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "corpus.md")
     ap.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "corpus.json")
     args = ap.parse_args()
+    clock.use(args.clock)
     if not DATA.is_dir():
         sys.exit(f"test data not found: {DATA} (see shared/data/README.md)")
     rounds = args.rounds or (3 if args.quick else 9)
-    res = run(rounds, 0.0005 if args.quick else 0.002)
+    res = run(rounds, 0.0005 if args.quick else 0.002, with_memory=not args.quick)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(res, indent=1) + "\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(markdown(res))
-    print(markdown(res).split("## decode")[0])
+    print(markdown(res).split("## decode")[0])  # the aggregates
     print(f"wrote {args.out} and {args.json}")
 
 

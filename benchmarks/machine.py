@@ -22,6 +22,9 @@ PEERS = {
     "orjson": "orjson",
     "pysimdjson": "simdjson",
     "msgspec": "msgspec",
+    "fastsimdjson": "fastsimdjson",
+    "cysimdjson": "cysimdjson",
+    "ssrjson": "ssrjson",
     "lupa": "lupa",
     "pytest-benchmark": "pytest_benchmark",
 }

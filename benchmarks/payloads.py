@@ -446,6 +446,87 @@ def all_payloads() -> Iterator[tuple[str, bytes]]:
     yield "github_issues", github_issues()
 
 
+# --------------------------------------------------------------- batch files
+
+_BATCH_MODELS = ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "o3-mini"]
+
+
+def _batch_templates() -> list[bytes]:
+    """Chat-request bodies with placeholders filled per line: text-only ones
+    (the ~2 KB request, four models; `@@USER@@` and `@@ASK@@`) and two with
+    a base64 image (`@@IMG@@`)."""
+    small = json.loads(small_request())
+    out = []
+    for i, model in enumerate(_BATCH_MODELS):
+        small["model"] = model
+        small["temperature"] = round(0.1 * (i + 1), 1)
+        small["user"] = "@@USER@@"
+        small["messages"][-1]["content"] = "@@ASK@@"
+        out.append(_dumps(small))
+    img = _chat_obj(1, [0], seed=5)
+    img["user"] = "@@USER@@"
+    img["messages"][1]["content"][1]["image_url"]["url"] = "data:image/png;base64,@@IMG@@"
+    out.append(_dumps(img))
+    return out
+
+
+def batch_lines(total_bytes: int, seed: int = 3) -> Iterator[bytes]:
+    """Lines of an OpenAI batch-API input file (JSON Lines), ~total_bytes in all.
+
+    Each line is ``{"custom_id", "method", "url", "body": <chat request>}``
+    followed by ``\\n``. Bodies: the ~2 KB chat request (four models), and
+    on every 7th line one with a base64 image of 6-40 KB; every line has
+    its own user id, question and image bytes (no two lines alike).
+    """
+    templates = _batch_templates()
+    rng = random.Random(seed)
+    pool = _b64_stream(seed, 4 * MiB).encode("ascii")
+    total = 0
+    i = 0
+    while total < total_bytes:
+        user = b"user-%08x" % rng.getrandbits(32)
+        if i % 7 == 6:
+            n = rng.randrange(6 * KiB, 40 * KiB) // 4 * 4
+            off = rng.randrange(0, len(pool) - n) // 4 * 4
+            body = templates[4].replace(b"@@IMG@@", pool[off : off + n], 1)
+        else:
+            ask = _text(rng, rng.randrange(20, 200)).encode("ascii")
+            body = templates[rng.randrange(4)].replace(b"@@ASK@@", ask, 1)
+        body = body.replace(b"@@USER@@", user, 1)
+        line = (
+            b'{"custom_id":"request-%d","method":"POST","url":"/v1/chat/completions","body":' % i
+            + body
+            + b"}\n"
+        )
+        total += len(line)
+        i += 1
+        yield line
+
+
+def batch_file(total_bytes: int, seed: int = 3) -> bytes:
+    """A batch-API JSON Lines file of ~total_bytes, in memory."""
+    return b"".join(batch_lines(total_bytes, seed))
+
+
+def write_batch_file(path, total_bytes: int, seed: int = 3) -> int:
+    """Write a batch-API JSON Lines file of ~total_bytes to `path` (streaming,
+    little memory); returns its size."""
+    n = 0
+    with open(path, "wb") as f:
+        buf: list[bytes] = []
+        size = 0
+        for line in batch_lines(total_bytes, seed):
+            buf.append(line)
+            size += len(line)
+            if size >= MiB:
+                f.write(b"".join(buf))
+                n += size
+                buf, size = [], 0
+        f.write(b"".join(buf))
+        n += size
+    return n
+
+
 def _main() -> None:
     import time
 

@@ -7,11 +7,16 @@ benchmarks/results/:
 
     machine   machine.json: CPU, ISA flags, qjson backend, Python / LuaJIT / peer versions
     pytest    pytest.json (pytest-benchmark --benchmark-json) + pytest-skipped.json
-    targets   targets.json: the DESIGN.md comparisons, libraries interleaved per round
+    targets   targets.json: the DESIGN.md comparisons (every peer, best peer per row),
+              libraries interleaved per round, then the per-access cost (access.py)
     memory    memory.json: tracemalloc + RSS per operation, qjson index sizes
     lua       lua.json: qjson vs lua-cjson inside lupa's LuaJIT
     corpus    corpus.json + docs/corpus.md (needs ../shared/data/jsonexamples)
     notebook  executes benchmarks/ladder.ipynb headless (nbclient); PNGs in docs/img/
+    many      many.json: NDJSON reads, loads_many, dumps_many, open_many (benchmarks/many_bench.py)
+    patch     patch.json: JSON Patch / merge patch vs passthrough and jsonpatch (patch_bench.py)
+    gateway   gateway.json (+ gateway-malloc-keep.json): examples/gateway end to end on
+              uvicorn, qjson vs orjson vs json
     report    docs/benchmarks.md from the results
 
 A progress line on stderr names the stage running, the stages left and an
@@ -37,15 +42,20 @@ sys.path.insert(0, str(HERE))
 from progress import fmt_duration  # noqa: E402
 
 STAGES = ["machine", "pytest", "targets", "memory", "lua", "corpus", "notebook", "report"]
+STAGES.insert(STAGES.index("report"), "gateway")
+STAGES[STAGES.index("gateway") : STAGES.index("gateway")] = ["many", "patch"]
 # Rough durations on a 2-core machine, seconds (quick, full): only for the "left" estimate.
 EXPECTED = {
     "machine": (2, 2),
     "pytest": (25, 330),
-    "targets": (10, 120),
+    "targets": (40, 600),
     "memory": (4, 20),
     "lua": (12, 40),
-    "corpus": (15, 240),
+    "corpus": (65, 420),
     "notebook": (15, 15),
+    "gateway": (120, 1500),
+    "many": (30, 300),
+    "patch": (20, 120),
     "report": (1, 1),
 }
 
@@ -74,6 +84,7 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "--benchmark-warmup=on",
         "--benchmark-warmup-iterations=50" if quick else "--benchmark-warmup-iterations=1000",
         "--benchmark-disable-gc",
+        "--benchmark-timer=time.thread_time",  # CPU time, as clock.py explains
         "--benchmark-min-time=0.0002" if quick else "--benchmark-min-time=0.001",
         "--benchmark-max-time=0.05" if quick else "--benchmark-max-time=0.5",
         "--benchmark-min-rounds=5",
@@ -86,6 +97,9 @@ def commands(quick: bool) -> dict[str, list[str] | None]:
         "memory": _py(str(HERE / "memory.py"), *q),
         "lua": _py(str(HERE / "lua_bench.py"), *q),
         "corpus": _py(str(HERE / "corpus.py"), *q) if CORPUS.is_dir() else None,
+        "gateway": _py(str(HERE / "gateway_bench.py"), *q),
+        "many": _py(str(HERE / "many_bench.py"), *q),
+        "patch": _py(str(HERE / "patch_bench.py"), *q),
         "notebook": None,  # in-process
         "report": None,  # in-process
     }

@@ -9,18 +9,26 @@ view passthrough in ``qjson.dumps``): such rows are reported as skipped with
 that reason, never estimated.
 
 Operations (chat scenarios read ``model``, ``temperature`` and every
-``messages[i].content``; github_issues reads every ``[i].title``):
+``messages[i].content``; github_issues reads ``id``, ``title`` and
+``user.login`` of every issue; twitter reads ``id`` and ``user.screen_name``
+of every status):
 
-    parse_get      qjson.parse + Doc getters; pysimdjson Parser.parse + proxies;
-                   orjson / msgspec / json: loads + dict access; copy: bytearray(b)
+    parse_get      qjson.parse + Doc / Cursor getters; pysimdjson Parser.parse + proxies;
+                   fastsimdjson.parse + its lazy views; cysimdjson JSONParser.parse +
+                   its element wrappers; orjson / ssrjson / msgspec / json: loads +
+                   dict access; copy: bytearray(b)
     decode_access  qjson.decode (lazy view) + view indexing; the others as parse_get
+    get_all        qjson.parse + one Doc.get_all / get_many call per field (skipped
+                   until the build has them); peers: see parse_get
     decode_dumps   decode + dumps unmodified (qjson: view passthrough); copy: bytearray(b)
     edit_top       decode, set model and temperature, dumps
     edit_add       decode, add a top-level field, dumps
     edit_nested    decode, replace messages[0].content, dumps
     loads          eager decode to dict / list
     dumps          encode the plain object json.loads gives
-    validate       qjson.validate; pysimdjson Parser.parse (tape only, no Python objects)
+    validate       qjson.validate; pysimdjson / cysimdjson Parser.parse (tape only, no
+                   Python objects); fastsimdjson._parse_only (its private parse without
+                   objects)
 
 Every callable returns what it read or produced, so callers can hold it
 (memory.py) or drop it (timing loops).
@@ -31,6 +39,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 try:  # python benchmarks/<script>.py
@@ -74,13 +83,27 @@ simdjson = _try_import("simdjson", "pysimdjson")
 msgspec = _try_import("msgspec", "msgspec")
 if msgspec is not None:
     import msgspec.json
+fastsimdjson = _try_import("fastsimdjson", "fastsimdjson")
+cysimdjson = _try_import("cysimdjson", "cysimdjson")
+ssrjson = _try_import("ssrjson", "ssrjson")
 
-MODULES = {"qjson": qjson, "orjson": orjson, "pysimdjson": simdjson, "msgspec": msgspec}
+MODULES = {
+    "qjson": qjson,
+    "orjson": orjson,
+    "pysimdjson": simdjson,
+    "msgspec": msgspec,
+    "fastsimdjson": fastsimdjson,
+    "cysimdjson": cysimdjson,
+    "ssrjson": ssrjson,
+}
 
-LIBS = ["qjson", "orjson", "pysimdjson", "msgspec", "json", "copy"]
+# The peers a "best peer" ratio is taken over (DESIGN.md, "Performance targets").
+PEERS = ["orjson", "fastsimdjson", "pysimdjson", "cysimdjson", "ssrjson", "msgspec"]
+LIBS = ["qjson", *PEERS, "json", "copy"]
 OPS = [
     "parse_get",
     "decode_access",
+    "get_all",
     "decode_dumps",
     "edit_top",
     "edit_add",
@@ -93,16 +116,22 @@ EDITS = ["edit_top", "edit_add", "edit_nested"]
 CHAT_OPS = OPS  # github_issues has no edits (its root is an array)
 
 # Which libraries have a row for each operation; the rest have no such operation.
+# Peers have no separate decode_access / get_all code: their decode_access row
+# is their parse_get row (their best read path) again, kept so each pytest
+# table compares qjson with every peer; get_all is qjson's only.
+# Libraries that can encode: loads + dumps is their passthrough.
+WRITERS = ["orjson", "fastsimdjson", "ssrjson", "msgspec"]
 _LIBS_FOR = {
     "parse_get": LIBS,
-    "decode_access": ["qjson", "orjson", "pysimdjson", "msgspec", "json"],
-    "decode_dumps": ["qjson", "orjson", "msgspec", "json", "copy"],
+    "decode_access": ["qjson", *PEERS, "json"],
+    "get_all": ["qjson"],
+    "decode_dumps": ["qjson", *WRITERS, "json", "copy"],
     "edit_top": ["qjson", "orjson", "msgspec", "json"],
     "edit_add": ["qjson", "orjson", "msgspec", "json"],
     "edit_nested": ["qjson", "orjson", "msgspec", "json"],
-    "loads": ["qjson", "orjson", "pysimdjson", "msgspec", "json"],
-    "dumps": ["qjson", "orjson", "msgspec", "json"],
-    "validate": ["qjson", "pysimdjson"],
+    "loads": ["qjson", *PEERS, "json"],
+    "dumps": ["qjson", *WRITERS, "json"],
+    "validate": ["qjson", "pysimdjson", "cysimdjson", "fastsimdjson"],
 }
 
 STDLIB_MAX = 1024 * 1024  # json (stdlib) only on payloads <= 1 MiB: it is the slow reference
@@ -129,12 +158,16 @@ class Scenario:
         return sum(len(p) for p in self.parts)
 
 
-SCENARIOS = [*payloads.LADDER, "small_request", "github_issues", "interleaved"]
+SCENARIOS = [*payloads.LADDER, "small_request", "github_issues", "twitter", "interleaved"]
 QUICK_SCENARIOS = ["2k", "100k", "1m", "small_request", "github_issues"]
+
+# jsonexamples/twitter.json (the simdjson corpus), beside the project's checkout.
+TWITTER = Path(__file__).resolve().parents[2] / "shared" / "data" / "jsonexamples" / "twitter.json"
 
 
 @functools.cache
 def scenario(name: str) -> Scenario:
+    """The payload(s) of `name`; raises Skip when its data file is absent."""
     if name in payloads.LADDER:
         return Scenario(name, "chat", (payloads.chat_request(payloads.LADDER[name]),))
     if name == "small_request":
@@ -143,6 +176,10 @@ def scenario(name: str) -> Scenario:
         return Scenario(name, "github", (payloads.github_issues(),))
     if name == "interleaved":
         return Scenario(name, "chat", tuple(b for _, b in payloads.interleaved()))
+    if name == "twitter":
+        if not TWITTER.is_file():
+            raise Skip(f"{TWITTER} is absent (see ../shared/data/README.md)")
+        return Scenario(name, "twitter", (TWITTER.read_bytes(),))
     raise ValueError(f"unknown scenario {name!r}; one of {', '.join(SCENARIOS)}")
 
 
@@ -158,13 +195,15 @@ def libs_for(op: str) -> list[str]:
 
 
 def _plain(v: Any) -> Any:
-    """A qjson view or pysimdjson proxy as plain Python, for comparisons only."""
+    """A qjson view or a peer's proxy as plain Python, for comparisons only."""
     if v is None or isinstance(v, (str, int, float, bool)):
         return v
-    if hasattr(v, "as_list"):  # pysimdjson Array
+    if hasattr(v, "as_list"):  # pysimdjson / fastsimdjson Array
         return v.as_list()
-    if hasattr(v, "as_dict"):  # pysimdjson Object
+    if hasattr(v, "as_dict"):  # pysimdjson / fastsimdjson Object
         return v.as_dict()
+    if hasattr(v, "export"):  # cysimdjson JSONArray / JSONObject
+        return v.export()
     if qjson is not None and type(v).__module__.startswith("qjson"):
         return qjson.materialize(v)
     if isinstance(v, dict):
@@ -177,7 +216,9 @@ def _plain(v: Any) -> Any:
 def _expected_reads(kind: str, b: bytes) -> Any:
     d = json.loads(b)
     if kind == "github":
-        return [it["title"] for it in d]
+        return [(it["id"], it["title"], it["user"]["login"]) for it in d]
+    if kind == "twitter":
+        return [(st["id"], st["user"]["screen_name"]) for st in d["statuses"]]
     return [d["model"], d["temperature"], [m["content"] for m in d["messages"]]]
 
 
@@ -188,7 +229,12 @@ def _reads_mapping(kind: str, decode: Callable[[bytes], Any]) -> Callable[[bytes
         if kind == "github":
 
             def run() -> Any:
-                return [it["title"] for it in decode(b)]
+                return [(it["id"], it["title"], it["user"]["login"]) for it in decode(b)]
+
+        elif kind == "twitter":
+
+            def run() -> Any:
+                return [(st["id"], st["user"]["screen_name"]) for st in decode(b)["statuses"]]
 
         else:
 
@@ -202,6 +248,10 @@ def _reads_mapping(kind: str, decode: Callable[[bytes], Any]) -> Callable[[bytes
 
 
 def _reads_qjson_doc(kind: str) -> Callable[[bytes], Callable]:
+    """Doc getters. Dense arrays: one cursor per element (``doc.open(f"[{i}]")``,
+    then short relative paths), one walk from the root per element rather than
+    one per field (``doc.get_int(f"[{i}].id")`` ...; within the noise of it on
+    github_issues and twitter here). Chat reads: path getters."""
     parse = qjson.parse
 
     def factory(b: bytes) -> Callable[[], Any]:
@@ -209,8 +259,23 @@ def _reads_qjson_doc(kind: str) -> Callable[[bytes], Callable]:
 
             def run() -> Any:
                 doc = parse(b)
-                get = doc.get
-                return [get(f"[{i}].title") for i in range(doc.len())]
+                op = doc.open
+                out = []
+                for i in range(doc.len()):
+                    c = op(f"[{i}]")
+                    out.append((c.get_int("id"), c.get_str("title"), c.get_str("user.login")))
+                return out
+
+        elif kind == "twitter":
+
+            def run() -> Any:
+                doc = parse(b)
+                op = doc.open
+                out = []
+                for i in range(doc.len("statuses")):
+                    c = op(f"statuses[{i}]")
+                    out.append((c.get_int("id"), c.get_str("user.screen_name")))
+                return out
 
         else:
 
@@ -228,12 +293,74 @@ def _reads_qjson_doc(kind: str) -> Callable[[bytes], Callable]:
     return factory
 
 
+def _reads_qjson_get_all(kind: str) -> Callable[[bytes], Callable]:
+    """One Doc.get_all call per field (chat: get_many for the scalars), with
+    qjson.Path objects compiled once outside the timed call when the build has
+    them (the use DESIGN.md's contract describes), else the path strings."""
+    doc_type = type(qjson.parse(b"{}"))
+    for name in ("get_all", "get_many") if kind == "chat" else ("get_all",):
+        if not hasattr(doc_type, name):
+            raise Skip(f"qjson Doc.{name} is not in this build yet")
+    compile_path = getattr(qjson, "Path", str)
+    parse = qjson.parse
+
+    def factory(b: bytes) -> Callable[[], Any]:
+        if kind == "github":
+            p_id, p_title, p_login = map(compile_path, ["[*].id", "[*].title", "[*].user.login"])
+
+            def run() -> Any:
+                doc = parse(b)
+                ga = doc.get_all
+                return (ga(p_id), ga(p_title), ga(p_login))
+
+        elif kind == "twitter":
+            p_id, p_name = map(compile_path, ["statuses[*].id", "statuses[*].user.screen_name"])
+
+            def run() -> Any:
+                doc = parse(b)
+                ga = doc.get_all
+                return (ga(p_id), ga(p_name))
+
+        else:
+            scalars = [compile_path("model"), compile_path("temperature")]
+            p_content = compile_path("messages[*].content")
+
+            def run() -> Any:
+                doc = parse(b)
+                model, temperature = doc.get_many(scalars)
+                return (model, temperature, doc.get_all(p_content))
+
+        return run
+
+    return factory
+
+
 def _reads_simdjson(kind: str) -> Callable[[bytes], Callable]:
     def factory(b: bytes) -> Callable[[], Any]:
         parser = simdjson.Parser()  # reused; all proxies die when run() returns
         return _reads_mapping(kind, parser.parse)(b)
 
     return factory
+
+
+def _reads_cysimdjson(kind: str) -> Callable[[bytes], Callable]:
+    def factory(b: bytes) -> Callable[[], Any]:
+        parser = cysimdjson.JSONParser()  # reused, as pysimdjson's
+        return _reads_mapping(kind, parser.parse)(b)
+
+    return factory
+
+
+def _cysimdjson_loads() -> Callable[[bytes], Any]:
+    """cysimdjson has no bytes -> objects call (its ``loads`` takes str and
+    encodes it): parse with a reused parser, then ``export()`` the root."""
+    parse = cysimdjson.JSONParser().parse
+
+    def loads(b: bytes) -> Any:
+        root = parse(b)
+        return root.export() if hasattr(root, "export") else root
+
+    return loads
 
 
 def _decoder(lib: str) -> Callable[[bytes], Any]:
@@ -247,6 +374,12 @@ def _decoder(lib: str) -> Callable[[bytes], Any]:
         return simdjson.loads
     if lib == "qjson":
         return qjson.loads
+    if lib == "fastsimdjson":
+        return fastsimdjson.loads
+    if lib == "ssrjson":
+        return ssrjson.loads
+    if lib == "cysimdjson":
+        return _cysimdjson_loads()
     raise AssertionError(lib)
 
 
@@ -259,6 +392,10 @@ def _encoder(lib: str) -> Callable[[Any], Any]:
         return functools.partial(json.dumps, separators=(",", ":"), ensure_ascii=False)
     if lib == "qjson":
         return qjson.dumps
+    if lib == "fastsimdjson":
+        return fastsimdjson.dumpb  # bytes, compact, orjson's output (its dumps is json's)
+    if lib == "ssrjson":
+        return ssrjson.dumps_to_bytes  # bytes, as orjson and qjson return
     raise AssertionError(lib)
 
 
@@ -342,7 +479,13 @@ def _factory(op: str, lib: str, kind: str) -> Callable[[bytes], Callable[[], Any
             return _reads_mapping(kind, qjson.decode)
         if lib == "pysimdjson":
             return _reads_simdjson(kind)
+        if lib == "cysimdjson":
+            return _reads_cysimdjson(kind)
+        if lib == "fastsimdjson":
+            return _reads_mapping(kind, fastsimdjson.parse)  # lazy views
         return _reads_mapping(kind, _decoder(lib))
+    if op == "get_all":
+        return _reads_qjson_get_all(kind)
     if op == "decode_dumps" or op in EDITS:
         return _write_factory(op, lib)
     if op == "loads":
@@ -372,6 +515,21 @@ def _factory(op: str, lib: str, kind: str) -> Callable[[bytes], Callable[[], Any
                 return run
 
             return validate_factory
+        if lib == "cysimdjson":
+
+            def cy_validate_factory(b: bytes) -> Callable[[], Any]:
+                parse = cysimdjson.JSONParser().parse
+
+                def run() -> None:
+                    doc = parse(b)  # builds the tape; the root wrapper only
+                    del doc
+
+                return run
+
+            return cy_validate_factory
+        if lib == "fastsimdjson":
+            parse_only = fastsimdjson._parse_only  # private; validates, builds nothing
+            return lambda b: lambda: parse_only(b)
     raise AssertionError((op, lib))
 
 
@@ -381,6 +539,11 @@ def _check(op: str, lib: str, kind: str, b: bytes, got: Any) -> None:
         return
     if op in ("parse_get", "decode_access"):
         ok = _plain(got) == _plain(_expected_reads(kind, b))
+    elif op == "get_all":
+        want = _expected_reads(kind, b)
+        if kind != "chat":  # one list per field: the columns of the rows
+            want = [list(col) for col in zip(*want)] if want else []
+        ok = _plain(got) == _plain(want)
     elif op == "decode_dumps":
         ok = json.loads(got) == json.loads(b)
     elif op in EDITS:

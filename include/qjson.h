@@ -137,6 +137,30 @@ int qjson_span(const qjson_doc *doc, const qjson_cursor *at,
                const char *path, size_t path_len,
                size_t *start, size_t *end);
 
+/* Wildcard reads: every value `path` matches from `at` (NULL: the root), in
+   document order, with `[*]` (every element of an array) and `.*` or a
+   leading `*` (every member value of an object; a repeated key counts
+   once, with its first value). Branches that do not match are skipped.
+   *n cursors at *out, in a per-thread buffer valid until the next
+   qjson_get_all / qjson_path_get_all call on the same thread. */
+int qjson_get_all(const qjson_doc *doc, const qjson_cursor *at,
+                  const char *path, size_t path_len,
+                  const qjson_cursor **out, size_t *n);
+
+/* A compiled path (opaque, immutable: share it across documents and
+   threads). qjson_path_new fails with QJSON_ERR_PATH when the text is
+   malformed; qjson_path_free(NULL) is ignored. */
+typedef struct qjson_path qjson_path;
+int qjson_path_new(const char *text, size_t len, qjson_path **out);
+void qjson_path_free(qjson_path *path);
+/* qjson_find by a compiled path (QJSON_ERR_PATH when it has a wildcard). */
+int qjson_path_find(const qjson_doc *doc, const qjson_cursor *at,
+                    const qjson_path *path, qjson_cursor *out);
+/* qjson_get_all by a compiled path. */
+int qjson_path_get_all(const qjson_doc *doc, const qjson_cursor *at,
+                       const qjson_path *path,
+                       const qjson_cursor **out, size_t *n);
+
 /* Start a walk over the children of the object or array at `path`. */
 int qjson_iter_init(const qjson_doc *doc, const qjson_cursor *at,
                     const char *path, size_t path_len, qjson_iter *it);
@@ -158,6 +182,25 @@ const char *qjson_version(void);
 
 /* The SIMD backend in use: "avx512", "avx2", "neon" or "scalar" (static). */
 const char *qjson_backend(void);
+
+/* Many documents (NDJSON / JSON Lines, or JSON texts separated by any
+   whitespace) in one buffer, borrowed like qjson_parse's input: keep it
+   alive and unchanged until the stream and every document taken from it
+   are freed. */
+typedef struct qjson_many qjson_many;
+int qjson_many_new(const char *input, size_t len, const qjson_options *opts,
+                   qjson_many **out);
+/* The next document: QJSON_OK with a new document in *out (free it with
+   qjson_free), QJSON_END after the last one, or QJSON_ERR_JSON for a
+   document that is not valid JSON (qjson_last_error: message and byte
+   offset in the whole input); the next call goes on after it. *index (if
+   not NULL) receives the document's 0-based ordinal, failed ones counted,
+   and *start (if not NULL) the input offset the document's offsets count
+   from. */
+int qjson_many_next(qjson_many *m, qjson_doc **out, uint64_t *index,
+                    size_t *start);
+/* Destroy a stream (NULL is ignored); its documents stay valid. */
+void qjson_many_free(qjson_many *m);
 
 /* QJSON_CDEF_END */
 

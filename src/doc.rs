@@ -342,9 +342,14 @@ impl<'a> Doc<'a> {
             let (off, seg) = seg?;
             match self.step(cur, &seg) {
                 Some(next) => cur = next,
+                None if seg.is_wildcard() => return Err(crate::path::wildcard_error(off)),
                 // A malformed path is reported as such even when an earlier
-                // segment is missing (`a..b` on a document without `a`).
-                None => match segs.find_map(Result::err) {
+                // segment is missing (`a..b` on a document without `a`), and
+                // so is a wildcard.
+                None => match segs.find_map(|s| match s {
+                    Err(e) => Some(e),
+                    Ok((o, s)) => s.is_wildcard().then(|| crate::path::wildcard_error(o)),
+                }) {
                     Some(e) => return Err(e),
                     None => return Err(AccessError::NotFound { at: off }),
                 },
@@ -1147,6 +1152,9 @@ impl<'a> Doc<'a> {
         Some((key, self.child_value(p, w.object != 0)))
     }
 }
+
+/// Wildcard reads and reads by a compiled path.
+mod matches;
 
 #[cfg(test)]
 mod tests {

@@ -49,6 +49,16 @@ pub enum ErrorKind {
     DepthExceeded,
     /// The input is larger than the index can address (u32 offsets).
     TooLarge,
+    /// A host string (a Python `str`) holds a lone surrogate code point, so
+    /// it has no UTF-8 form; the offset is the surrogate's in the string's
+    /// UTF-8 form with surrogates encoded as three bytes each.
+    SurrogateInStr,
+    /// Invalid input whose first bytes say UTF-16 (a byte order mark, or a
+    /// zero byte in every other position, as `json.detect_encoding` reads
+    /// them); reported at offset 0.
+    Utf16Input,
+    /// The same for UTF-32.
+    Utf32Input,
 }
 
 impl ErrorKind {
@@ -74,6 +84,13 @@ impl ErrorKind {
             ErrorKind::StrayBackslash => "Backslash outside a string",
             ErrorKind::DepthExceeded => "Maximum nesting depth exceeded",
             ErrorKind::TooLarge => "Input too large: qjson addresses at most 4 GiB - 1 bytes",
+            ErrorKind::SurrogateInStr => "str is not valid UTF-8: surrogates not allowed",
+            ErrorKind::Utf16Input => {
+                "Input is UTF-16, not UTF-8: qjson reads UTF-8 only (decode the bytes and pass the str)"
+            }
+            ErrorKind::Utf32Input => {
+                "Input is UTF-32, not UTF-8: qjson reads UTF-8 only (decode the bytes and pass the str)"
+            }
         }
     }
 }

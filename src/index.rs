@@ -15,7 +15,11 @@
 //! Strict mode also checks what stage 1 collected on the side: every escape
 //! sequence (with surrogate pairing), the first control byte inside a string,
 //! and, only if any byte was >= 0x80, UTF-8 over the whole input. When
-//! several errors exist, the one at the smallest offset is reported.
+//! several errors exist, the one at the smallest offset is reported, at the
+//! offset Python's `json` reports: stage 1's own errors (a string that
+//! never closes, a backslash outside strings) are found over the whole
+//! input first, so on that cold path the prefix before them is walked
+//! again to find an earlier error (see [`stage1_error`]).
 //!
 //! [`validate`] first tries a faster walk ([`tokens`]) over a token index
 //! in which stage 1 also marks where each number and literal starts, so
@@ -46,7 +50,7 @@
 //!   jumps to its upper bound (no repeated copying); spare capacity is
 //!   returned only when it exceeds both 2 KiB and what is used.
 
-use crate::decode::number::{check_scalar, scalar_end};
+use crate::decode::number::{check_scalar, literal_prefix_len, scalar_end};
 use crate::decode::string::{check_escape, is_plain_unicode_escape};
 use crate::doc::Tables;
 use crate::error::{Error, ErrorKind};
@@ -367,7 +371,21 @@ impl Index {
         check_scalars: bool,
     ) -> Result<(Index, Vec<u32>), Error> {
         let mut scan = Scan::default();
-        scan::scan(input, &mut scan)?;
+        if let Err(e) = scan::scan(input, &mut scan) {
+            return Err(reported(input, stage1_error(input, e, opts)));
+        }
+        Index::from_scan(input, scan, opts, check_scalars)
+    }
+
+    /// Stage 2 over a stage-1 result that the caller produced for exactly
+    /// `input` (see [`crate::many`], which scans many documents at once and
+    /// hands each its own slice of the structurals).
+    pub(crate) fn from_scan(
+        input: &[u8],
+        scan: Scan,
+        opts: &Options,
+        check_scalars: bool,
+    ) -> Result<(Index, Vec<u32>), Error> {
         let Scan {
             structurals,
             escapes,
@@ -381,7 +399,7 @@ impl Index {
         };
         let walked = walk::<true>(input, &structurals, &walk_opts);
         let containers = if opts.lazy {
-            walked?
+            walked.map_err(|e| reported(input, e))?
         } else {
             // Report whichever error comes first in the input, as a
             // left-to-right parser would.
@@ -390,8 +408,8 @@ impl Index {
                 check_strings(input, &escapes, first_control, non_ascii),
             ) {
                 (Ok(c), Ok(())) => c,
-                (Err(a), Err(b)) => return Err(min_err(Some(a), b)),
-                (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(e),
+                (Err(a), Err(b)) => return Err(reported(input, min_err(Some(a), b))),
+                (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(reported(input, e)),
             }
         };
         let mut index = Index {
@@ -480,7 +498,14 @@ pub(crate) fn literal_token(input: &[u8], p: usize) -> bool {
 #[doc(hidden)]
 pub fn validate_exact(input: &[u8], opts: &Options) -> Result<(), Error> {
     let mut scan = Scan::default();
-    scan::scan(input, &mut scan)?;
+    if let Err(e) = scan::scan(input, &mut scan) {
+        return Err(reported(input, stage1_error(input, e, opts)));
+    }
+    check_scanned(input, &scan, opts).map_err(|e| reported(input, e))
+}
+
+/// Stage 2 of [`validate_exact`] over a finished scan.
+fn check_scanned(input: &[u8], scan: &Scan, opts: &Options) -> Result<(), Error> {
     let walked = walk::<false>(input, &scan.structurals, opts).map(drop);
     if opts.lazy {
         return walked;
@@ -491,6 +516,133 @@ pub fn validate_exact(input: &[u8], opts: &Options) -> Result<(), Error> {
         (Err(e), _) | (_, Err(e)) => Err(e),
         (Ok(()), Ok(())) => Ok(()),
     }
+}
+
+/// Cold path: the error to report for invalid `input` whose first error is
+/// `e`. An input that begins as `json.loads` recognises UTF-16 or UTF-32
+/// (a byte order mark, or zero bytes among its first four, the rule of
+/// Python's `json.detect_encoding`) is reported as such, at offset 0,
+/// instead of as the stray zero byte or bad token it is in UTF-8.
+#[cold]
+#[inline(never)]
+fn reported(input: &[u8], e: Error) -> Error {
+    let utf16 = Error::new(ErrorKind::Utf16Input, 0);
+    let utf32 = Error::new(ErrorKind::Utf32Input, 0);
+    if e.kind == ErrorKind::TooLarge {
+        return e;
+    }
+    if input.starts_with(&[0, 0, 0xFE, 0xFF]) || input.starts_with(&[0xFF, 0xFE, 0, 0]) {
+        return utf32;
+    }
+    if input.starts_with(&[0xFE, 0xFF]) || input.starts_with(&[0xFF, 0xFE]) {
+        return utf16;
+    }
+    match *input {
+        [0, b1, _, _, ..] => {
+            if b1 != 0 {
+                utf16
+            } else {
+                utf32
+            }
+        }
+        [_, 0, b2, b3, ..] => {
+            if b2 != 0 || b3 != 0 {
+                utf16
+            } else {
+                utf32
+            }
+        }
+        [0, _] | [_, 0] => utf16,
+        _ => e,
+    }
+}
+
+/// Cold path: stage 1 stopped at `e`, a string that never closes or a
+/// backslash outside any string, at byte `x = e.offset`. Stage 1 finds
+/// these over the whole input before any grammar is checked, but the first
+/// error in the input may come earlier, or the byte at `x` may be the error
+/// for another reason (a missing `:` or `,`). So the prefix `input[..x]`,
+/// which stage 1 accepts (it ends outside any string and has no stray
+/// backslash), is checked with a probe in place of the bad byte:
+///
+/// - an unterminated string gets `""`, an empty string: a walk error
+///   before `x` is the first error; one at `x` says that no string may
+///   stand there (`Expecting ':' delimiter`, ...); otherwise the string is
+///   where a value or key may be, and the first error is inside it (a bad
+///   escape, a control byte, invalid UTF-8) or its missing end;
+/// - a stray backslash gets `x`, which no grammar position accepts: the
+///   walk's error at `x` says what was expected there (an invalid literal
+///   in value position is `ExpectedValue`, as `json` reports it).
+///
+/// Costs a copy of the prefix, on invalid input only.
+#[cold]
+#[inline(never)]
+fn stage1_error(input: &[u8], e: Error, opts: &Options) -> Error {
+    let x = e.offset;
+    let tail: &[u8] = match e.kind {
+        ErrorKind::UnterminatedString => b"\"\"",
+        ErrorKind::StrayBackslash => b"x",
+        _ => return e,
+    };
+    let mut probe = Vec::with_capacity(x + tail.len());
+    probe.extend_from_slice(&input[..x]);
+    probe.extend_from_slice(tail);
+    let mut scan = Scan::default();
+    if scan::scan(&probe, &mut scan).is_err() {
+        return e; // not expected: the prefix passed stage 1
+    }
+    match check_scanned(&probe, &scan, opts) {
+        Err(p) if p.offset < x => p,
+        Err(p) if p.offset == x => match p.kind {
+            ErrorKind::InvalidLiteral => Error::new(ErrorKind::ExpectedValue, x),
+            _ => p,
+        },
+        _ if e.kind == ErrorKind::UnterminatedString && !opts.lazy => unterminated_string(input, x),
+        _ => e,
+    }
+}
+
+/// Cold path: the first error of the string opened at `open` that runs to
+/// the end of the input, read left to right as `json` does: an invalid
+/// escape, a raw control byte or invalid UTF-8 inside it, else the missing
+/// closing quote (`UnterminatedString` at `open`).
+#[cold]
+fn unterminated_string(input: &[u8], open: usize) -> Error {
+    let body = &input[open + 1..];
+    let utf8_end = match simdutf8::compat::from_utf8(body) {
+        Ok(_) => body.len(),
+        Err(u) => u.valid_up_to(),
+    };
+    let mut i = 0;
+    while i < utf8_end {
+        match body[i] {
+            // A backslash as the last byte escapes nothing: the string is
+            // unterminated.
+            b'\\' if i + 1 == body.len() => break,
+            b'\\' => {
+                // `json` wants a byte after a `\uXXXX` escape before it
+                // decodes it: one that ends the input (alone, or as the
+                // second half of a pair) is an invalid escape at its `u`.
+                let at = open + 1 + i;
+                if body[i + 1] == b'u' && at + 6 >= input.len() {
+                    return Error::new(ErrorKind::InvalidUnicodeEscape, at + 1);
+                }
+                match check_escape(input, at) {
+                    Ok(12) if at + 12 == input.len() => {
+                        return Error::new(ErrorKind::InvalidUnicodeEscape, at + 7)
+                    }
+                    Ok(n) => i += n,
+                    Err(err) => return err,
+                }
+            }
+            0x00..=0x1f => return Error::new(ErrorKind::ControlCharacter, open + 1 + i),
+            _ => i += 1,
+        }
+    }
+    if utf8_end < body.len() {
+        return Error::new(ErrorKind::InvalidUtf8, open + 1 + utf8_end);
+    }
+    Error::new(ErrorKind::UnterminatedString, open)
 }
 
 /// Strict checks of string contents from stage 1's side outputs; reports the
@@ -800,7 +952,14 @@ fn scalar_gap_error(input: &[u8], q: usize, sk: usize, cur: Frame) -> Error {
     while end < sk && !is_ws(input[end]) {
         end += 1;
     }
-    if let Err(e) = check_scalar(&input[q..end], q) {
+    let token = &input[q..end];
+    // `true`, `false` or `null` with more bytes after it (`truex`): as in
+    // `json`, the literal is the value and the next byte stands where a
+    // `,`, a closer or the end must be.
+    if let Some(n) = literal_prefix_len(token) {
+        return Error::new(after_value_error(cur, false), q + n);
+    }
+    if let Err(e) = check_scalar(token, q) {
         return e;
     }
     Error::new(after_value_error(cur, false), gap_end(input, end, sk))

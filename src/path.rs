@@ -13,6 +13,12 @@
 //!   is `~`. A token that is a canonical non-negative integer indexes arrays
 //!   and is a key for objects. `/` alone is the key `""`; `/a/` ends with the
 //!   key `""`. The URI fragment form (`#/a`) is not special.
+//! - Wildcards (dotted paths only): `[*]` is every element of an array,
+//!   `.*` (or a leading `*`) every member value of an object:
+//!   `messages[*].content`, `[*].user.login`, `tools[*].function.*`. The
+//!   literal key `*` is written `["*"]`; in a JSON Pointer `/a/*` is the key
+//!   `*` (RFC 6901 has no wildcards). Reads of one value reject wildcards;
+//!   `Doc::find_all` walks them (see `doc/matches.rs`).
 //!
 //! Strictness (anything else is `AccessError::PathSyntax`):
 //! - a `.` must be followed by a bare key: `.a`, `a.`, `a..b`, `a.[0]` are
@@ -25,7 +31,12 @@
 //!   `['x']`, `[1`, `["a"` and an unterminated `["a` are errors;
 //! - a quoted key follows JSON string rules (no raw control characters, only
 //!   JSON escapes, no lone surrogates);
-//! - in a JSON Pointer, `~` must be followed by `0` or `1`.
+//! - in a JSON Pointer, `~` must be followed by `0` or `1`;
+//! - a wildcard stands alone: `[*]` exactly (`[*`, `[**]`, `[*x]` are
+//!   errors), and a bare key that begins with `*` is the wildcard `*`, which
+//!   must be followed by `.`, `[` or the end (`a.*b`, `**` are errors; write
+//!   `["*b"]`). A `*` later in a bare key is an ordinary byte (`a*` is the key
+//!   `a*`).
 //!
 //! Offsets: every segment carries the byte offset where it starts in the
 //! path: the first byte of a bare key, the `[` of a bracket, the first byte
@@ -38,6 +49,9 @@
 //! dotted, pointer), yielding one segment per call. Bare keys, pointer
 //! tokens without `~` and quoted keys without `\` borrow from the path; only
 //! unescaping allocates. The iterator is fused: after an error it ends.
+//!
+//! [`Compiled`] is a path parsed once: its text and its segments, owned, so
+//! that reads repeated over many documents skip the scan.
 
 use crate::decode::string::decode_str;
 use crate::error::AccessError;
@@ -53,6 +67,50 @@ pub enum Segment<'p> {
     /// A JSON Pointer token (already unescaped): an index for arrays when it
     /// is a canonical non-negative integer, else a key.
     Token(Cow<'p, [u8]>),
+    /// `[*]`: every element of an array.
+    AnyIndex,
+    /// `.*` (or a leading `*`): every member value of an object.
+    AnyKey,
+}
+
+impl Segment<'_> {
+    /// Whether the segment is a wildcard (`[*]` or `.*`).
+    #[inline]
+    pub fn is_wildcard(&self) -> bool {
+        matches!(self, Segment::AnyIndex | Segment::AnyKey)
+    }
+
+    /// The same segment owning its key bytes.
+    pub fn into_owned(self) -> Segment<'static> {
+        match self {
+            Segment::Key(k) => Segment::Key(Cow::Owned(k.into_owned())),
+            Segment::Token(t) => Segment::Token(Cow::Owned(t.into_owned())),
+            Segment::Index(i) => Segment::Index(i),
+            Segment::AnyIndex => Segment::AnyIndex,
+            Segment::AnyKey => Segment::AnyKey,
+        }
+    }
+
+    /// The same segment borrowing its key bytes from `self`.
+    #[inline]
+    pub fn borrowed(&self) -> Segment<'_> {
+        match self {
+            Segment::Key(k) => Segment::Key(Cow::Borrowed(k)),
+            Segment::Token(t) => Segment::Token(Cow::Borrowed(t)),
+            Segment::Index(i) => Segment::Index(*i),
+            Segment::AnyIndex => Segment::AnyIndex,
+            Segment::AnyKey => Segment::AnyKey,
+        }
+    }
+}
+
+/// The error of a read of one value given a wildcard path at offset `at`.
+#[cold]
+pub fn wildcard_error(at: usize) -> AccessError {
+    AccessError::PathSyntax {
+        at,
+        reason: "a wildcard matches many values: read them with get_all",
+    }
 }
 
 /// Iterate over the segments of `path`. Each item carries the byte offset of
@@ -110,6 +168,10 @@ impl<'p> Iterator for Segments<'p> {
                     self.bracket()
                 }
                 Some(b'.') => Err(syntax(0, "a path cannot start with '.'")),
+                Some(b'*') => {
+                    self.state = State::Dotted;
+                    self.any_key()
+                }
                 Some(_) => {
                     self.state = State::Dotted;
                     Ok(self.bare_key())
@@ -133,6 +195,7 @@ impl<'p> Iterator for Segments<'p> {
                         None | Some(b'.' | b'[') => {
                             Err(syntax(self.pos, "expected a key after '.'"))
                         }
+                        Some(b'*') => self.any_key(),
                         Some(_) => Ok(self.bare_key()),
                     }
                 }
@@ -158,6 +221,20 @@ impl<'p> Segments<'p> {
             .map_or(self.path.len(), |p| start + p);
         self.pos = end;
         (start, Segment::Key(Cow::Borrowed(&self.path[start..end])))
+    }
+
+    /// The wildcard `*` at `pos`, which must stand alone.
+    fn any_key(&mut self) -> Item<'p> {
+        let start = self.pos;
+        self.pos += 1;
+        match self.path.get(self.pos) {
+            None | Some(b'.' | b'[') => Ok((start, Segment::AnyKey)),
+            Some(_) => Err(syntax(
+                self.pos,
+                "a wildcard '*' must be followed by '.', '[' or the end (quote a key \
+                 that begins with '*': [\"*a\"])",
+            )),
+        }
     }
 
     /// A JSON Pointer token starting at `pos` (just after a `/`).
@@ -202,6 +279,13 @@ impl<'p> Segments<'p> {
             Some(b'"') => self.quoted_key(p)?,
             Some(b'-' | b'0'..=b'9') => self.index(p)?,
             Some(b']') => return Err(syntax(p, "empty brackets")),
+            Some(b'*') => match self.path.get(p + 1) {
+                Some(b']') => {
+                    self.pos = p + 2;
+                    Segment::AnyIndex
+                }
+                _ => return Err(syntax(p + 1, "expected ']' after '[*'")),
+            },
             Some(_) => return Err(syntax(p, "expected an index or a quoted key after '['")),
         };
         Ok((open, seg))
@@ -262,6 +346,61 @@ impl<'p> Segments<'p> {
         };
         self.pos = i + 1;
         Ok(Segment::Index(v))
+    }
+}
+
+/// A path parsed once: its text and its segments (owned), for reads repeated
+/// over many documents or threads. Immutable; equal when the texts are.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    text: Box<str>,
+    segs: Box<[(usize, Segment<'static>)]>,
+    /// Offset of the first wildcard, if any.
+    wildcard: Option<usize>,
+}
+
+impl Compiled {
+    /// Parse `text`; a malformed path is `AccessError::PathSyntax`.
+    pub fn new(text: &str) -> Result<Compiled, AccessError> {
+        let segs = segments(text)
+            .map(|s| s.map(|(off, seg)| (off, seg.into_owned())))
+            .collect::<Result<Box<[_]>, _>>()?;
+        let wildcard = segs.iter().find(|(_, s)| s.is_wildcard()).map(|&(o, _)| o);
+        Ok(Compiled {
+            text: text.into(),
+            segs,
+            wildcard,
+        })
+    }
+
+    /// The path as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The segments, each with its byte offset in the text.
+    pub fn segments(&self) -> &[(usize, Segment<'static>)] {
+        &self.segs
+    }
+
+    /// The offset of the first wildcard, or `None` for a path naming at most
+    /// one value.
+    pub fn wildcard(&self) -> Option<usize> {
+        self.wildcard
+    }
+}
+
+impl PartialEq for Compiled {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for Compiled {}
+
+impl std::hash::Hash for Compiled {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
     }
 }
 
@@ -330,6 +469,37 @@ mod tests {
                 &[(1, tok("a.b")), (5, tok("c[d]")), (10, tok("2"))],
             ),
             ("/-", &[(1, tok("-"))]),
+            // Wildcards.
+            ("[*]", &[(0, Segment::AnyIndex)]),
+            ("*", &[(0, Segment::AnyKey)]),
+            ("a.*", &[(0, key("a")), (2, Segment::AnyKey)]),
+            ("*.a", &[(0, Segment::AnyKey), (2, key("a"))]),
+            ("*[0]", &[(0, Segment::AnyKey), (1, Index(0))]),
+            ("[*][*]", &[(0, Segment::AnyIndex), (3, Segment::AnyIndex)]),
+            (
+                "a[*].b[-1]",
+                &[
+                    (0, key("a")),
+                    (1, Segment::AnyIndex),
+                    (5, key("b")),
+                    (6, Index(-1)),
+                ],
+            ),
+            (
+                "tools[*].function.*",
+                &[
+                    (0, key("tools")),
+                    (5, Segment::AnyIndex),
+                    (9, key("function")),
+                    (18, Segment::AnyKey),
+                ],
+            ),
+            (r#"["*"]"#, &[(0, key("*"))]),
+            (r#"a["*"]"#, &[(0, key("a")), (1, key("*"))]),
+            ("a*", &[(0, key("a*"))]),
+            ("a.b*c", &[(0, key("a")), (2, key("b*c"))]),
+            ("/a/*", &[(1, tok("a")), (3, tok("*"))]),
+            ("/*", &[(1, tok("*"))]),
         ];
         for &(path, want) in cases {
             assert_eq!(all(path).as_deref(), Ok(want), "{path:?}");
@@ -376,6 +546,40 @@ mod tests {
     }
 
     #[test]
+    fn compiled() {
+        for path in [
+            "",
+            "a",
+            "a.b[2]",
+            "[*].user.login",
+            r#"["q\"k"].*"#,
+            "/a~1b/0",
+        ] {
+            let c = Compiled::new(path).unwrap();
+            assert_eq!(c.text(), path);
+            let want = all(path).unwrap();
+            assert_eq!(c.segments().len(), want.len(), "{path:?}");
+            for ((o1, s1), (o2, s2)) in c.segments().iter().zip(&want) {
+                assert_eq!((o1, &s1.borrowed()), (o2, s2), "{path:?}");
+            }
+            assert_eq!(
+                c.wildcard(),
+                want.iter().find(|(_, s)| s.is_wildcard()).map(|&(o, _)| o)
+            );
+            assert_eq!(c, Compiled::new(path).unwrap());
+        }
+        assert_eq!(Compiled::new("a.*.b").unwrap().wildcard(), Some(2));
+        assert_ne!(
+            Compiled::new("a").unwrap(),
+            Compiled::new(r#"["a"]"#).unwrap()
+        );
+        assert!(matches!(
+            Compiled::new("a..b"),
+            Err(AccessError::PathSyntax { at: 2, .. })
+        ));
+    }
+
+    #[test]
     fn syntax_errors() {
         let cases: &[(&str, usize)] = &[
             (".a", 0),
@@ -410,7 +614,7 @@ mod tests {
             (r#"["abc\"]"#, 1),
             (r#"["a\"#, 1),
             (r#"["a\x"]"#, 3),
-            (r#"["\u12"]"#, 2),
+            (r#"["\u12"]"#, 3), // at the `u`, as in JSON text
             (r#"["\ud800"]"#, 2),
             (r#"["\udc00"]"#, 2),
             ("[\"a\u{1}\"]", 3),
@@ -418,6 +622,17 @@ mod tests {
             ("/~", 1),
             ("/a~2", 2),
             ("/ok/x~", 5),
+            ("a[*", 3),
+            ("[*", 2),
+            ("[**]", 2),
+            ("[*x]", 2),
+            ("[*]x", 3),
+            ("a.*b", 3),
+            ("*a", 1),
+            ("**", 1),
+            ("a.**", 3),
+            ("a.*.", 4),
+            ("[ *]", 1),
         ];
         for &(path, at) in cases {
             let mut it = segments(path);

@@ -134,7 +134,8 @@ _NEEDS_QUOTE = frozenset('.[]"')
 
 
 def key_needs_quote(key: str) -> bool:
-    return key == "" or key.startswith("/") or any(c in _NEEDS_QUOTE for c in key)
+    # A bare key beginning with `*` is the wildcard: quote those too.
+    return key == "" or key.startswith(("/", "*")) or any(c in _NEEDS_QUOTE for c in key)
 
 
 def dotted_child(parent: str, key: str) -> str:

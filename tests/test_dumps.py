@@ -8,10 +8,11 @@ import datetime
 import enum
 import json
 import math
+import sys
 import uuid
 from collections import OrderedDict, namedtuple
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import qjson
@@ -285,6 +286,137 @@ def test_dataclass() -> None:
     assert json.loads(qjson.dumps(s, indent=3)) == json.loads(orjson.dumps(s))
 
 
+@dataclasses.dataclass
+class SlottedWithPseudoFields:
+    __slots__ = ("a", "_b")
+    a: int
+    _b: int
+    c: dataclasses.InitVar[int]
+    d: ClassVar[int] = 7
+
+    def __post_init__(self, c: int) -> None:
+        self._b = c
+
+
+def test_slotted_dataclass_writes_only_its_fields() -> None:
+    # InitVar and ClassVar entries of __dataclass_fields__ are not fields
+    # (dataclasses.fields), and a slotted class has no attribute for an
+    # InitVar: orjson writes {"a": 1}.
+    v = SlottedWithPseudoFields(1, 2, 3)
+    assert [f.name for f in dataclasses.fields(v)] == ["a", "_b"]
+    assert qjson.dumps(v) == b'{"a":1}' == orjson.dumps(v)
+    assert qjson.dumps([v], indent=2) == orjson.dumps([v], option=orjson.OPT_INDENT_2)
+    if sys.version_info >= (3, 10):
+
+        @dataclasses.dataclass(slots=True)
+        class Auto:
+            x: int
+            y: dataclasses.InitVar[int]
+            z: ClassVar[str] = "no"
+
+        w = Auto(1, 2)
+        assert qjson.dumps(w) == b'{"x":1}' == orjson.dumps(w)
+
+
+def test_dataclass_subclass_of_a_slotted_base_uses_its_dict() -> None:
+    # orjson reads the instance __dict__ unless the class itself defines
+    # __slots__: a subclass without its own __slots__ writes its __dict__.
+    @dataclasses.dataclass
+    class Child(Slotted):
+        extra: int = 0
+
+    c = Child(1, Item("x", 1.0))
+    c.extra = 5
+    assert qjson.dumps(c) == orjson.dumps(c)
+
+
+def offset_zones() -> list[datetime.tzinfo]:
+    """Fixed offsets with seconds and microseconds, both signs, every
+    rounding boundary."""
+    out = []
+    for s in (1, 29, 30, 31, 59, 60, 89, 90, 1172, 1170, 3599, 3600 + 1799, 5400, 86399 - 60):
+        for sign in (1, -1):
+            out.append(datetime.timezone(datetime.timedelta(seconds=sign * s)))
+    out.append(datetime.timezone(datetime.timedelta(seconds=30, microseconds=5)))
+    out.append(datetime.timezone(datetime.timedelta(microseconds=-1)))
+    return out
+
+
+@pytest.mark.parametrize("tz", offset_zones(), ids=str)
+def test_datetime_offsets_with_seconds_same_as_orjson(tz: datetime.tzinfo) -> None:
+    d = datetime.datetime(2020, 1, 2, 3, 4, 5, tzinfo=tz)
+    assert qjson.dumps(d) == orjson.dumps(d)
+    assert (
+        qjson.dumps(
+            datetime.datetime(
+                2020, 1, 1, tzinfo=datetime.timezone(datetime.timedelta(minutes=19, seconds=32))
+            )
+        )
+        == b'"2020-01-01T00:00:00+00:20"'
+    )
+
+
+class NoOffset(datetime.tzinfo):
+    def utcoffset(self, dt: datetime.datetime | None) -> None:
+        return None
+
+    def dst(self, dt: datetime.datetime | None) -> None:
+        return None
+
+
+def test_aware_datetime_without_offset_same_as_orjson() -> None:
+    d = datetime.datetime(2020, 1, 1, tzinfo=NoOffset())
+    assert qjson.dumps(d) == orjson.dumps(d) == b'"2020-01-01T00:00:00+00:00"'
+
+
+ZONES = [
+    "Europe/Amsterdam",
+    "Asia/Shanghai",
+    "America/St_Johns",
+    "Asia/Kolkata",
+    "UTC",
+    "Africa/Monrovia",
+    "Pacific/Chatham",
+    "America/Los_Angeles",
+]
+MOMENTS = [
+    datetime.datetime(1800, 1, 1, 12),
+    datetime.datetime(1900, 1, 1),
+    datetime.datetime(1937, 7, 1, 12, 30),
+    datetime.datetime(2020, 3, 29, 2, 30),
+    datetime.datetime(2020, 7, 1, 12, 0, 0, 5),
+    datetime.datetime(2020, 11, 1, 1, 30),
+]
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_zoneinfo_same_as_orjson(zone: str) -> None:
+    zoneinfo = pytest.importorskip("zoneinfo")
+    try:
+        tz = zoneinfo.ZoneInfo(zone)
+    except zoneinfo.ZoneInfoNotFoundError:
+        pytest.skip(f"no tz database entry for {zone}")
+    for m in MOMENTS:
+        d = m.replace(tzinfo=tz)
+        assert qjson.dumps(d) == orjson.dumps(d), d
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_pytz_same_as_orjson(zone: str) -> None:
+    # pytz is a test dependency (pyproject's test extra).
+    import pytz
+
+    tz = pytz.timezone(zone)
+    for m in MOMENTS:
+        attached = m.replace(tzinfo=tz)  # the zone's first (LMT) entry
+        localized = tz.localize(m)
+        for d in (attached, localized, localized.astimezone(pytz.utc)):
+            assert qjson.dumps(d) == orjson.dumps(d), d
+    d = datetime.datetime(2020, 1, 1, 12, tzinfo=pytz.timezone("Asia/Shanghai"))
+    assert d.utcoffset() == datetime.timedelta(hours=8, minutes=6)
+    assert qjson.dumps(d) == b'"2020-01-01T12:00:00+08:00"'
+
+
 def test_datetime() -> None:
     tz = datetime.timezone
     values = [
@@ -358,6 +490,28 @@ def test_default_errors_are_chained() -> None:
         qjson.dumps(Custom(1), default=fail)
     assert isinstance(info.value.__cause__, ValueError)
     assert str(info.value.__cause__) == "nope"
+
+
+class Chain:
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+def test_default_recursion_limit_same_as_orjson() -> None:
+    # A hook that returns a further object 254 times (255 calls) is fine,
+    # as in orjson; one more level raises.
+    def down(o: Chain) -> Any:
+        return Chain(o.n - 1) if o.n > 0 else "end"
+
+    def down_in_list(o: Chain) -> Any:
+        return [Chain(o.n - 1)] if o.n > 0 else "end"
+
+    for hook in (down, down_in_list):
+        assert qjson.dumps(Chain(254), default=hook) == orjson.dumps(Chain(254), default=hook)
+        with pytest.raises(qjson.JSONEncodeError, match="recursion"):
+            qjson.dumps(Chain(255), default=hook)
+        with pytest.raises(orjson.JSONEncodeError):
+            orjson.dumps(Chain(255), default=hook)
 
 
 def test_unsupported_type() -> None:

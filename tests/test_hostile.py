@@ -457,11 +457,13 @@ def test_lone_surrogate_escapes(esc: bytes) -> None:
 
 
 def test_str_input_with_lone_surrogates() -> None:
-    """A Python str holding a lone surrogate has no UTF-8 form: a
-    UnicodeEncodeError (a ValueError), never a crash."""
-    for fn in (qjson.parse, qjson.loads, qjson.validate):
-        with pytest.raises(UnicodeEncodeError):
+    """A Python str holding a lone surrogate has no UTF-8 form: as input
+    JSON, a JSONDecodeError at the surrogate (as orjson raises); as a path,
+    a UnicodeEncodeError (a ValueError); never a crash."""
+    for fn in (qjson.parse, qjson.loads, qjson.validate, qjson.decode):
+        with pytest.raises(qjson.JSONDecodeError) as info:
             fn('["\ud800"]')
+        assert info.value.pos == 2
     doc = qjson.parse('{"a": 1}')
     with pytest.raises(UnicodeEncodeError):
         doc.get("\udc00")

@@ -57,7 +57,8 @@ def test_max_depth() -> None:
 
 # Arrays of scalars take a shortcut in stage 2 (the value after a comma is
 # checked where the comma is read); the outcomes, strict and lazy, are the
-# ones the general path gives (recorded from it).
+# ones the general path gives (recorded from it; the strict offsets are
+# json's).
 ARRAY_GAPS: list[tuple[bytes, tuple[int, str] | None, tuple[int, str] | None]] = [
     (b"[1,2x]", (4, "Invalid number"), None),
     (b"[1, 2 x]", (6, "Expecting ',' or ']' in array"), None),
@@ -66,9 +67,9 @@ ARRAY_GAPS: list[tuple[bytes, tuple[int, str] | None, tuple[int, str] | None]] =
     (b"[1,,2]", (3, "Expecting value"), (3, "Expecting value")),
     (b"[1, ]", (4, "Expecting value"), (4, "Expecting value")),
     (b"[1,2 3]", (5, "Expecting ',' or ']' in array"), None),
-    (b"[1,\t-]", (5, "Invalid number"), None),
+    (b"[1,\t-]", (4, "Invalid number"), None),
     (b"[1,  01]", (6, "Invalid number"), None),
-    (b"[1,true1]", (3, "Expecting value: invalid literal"), None),
+    (b"[1,true1]", (7, "Expecting ',' or ']' in array"), None),
     (b"[1,[2]3]", (6, "Expecting ',' or ']' in array"), (6, "Expecting ',' or ']' in array")),
     (b"[1,2", (4, "Unexpected end of input"), (4, "Unexpected end of input")),
     (b"[1,2,", (5, "Unexpected end of input"), (5, "Unexpected end of input")),

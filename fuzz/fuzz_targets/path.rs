@@ -2,7 +2,11 @@
 //!
 //! Properties (besides "never panics"):
 //! - whether a path is malformed does not depend on the document:
-//!   `find` returns `PathSyntax` exactly when `segments` yields an error;
+//!   `find` returns `PathSyntax` exactly when `segments` yields an error or
+//!   a wildcard, `find_all` exactly when `segments` yields an error;
+//! - a compiled path reads what its text reads (`find_compiled`,
+//!   `find_all_compiled`), and `find_all` of a path without wildcards is
+//!   `find`'s value or nothing;
 //! - resolving a path in two steps (a prefix, then the rest relative to the
 //!   cursor it reached) gives the same value as resolving it at once;
 //! - paths built from the document's own keys and indices, picked by the
@@ -12,7 +16,7 @@
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
-use qjson::path::segments;
+use qjson::path::{segments, Compiled};
 use qjson::{AccessError, Cursor, Doc, Index, JsonType, Options};
 
 #[derive(Debug, Arbitrary)]
@@ -58,8 +62,23 @@ fn split(path: &str, off: usize) -> Option<(&str, &str)> {
 }
 
 fn check_path(d: &Doc<'_>, at: Cursor, path: &str) {
-    let syntax_error = segments(path).find_map(Result::err);
+    check_all(d, at, path);
+    let syntax_error = segments(path).find_map(|s| match s {
+        Err(e) => Some(e),
+        Ok((_, seg)) if seg.is_wildcard() => Some(qjson::path::wildcard_error(0)),
+        Ok(_) => None,
+    });
     let got = d.find(at, path);
+    if let Ok(c) = Compiled::new(path) {
+        assert_eq!(
+            d.find_compiled(at, &c).is_ok(),
+            got.is_ok(),
+            "{path:?}: compiled"
+        );
+        if let (Ok(a), Ok(b)) = (d.find_compiled(at, &c), &got) {
+            assert_eq!(a, *b, "{path:?}: compiled");
+        }
+    }
     match (&got, &syntax_error) {
         (Err(AccessError::PathSyntax { at: o, .. }), Some(_)) => {
             assert!(*o <= path.len());
@@ -87,6 +106,31 @@ fn check_path(d: &Doc<'_>, at: Cursor, path: &str) {
                     );
                 }
             }
+        }
+    }
+}
+
+/// Wildcard reads: never a panic, syntax errors as `segments` says, the
+/// compiled form agrees, and every match can be read.
+fn check_all(d: &Doc<'_>, at: Cursor, path: &str) {
+    let syntax_error = segments(path).find_map(Result::err);
+    let got = d.find_all(at, path);
+    match (&got, &syntax_error) {
+        (Err(AccessError::PathSyntax { .. }), Some(_)) => return,
+        (_, Some(e)) => panic!("{path:?}: {e:?} from segments, {got:?} from find_all"),
+        (Err(AccessError::PathSyntax { .. }), None) => panic!("{path:?}: find_all says malformed"),
+        _ => {}
+    }
+    let c = Compiled::new(path).expect("well-formed");
+    assert_eq!(d.find_all_compiled(at, &c), got, "{path:?}: compiled");
+    let Ok(found) = got else { return };
+    for &m in &found {
+        read(d, m);
+    }
+    if c.wildcard().is_none() {
+        match d.find(at, path) {
+            Ok(one) => assert_eq!(found, [one], "{path:?}"),
+            Err(_) => assert!(found.is_empty(), "{path:?}"),
         }
     }
 }

@@ -12,21 +12,31 @@ from __future__ import annotations
 
 import collections.abc as _abc
 
-from qjson._errors import JSONDecodeError, JSONEncodeError, PathError
+from qjson._errors import JSONDecodeError, JSONEncodeError, PatchError, PathError
 from qjson._qjson import (
     Array,
     Cursor,
     Doc,
+    DocIterator,
     Object,
+    Path,
     __version__,
     backend,
     decode,
     dumps,
+    incr,
     loads,
     materialize,
+    merge_patch,
+    mul,
     parse,
+    patch,
+    open_many,
+    parse,
+    parse_many,
     validate,
 )
+from qjson._qjson import loads_many as _loads_many
 
 _abc.MutableMapping.register(Object)
 _abc.MutableSequence.register(Array)
@@ -35,16 +45,57 @@ __all__ = [
     "Array",
     "Cursor",
     "Doc",
+    "DocIterator",
+    "DocList",
     "JSONDecodeError",
     "JSONEncodeError",
     "Object",
+    "Path",
+    "PatchError",
     "PathError",
     "__version__",
     "backend",
     "decode",
     "dumps",
+    "incr",
     "loads",
     "materialize",
+    "merge_patch",
+    "mul",
     "parse",
+    "patch",
     "validate",
+    "dumps_many",
+    "loads_many",
+    "open_many",
+    "parse_many",
 ]
+
+
+class DocList(list):  # type: ignore[type-arg]
+    """The list ``loads_many(..., errors="skip")`` returns: ``errors`` holds
+    the :class:`JSONDecodeError` of every document left out."""
+
+    errors: list[JSONDecodeError]
+
+
+def loads_many(data, *, max_depth=1024, errors="raise"):  # type: ignore[no-untyped-def]
+    """The Python objects of every document of ``data`` (NDJSON / JSON Lines,
+    or JSON texts separated by whitespace), as a list. With ``errors="skip"``
+    invalid documents are left out and the result is a :class:`DocList`
+    whose ``errors`` lists them."""
+    docs, errs = _loads_many(data, max_depth=max_depth, errors=errors)
+    if errors != "skip":
+        return docs
+    out = DocList(docs)
+    out.errors = errs
+    return out
+
+
+def dumps_many(iterable, **options):  # type: ignore[no-untyped-def]
+    """JSON Lines: ``dumps(obj, **options)`` of every object, each followed
+    by a newline. Views pass through as in ``dumps`` (untouched parts are
+    their original bytes)."""
+    parts = [dumps(obj, **options) for obj in iterable]
+    parts.append(b"")
+    return b"\n".join(parts)

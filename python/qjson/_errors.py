@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Union
 
-__all__ = ["JSONDecodeError", "JSONEncodeError", "PathError"]
+__all__ = ["JSONDecodeError", "JSONEncodeError", "PatchError", "PathError"]
 
 _Doc = Union[bytes, bytearray, memoryview, str]
 
@@ -21,7 +21,14 @@ class JSONDecodeError(json.JSONDecodeError):
     ``pos`` is a byte offset into the UTF-8 input (for a ``str`` input: into
     its UTF-8 encoding); ``lineno`` and ``colno`` are 1-based and counted in
     bytes. ``doc`` is the input object itself (not a copy).
+
+    From ``parse_many`` / ``open_many`` / ``loads_many``: ``doc_index`` is
+    the 0-based ordinal of the failed document, and ``pos`` / ``lineno`` /
+    ``colno`` count in the whole stream (``doc`` is the input, or the file
+    or path given to ``open_many``). Elsewhere ``doc_index`` is None.
     """
+
+    doc_index: int | None = None
 
     def __init__(self, msg: str, doc: _Doc, pos: int, lineno: int, colno: int) -> None:
         errmsg = f"{msg}: line {lineno} column {colno} (char {pos})"
@@ -54,3 +61,19 @@ class PathError(KeyError):
 
 class JSONEncodeError(TypeError):
     """A value that qjson cannot serialize. A subclass of :class:`TypeError`."""
+
+
+class PatchError(ValueError):
+    """A JSON Patch that cannot be applied. A subclass of :class:`ValueError`.
+
+    ``op_index`` is the 0-based position of the failing op in the patch
+    (``None`` when the patch as a whole is malformed). The target is left
+    exactly as it was.
+    """
+
+    def __init__(self, message: str, op_index: int | None = None) -> None:
+        super().__init__(message)
+        self.op_index = op_index
+
+    def __reduce__(self):  # type: ignore[override]
+        return (type(self), (str(self), self.op_index))

@@ -6,6 +6,8 @@ LuaJIT's FFI, lazy table proxies, and a lua-cjson-compatible encoder.
     local doc = qjson.parse(s [, {lazy = true, max_depth = n}])
     doc:get_str(p)  doc:get_i64(p)  doc:get_f64(p)  doc:get_bool(p)  doc:typeof(p)
     doc:len(p)  doc:raw(p)  doc:get(p)  doc:open(p) -> cursor with the same methods
+    doc:get_all(p) -> array (wildcards [*] and .*)  doc:get_many({p1, ...}) -> array
+    qjson.path(text) -> compiled path, accepted wherever a path is
     qjson.decode(s) -> lazy proxy;  qjson.encode(v) -> string
     qjson.pairs / qjson.ipairs / qjson.len;  qjson.null;  qjson.materialize(v)
 
@@ -74,6 +76,17 @@ int qjson_len(const qjson_doc *doc, const qjson_cursor *at,
 int qjson_span(const qjson_doc *doc, const qjson_cursor *at,
                const char *path, size_t path_len,
                size_t *start, size_t *end);
+int qjson_get_all(const qjson_doc *doc, const qjson_cursor *at,
+                  const char *path, size_t path_len,
+                  const qjson_cursor **out, size_t *n);
+typedef struct qjson_path qjson_path;
+int qjson_path_new(const char *text, size_t len, qjson_path **out);
+void qjson_path_free(qjson_path *path);
+int qjson_path_find(const qjson_doc *doc, const qjson_cursor *at,
+                    const qjson_path *path, qjson_cursor *out);
+int qjson_path_get_all(const qjson_doc *doc, const qjson_cursor *at,
+                       const qjson_path *path,
+                       const qjson_cursor **out, size_t *n);
 int qjson_iter_init(const qjson_doc *doc, const qjson_cursor *at,
                     const char *path, size_t path_len, qjson_iter *it);
 int qjson_iter_next(const qjson_doc *doc, qjson_iter *it,
@@ -81,6 +94,12 @@ int qjson_iter_next(const qjson_doc *doc, qjson_iter *it,
 const char *qjson_last_error(int *status, size_t *offset);
 const char *qjson_version(void);
 const char *qjson_backend(void);
+typedef struct qjson_many qjson_many;
+int qjson_many_new(const char *input, size_t len, const qjson_options *opts,
+                   qjson_many **out);
+int qjson_many_next(qjson_many *m, qjson_doc **out, uint64_t *index,
+                    size_t *start);
+void qjson_many_free(qjson_many *m);
 ]]
 
 -- Declare once per Lua state (a second ffi.cdef of the structs would fail,
@@ -357,6 +376,141 @@ function Doc:get(p)
         return nil
     end
     raise(rc, p)
+end
+
+-- ---------------------------------------------------------------- compiled paths, batch reads
+
+--[[ qjson.path(text) parses a path once (a table holding the compiled
+qjson_path *, freed by ffi.gc); every Doc / cursor method that takes a path
+accepts one. doc:get_all(p) -> array of every value p matches (wildcards
+`[*]` and `.*`), in document order, each as doc:get returns it;
+doc:get_many({p1, p2, ...}) -> one value per path, qjson.null where a path
+names nothing. ]]
+
+local Path = {}
+Path.__index = Path
+Path.__tostring = function(self)
+    return self.text
+end
+local path_out = ffi_new("qjson_path *[1]")
+local path_cur = ffi_new("qjson_cursor[1]")
+local matches_out = ffi_new("const qjson_cursor *[1]")
+local count_out = ffi_new("size_t[1]")
+
+--- qjson.path(text) -> a compiled path (raises on a malformed one).
+function qjson.path(text)
+    if type(text) ~= "string" then
+        error("qjson.path: expected a string, got " .. type(text), 2)
+    end
+    local rc = C.qjson_path_new(text, #text, path_out)
+    if rc ~= OK then
+        raise(rc, text, 2)
+    end
+    return setmetatable({ text = text, _c = ffi_gc(path_out[0], C.qjson_path_free) }, Path)
+end
+
+--- The value at cursor `cp` as doc:get returns it.
+local function value_at(self, cp)
+    local t = cp[0].type
+    if t == OBJECT or t == ARRAY then
+        return new_cursor(self, cp)
+    end
+    return scalar(self._h, cp, t)
+end
+
+--- Every value p (a string or qjson.path) matches, in document order.
+function Doc:get_all(p)
+    local rc
+    if getmetatable(p) == Path then
+        rc = C.qjson_path_get_all(self._h, self._at, p._c, matches_out, count_out)
+    else
+        p = p or ""
+        rc = C.qjson_get_all(self._h, self._at, p, #p, matches_out, count_out)
+    end
+    if rc ~= OK then
+        raise(rc, tostring(p))
+    end
+    local m, n = matches_out[0], tonumber(count_out[0])
+    local out = {}
+    for i = 1, n do
+        out[i] = value_at(self, m + (i - 1))
+    end
+    return out
+end
+
+--- One value per path of the array `paths`; qjson.null where a path names
+--- nothing.
+function Doc:get_many(paths)
+    if type(paths) ~= "table" or getmetatable(paths) == Path then
+        error("qjson: get_many expects an array of paths", 2)
+    end
+    local out = {}
+    for i = 1, #paths do
+        local v = self:get(paths[i])
+        if v == nil then
+            v = null
+        end
+        out[i] = v
+    end
+    return out
+end
+
+-- The getters by a compiled path: resolve it to a cursor, then read there.
+-- Each reader returns the value, or nil and a failing status.
+local function read_at(getter, out, convert)
+    return function(self, cp)
+        local rc = getter(self._h, cp, "", 0, out)
+        if rc == OK then
+            return convert(out)
+        end
+        return nil, rc
+    end
+end
+local AT = {
+    get_str = function(self, cp)
+        local rc = C.qjson_get_str(self._h, cp, "", 0, ptr_out, len_out)
+        if rc == OK then
+            return ffi_string(ptr_out[0], len_out[0])
+        end
+        return nil, rc
+    end,
+    get_i64 = read_at(C.qjson_get_i64, i64_out, function(o) return o[0] end),
+    get_f64 = read_at(C.qjson_get_f64, f64_out, function(o) return o[0] end),
+    get_bool = read_at(C.qjson_get_bool, int_out, function(o) return o[0] ~= 0 end),
+    len = read_at(C.qjson_len, len_out, function(o) return tonumber(o[0]) end),
+    typeof = function(_, cp)
+        return TYPE_NAMES[cp[0].type]
+    end,
+    raw = function(self, cp)
+        local rc = C.qjson_span(self._h, cp, "", 0, len_out, len_out + 1)
+        if rc == OK then
+            local a, b = len_out[0], len_out[1]
+            return ffi_string(ffi.cast(charp_t, self._s) + a, b - a)
+        end
+        return nil, rc
+    end,
+    open = new_cursor,
+    get = value_at,
+}
+for name, read in pairs(AT) do
+    local by_text = Doc[name]
+    Doc[name] = function(self, p)
+        if getmetatable(p) ~= Path then
+            return by_text(self, p)
+        end
+        local rc = C.qjson_path_find(self._h, self._at, p._c, path_cur)
+        if rc == OK then
+            local v, failed = read(self, path_cur)
+            if failed == nil then
+                return v
+            end
+            rc = failed
+        end
+        if rc == NOT_FOUND then
+            return nil
+        end
+        raise(rc, p.text)
+    end
 end
 
 -- ---------------------------------------------------------------- encode (plain values)
@@ -1028,6 +1182,735 @@ put_proxy = function(b, t, st, depth, stack)
         end
     end
     b:put("}")
+end
+
+-- ---------------------------------------------------------------- patches
+
+--[[ qjson.patch(t, ops) (RFC 6902), qjson.merge_patch(t, patch) (RFC 7396),
+qjson.incr(t, path [, by]) and qjson.mul(t, path, by) (ReJSON NUMINCRBY /
+NUMMULTBY), on proxies (and plain tables inside them), as the Python
+functions of the same names do (src/python/patch.rs; the pointer and index
+rules are those of src/patch.rs).
+
+Edits go through the proxies' overlay (obj_newindex, the array slots), so
+encode splices them. Values put into the document are the document's own:
+an untouched proxy becomes a fresh proxy of the same bytes (a text patch's
+values are written as their original text), an edited one is materialized,
+plain tables are copied; `move` moves the value itself.
+
+Atomic: before a container is first changed, its overlay (edits, added,
+cache, src, vals, n, dirty, and the dirty flags of its parents) or, for a
+plain table, its contents are saved; a failing op puts every saved
+container back and raises a PatchError: a table {message =, op_index =
+(0-based)} whose metatable is qjson.PatchError (tostring gives the
+message).
+
+Plain tables: an empty plain table counts as an object (as encode writes
+it). Numbers are Lua numbers (doubles): incr/mul on integers beyond 2^53
+are not exact here (they are in Python). ]]
+
+local byte, sub = string.byte, string.sub
+
+local PatchError = { __tostring = function(e) return "qjson: " .. e.message end }
+PatchError.__index = PatchError
+qjson.PatchError = PatchError
+
+local Fail = {} -- the marker of an op failure inside the walk
+
+local function fail(msg)
+    error(setmetatable({ message = msg }, Fail), 0)
+end
+
+--- The unescaped tokens of JSON Pointer `p` ("" has none). Parsed
+--- pointers are kept (a gateway applies the same patch to every request);
+--- the cache is dropped when it holds POINTER_CACHE_MAX of them.
+local POINTER_CACHE_MAX = 256
+local pointer_cache, pointer_cached = {}, 0
+
+local function pointer_tokens(p)
+    local tokens = pointer_cache[p]
+    if tokens ~= nil then
+        return tokens
+    end
+    if type(p) ~= "string" then
+        fail("a path must be a string")
+    end
+    tokens = {}
+    if p ~= "" then
+        if byte(p, 1) ~= 47 then -- "/"
+            fail(format("path %q is not a JSON Pointer", p))
+        end
+        local escaped = find(p, "~", 1, true) ~= nil
+        if escaped and (find(p, "~[^01]") or find(p, "~$")) then
+            fail(format("bad JSON Pointer %q: '~' must be followed by '0' or '1'", p))
+        end
+        local pos = 2
+        while true do
+            local slash = find(p, "/", pos, true)
+            local tok = sub(p, pos, slash and slash - 1 or #p)
+            if escaped then
+                tok = gsub(gsub(tok, "~1", "/"), "~0", "~")
+            end
+            tokens[#tokens + 1] = tok
+            if not slash then
+                break
+            end
+            pos = slash + 1
+        end
+    end
+    if pointer_cached >= POINTER_CACHE_MAX then
+        pointer_cache, pointer_cached = {}, 0
+    end
+    pointer_cache[p] = tokens
+    pointer_cached = pointer_cached + 1
+    return tokens
+end
+
+--- The 0-based position `tok` names in an array of `n` (insert: `-` and n
+--- allowed).
+local function array_pos(tok, n, insert)
+    if tok == "-" then
+        if insert then
+            return n
+        end
+        fail("'-' names no existing array element")
+    end
+    if not (tok == "0" or find(tok, "^[1-9]%d*$")) then
+        fail(format("%q is not an array index", tok))
+    end
+    local i = tonumber(tok)
+    if i > n or (i == n and not insert) then
+        fail(format("array index %s out of range (length %d)", tok, n))
+    end
+    return i
+end
+
+-- The kind of a container: OBJECT, ARRAY, or nil for scalars.
+local function kind_of(v)
+    if type(v) ~= "table" or v == null then
+        return nil
+    end
+    local st = is_proxy(v)
+    if st then
+        return st.__qjson
+    end
+    if rawget(v, 1) ~= nil then
+        return ARRAY
+    end
+    return OBJECT
+end
+
+local function c_len(v, k)
+    if k == ARRAY then
+        local st = is_proxy(v)
+        if st then
+            return st.n or arr_len(st)
+        end
+        return #v
+    end
+    return 0
+end
+
+local function c_get(v, k, key)
+    if k == ARRAY then
+        return v[key + 1]
+    end
+    return v[key]
+end
+
+--- Unfolded slots of an array proxy (as arr_newindex makes them).
+local function arr_slots(st)
+    local n = arr_len(st)
+    if st.src == nil then
+        local src = {}
+        for j = 1, n do
+            src[j] = j - 1
+        end
+        st.src, st.vals = src, {}
+    end
+    return n
+end
+
+local function arr_insert(v, i, x)
+    local st = is_proxy(v)
+    if not st then
+        table.insert(v, i + 1, x)
+        return
+    end
+    local n = arr_slots(st)
+    local src, vals = st.src, st.vals
+    for j = n, i + 1, -1 do
+        src[j + 1], vals[j + 1] = src[j], vals[j]
+    end
+    src[i + 1], vals[i + 1] = nil, x
+    st.n = n + 1
+    mark_dirty(st)
+end
+
+local function arr_remove(v, i)
+    local st = is_proxy(v)
+    if not st then
+        table.remove(v, i + 1)
+        return
+    end
+    local n = arr_slots(st)
+    local src, vals = st.src, st.vals
+    for j = i + 1, n - 1 do
+        src[j], vals[j] = src[j + 1], vals[j + 1]
+    end
+    src[n], vals[n] = nil, nil
+    st.n = n - 1
+    mark_dirty(st)
+end
+
+local function arr_replace(v, i, x)
+    local st = is_proxy(v)
+    if not st then
+        v[i + 1] = x
+        return
+    end
+    arr_slots(st)
+    st.src[i + 1], st.vals[i + 1] = nil, x
+    mark_dirty(st)
+end
+
+local function shallow(t)
+    if t == nil then
+        return nil
+    end
+    local c = {}
+    for k, v in next, t do
+        c[k] = v
+    end
+    return c
+end
+
+--- Save container `v` before its first change. `journal` is a list of
+--- saved states ({v, st, fields...}; plain tables: {v, false, copy}) and
+--- `journal.seen` the containers already saved.
+local function touch(journal, v)
+    local seen = journal.seen
+    if seen[v] then
+        return
+    end
+    seen[v] = true
+    local st = is_proxy(v)
+    if not st then
+        journal[#journal + 1] = { v, false, shallow(v) }
+        return
+    end
+    local flags, p = {}, st
+    while p ~= nil do
+        flags[#flags + 1] = p
+        flags[#flags + 1] = p.dirty or false
+        p = p.parent
+    end
+    journal[#journal + 1] = { v, st, shallow(st.edits), shallow(st.added), shallow(st.cache),
+        shallow(st.src), shallow(st.vals), st.n, st.keys, flags }
+end
+
+local function undo_all(journal)
+    for i = #journal, 1, -1 do
+        local r = journal[i]
+        local v, st = r[1], r[2]
+        if st then
+            st.edits, st.added, st.cache, st.src, st.vals, st.n, st.keys =
+                r[3], r[4], r[5], r[6], r[7], r[8], r[9]
+            local flags = r[10]
+            for j = #flags - 1, 1, -2 do
+                flags[j].dirty = flags[j + 1]
+            end
+        else
+            for k in next, shallow(v) do
+                v[k] = nil
+            end
+            for k, x in next, r[3] do
+                v[k] = x
+            end
+        end
+    end
+end
+
+--- `v` as a value of the document (see above).
+local function own(v, depth)
+    if type(v) ~= "table" or v == null then
+        return v
+    end
+    depth = (depth or 0) + 1
+    if depth > MAX_DEPTH then
+        fail("value nested too deeply")
+    end
+    local st = is_proxy(v)
+    if st then
+        if st.dirty then
+            return materialize(v, 1)
+        end
+        local cp = ffi_new("qjson_cursor[1]")
+        cp[0] = st.cur
+        return new_proxy(st.h, st.s, cp, nil)
+    end
+    local c = {}
+    for k, x in next, v do
+        c[k] = own(x, depth)
+    end
+    return c
+end
+
+--- The keys of an object (proxy or plain table).
+local function object_keys(v)
+    local st = is_proxy(v)
+    if st then
+        return current_keys(st)
+    end
+    local keys = {}
+    for k in next, v do
+        keys[#keys + 1] = k
+    end
+    return keys
+end
+
+--- JSON equality (numbers by value, true is not 1, members in any order);
+--- `b`'s members are looked up in `a`.
+local function json_eq(a, b, depth)
+    if depth > MAX_DEPTH then
+        fail("value nested too deeply")
+    end
+    local ka, kb = kind_of(a), kind_of(b)
+    if ka == nil or kb == nil then
+        return ka == kb and a == b
+    end
+    if ka ~= kb then
+        -- An empty plain table reads as an object: equal to an empty array.
+        return c_len(a, ka) == 0 and c_len(b, kb) == 0 and #object_keys(ka == OBJECT and a or b) == 0
+    end
+    if ka == ARRAY then
+        local n = c_len(a, ka)
+        if n ~= c_len(b, kb) then
+            return false
+        end
+        for i = 1, n do
+            if not json_eq(a[i], b[i], depth + 1) then
+                return false
+            end
+        end
+        return true
+    end
+    local keys = object_keys(b)
+    if #keys ~= #object_keys(a) then
+        return false
+    end
+    for _, k in ipairs(keys) do
+        local x = a[k]
+        if x == nil or not json_eq(x, b[k], depth + 1) then
+            return false
+        end
+    end
+    return true
+end
+
+--- The container holding `tokens`' value in `root`, and the last token.
+local function parent_of(root, tokens, text)
+    local at = root
+    for i = 1, #tokens - 1 do
+        local k = kind_of(at)
+        local tok = tokens[i]
+        local nxt
+        if k == OBJECT then
+            nxt = at[tok]
+        elseif k == ARRAY then
+            nxt = at[array_pos(tok, c_len(at, k), false) + 1]
+        end
+        if nxt == nil then
+            fail(format("path %q not found", text))
+        end
+        at = nxt
+    end
+    return at, tokens[#tokens]
+end
+
+local function value_at(root, tokens, text)
+    if #tokens == 0 then
+        return root
+    end
+    local parent, last = parent_of(root, tokens, text)
+    local k = kind_of(parent)
+    local v
+    if k == OBJECT then
+        v = parent[last]
+    elseif k == ARRAY then
+        v = parent[array_pos(last, c_len(parent, k), false) + 1]
+    end
+    if v == nil then
+        fail(format("path %q not found", text))
+    end
+    return v
+end
+
+local function op_add(state, tokens, text, v)
+    if #tokens == 0 then
+        state.root = v
+        return
+    end
+    local parent, last = parent_of(state.root, tokens, text)
+    local k = kind_of(parent)
+    if k == OBJECT then
+        touch(state.journal, parent)
+        parent[last] = v
+    elseif k == ARRAY then
+        local i = array_pos(last, c_len(parent, k), true)
+        touch(state.journal, parent)
+        arr_insert(parent, i, v)
+    else
+        fail(format("path %q: the parent is not a container", text))
+    end
+end
+
+local function op_remove(state, tokens, text, replacement)
+    if #tokens == 0 then
+        if replacement == nil then
+            fail("cannot remove the whole document")
+        end
+        state.root = replacement
+        return
+    end
+    local parent, last = parent_of(state.root, tokens, text)
+    local k = kind_of(parent)
+    if k == OBJECT then
+        if parent[last] == nil then
+            fail(format("path %q not found", text))
+        end
+        touch(state.journal, parent)
+        parent[last] = replacement
+    elseif k == ARRAY then
+        local i = array_pos(last, c_len(parent, k), false)
+        touch(state.journal, parent)
+        if replacement == nil then
+            arr_remove(parent, i)
+        else
+            arr_replace(parent, i, replacement)
+        end
+    else
+        fail(format("path %q not found", text))
+    end
+end
+
+local OPS = { add = true, remove = true, replace = true, move = true, copy = true, test = true }
+
+local function same_tokens(a, b, n)
+    for i = 1, n do
+        if a[i] ~= b[i] then
+            return false
+        end
+    end
+    return true
+end
+
+local function apply_op(state, op)
+    if kind_of(op) ~= OBJECT then
+        fail("an op must be an object")
+    end
+    local name = op.op
+    if type(name) ~= "string" or not OPS[name] then
+        fail(format("unknown op %s", tostring(name)))
+    end
+    local text = op.path
+    if text == nil then
+        fail("the op has no \"path\"")
+    end
+    local tokens = pointer_tokens(text)
+    local value = op.value
+    if (name == "add" or name == "replace" or name == "test") and value == nil then
+        fail(format("a %q op needs a \"value\"", name))
+    end
+    if name == "add" then
+        op_add(state, tokens, text, own(value))
+    elseif name == "remove" then
+        op_remove(state, tokens, text, nil)
+    elseif name == "replace" then
+        op_remove(state, tokens, text, own(value))
+    elseif name == "test" then
+        if not json_eq(value_at(state.root, tokens, text), value, 0) then
+            fail(format("test failed: the value at %q differs", text))
+        end
+    else
+        local from_text = op.from
+        if from_text == nil then
+            fail(format("a %q op needs a \"from\"", name))
+        end
+        local from = pointer_tokens(from_text)
+        local v = value_at(state.root, from, from_text)
+        if name == "copy" then
+            op_add(state, tokens, text, own(v))
+            return
+        end
+        if #from == #tokens and same_tokens(from, tokens, #from) then
+            return
+        end
+        if #from < #tokens and same_tokens(from, tokens, #from) then
+            fail(format("cannot move %q into its own child %q", from_text, text))
+        end
+        op_remove(state, from, from_text, nil)
+        op_add(state, tokens, text, v)
+    end
+end
+
+local function apply_ops(state, ops)
+    for i = 1, c_len(ops, ARRAY) do
+        state.at = i
+        apply_op(state, ops[i])
+    end
+end
+
+--- qjson.patch(t, ops) -> t (or the new root when an op replaces it).
+function qjson.patch(t, ops)
+    if type(ops) == "string" then
+        ops = qjson.decode(ops)
+        if kind_of(ops) ~= ARRAY then
+            error(setmetatable({ message = "a JSON Patch is an array of ops" }, PatchError), 2)
+        end
+    elseif kind_of(ops) ~= ARRAY and not (type(ops) == "table" and next(ops) == nil) then
+        error("qjson.patch: ops must be an array of ops or JSON text", 2)
+    end
+    local state = { root = t, journal = { seen = {} } }
+    local ok, err = pcall(apply_ops, state, ops)
+    if not ok then
+        undo_all(state.journal)
+        if getmetatable(err) == Fail then
+            local i = state.at - 1
+            error(setmetatable({ message = format("op %d: %s", i, err.message), op_index = i },
+                PatchError), 2)
+        end
+        error(err, 0)
+    end
+    return state.root
+end
+
+--- MergePatch({}, patch): the patch with its null members dropped.
+local function merged_new(patch, depth)
+    if kind_of(patch) ~= OBJECT then
+        return own(patch)
+    end
+    local out = {}
+    for _, k in ipairs(object_keys(patch)) do
+        local x = patch[k]
+        if x ~= null then
+            out[k] = merged_new(x, depth + 1)
+        end
+    end
+    return out
+end
+
+local function merge_into(journal, target, patch, depth)
+    if depth > MAX_DEPTH then
+        error("qjson.merge_patch: patch nested too deeply", 0)
+    end
+    for _, k in ipairs(object_keys(patch)) do
+        local x = patch[k]
+        local cur = target[k]
+        if x == null then
+            if cur ~= nil then
+                touch(journal, target)
+                target[k] = nil
+            end
+        elseif kind_of(x) == OBJECT and kind_of(cur) == OBJECT then
+            merge_into(journal, cur, x, depth + 1)
+        else
+            touch(journal, target)
+            target[k] = merged_new(x, depth + 1)
+        end
+    end
+end
+
+--- qjson.merge_patch(t, patch) -> t (or the patch, when it is not an object).
+function qjson.merge_patch(t, patch)
+    if type(patch) == "string" then
+        patch = qjson.decode(patch)
+    end
+    if kind_of(patch) ~= OBJECT then
+        return own(patch)
+    end
+    if kind_of(t) ~= OBJECT then
+        return merged_new(patch, 0)
+    end
+    local journal = { seen = {} }
+    local ok, err = pcall(merge_into, journal, t, patch, 0)
+    if not ok then
+        undo_all(journal)
+        error(err, 0)
+    end
+    return t
+end
+
+--- The steps of a number path: a JSON Pointer, or dotted keys with [i]
+--- indices (negative from the end) and ["quoted"] keys.
+local function number_path(p)
+    if p:sub(1, 1) == "/" then
+        local ok, tokens = pcall(pointer_tokens, p)
+        if not ok then
+            error("qjson: invalid path " .. format("%q", p), 3)
+        end
+        return tokens, true
+    end
+    local steps, pos = {}, 1
+    while pos <= #p do
+        local c = p:sub(pos, pos)
+        if c == "[" then
+            local q = p:match('^%["([^"\\]*)"%]', pos)
+            if q then
+                steps[#steps + 1] = q
+                pos = pos + #q + 4
+            else
+                local d = p:match("^%[(%-?%d+)%]", pos)
+                if not d then
+                    error("qjson: invalid path " .. format("%q", p), 3)
+                end
+                steps[#steps + 1] = tonumber(d)
+                pos = pos + #d + 2
+            end
+        else
+            if c == "." then
+                if pos == 1 then
+                    error("qjson: invalid path " .. format("%q", p), 3)
+                end
+                pos = pos + 1
+            end
+            local key = p:match("^[^%.%[]+", pos)
+            if not key then
+                error("qjson: invalid path " .. format("%q", p), 3)
+            end
+            steps[#steps + 1] = key
+            pos = pos + #key
+        end
+    end
+    return steps, false
+end
+
+local function number_op(t, path, by, mul)
+    if type(by) ~= "number" then
+        error("qjson: the operand must be a number, got " .. type(by), 3)
+    end
+    if type(path) ~= "string" or path == "" then
+        error("qjson: incr / mul need the path of a number inside the document", 3)
+    end
+    local steps, pointer = number_path(path)
+    local at, slot, k = t, nil, nil
+    for i = 1, #steps do
+        k = kind_of(at)
+        local s = steps[i]
+        if k == ARRAY then
+            local n = c_len(at, k)
+            if pointer then
+                local ok, pos = pcall(array_pos, s, n, false)
+                s = ok and pos or nil
+            elseif type(s) == "number" then
+                s = s < 0 and s + n or s
+                s = (s >= 0 and s < n) and s or nil
+            else
+                s = nil
+            end
+            s = s and s + 1
+        elseif k ~= OBJECT or type(s) ~= "string" then
+            s = nil
+        end
+        local v = s ~= nil and at[s] or nil
+        if v == nil then
+            error(format("qjson: path %q not found", path), 3)
+        end
+        if i == #steps then
+            slot = s
+            if type(v) ~= "number" then
+                error(format("qjson: the value at %q is not a number", path), 3)
+            end
+            local new = mul and v * by or v + by
+            if k == ARRAY then
+                arr_replace(at, slot - 1, new)
+            else
+                at[slot] = new
+            end
+            return new
+        end
+        at = v
+    end
+end
+
+--- qjson.incr(t, path [, by = 1]) -> the new number (ReJSON NUMINCRBY).
+function qjson.incr(t, path, by)
+    return number_op(t, path, by == nil and 1 or by, false)
+end
+
+--- qjson.mul(t, path, by) -> the new number (ReJSON NUMMULTBY).
+function qjson.mul(t, path, by)
+    return number_op(t, path, by, true)
+-- ---------------------------------------------------------------- many documents
+
+local many_out = ffi.typeof("qjson_many *[1]")
+local many_index = ffi.typeof("uint64_t[1]")
+local ERR_JSON = 5 -- QJSON_ERR_JSON
+
+--[[ qjson.parse_many(s [, {lazy = bool, max_depth = n, errors = "raise" | "skip"}])
+    -> an iterator of Docs over the documents of `s` (NDJSON / JSON Lines, or
+    JSON texts separated by any whitespace), usable in a generic for:
+        for doc in qjson.parse_many(s) do ... end
+    A bad document raises "qjson: <message> (document i, byte n)"; with
+    errors = "skip" it is skipped and recorded in the iterator's `errors`
+    table as {message =, offset =, doc_index =} (offset into s, 0-based
+    doc_index). Each Doc pins s and has its own index. ]]
+function qjson.parse_many(s, opts)
+    if type(s) ~= "string" then
+        error("qjson.parse_many: expected a string, got " .. type(s), 2)
+    end
+    local skip = false
+    local o = nil
+    if opts ~= nil then
+        if opts.errors ~= nil and opts.errors ~= "raise" and opts.errors ~= "skip" then
+            error('qjson.parse_many: errors must be "raise" or "skip"', 2)
+        end
+        skip = opts.errors == "skip"
+        o = ffi_new("qjson_options")
+        o.lazy = opts.lazy and 1 or 0
+        local d = opts.max_depth or 0
+        if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
+            error("qjson.parse_many: max_depth must be a positive integer", 2)
+        end
+        o.max_depth = d
+    end
+    local mo = many_out()
+    local rc = C.qjson_many_new(s, #s, o, mo)
+    if rc ~= OK then
+        raise(rc, nil, 2)
+    end
+    local m = ffi_gc(mo[0], C.qjson_many_free)
+    local idx = many_index()
+    local start = ffi_new("size_t[1]")
+    local dout = ffi_new("qjson_doc *[1]")
+    local base = ffi.cast(charp_t, s)
+    -- The handle borrows s: its finaliser pins it (cursors share the
+    -- handle). `_s` is a pointer to the document's first byte, which is
+    -- all Doc:raw needs of it (no copy of the line).
+    local function free(h)
+        local _ = s
+        C.qjson_free(h)
+    end
+    local it = { errors = {} }
+    local function step()
+        while true do
+            local r = C.qjson_many_next(m, dout, idx, start)
+            if r == OK then
+                local h = ffi_gc(adopt(dout[0]), free)
+                return setmetatable({ _h = h, _s = base + start[0] }, Doc)
+            elseif r == END then
+                return nil
+            end
+            local msg, _, off = last_error()
+            local i = tonumber(idx[0])
+            if not skip or r ~= ERR_JSON then
+                error(format("qjson: %s (document %d, byte %d)", msg, i, off), 2)
+            end
+            local errs = it.errors
+            errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
+        end
+    end
+    return setmetatable(it, { __call = step })
 end
 
 return qjson

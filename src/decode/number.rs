@@ -31,8 +31,10 @@
 //!
 //! Literals must be exactly `true`, `false` or `null`. A token that does not
 //! start like a number (`-` or a digit) is `InvalidLiteral` at its first
-//! byte; a token that starts like a number is `InvalidNumber` at the first
-//! bad byte.
+//! byte, or after the literal it starts with (`truex` at the `x`); a token
+//! that starts like a number is `InvalidNumber` where its longest valid
+//! prefix ends ([`valid_prefix_len`]). Both are the offsets Python's `json`
+//! reports.
 
 use crate::error::{Error, ErrorKind, JsonType};
 
@@ -260,15 +262,62 @@ pub fn scalar_end(input: &[u8], start: usize) -> Option<usize> {
     }
 }
 
-/// The error for a token that is not a valid number.
+/// The error for a token that is not a valid number. A number is reported
+/// where its longest valid prefix ends (`1.e5` at the `.`, `-x` at the
+/// `-`), the offset Python's `json` reports (its number pattern matches
+/// that prefix, then it finds no `,` or end there).
 #[cold]
 #[inline(never)]
-fn number_error(text: &[u8], base: usize, at: usize) -> Error {
+fn number_error(text: &[u8], base: usize, _at: usize) -> Error {
     match text.first() {
-        Some(b'-' | b'0'..=b'9') => Error::new(ErrorKind::InvalidNumber, base + at),
-        Some(_) => Error::new(ErrorKind::InvalidLiteral, base),
+        Some(b'-' | b'0'..=b'9') => {
+            Error::new(ErrorKind::InvalidNumber, base + valid_prefix_len(text))
+        }
+        // `truex`: json reads `true`, then fails at the `x`.
+        Some(_) => match literal_prefix_len(text) {
+            Some(n) => Error::new(ErrorKind::InvalidLiteral, base + n),
+            None => Error::new(ErrorKind::InvalidLiteral, base),
+        },
         None => Error::new(ErrorKind::ExpectedValue, base),
     }
+}
+
+/// The length of `true`, `false` or `null` when `t` starts with one of
+/// them and goes on after it.
+pub fn literal_prefix_len(t: &[u8]) -> Option<usize> {
+    [&b"true"[..], b"false", b"null"]
+        .into_iter()
+        .find(|w| t.len() > w.len() && t.starts_with(w))
+        .map(<[u8]>::len)
+}
+
+/// The length of the longest prefix of `t` that is a valid number
+/// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`, each optional part
+/// taken only when complete), 0 when there is none.
+pub fn valid_prefix_len(t: &[u8]) -> usize {
+    let digit = |i: usize| t.get(i).is_some_and(u8::is_ascii_digit);
+    let digits_from = |mut i: usize| {
+        while digit(i) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = usize::from(t.first() == Some(&b'-'));
+    match t.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits_from(i + 1),
+        _ => return 0,
+    }
+    if t.get(i) == Some(&b'.') && digit(i + 1) {
+        i = digits_from(i + 2);
+    }
+    if matches!(t.get(i), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(t.get(i + 1), Some(b'+' | b'-')));
+        if digit(i + 1 + sign) {
+            i = digits_from(i + 2 + sign);
+        }
+    }
+    i
 }
 
 /// Check a scalar token (already trimmed of whitespace): a number, `true`,
@@ -641,16 +690,16 @@ mod tests {
             );
         }
         let bad: &[(&[u8], ErrorKind, usize)] = &[
-            (b"-", InvalidNumber, 1),
-            (b"--1", InvalidNumber, 1),
+            (b"-", InvalidNumber, 0),
+            (b"--1", InvalidNumber, 0),
             (b"+1", InvalidLiteral, 0),
-            (b"1.", InvalidNumber, 2),
+            (b"1.", InvalidNumber, 1),
             (b".1", InvalidLiteral, 0),
-            (b"1e", InvalidNumber, 2),
-            (b"1e+", InvalidNumber, 3),
-            (b"1E-", InvalidNumber, 3),
-            (b"1e+-1", InvalidNumber, 3),
-            (b"1.e5", InvalidNumber, 2),
+            (b"1e", InvalidNumber, 1),
+            (b"1e+", InvalidNumber, 1),
+            (b"1E-", InvalidNumber, 1),
+            (b"1e+-1", InvalidNumber, 1),
+            (b"1.e5", InvalidNumber, 1),
             (b"01", InvalidNumber, 1),
             (b"-01", InvalidNumber, 2),
             (b"00", InvalidNumber, 1),
@@ -660,11 +709,11 @@ mod tests {
             (b"12345678901234567a", InvalidNumber, 17),
             (b"1.2345678901234567a", InvalidNumber, 18),
             (b"1e1234567890123x", InvalidNumber, 15),
-            (b"-Infinity", InvalidNumber, 1),
+            (b"-Infinity", InvalidNumber, 0),
             (b"NaN", InvalidLiteral, 0),
             (b"Infinity", InvalidLiteral, 0),
             (b"tru", InvalidLiteral, 0),
-            (b"truee", InvalidLiteral, 0),
+            (b"truee", InvalidLiteral, 4),
             (b"True", InvalidLiteral, 0),
             (b"nul", InvalidLiteral, 0),
             (b"fals", InvalidLiteral, 0),

@@ -28,10 +28,11 @@
 //! call on any bytes. When several errors exist, the one at the smallest
 //! offset is reported, as a left-to-right parser would.
 //!
-//! Error offsets: escape errors point at the backslash (`InvalidEscape`,
-//! `InvalidUnicodeEscape`, `LoneSurrogate`), except a malformed second half
-//! of a surrogate pair, which points at its own backslash. Control bytes and
-//! invalid UTF-8 point at the offending byte.
+//! Error offsets (those of Python's `json`): `InvalidEscape` and
+//! `LoneSurrogate` point at the backslash, `InvalidUnicodeEscape` (`\u`
+//! without four hex digits) at its `u`, also in the second half of a
+//! surrogate pair. Control bytes and invalid UTF-8 point at the offending
+//! byte.
 //!
 //! [`body_eq`] compares a body with an unescaped key without allocating:
 //! unescaping never makes a body longer, so a body shorter than the key, or
@@ -95,14 +96,14 @@ fn escape_at(b: &[u8], at: usize) -> Result<(char, usize), Error> {
 /// The `\uXXXX` escape at `b[at]`, joined with a following low surrogate
 /// escape when it is a high surrogate.
 fn unicode_escape(b: &[u8], at: usize) -> Result<(char, usize), Error> {
-    let hi = hex4(b, at + 2).ok_or_else(|| Error::new(ErrorKind::InvalidUnicodeEscape, at))?;
+    let hi = hex4(b, at + 2).ok_or_else(|| Error::new(ErrorKind::InvalidUnicodeEscape, at + 1))?;
     match hi {
         0xD800..=0xDBFF => {
             if b.get(at + 6) != Some(&b'\\') || b.get(at + 7) != Some(&b'u') {
                 return Err(Error::new(ErrorKind::LoneSurrogate, at));
             }
             let lo = hex4(b, at + 8)
-                .ok_or_else(|| Error::new(ErrorKind::InvalidUnicodeEscape, at + 6))?;
+                .ok_or_else(|| Error::new(ErrorKind::InvalidUnicodeEscape, at + 7))?;
             if !(0xDC00..=0xDFFF).contains(&lo) {
                 return Err(Error::new(ErrorKind::LoneSurrogate, at));
             }
@@ -391,8 +392,8 @@ mod tests {
             (br#"\"#, InvalidEscape, 0),
             (br#"\'"#, InvalidEscape, 0),
             (b"\\\xc3\xa9", InvalidEscape, 0),
-            (br#"x\u12"#, InvalidUnicodeEscape, 1),
-            (br#"\u12g4"#, InvalidUnicodeEscape, 0),
+            (br#"x\u12"#, InvalidUnicodeEscape, 2),
+            (br#"\u12g4"#, InvalidUnicodeEscape, 1),
             (br#"\U0041"#, InvalidEscape, 0),
             (br#"\ud800"#, LoneSurrogate, 0),
             (br#"a\ud800b"#, LoneSurrogate, 1),
@@ -401,7 +402,7 @@ mod tests {
             (br#"\ud800\ud800"#, LoneSurrogate, 0),
             (br#"\udc00"#, LoneSurrogate, 0),
             (br#"\ude00\ud83d"#, LoneSurrogate, 0),
-            (br#"\ud800\uzzzz"#, InvalidUnicodeEscape, 6),
+            (br#"\ud800\uzzzz"#, InvalidUnicodeEscape, 7),
             (b"a\x01", ControlCharacter, 1),
             (b"\x00", ControlCharacter, 0),
             (b"ab\x1f\\x", ControlCharacter, 2),
@@ -486,7 +487,11 @@ mod tests {
         // Truncated at the end of the input.
         assert_eq!(
             check_escape(b"\\u00", 0),
-            Err(Error::new(InvalidUnicodeEscape, 0))
+            Err(Error::new(InvalidUnicodeEscape, 1))
+        );
+        assert_eq!(
+            check_escape(br"\ud800\u12x", 0),
+            Err(Error::new(InvalidUnicodeEscape, 7))
         );
         assert_eq!(check_escape(b"\\", 0), Err(Error::new(InvalidEscape, 0)));
     }

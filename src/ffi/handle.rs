@@ -42,6 +42,30 @@ impl Handle {
     }
 }
 
+/// The core options from `qjson_options` (null: the defaults).
+pub(crate) fn options(o: Option<Options>) -> index::Options {
+    let mut options = index::Options::default();
+    if let Some(o) = o {
+        options.lazy = o.lazy != 0;
+        if o.max_depth != 0 {
+            options.max_depth = o.max_depth as usize;
+        }
+    }
+    options
+}
+
+impl Handle {
+    /// A document over `input` (borrowed through a raw pointer: the caller
+    /// keeps it alive until the handle is freed) and its index.
+    pub(crate) fn borrowing(input: &[u8], index: Index) -> Handle {
+        Handle {
+            input: input.as_ptr(),
+            len: input.len(),
+            index,
+        }
+    }
+}
+
 /// The handle behind a pointer from C, or an `Arg` failure for null.
 ///
 /// # Safety
@@ -72,14 +96,7 @@ pub unsafe extern "C" fn qjson_parse(
             return Err(Fail::Arg("null out pointer"));
         }
         // SAFETY: the caller passes null or a valid `qjson_options`.
-        let o = unsafe { opts.as_ref() }.copied();
-        let mut options = index::Options::default();
-        if let Some(o) = o {
-            options.lazy = o.lazy != 0;
-            if o.max_depth != 0 {
-                options.max_depth = o.max_depth as usize;
-            }
-        }
+        let options = options(unsafe { opts.as_ref() }.copied());
         let bytes: &[u8] = if len == 0 {
             &[]
         } else if input.is_null() {

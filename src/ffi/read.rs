@@ -106,6 +106,18 @@ pub(crate) unsafe fn args<'h>(
         Some(c) => c.core(),
         None => doc.root(),
     };
+    // SAFETY: forwarded from this function's contract.
+    let path = unsafe { path_str(path, path_len) }?;
+    Ok((doc, base, path))
+}
+
+/// The path text at `path` (`path_len` bytes), checked for UTF-8.
+///
+/// # Safety
+/// `path` points to `path_len` readable bytes (or `path_len` is 0), kept
+/// for the duration of the call, which `'p` does not outlive in any export.
+#[inline]
+pub(crate) unsafe fn path_str<'p>(path: *const c_char, path_len: usize) -> Result<&'p str, Fail> {
     let path: &[u8] = if path_len == 0 {
         b""
     } else if path.is_null() {
@@ -113,14 +125,15 @@ pub(crate) unsafe fn args<'h>(
     } else {
         // SAFETY: `path` points to `path_len` readable bytes, per the
         // contract; the caller keeps them for the duration of the call,
-        // which `'h` does not outlive in any export.
+        // which `'p` does not outlive in any export.
         unsafe { std::slice::from_raw_parts(path.cast::<u8>(), path_len) }
     };
-    let path = std::str::from_utf8(path).map_err(|e| AccessError::PathSyntax {
-        at: e.valid_up_to(),
-        reason: "the path is not UTF-8",
-    })?;
-    Ok((doc, base, path))
+    Ok(
+        std::str::from_utf8(path).map_err(|e| AccessError::PathSyntax {
+            at: e.valid_up_to(),
+            reason: "the path is not UTF-8",
+        })?,
+    )
 }
 
 /// Resolve `path` from `at` (the root when null) into `*out`.

@@ -69,8 +69,11 @@ use std::sync::Mutex;
 const MAX_DEPTH: usize = 1024;
 /// From this depth on, each new container is checked against the open ones.
 const CYCLE_CHECK_DEPTH: usize = 32;
-/// `default=` may return values that need `default=` again this many times.
-const MAX_DEFAULT_DEPTH: u32 = 254;
+/// `default=` calls may nest this deep (a value `default` returned needing
+/// `default` again is one level deeper); the next one raises. orjson's
+/// limit: 255 calls in a chain, so a hook that returns a further object 254
+/// times succeeds.
+const MAX_DEFAULT_DEPTH: u32 = 255;
 
 static ENCODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 

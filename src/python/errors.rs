@@ -29,10 +29,23 @@ fn line_col(input: &[u8], pos: usize) -> (usize, usize) {
 #[cold]
 #[inline(never)]
 pub(crate) fn decode_error(py: Python<'_>, e: Error, input: &Input) -> PyErr {
-    let (lineno, colno) = line_col(input.bytes(), e.offset);
+    decode_error_in(py, e, input.bytes(), input.object().bind(py))
+}
+
+/// `qjson.JSONDecodeError` for an error at `e.offset` of `bytes`, the UTF-8
+/// form of `doc` (the object the caller passed).
+#[cold]
+#[inline(never)]
+pub(crate) fn decode_error_in(
+    py: Python<'_>,
+    e: Error,
+    bytes: &[u8],
+    doc: &Bound<'_, PyAny>,
+) -> PyErr {
+    let (lineno, colno) = line_col(bytes, e.offset);
     let make = || -> PyResult<PyErr> {
         let ty = DECODE_ERROR.import(py, "qjson._errors", "JSONDecodeError")?;
-        let exc = ty.call1((e.kind.message(), input.object(), e.offset, lineno, colno))?;
+        let exc = ty.call1((e.kind.message(), doc, e.offset, lineno, colno))?;
         Ok(PyErr::from_value(exc))
     };
     make().unwrap_or_else(|err| err)
@@ -45,14 +58,19 @@ pub(crate) fn access_error(py: Python<'_>, e: AccessError, input: &Input, path: 
     match e {
         AccessError::Decode(e) => decode_error(py, e, input),
         AccessError::NotFound { at } => path_error(py, path, at),
-        AccessError::PathSyntax { at, reason } => {
-            PyValueError::new_err(format!("invalid path {path:?}: {reason} at offset {at}"))
-        }
+        AccessError::PathSyntax { at, reason } => path_syntax_error(path, at, reason),
         AccessError::Type { expected, found } => PyTypeError::new_err(format!(
             "expected {expected} at path {path:?}, found {}",
             found.name()
         )),
     }
+}
+
+/// The `ValueError` for a malformed `path`.
+#[cold]
+#[inline(never)]
+pub(crate) fn path_syntax_error(path: &str, at: usize, reason: &str) -> PyErr {
+    PyValueError::new_err(format!("invalid path {path:?}: {reason} at offset {at}"))
 }
 
 #[cold]

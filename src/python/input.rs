@@ -12,6 +12,8 @@
 //! wheel can use them: both exist with this exact signature and struct layout
 //! in every CPython 3 release.
 
+use super::errors::decode_error_in;
+use crate::error::{Error, ErrorKind};
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -93,6 +95,10 @@ enum Owner {
     Buffer(Box<RawBuffer>),
     /// A private copy of a writable buffer.
     Copy(#[allow(dead_code)] Box<[u8]>),
+    /// A slice of another input (`parse_many`), kept alive with it.
+    Parent(#[allow(dead_code)] std::sync::Arc<Input>),
+    /// A slice of a buffer read from a file (`open_many`).
+    Shared(#[allow(dead_code)] std::sync::Arc<[u8]>),
 }
 
 /// The bytes of a Python input, kept alive and unchanged for as long as this lives.
@@ -133,7 +139,8 @@ impl Input {
             let p = unsafe { PyUnicode_AsUTF8AndSize(obj.as_ptr(), &mut size) };
             if p.is_null() {
                 // A str holding lone surrogates has no UTF-8 form.
-                return Err(PyErr::fetch(obj.py()));
+                let _ = PyErr::take(obj.py());
+                return Err(surrogate_error(obj));
             }
             return Ok(Input {
                 ptr: p.cast(),
@@ -188,6 +195,39 @@ impl Input {
         Ok(Input::copied(copy, object))
     }
 
+    /// The bytes `a..b` of `parent`, without a copy; errors name the
+    /// parent's object.
+    pub(crate) fn slice_of(
+        py: Python<'_>,
+        parent: &std::sync::Arc<Input>,
+        a: usize,
+        b: usize,
+    ) -> Input {
+        let bytes = &parent.bytes()[a..b];
+        Input {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+            object: parent.object.clone_ref(py),
+            _owner: Owner::Parent(parent.clone()),
+        }
+    }
+
+    /// The bytes `a..b` of a shared buffer, without a copy; errors name `object`.
+    pub(crate) fn slice_of_shared(
+        buf: &std::sync::Arc<[u8]>,
+        a: usize,
+        b: usize,
+        object: Py<PyAny>,
+    ) -> Input {
+        let bytes = &buf[a..b];
+        Input {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+            object,
+            _owner: Owner::Shared(buf.clone()),
+        }
+    }
+
     /// The input bytes.
     #[inline]
     pub(crate) fn bytes(&self) -> &[u8] {
@@ -215,6 +255,28 @@ impl Drop for Owner {
             });
         }
     }
+}
+
+/// Cold path: `JSONDecodeError` for a str that holds a lone surrogate (as
+/// orjson raises; `json.loads` would accept it), at the first surrogate's
+/// offset in the str's UTF-8 form with surrogates written as three bytes
+/// (`"surrogatepass"`), where the UTF-8 lead byte `0xED` is followed by
+/// `0xA0..=0xBF` (code points U+D800..U+DFFF) and nowhere else.
+#[cold]
+#[inline(never)]
+fn surrogate_error(s: &Bound<'_, PyAny>) -> PyErr {
+    let py = s.py();
+    let make = || -> PyResult<PyErr> {
+        let wtf8 = s.call_method1(pyo3::intern!(py, "encode"), ("utf-8", "surrogatepass"))?;
+        let bytes = wtf8.cast::<PyBytes>()?.as_bytes();
+        let at = bytes
+            .windows(2)
+            .position(|w| w[0] == 0xED && w[1] >= 0xA0)
+            .unwrap_or(0);
+        let e = Error::new(ErrorKind::SurrogateInStr, at);
+        Ok(decode_error_in(py, e, bytes, s))
+    };
+    make().unwrap_or_else(|err| err)
 }
 
 /// The UTF-8 form of a str, borrowed from the str's own cache (no copy).

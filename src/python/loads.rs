@@ -151,20 +151,7 @@ pub(crate) fn loads(
         }
         None => {
             let (index, escapes) = index(py, &input, max_depth, false)?;
-            let b = Builder::<[Container], false> {
-                py,
-                input: bytes,
-                s: &index.structurals,
-                containers: &index.containers[..],
-                escapes: &escapes,
-                next_escape: 0,
-                ascii: !index.non_ascii,
-                scratch: take_scratch(),
-                cache: cache.as_deref_mut(),
-                stack: take_stack(),
-                bad_scalar: false,
-            };
-            build(py, b, index.containers.len())
+            from_index(py, bytes, &index, &escapes, cache.as_deref_mut())
         }
     };
     match p {
@@ -173,6 +160,39 @@ pub(crate) fn loads(
         Err(true) => Err(scalar_error(py, &input, max_depth)),
         Err(false) => Err(PyErr::fetch(py)),
     }
+}
+
+/// The Python objects of `bytes`, whose index (scalars unchecked, see
+/// [`Index::build_unchecked_scalars`]) and escape offsets are given:
+/// `Err(true)` when a scalar failed its check, `Err(false)` when a Python
+/// exception is set.
+pub(crate) fn from_index(
+    py: Python<'_>,
+    bytes: &[u8],
+    index: &Index,
+    escapes: &[u32],
+    cache: Option<&mut KeyCache>,
+) -> Result<*mut ffi::PyObject, bool> {
+    let b = Builder::<[Container], false> {
+        py,
+        input: bytes,
+        s: &index.structurals,
+        containers: &index.containers[..],
+        escapes,
+        next_escape: 0,
+        ascii: !index.non_ascii,
+        scratch: take_scratch(),
+        cache,
+        stack: take_stack(),
+        bad_scalar: false,
+    };
+    build(py, b, index.containers.len())
+}
+
+/// The key cache `loads` shares between calls (`None` while another
+/// thread holds it).
+pub(crate) fn key_cache() -> Option<std::sync::MutexGuard<'static, KeyCache>> {
+    KEY_CACHE.try_lock().ok()
 }
 
 /// Run the builder `b` over a document with `containers` containers: the
@@ -188,14 +208,7 @@ fn build<L: ?Sized + Lens, const TOKENS: bool>(
     // the half-built tree again: pause the collector (when it is enabled)
     // for documents with many containers. Through the `gc` module, so the
     // abi3-py39 build can do it too; the calls cost well under 1% there.
-    /// Re-enables the collector when dropped, also if the walk panics.
-    struct Paused<'py>(Python<'py>);
-    impl Drop for Paused<'_> {
-        fn drop(&mut self) {
-            gc_resume(self.0);
-        }
-    }
-    let paused = (containers >= GC_PAUSE_MIN && gc_pause(py)).then_some(Paused(py));
+    let paused = (containers >= GC_PAUSE_MIN && gc_pause(py)).then(|| Paused(py));
     // SAFETY: the interpreter is attached (`py`), and the index was built
     // strictly from exactly these bytes (scalars aside, which the builder
     // checks).
@@ -290,6 +303,19 @@ pub(crate) fn validate(py: Python<'_>, data: &Bound<'_, PyAny>, max_depth: usize
 
 static GC: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
+/// Re-enables the collector when dropped, also if the walk panics.
+pub(crate) struct Paused<'py>(Python<'py>);
+impl Drop for Paused<'_> {
+    fn drop(&mut self) {
+        gc_resume(self.0);
+    }
+}
+
+/// Pause the cyclic collector (when it is enabled) until the guard drops.
+pub(crate) fn gc_paused(py: Python<'_>) -> Option<Paused<'_>> {
+    gc_pause(py).then(|| Paused(py))
+}
+
 /// Disable the cyclic collector if it is enabled; whether it was.
 #[cold]
 fn gc_pause(py: Python<'_>) -> bool {
@@ -352,7 +378,7 @@ fn tag(h: u64, len: usize) -> u64 {
 }
 
 /// A direct-mapped cache from raw key bytes to `str` objects.
-struct KeyCache {
+pub(crate) struct KeyCache {
     slots: Vec<Slot>,
 }
 

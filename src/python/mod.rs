@@ -4,18 +4,26 @@
 //! - `errors`: core errors to `JSONDecodeError`, `PathError`, `TypeError`
 //! - `convert`: core values to Python objects
 //! - `doc`: `parse`, `Doc`, `Cursor`
+//! - `path`: `Path` (a compiled path) and the path argument of getters
+//! - `batch`: `get_all` and `get_many`
 //! - `view`: lazy `Object` / `Array` views with an edit overlay, `decode`,
 //!   `materialize`, and the passthrough writer `dumps` uses
 //! - `loads`: eager `loads` and `validate`
 //! - `dumps`: `dumps`
+//! - `patch`: `patch` (RFC 6902), `merge_patch` (RFC 7396), `incr`, `mul`
+//! - `many`: `parse_many`, `open_many`, `loads_many` (many documents)
 //! - `stack`: the stack headroom check of the walks that recurse per level
 
+mod batch;
 mod convert;
 mod doc;
 mod dumps;
 mod errors;
 mod input;
 mod loads;
+mod path;
+mod patch;
+mod many;
 mod stack;
 mod view;
 
@@ -39,10 +47,13 @@ fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(backend, m)?)?;
     m.add_class::<doc::Doc>()?;
     m.add_class::<doc::Cursor>()?;
+    m.add_class::<path::Path>()?;
     m.add_class::<view::Object>()?;
     m.add_class::<view::Array>()?;
     loads::register(m)?;
     dumps::register(m)?;
+    patch::register(m)?;
+    many::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

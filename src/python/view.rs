@@ -65,9 +65,14 @@ use smallvec::SmallVec;
 use std::collections::HashMap;
 
 mod cache;
+mod edit;
 mod patch;
 
 use cache::ViewCache;
+pub(crate) use edit::{
+    array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
+    object_has, object_replace, object_set, pristine_twin, snapshot, Saved,
+};
 use patch::{KeyState, Patches};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

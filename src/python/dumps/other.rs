@@ -12,9 +12,11 @@
 //! 3. `datetime.datetime`, `datetime.date`, `datetime.time` (RFC 3339, as
 //!    orjson writes them), `uuid.UUID` (`8-4-4-4-12` lowercase hex),
 //!    `enum.Enum` members (their `value`), dataclass instances (an object
-//!    of their fields: the instance `__dict__` without names starting with
-//!    `_`, or the `__dataclass_fields__` names for slotted classes, as
-//!    orjson does);
+//!    of their fields, as orjson writes them: the instance `__dict__`
+//!    without names starting with `_`; for an instance without `__dict__`,
+//!    or a class that defines `__slots__` itself, the entries of
+//!    `__dataclass_fields__` that are fields (`dataclasses.fields`: no
+//!    `ClassVar`, no `InitVar`), again without names starting with `_`);
 //! 4. the `default=` hook, or `JSONEncodeError`.
 
 use super::super::doc::Parsed;
@@ -37,6 +39,9 @@ struct Types {
     time: Py<PyType>,
     uuid: Py<PyType>,
     enum_: Py<PyType>,
+    /// `dataclasses._FIELD`: the `_field_type` of a field that
+    /// `dataclasses.fields` lists (`None` if this Python lacks it).
+    field_marker: Option<Py<PyAny>>,
 }
 
 static TYPES: PyOnceLock<Types> = PyOnceLock::new();
@@ -53,6 +58,11 @@ fn types(py: Python<'_>) -> PyResult<&Types> {
             time: ty(&dt, "time")?,
             uuid: ty(&py.import("uuid")?, "UUID")?,
             enum_: ty(&py.import("enum")?, "Enum")?,
+            field_marker: py
+                .import("dataclasses")?
+                .getattr("_FIELD")
+                .ok()
+                .map(Bound::unbind),
         })
     })
 }
@@ -299,13 +309,19 @@ fn dataclass<'py, const PRETTY: bool>(
     let public = |k: &Bound<'py, PyString>| -> PyResult<bool> {
         Ok(!str_utf8(k).map(|s| s.starts_with('_')).unwrap_or(false))
     };
-    let dict = if ty.hasattr(intern!(py, "__slots__"))? {
+    // orjson's choice: the instance `__dict__` unless the class itself
+    // (not a base) defines `__slots__`.
+    let own_slots = ty
+        .getattr(intern!(py, "__dict__"))?
+        .contains(intern!(py, "__slots__"))?;
+    let dict = if own_slots {
         None
     } else {
         obj.getattr(intern!(py, "__dict__"))
             .ok()
             .and_then(|d| d.cast_into::<PyDict>().ok())
     };
+    let marker = types(py)?.field_marker.as_ref().map(|m| m.bind(py));
     match dict {
         Some(d) => {
             for (k, v) in d.iter() {
@@ -318,12 +334,19 @@ fn dataclass<'py, const PRETTY: bool>(
             }
         }
         None => {
-            let fields = ty.getattr(intern!(py, "__dataclass_fields__"))?;
-            for k in fields.try_iter()? {
-                let k = k?
+            let fields = ty
+                .getattr(intern!(py, "__dataclass_fields__"))?
+                .cast_into::<PyDict>()?;
+            for (k, field) in fields.iter() {
+                let k = k
                     .cast_into::<PyString>()
                     .map_err(|_| encode_error(py, "Dict key must be str"))?;
-                if public(&k)? {
+                // `ClassVar` and `InitVar` pseudo-fields are not fields.
+                let is_field = match marker {
+                    Some(m) => field.getattr(intern!(py, "_field_type"))?.is(m),
+                    None => true,
+                };
+                if is_field && public(&k)? {
                     let v = obj.getattr(&k)?;
                     members.push((k, v));
                 }
@@ -418,25 +441,75 @@ fn write_time(ser: &mut Serializer<'_>, obj: &Bound<'_, PyAny>) -> PyResult<()> 
     Ok(())
 }
 
-/// `YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]`: the offset (whole minutes, as
-/// orjson writes it) only for aware datetimes.
+/// `YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]`: the offset only for aware
+/// datetimes, byte for byte as orjson writes it.
 fn datetime(ser: &mut Serializer<'_>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
-    let py = obj.py();
     ser.out.push(b'"');
     write_date(ser, obj)?;
     ser.out.push(b'T');
     write_time(ser, obj)?;
-    let off = obj.call_method0(intern!(py, "utcoffset"))?;
-    if !off.is_none() {
-        let days: i64 = off.getattr(intern!(py, "days"))?.extract()?;
-        let secs: i64 = off.getattr(intern!(py, "seconds"))?.extract()?;
-        let total = days * 86_400 + secs;
-        ser.out.push(if total < 0 { b'-' } else { b'+' });
-        let minutes = (total.unsigned_abs() / 60) as u32;
-        digits(&mut ser.out, minutes / 60, 2);
-        ser.out.push(b':');
-        digits(&mut ser.out, minutes % 60, 2);
+    if let Some(off) = utc_offset(obj)? {
+        // (An aware datetime whose tzinfo answers `None` is written with
+        // `+00:00`, as orjson writes it.)
+        let (days, secs) = if off.is_none() {
+            (0, 0)
+        } else {
+            let py = obj.py();
+            let days: i64 = off.getattr(intern!(py, "days"))?.extract()?;
+            let secs: u32 = off.getattr(intern!(py, "seconds"))?.extract()?;
+            (days, secs)
+        };
+        write_offset(ser, days, secs);
     }
     ser.out.push(b'"');
     Ok(())
+}
+
+/// The UTC offset of an aware datetime as orjson finds it: a pytz zone (a
+/// tzinfo with `normalize` and no `convert`) gives the offset of
+/// `tz.normalize(dt)`, so a zone attached with `tzinfo=` writes the offset in
+/// force at that time rather than the zone's first (LMT) entry; every other
+/// tzinfo gives `dt.utcoffset()` (which may be `None`). `None` for a naive
+/// datetime.
+fn utc_offset<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = obj.py();
+    let tz = obj.getattr(intern!(py, "tzinfo"))?;
+    if tz.is_none() {
+        return Ok(None);
+    }
+    if tz.hasattr(intern!(py, "normalize"))? && !tz.hasattr(intern!(py, "convert"))? {
+        return tz
+            .call_method1(intern!(py, "normalize"), (obj,))?
+            .call_method0(intern!(py, "utcoffset"))
+            .map(Some);
+    }
+    obj.call_method0(intern!(py, "utcoffset")).map(Some)
+}
+
+/// `+HH:MM` / `-HH:MM` for a `timedelta(days, seconds)` offset (microseconds
+/// ignored), as orjson writes it: `+00:00` for zero; a negative offset
+/// (`days == -1`) is written as `-` and the magnitude `86400 - seconds`;
+/// leftover seconds of 30 or more round the minutes up (RFC 3339 asks for
+/// the closest representable offset: `+00:19:32` is `+00:20`), without a
+/// carry into the hours (orjson writes `00:59:30` as `+00:60`).
+fn write_offset(ser: &mut Serializer<'_>, days: i64, seconds: u32) {
+    if seconds == 0 {
+        ser.out.extend_from_slice(b"+00:00");
+        return;
+    }
+    let magnitude = if days == -1 {
+        ser.out.push(b'-');
+        86_400 - seconds
+    } else {
+        ser.out.push(b'+');
+        seconds
+    };
+    let hours = magnitude / 3600;
+    let mut minutes = magnitude / 60 % 60;
+    if magnitude % 60 >= 30 {
+        minutes += 1;
+    }
+    digits(&mut ser.out, hours, 2);
+    ser.out.push(b':');
+    digits(&mut ser.out, minutes, 2);
 }

@@ -111,4 +111,19 @@ impl ViewCache {
         let big = self.big.iter().flat_map(|m| m.values());
         small.chain(big)
     }
+
+    /// A copy sharing the cached views (for a snapshot of the overlay).
+    pub(super) fn dup(&self, py: Python<'_>) -> ViewCache {
+        ViewCache {
+            small: self
+                .small
+                .iter()
+                .map(|(k, v)| (*k, v.clone_ref(py)))
+                .collect(),
+            big: self
+                .big
+                .as_ref()
+                .map(|m| Box::new(m.iter().map(|(k, v)| (*k, v.clone_ref(py))).collect())),
+        }
+    }
 }

@@ -185,4 +185,18 @@ impl Patches {
     pub(super) fn iter(&self) -> impl Iterator<Item = &Patch> {
         self.0.iter()
     }
+
+    /// A copy sharing the values (for a snapshot of the overlay).
+    pub(super) fn dup(&self, py: Python<'_>) -> Patches {
+        Patches(
+            self.0
+                .iter()
+                .map(|p| Patch {
+                    key: p.key.clone_ref(py),
+                    orig: p.orig,
+                    value: p.value.as_ref().map(|v| v.clone_ref(py)),
+                })
+                .collect(),
+        )
+    }
 }

@@ -1,0 +1,284 @@
+"""Many documents (JSON Lines): qjson's parse_many / open_many / loads_many /
+dumps_many against fastsimdjson, msgspec and orjson (issue: "Many documents").
+
+    python benchmarks/many_bench.py               # 100 MB batch file, 5 rounds
+    python benchmarks/many_bench.py --mb 20 --rounds 3
+    python benchmarks/many_bench.py --quick       # a short smoke run
+
+Rows (ratio = peer time / qjson time, medians of interleaved rounds, the
+collector on):
+
+- read: custom_id and body.model of every line of a generated batch-API
+  file in memory: qjson parse_many vs fastsimdjson parse_many and orjson
+  per line (splitlines + loads);
+- file: the same reads from the file: qjson open_many vs fastsimdjson
+  parse_many of the file's bytes; each in a fresh subprocess, with its
+  peak RSS growth;
+- loads_many of amazon_cellphones.ndjson and of the batch file vs
+  fastsimdjson loads_many and msgspec decode_lines;
+- rewrite: body.model of every line set, then dumps_many, vs orjson
+  loads + dumps per line;
+- threads: two threads each reading its own file with open_many (speedup
+  over one thread doing both files).
+
+Results go to benchmarks/results/many.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import qjson  # noqa: E402
+
+from benchmarks.payloads import batch_file, write_batch_file  # noqa: E402
+
+AMAZON = HERE.parent / ".." / "shared" / "data" / "jsonexamples" / "amazon_cellphones.ndjson"
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def interleave(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Median seconds of each function, the functions taking turns."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for fn in fns.values():  # warm-up
+        fn()
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            times[name].append(timed(fn))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def ratios(t: dict[str, float], ours: str) -> dict[str, float]:
+    return {k: round(v / t[ours], 2) for k, v in t.items() if k != ours}
+
+
+# ------------------------------------------------------------------ rows
+
+
+def read_row(data: bytes, rounds: int) -> dict:
+    import fastsimdjson
+    import orjson
+
+    def q() -> int:
+        n = 0
+        for d in qjson.parse_many(data):
+            n += len(d.get_str("custom_id")) + len(d.get_str("body.model"))
+        return n
+
+    def ql() -> int:
+        n = 0
+        for d in qjson.parse_many(data, lazy=True):
+            n += len(d.get_str("custom_id")) + len(d.get_str("body.model"))
+        return n
+
+    def fs() -> int:
+        n = 0
+        for d in fastsimdjson.parse_many(data):
+            n += len(d["custom_id"]) + len(d["body"]["model"])
+        return n
+
+    def oj() -> int:
+        n = 0
+        for line in data.splitlines():
+            if line:
+                d = orjson.loads(line)
+                n += len(d["custom_id"]) + len(d["body"]["model"])
+        return n
+
+    assert q() == ql() == fs() == oj()
+    t = interleave({"qjson": q, "qjson_lazy": ql, "fastsimdjson": fs, "orjson": oj}, rounds)
+    lazy = {k: v for k, v in t.items() if k != "qjson"}
+    return {"seconds": t, "ratio": ratios(t, "qjson"), "ratio_lazy": ratios(lazy, "qjson_lazy")}
+
+
+FILE_SCRIPT = """
+import sys, time
+sys.path.insert(0, {root!r})
+def peak():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+import qjson, fastsimdjson
+which, path = sys.argv[1], sys.argv[2]
+base = peak()
+t = time.perf_counter()
+n = 0
+if which.startswith("qjson"):
+    for d in qjson.open_many(path, lazy=which == "qjson_lazy"):
+        n += len(d.get_str("custom_id")) + len(d.get_str("body.model"))
+else:
+    with open(path, "rb") as f:
+        data = f.read()
+    for d in fastsimdjson.parse_many(data):
+        n += len(d["custom_id"]) + len(d["body"]["model"])
+dt = time.perf_counter() - t
+print(dt, peak() - base, n)
+"""
+
+
+def file_row(path: Path, rounds: int) -> dict:
+    script = FILE_SCRIPT.format(root=str(HERE.parent))
+    runs: dict[str, list[tuple[float, int, int]]] = {
+        "qjson": [],
+        "qjson_lazy": [],
+        "fastsimdjson": [],
+    }
+    for _ in range(rounds):
+        for which in runs:
+            out = subprocess.run(
+                [sys.executable, "-c", script, which, str(path)],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            runs[which].append((float(out[0]), int(out[1]), int(out[2])))
+    assert runs["qjson"][0][2] == runs["fastsimdjson"][0][2]
+    t = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
+    rss = {k: max(r[1] for r in v) for k, v in runs.items()}
+    return {
+        "seconds": t,
+        "ratio": ratios(t, "qjson"),
+        "peak_rss_growth_bytes": rss,
+        "file_bytes": path.stat().st_size,
+    }
+
+
+def loads_row(data: bytes, rounds: int) -> dict:
+    import fastsimdjson
+    import msgspec
+
+    want = qjson.loads_many(data)
+    assert list(fastsimdjson.loads_many(data)) == want == msgspec.json.Decoder().decode_lines(data)
+    fns = {
+        "qjson": lambda: qjson.loads_many(data),
+        "fastsimdjson": lambda: list(fastsimdjson.loads_many(data)),
+        "msgspec": lambda: msgspec.json.Decoder().decode_lines(data),
+    }
+    t = interleave(fns, rounds)
+    return {"bytes": len(data), "seconds": t, "ratio": ratios(t, "qjson")}
+
+
+def rewrite_row(data: bytes, rounds: int) -> dict:
+    import orjson
+
+    def q() -> bytes:
+        roots = []
+        for d in qjson.parse_many(data):
+            r = d.root
+            r["body"]["model"] = "gpt-5"
+            roots.append(r)
+        return qjson.dumps_many(roots)
+
+    def oj() -> bytes:
+        out = []
+        for line in data.splitlines():
+            if line:
+                d = orjson.loads(line)
+                d["body"]["model"] = "gpt-5"
+                out.append(orjson.dumps(d))
+        out.append(b"")
+        return b"\n".join(out)
+
+    assert [json.loads(x) for x in q().splitlines()] == [json.loads(x) for x in oj().splitlines()]
+    t = interleave({"qjson": q, "orjson": oj}, rounds)
+    return {"seconds": t, "ratio": ratios(t, "qjson")}
+
+
+def threads_row(paths: list[Path], rounds: int) -> dict:
+    def read(path: Path) -> None:
+        n = 0
+        for d in qjson.open_many(path):
+            n += len(d.get_str("custom_id")) + len(d.get_str("body.model"))
+
+    def one() -> None:
+        for p in paths:
+            read(p)
+
+    def two() -> None:
+        ts = [threading.Thread(target=read, args=(p,)) for p in paths]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+
+    t = interleave({"one_thread": one, "two_threads": two}, rounds)
+    return {"seconds": t, "speedup": round(t["one_thread"] / t["two_threads"], 2)}
+
+
+def machine() -> dict:
+    cpu = ""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name"):
+                cpu = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "backend": qjson.backend(),
+        "python": platform.python_version(),
+        "gc_enabled": gc.isenabled(),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=float, default=100)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default=str(HERE / "results" / "many.json"))
+    a = ap.parse_args()
+    if a.quick:
+        a.mb, a.rounds = 5, 1
+    size = int(a.mb * 1024 * 1024)
+    data = batch_file(size)
+    res: dict = {"machine": machine(), "batch_bytes": len(data), "batch_lines": data.count(b"\n")}
+    print(json.dumps(res["machine"]), flush=True)
+    res["read"] = read_row(data, a.rounds)
+    print("read", json.dumps(res["read"]), flush=True)
+    res["loads_many_batch"] = loads_row(data, a.rounds)
+    print("loads_many batch", json.dumps(res["loads_many_batch"]), flush=True)
+    if AMAZON.exists():
+        amazon = AMAZON.read_bytes()
+        res["loads_many_amazon"] = loads_row(amazon, max(a.rounds, 20))
+        print("loads_many amazon", json.dumps(res["loads_many_amazon"]), flush=True)
+    res["rewrite"] = rewrite_row(data, a.rounds)
+    print("rewrite", json.dumps(res["rewrite"]), flush=True)
+    del data
+    with tempfile.TemporaryDirectory() as tmp:
+        p1, p2 = Path(tmp) / "a.jsonl", Path(tmp) / "b.jsonl"
+        write_batch_file(p1, size, seed=3)
+        write_batch_file(p2, size, seed=4)
+        res["file"] = file_row(p1, a.rounds)
+        print("file", json.dumps(res["file"]), flush=True)
+        res["threads"] = threads_row([p1, p2], a.rounds)
+        print("threads", json.dumps(res["threads"]), flush=True)
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(res, indent=2) + "\n")
+    print("written", a.out)
+
+
+if __name__ == "__main__":
+    main()

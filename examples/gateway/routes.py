@@ -1,0 +1,31 @@
+"""The routing table: what the gateway changes in a request before forwarding it.
+
+Each public model name maps to one upstream deployment. For a request the
+gateway
+
+- rewrites ``model`` to the upstream's own name,
+- adds ``metadata.route`` and ``metadata.messages`` (creating ``metadata`` when
+  the request has none; keeping the members it has),
+- drops the top-level fields that upstream does not accept.
+
+Everything else in the body is forwarded as the client sent it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Route:
+    upstream_model: str  # the name the upstream knows the model by
+    pool: str  # written to metadata.route, for the upstream's accounting
+    drop: tuple[str, ...] = ()  # top-level fields the upstream rejects
+
+
+ROUTES: dict[str, Route] = {
+    # The vision deployment runs at a fixed temperature and rejects the field.
+    "gpt-4o": Route("gpt-4o-2024-08-06", pool="vision-eu", drop=("temperature",)),
+    # The chat deployment must not receive end-user ids.
+    "gpt-4o-mini": Route("gpt-4o-mini-2024-07-18", pool="chat-eu", drop=("user",)),
+}

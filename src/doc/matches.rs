@@ -1,0 +1,235 @@
+//! Reads by a parsed path: every value a wildcard path matches
+//! ([`Doc::each_match`], [`Doc::find_all`]), and reads of one value by a
+//! [`Compiled`] path ([`Doc::find_compiled`]).
+//!
+//! # Algorithm
+//!
+//! `each_match` walks the document once, depth first, following the path's
+//! segments from the base cursor:
+//!
+//! - a key or index steps to one child, as in `find`; where it does not
+//!   match (a missing key, an index out of range, a container of the other
+//!   kind, a scalar) that branch ends silently;
+//! - a wildcard opens the children of the container it meets (`[*]` the
+//!   elements of an array, `.*` the members of an object without the later
+//!   occurrences of a repeated key: the first occurrence wins, as in every
+//!   read) and pushes them as a frame on an explicit stack; the walk takes
+//!   them one at a time and resolves the rest of the path from each.
+//!
+//! The children of a container come in document order and the subtrees of
+//! siblings do not overlap, so depth-first order is document order. Only
+//! wildcards push frames, so the stack is no deeper than the number of
+//! wildcards in the path (nor than the document); nothing recurses, so a long
+//! path cannot overflow the thread's stack.
+//!
+//! Lookups before the first wildcard go through `step`, which uses the child
+//! tables of large containers like every single read. Lookups after it touch
+//! each container once per call, so they scan its members (or skip to its
+//! element) directly and leave the tables alone: marking or building a table
+//! for each of a hundred objects read once would cost more than the scans.
+//! (The scan compares keys itself rather than through `field`, whose table
+//! bookkeeping it avoids; it relies only on the child-walking helpers.)
+
+use super::{has_backslash, ArrayItems, Cursor, DistinctItems, Doc};
+use crate::decode::string::body_eq;
+use crate::error::{AccessError, JsonType};
+use crate::path::{segments, wildcard_error, Compiled, Segment};
+use smallvec::SmallVec;
+
+/// The children a wildcard opened. Large on purpose (the keys seen so far
+/// of a small object live inline): frames sit in one `Vec` for the whole
+/// walk, where boxing would allocate for every object `.*` opens.
+#[allow(clippy::large_enum_variant)]
+enum Open<'a> {
+    Elements(ArrayItems<'a>),
+    Members(DistinctItems<'a>),
+}
+
+impl Open<'_> {
+    #[inline]
+    fn next(&mut self) -> Option<Result<Cursor, AccessError>> {
+        match self {
+            Open::Elements(items) => items.next().map(Ok),
+            Open::Members(items) => items.next().map(|m| m.map(|(_, _, c)| c)),
+        }
+    }
+}
+
+/// An open wildcard: its children still to visit, and the index of the
+/// segment that follows it.
+struct Frame<'a> {
+    children: Open<'a>,
+    rest: usize,
+}
+
+/// A parsed path: segments with their offsets. Paths are short; eight
+/// segments live on the stack.
+type Parsed<'p> = SmallVec<[(usize, Segment<'p>); 8]>;
+
+/// The first allocation for the matches: most wildcard reads find a few
+/// dozen values, and growing from four costs more than the walk of a short
+/// array.
+const MATCHES_CAPACITY: usize = 32;
+
+fn parse(path: &str) -> Result<Parsed<'_>, AccessError> {
+    segments(path).collect()
+}
+
+impl<'a> Doc<'a> {
+    /// Every value `path` matches from `at`, in document order (see the
+    /// module docs); a path without wildcards gives its value or nothing.
+    /// `PathSyntax` for a malformed path, `Decode` for an undecodable key met
+    /// by `.*` in a lazy document.
+    pub fn find_all(&self, at: Cursor, path: &str) -> Result<Vec<Cursor>, AccessError> {
+        let segs = parse(path)?;
+        let mut out = Vec::with_capacity(MATCHES_CAPACITY);
+        self.each_match(at, &segs, |c| {
+            out.push(c);
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// [`Self::find_all`] for a compiled path.
+    pub fn find_all_compiled(
+        &self,
+        at: Cursor,
+        path: &Compiled,
+    ) -> Result<Vec<Cursor>, AccessError> {
+        let mut out = Vec::with_capacity(MATCHES_CAPACITY);
+        self.each_match(at, path.segments(), |c| {
+            out.push(c);
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// [`Self::find`] for a compiled path: its one value, `NotFound` when it
+    /// names nothing, `PathSyntax` when it has a wildcard.
+    pub fn find_compiled(&self, at: Cursor, path: &Compiled) -> Result<Cursor, AccessError> {
+        if let Some(off) = path.wildcard() {
+            return Err(wildcard_error(off));
+        }
+        let mut cur = at;
+        for (off, seg) in path.segments() {
+            cur = self
+                .step(cur, seg)
+                .ok_or(AccessError::NotFound { at: *off })?;
+        }
+        Ok(cur)
+    }
+
+    /// Call `f` with every value the segments `segs` (as [`segments`] gives
+    /// them) match from `at`, in document order, until `f` returns false.
+    pub fn each_match(
+        &self,
+        at: Cursor,
+        segs: &[(usize, Segment<'_>)],
+        mut f: impl FnMut(Cursor) -> bool,
+    ) -> Result<(), AccessError> {
+        let first_wildcard = segs
+            .iter()
+            .position(|(_, s)| s.is_wildcard())
+            .unwrap_or(segs.len());
+        let mut stack: Vec<Frame<'a>> = Vec::new();
+        // The value to follow the path from, and the index of its next segment.
+        let mut next = Some((at, 0));
+        loop {
+            if let Some((mut c, mut i)) = next.take() {
+                loop {
+                    let Some((_, seg)) = segs.get(i) else {
+                        if !f(c) {
+                            return Ok(());
+                        }
+                        break;
+                    };
+                    i += 1;
+                    let children = match seg {
+                        Segment::AnyIndex => match self.type_of(c) {
+                            JsonType::Array => Open::Elements(self.array_items(c)?),
+                            _ => break,
+                        },
+                        Segment::AnyKey => match self.type_of(c) {
+                            JsonType::Object => Open::Members(self.distinct_items(c)?),
+                            _ => break,
+                        },
+                        seg => {
+                            let stepped = if i <= first_wildcard {
+                                self.step(c, seg)
+                            } else {
+                                self.step_once(c, seg)
+                            };
+                            match stepped {
+                                Some(n) => {
+                                    c = n;
+                                    continue;
+                                }
+                                None => break,
+                            }
+                        }
+                    };
+                    stack.push(Frame { children, rest: i });
+                    break;
+                }
+            }
+            let Some(top) = stack.last_mut() else {
+                return Ok(());
+            };
+            match top.children.next() {
+                Some(child) => next = Some((child?, top.rest)),
+                None => {
+                    stack.pop();
+                }
+            }
+        }
+    }
+
+    /// `step` for a container visited once: a scan, no child table.
+    #[inline]
+    fn step_once(&self, c: Cursor, seg: &Segment<'_>) -> Option<Cursor> {
+        match (self.type_of(c), seg) {
+            (JsonType::Object, Segment::Key(k)) => self.field_scan(c, k),
+            (JsonType::Array, Segment::Index(i)) => self.element_scan(c, *i),
+            _ => self.step(c, seg),
+        }
+    }
+
+    /// Member `key` of object `c` by a scan of its members (first
+    /// occurrence). In a strict document a key body without a backslash is
+    /// the key's own bytes, and an escape decodes shorter than it is
+    /// written: a body of the key's length matches exactly when the bytes
+    /// are equal, a shorter one never does, and only a longer one holding a
+    /// backslash is decoded. Lazy documents decode every body compared.
+    fn field_scan(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+        use std::cmp::Ordering::{Equal, Less};
+        let exact = !self.index.lazy && !has_backslash(key);
+        let len = self.container_len(c);
+        let mut p = self.first_child(c);
+        for i in 0..len {
+            let raw = self.string_body(p.k);
+            let hit = match raw.len().cmp(&key.len()) {
+                Equal if exact => raw == key,
+                Less if exact => false,
+                _ => (!exact || has_backslash(raw)) && body_eq(raw, key),
+            };
+            if hit {
+                return Some(self.child_value(p, true));
+            }
+            if i + 1 < len {
+                p = self.advance(p, true);
+            }
+        }
+        None
+    }
+
+    /// Element `i` of array `c` (negative counts from the end) by skipping
+    /// the ones before it.
+    fn element_scan(&self, c: Cursor, i: i64) -> Option<Cursor> {
+        let len = self.len(c).ok()? as i64;
+        let i = if i < 0 { i.checked_add(len)? } else { i };
+        if i < 0 || i >= len {
+            return None;
+        }
+        self.array_items(c).ok()?.nth(i as usize)
+    }
+}

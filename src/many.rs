@@ -1,0 +1,679 @@
+//! Many documents in one stream: NDJSON / JSON Lines, or any JSON texts
+//! separated by whitespace.
+//!
+//! # Algorithm
+//!
+//! The stream is cut into *regions* of whole lines (a region ends just
+//! after a newline, or at the end of the stream): at most a window's worth
+//! of bytes, the window doubling while a single document does not fit.
+//! Each region gets **one** stage-1 pass ([`crate::scan`]); the document
+//! boundaries are then read off its structurals: a document that begins
+//! with `{` or `[` ends at the closer that brings the bracket depth back to
+//! zero, a string at its closing quote, any other scalar at the next
+//! whitespace or structural; whitespace must follow each document (or the
+//! stream end). Empty lines cost nothing (they are whitespace between
+//! documents), and a UTF-8 byte order mark at the start of the stream is
+//! skipped.
+//!
+//! Each document then gets its own small index: its slice of the region's
+//! structurals (and escapes), rebased to the document's first byte, goes
+//! through stage 2 ([`Index::from_scan`]). Nothing of the input is copied
+//! and no document is scanned twice; a document's index holds only its own
+//! structurals and containers, so a document kept by a caller keeps alive
+//! its index and the bytes it was cut from, nothing else.
+//!
+//! # Bad input, and getting back in step
+//!
+//! A stage-1 pass over many lines is only as good as its quote parity: a
+//! string left open on one line would swallow the lines after it. No
+//! string of valid JSON holds a raw newline (a control character), so the
+//! structurals of a region are trusted only up to the line of the first
+//! control byte inside a string that the pass reports. From there (and
+//! after a stage-1 error), the region is split *line by line*: each line
+//! (extended to more lines while a pretty-printed document continues) gets
+//! its own pass, so a broken line is reported on its own and the next line
+//! starts afresh. A document that fails is abandoned at the end of the line
+//! it begins on (or at its own end, if later); the error carries the
+//! document's ordinal and a byte offset into the buffer.
+
+use crate::error::{Error, ErrorKind};
+use crate::index::{is_ws, skip_ws, Index, Options};
+use crate::scan::{self, Scan};
+
+/// The UTF-8 byte order mark, skipped at the start of a stream.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The default window: how many bytes one stage-1 pass covers.
+pub const WINDOW: usize = 1 << 20;
+
+/// One document of the stream, or why it failed.
+#[derive(Debug)]
+pub struct Piece {
+    /// Ordinal of the document in the stream (0-based; failed ones count).
+    pub ordinal: u64,
+    /// Byte range of the document in the buffer given to [`Splitter::split`].
+    pub start: usize,
+    pub end: usize,
+    /// The document's index (and stage 1's escape offsets, for `loads`),
+    /// with offsets relative to `start`; or the error, whose offset is
+    /// into the buffer.
+    pub result: Result<(Index, Vec<u32>), Error>,
+}
+
+/// Where the split of one region stopped.
+enum Stop {
+    /// Every document of the region was handled.
+    End,
+    /// The document at the returned position continues past the region.
+    Stuck,
+    /// The region's structurals are not trusted from the returned position
+    /// on (a control byte in a string: possibly an unterminated string).
+    /// In line mode it carries the error for the document there.
+    Dirty(Error),
+    /// Stage 1 failed on the region.
+    Scan(Error),
+}
+
+/// Splits a stream into documents, window by window. Keeps its stage-1
+/// buffers between calls.
+#[derive(Debug)]
+pub struct Splitter {
+    opts: Options,
+    check_scalars: bool,
+    window: usize,
+    scan: Scan,
+    next_ordinal: u64,
+    started: bool,
+}
+
+impl Splitter {
+    /// `check_scalars` false leaves numbers and literals to a caller that
+    /// checks them as it reads them (`loads`; see
+    /// [`Index::build_unchecked_scalars`]); a document that then fails is
+    /// re-checked strictly, so its error is always the exact one.
+    pub fn new(opts: Options, check_scalars: bool, window: usize) -> Splitter {
+        Splitter {
+            opts,
+            check_scalars,
+            window: window.max(64),
+            scan: Scan::default(),
+            next_ordinal: 0,
+            started: false,
+        }
+    }
+
+    /// How many documents (good or bad) have been produced.
+    pub fn count(&self) -> u64 {
+        self.next_ordinal
+    }
+
+    /// Split documents from `buf[pos..]`, appending them to `out`, and
+    /// return the position after the last one handled. `at_end` says that
+    /// `buf` holds the rest of the stream; without it, only whole lines are
+    /// looked at, and a return without progress (nothing appended) means
+    /// the document at the returned position needs more bytes. With it,
+    /// the return is `buf.len()` exactly when nothing but whitespace is
+    /// left.
+    pub fn split(&mut self, buf: &[u8], pos: usize, at_end: bool, out: &mut Vec<Piece>) -> usize {
+        let mut pos = pos;
+        if !self.started {
+            if buf.len() - pos < BOM.len() && !at_end {
+                return pos;
+            }
+            self.started = true;
+            if buf[pos..].starts_with(BOM) {
+                pos += BOM.len();
+            }
+        }
+        let n = buf.len();
+        let mut window = self.window;
+        loop {
+            let p0 = skip_ws(buf, pos);
+            if p0 == n {
+                return n;
+            }
+            let want = p0.saturating_add(window);
+            let (end, last) = if want >= n {
+                if at_end {
+                    (n, true)
+                } else {
+                    match memchr::memrchr(b'\n', &buf[p0..]) {
+                        Some(i) => (p0 + i + 1, false),
+                        None => return p0,
+                    }
+                }
+            } else {
+                match memchr::memrchr(b'\n', &buf[p0..want]) {
+                    Some(i) => (p0 + i + 1, false),
+                    None => {
+                        window = window.saturating_mul(2);
+                        continue;
+                    }
+                }
+            };
+            let before = out.len();
+            let (q, stop) = self.region(buf, p0, end, last, false, out);
+            if q > p0 || out.len() > before {
+                return q;
+            }
+            match stop {
+                Stop::End => return q,
+                Stop::Stuck if want >= n => return p0,
+                Stop::Stuck => window = window.saturating_mul(2),
+                Stop::Dirty(_) | Stop::Scan(_) => {
+                    return self.lines(buf, p0, end, at_end, out);
+                }
+            }
+        }
+    }
+
+    /// Line mode: split `buf[p..end]` one line at a time (a document that
+    /// continues extends its line region, up to the end of `buf`).
+    fn lines(
+        &mut self,
+        buf: &[u8],
+        mut p: usize,
+        end: usize,
+        at_end: bool,
+        out: &mut Vec<Piece>,
+    ) -> usize {
+        let n = buf.len();
+        while p < end {
+            p = skip_ws(buf, p);
+            if p >= end {
+                break;
+            }
+            let mut e = eol(buf, p);
+            loop {
+                let last = e == n && at_end;
+                if e == n && !at_end && buf[n - 1] != b'\n' {
+                    // The line is not complete yet.
+                    return p;
+                }
+                let (q, stop) = self.region(buf, p, e, last, true, out);
+                match stop {
+                    Stop::End => {
+                        p = q;
+                        break;
+                    }
+                    Stop::Stuck if q > p => {
+                        p = q;
+                        break;
+                    }
+                    Stop::Stuck => {
+                        if e == n {
+                            return p;
+                        }
+                        // Twice as many bytes, to whole lines.
+                        e = eol(buf, (p + 2 * (e - p)).min(n - 1));
+                    }
+                    Stop::Dirty(err) | Stop::Scan(err) => {
+                        let r = eol(buf, q);
+                        self.push(out, q, r, Err(err));
+                        p = r;
+                        break;
+                    }
+                }
+            }
+        }
+        p
+    }
+
+    fn push(
+        &mut self,
+        out: &mut Vec<Piece>,
+        start: usize,
+        end: usize,
+        result: Result<(Index, Vec<u32>), Error>,
+    ) {
+        out.push(Piece {
+            ordinal: self.next_ordinal,
+            start,
+            end,
+            result,
+        });
+        self.next_ordinal += 1;
+    }
+
+    /// Split the region `buf[a..b]` (whole lines, or the end of the stream
+    /// when `last`) with one stage-1 pass.
+    fn region(
+        &mut self,
+        buf: &[u8],
+        a: usize,
+        b: usize,
+        last: bool,
+        line_mode: bool,
+        out: &mut Vec<Piece>,
+    ) -> (usize, Stop) {
+        let input = &buf[a..b];
+        let mut scan = std::mem::take(&mut self.scan);
+        let stop = self.region_scanned(input, a, last, line_mode, &mut scan, out);
+        self.scan = scan;
+        stop
+    }
+
+    fn region_scanned(
+        &mut self,
+        input: &[u8],
+        a: usize,
+        last: bool,
+        line_mode: bool,
+        scan: &mut Scan,
+        out: &mut Vec<Piece>,
+    ) -> (usize, Stop) {
+        if let Err(e) = scan::scan(input, scan) {
+            return (a, Stop::Scan(shift(e, a)));
+        }
+        let len = input.len();
+        let s = &scan.structurals;
+        let sentinel = s.len() - 1;
+        // Structurals are trusted up to the line of the first control byte
+        // inside a string (in line mode, only a newline breaks them).
+        let (limit, dirty) = match scan.first_control {
+            Some(c) if !line_mode || input[c as usize] == b'\n' => {
+                let c = c as usize;
+                let at = memchr::memrchr(b'\n', &input[..c]).map_or(0, |i| i + 1);
+                (at, Error::new(ErrorKind::UnterminatedString, a + c))
+            }
+            _ => (len, Error::new(ErrorKind::UnterminatedString, a + len)),
+        };
+        let mut k = 0usize;
+        let mut p = 0usize;
+        let mut next_escape = 0usize;
+        loop {
+            p = skip_ws(input, p);
+            if p == len {
+                return (a + len, Stop::End);
+            }
+            if p >= limit {
+                return (a + p, Stop::Dirty(dirty));
+            }
+            while (s[k] as usize) < p {
+                k += 1;
+            }
+            let sk = s[k] as usize;
+            let (end, k_end, complete) = if sk == p {
+                match input[p] {
+                    b'{' | b'[' => {
+                        let mut depth = 0u32;
+                        let mut j = k;
+                        let mut found = false;
+                        while j < sentinel {
+                            match input[s[j] as usize] {
+                                b'{' | b'[' => depth += 1,
+                                b'}' | b']' => {
+                                    depth -= 1;
+                                    if depth == 0 {
+                                        found = true;
+                                        break;
+                                    }
+                                }
+                                _ => {}
+                            }
+                            j += 1;
+                        }
+                        if found {
+                            (s[j] as usize + 1, j + 1, true)
+                        } else {
+                            (len, sentinel, false)
+                        }
+                    }
+                    b'"' => match string_end(input, p) {
+                        Some(c) => (c + 1, k + 1, true),
+                        None => (len, sentinel, false),
+                    },
+                    // A stray `,` `:` `}` `]`: stage 2 says what is wrong.
+                    _ => (p + 1, k + 1, true),
+                }
+            } else {
+                // A number or literal: up to whitespace or a structural.
+                let mut e = p;
+                while e < sk && !is_ws(input[e]) {
+                    e += 1;
+                }
+                (e, k, e < len || last)
+            };
+            if !complete && !last {
+                // A document cut by the region's end is only worth more
+                // bytes if what there is of it is a valid beginning (a line
+                // truncated in the middle of a stream is not).
+                match self.index_one(input, scan, p, len, k, sentinel, &mut next_escape) {
+                    Err(e) if e.kind != ErrorKind::UnexpectedEnd => {
+                        self.push(out, a + p, a + len, Err(shift(e, a)));
+                        p = eol(input, p);
+                        continue;
+                    }
+                    _ => return (a + p, Stop::Stuck),
+                }
+            }
+            if end > limit {
+                return (a + p, Stop::Dirty(dirty));
+            }
+            let mut result = self.index_one(input, scan, p, end, k, k_end, &mut next_escape);
+            // Documents are separated by whitespace: `[1]x` or `1"` is one
+            // bad line, not a document and then an error.
+            if result.is_ok() && end < len && !is_ws(input[end]) {
+                result = Err(Error::new(ErrorKind::TrailingContent, end));
+            }
+            let failed = result.is_err();
+            self.push(out, a + p, a + end, result.map_err(|e| shift(e, a)));
+            if failed {
+                p = eol(input, p);
+            } else {
+                p = end;
+                k = k_end;
+            }
+        }
+    }
+
+    /// Stage 2 for the document `input[p..end]`, whose structurals are
+    /// `s[k..k_end]`. Error offsets are into `input`.
+    #[allow(clippy::too_many_arguments)]
+    fn index_one(
+        &self,
+        input: &[u8],
+        scan: &Scan,
+        p: usize,
+        end: usize,
+        k: usize,
+        k_end: usize,
+        next_escape: &mut usize,
+    ) -> Result<(Index, Vec<u32>), Error> {
+        let doc = &input[p..end];
+        let strict_rebuild =
+            |doc: &[u8]| Index::build_with_escapes(doc, &self.opts).map_err(|e| shift(e, p));
+        // A control byte before this document leaves this document's own
+        // unknown (stage 1 keeps only the first): scan it alone.
+        if scan.first_control.is_some_and(|c| (c as usize) < p) {
+            return strict_rebuild(doc);
+        }
+        let base = p as u32;
+        let mut structurals = Vec::with_capacity(k_end - k + 1);
+        structurals.extend(scan.structurals[k..k_end].iter().map(|&o| o - base));
+        structurals.push((end - p) as u32);
+        let esc = &scan.escapes;
+        while *next_escape < esc.len() && (esc[*next_escape] as usize) < p {
+            *next_escape += 1;
+        }
+        let first = *next_escape;
+        while *next_escape < esc.len() && (esc[*next_escape] as usize) < end {
+            *next_escape += 1;
+        }
+        let escapes = esc[first..*next_escape].iter().map(|&o| o - base).collect();
+        let first_control = scan
+            .first_control
+            .filter(|&c| (c as usize) < end)
+            .map(|c| c - base);
+        let one = Scan {
+            structurals,
+            escapes,
+            first_control,
+            non_ascii: scan.non_ascii && !doc.is_ascii(),
+            escapes_valid: false,
+        };
+        match Index::from_scan(doc, one, &self.opts, self.check_scalars) {
+            Ok(built) => Ok(built),
+            Err(_) if !self.check_scalars => strict_rebuild(doc),
+            Err(e) => Err(shift(e, p)),
+        }
+    }
+}
+
+fn shift(e: Error, by: usize) -> Error {
+    Error::new(e.kind, e.offset + by)
+}
+
+/// Just after the newline ending the line that holds byte `p` (or the end).
+fn eol(input: &[u8], p: usize) -> usize {
+    match memchr::memchr(b'\n', &input[p..]) {
+        Some(i) => p + i + 1,
+        None => input.len(),
+    }
+}
+
+/// The closing quote of the string opened at `open`, if any.
+fn string_end(input: &[u8], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    loop {
+        i += memchr::memchr2(b'"', b'\\', &input[i..])?;
+        if input[i] == b'"' {
+            return Some(i);
+        }
+        i += 2;
+        if i > input.len() {
+            return None;
+        }
+    }
+}
+
+/// Line and column (1-based, in bytes, as `JSONDecodeError` counts them) of
+/// stream offsets, counted incrementally: offsets are asked for in
+/// increasing order, and bytes may be dropped once counted.
+#[derive(Debug, Clone, Copy)]
+pub struct LineCounter {
+    /// Stream offset counted up to.
+    pos: u64,
+    /// Line number at `pos` (1-based).
+    line: u64,
+    /// Stream offset of the first byte of that line.
+    line_start: u64,
+}
+
+impl Default for LineCounter {
+    fn default() -> Self {
+        LineCounter {
+            pos: 0,
+            line: 1,
+            line_start: 0,
+        }
+    }
+}
+
+impl LineCounter {
+    /// Count up to stream offset `to`; `buf` holds the stream from offset
+    /// `base` on, and `base <= self.pos` unless nothing is left to count.
+    pub fn advance(&mut self, buf: &[u8], base: u64, to: u64) {
+        if to <= self.pos {
+            return;
+        }
+        let from = self.pos.saturating_sub(base) as usize;
+        let upto = ((to - base) as usize).min(buf.len());
+        if from < upto {
+            let seg = &buf[from..upto];
+            let nl = memchr::memchr_iter(b'\n', seg).count() as u64;
+            if nl > 0 {
+                self.line += nl;
+                let lastnl = memchr::memrchr(b'\n', seg).unwrap_or(0);
+                self.line_start = base + (from + lastnl) as u64 + 1;
+            }
+        }
+        self.pos = to;
+    }
+
+    /// Line and column of stream offset `at` (counting up to it first).
+    pub fn locate(&mut self, buf: &[u8], base: u64, at: u64) -> (u64, u64) {
+        self.advance(buf, base, at);
+        (self.line, at.saturating_sub(self.line_start) + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split_all(input: &[u8], window: usize, lazy: bool) -> Vec<Piece> {
+        let mut sp = Splitter::new(
+            Options {
+                lazy,
+                max_depth: 16,
+            },
+            true,
+            window,
+        );
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while pos < input.len() {
+            let before = out.len();
+            let q = sp.split(input, pos, true, &mut out);
+            assert!(q > pos || out.len() > before, "no progress at {pos}");
+            pos = q;
+        }
+        out
+    }
+
+    /// The same split, the stream fed in chunks of `chunk` bytes.
+    fn split_chunked(input: &[u8], chunk: usize) -> Vec<(usize, usize, Option<Error>)> {
+        let mut sp = Splitter::new(Options::default(), true, 64);
+        let mut out = Vec::new();
+        let mut buf: Vec<u8> = Vec::new();
+        let mut base = 0usize;
+        let mut fed = 0usize;
+        let mut pos = 0usize;
+        let mut res = Vec::new();
+        loop {
+            let at_end = fed == input.len();
+            let q = sp.split(&buf, pos, at_end, &mut out);
+            let progressed = q > pos || !out.is_empty();
+            for piece in out.drain(..) {
+                res.push((
+                    base + piece.start,
+                    base + piece.end,
+                    piece.result.err().map(|e| shift(e, base)),
+                ));
+            }
+            pos = q;
+            if at_end && pos == buf.len() {
+                return res;
+            }
+            if !progressed || pos == buf.len() {
+                if at_end {
+                    continue;
+                }
+                let take = chunk.min(input.len() - fed);
+                buf.drain(..pos);
+                base += pos;
+                pos = 0;
+                buf.extend_from_slice(&input[fed..fed + take]);
+                fed += take;
+            }
+        }
+    }
+
+    fn spans(pieces: &[Piece]) -> Vec<(usize, usize, Option<ErrorKind>)> {
+        pieces
+            .iter()
+            .map(|p| (p.start, p.end, p.result.as_ref().err().map(|e| e.kind)))
+            .collect()
+    }
+
+    #[test]
+    fn lines_and_whitespace() {
+        let input = b"\xEF\xBB\xBF{\"a\": 1}\n\n  [1, 2]\n\"s\\\"{\" 12 true\n{\"b\": {\"c\": []}}";
+        for window in [64, 1 << 20] {
+            let got = split_all(input, window, false);
+            let texts: Vec<&[u8]> = got.iter().map(|p| &input[p.start..p.end]).collect();
+            assert_eq!(
+                texts,
+                vec![
+                    &b"{\"a\": 1}"[..],
+                    b"[1, 2]",
+                    b"\"s\\\"{\"",
+                    b"12",
+                    b"true",
+                    b"{\"b\": {\"c\": []}}"
+                ]
+            );
+            assert!(got.iter().all(|p| p.result.is_ok()));
+            assert_eq!(
+                got.iter().map(|p| p.ordinal).collect::<Vec<_>>(),
+                (0..6).collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn an_unterminated_string_does_not_swallow_the_next_lines() {
+        let input = b"{\"a\": 1}\n{\"a\": \"x}\n{\"b\": 2}\n{\"c\": \"}\n[3]\n";
+        for window in [64, 1 << 20] {
+            let got = spans(&split_all(input, window, false));
+            assert_eq!(got.len(), 5, "{got:?}");
+            assert_eq!(got[0], (0, 8, None));
+            assert_eq!(got[1].2, Some(ErrorKind::UnterminatedString));
+            assert_eq!(got[2], (19, 27, None));
+            assert_eq!(got[3].2, Some(ErrorKind::UnterminatedString));
+            assert_eq!(got[4], (37, 40, None));
+        }
+    }
+
+    #[test]
+    fn bad_lines_are_reported_and_skipped() {
+        let deep = format!("{}{}", "[".repeat(20), "]".repeat(20));
+        let input = format!("{{\"a\": 1}}\n{deep}\n\"XYZ\"\n[1,]\n\\\n{{\"z\": 0}}\n{{\"t\": ");
+        let mut bytes = input.into_bytes();
+        let bad = bytes.windows(3).position(|w| w == b"XYZ").unwrap();
+        bytes[bad..bad + 3].copy_from_slice(b"\xff\xff\xff");
+        let got = spans(&split_all(&bytes, 1 << 20, false));
+        let kinds: Vec<_> = got.iter().map(|g| g.2).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                None,
+                Some(ErrorKind::DepthExceeded),
+                Some(ErrorKind::InvalidUtf8),
+                Some(ErrorKind::ExpectedValue),
+                Some(ErrorKind::StrayBackslash),
+                None,
+                Some(ErrorKind::UnexpectedEnd),
+            ]
+        );
+    }
+
+    #[test]
+    fn chunked_equals_whole() {
+        let mut input = Vec::new();
+        for i in 0..200 {
+            input.extend_from_slice(
+                format!(
+                    "{{\"id\": {i}, \"s\": \"{}\", \"a\": [1, {{\"b\": null}}]}}\n",
+                    "x".repeat(i % 37)
+                )
+                .as_bytes(),
+            );
+            if i % 17 == 0 {
+                input.extend_from_slice(b"{\"bad\": \"open\n");
+            }
+            if i % 23 == 0 {
+                input.extend_from_slice(b"{\n  \"pretty\": [\n    1\n  ]\n}\n\n");
+            }
+        }
+        let whole: Vec<_> = split_all(&input, 64, false)
+            .into_iter()
+            .map(|p| (p.start, p.end, p.result.err()))
+            .collect();
+        for chunk in [1, 7, 64, 1000, input.len()] {
+            assert_eq!(split_chunked(&input, chunk), whole, "chunk {chunk}");
+        }
+        assert_eq!(whole.iter().filter(|w| w.2.is_some()).count(), 12);
+    }
+
+    #[test]
+    fn documents_need_whitespace_between_them() {
+        let input = b"[1]x\n{}{}\n1\"\n[2]\n";
+        let got = spans(&split_all(input, 1 << 20, false));
+        let kinds: Vec<_> = got.iter().map(|g| g.2).collect();
+        let t = Some(ErrorKind::TrailingContent);
+        assert_eq!(kinds, vec![t, t, Some(ErrorKind::UnterminatedString), None]);
+        assert_eq!(got[0], (0, 3, t));
+        assert_eq!(got[3], (13, 16, None));
+    }
+
+    #[test]
+    fn lines_are_counted() {
+        let buf = b"ab\ncd\n\nef";
+        let mut lc = LineCounter::default();
+        assert_eq!(lc.locate(buf, 0, 1), (1, 2));
+        assert_eq!(lc.locate(buf, 0, 4), (2, 2));
+        assert_eq!(lc.locate(&buf[4..], 4, 8), (4, 2));
+    }
+}

@@ -1,0 +1,404 @@
+//! `parse_many`, `open_many`, `loads_many`: many documents from one buffer
+//! or file (the splitting is the core's, [`crate::many`]).
+//!
+//! A `DocIterator` asks the core's [`Splitter`] for the documents of the
+//! next window (about `chunk_size` bytes: one stage-1 pass, then each
+//! document's own stage 2, all with the GIL released) and hands them out
+//! one by one. What a `Doc` keeps alive: its own index, and the input
+//! object (`parse_many`; no copy) or the buffer its document was read into
+//! (`open_many`: at most `chunk_size` plus the document carried over).
+//! Files are read `chunk_size` bytes at a time; a document cut by the end
+//! of a chunk is carried over into the next buffer, so memory is bounded
+//! by the chunk size plus the largest document.
+
+use super::doc::{Doc, Parsed};
+use super::input::Input;
+use super::loads;
+use crate::error::Error;
+use crate::index::{Index, Options};
+use crate::many::{LineCounter, Piece, Splitter, WINDOW};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyType};
+use std::collections::VecDeque;
+use std::io::Read;
+use std::sync::Arc;
+
+static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// Windows of in-memory input smaller than this are split with the GIL held.
+const DETACH_MIN: usize = 64 * 1024;
+
+/// Where the bytes come from.
+enum Source {
+    /// `parse_many` / `loads_many`: the whole stream, held without a copy.
+    Memory(Arc<Input>),
+    /// `open_many`: a file read in chunks.
+    File(FileSource),
+}
+
+struct FileSource {
+    reader: Reader,
+    /// The stream from offset `base` on, as far as it has been read.
+    buf: Arc<[u8]>,
+    base: u64,
+    eof: bool,
+    chunk: usize,
+    /// What the caller passed (for `JSONDecodeError.doc`).
+    object: Py<PyAny>,
+}
+
+enum Reader {
+    File(std::fs::File),
+    Python(Py<PyAny>),
+}
+
+/// Iterator of the documents of a stream (`parse_many`, `open_many`).
+/// `.errors` lists what `errors="skip"` skipped.
+#[pyclass(module = "qjson")]
+pub struct DocIterator {
+    source: Source,
+    splitter: Splitter,
+    /// Position in the current buffer up to which documents were split.
+    pos: usize,
+    pending: VecDeque<Piece>,
+    lines: LineCounter,
+    errors: Py<PyList>,
+    skip: bool,
+    /// Python objects (`loads_many`) rather than `Doc`s.
+    eager: bool,
+}
+
+fn skip_mode(errors: &str) -> PyResult<bool> {
+    match errors {
+        "raise" => Ok(false),
+        "skip" => Ok(true),
+        _ => Err(PyValueError::new_err(format!(
+            "errors must be \"raise\" or \"skip\", not {errors:?}"
+        ))),
+    }
+}
+
+impl DocIterator {
+    fn new(
+        py: Python<'_>,
+        source: Source,
+        opts: Options,
+        eager: bool,
+        window: usize,
+        errors: &str,
+    ) -> PyResult<DocIterator> {
+        Ok(DocIterator {
+            source,
+            splitter: Splitter::new(opts, !eager, window),
+            pos: 0,
+            pending: VecDeque::new(),
+            lines: LineCounter::default(),
+            errors: PyList::empty(py).unbind(),
+            skip: skip_mode(errors)?,
+            eager,
+        })
+    }
+
+    /// Split the next window into `pending`; `false` at the end of the stream.
+    fn fill(&mut self, py: Python<'_>) -> PyResult<bool> {
+        let mut out = Vec::new();
+        loop {
+            let pos = self.pos;
+            let sp = &mut self.splitter;
+            match &mut self.source {
+                Source::Memory(input) => {
+                    let bytes = input.bytes();
+                    if pos >= bytes.len() {
+                        return Ok(false);
+                    }
+                    self.pos = if bytes.len() - pos >= DETACH_MIN {
+                        py.detach(|| sp.split(bytes, pos, true, &mut out))
+                    } else {
+                        sp.split(bytes, pos, true, &mut out)
+                    };
+                    self.pending.extend(out);
+                    return Ok(true);
+                }
+                Source::File(f) => {
+                    let (buf, eof) = (&f.buf, f.eof);
+                    let q = py.detach(|| sp.split(buf, pos, eof, &mut out));
+                    let progress = q > pos || !out.is_empty();
+                    self.pos = q;
+                    self.pending.extend(out.drain(..));
+                    if progress {
+                        return Ok(true);
+                    }
+                    if f.eof {
+                        return Ok(false);
+                    }
+                    // Count the lines of what is dropped, then read on.
+                    self.lines.advance(&f.buf, f.base, f.base + q as u64);
+                    refill(py, f, q)?;
+                    self.pos = 0;
+                }
+            }
+        }
+    }
+
+    /// The stream's bytes from `base` on, `base`, and the object for errors.
+    fn view(&self) -> (&[u8], u64, &Py<PyAny>) {
+        match &self.source {
+            Source::Memory(input) => (input.bytes(), 0, input.object()),
+            Source::File(f) => (&f.buf, f.base, &f.object),
+        }
+    }
+
+    /// `JSONDecodeError` for `e` (offset into the current buffer) in document `ordinal`.
+    fn error(&mut self, py: Python<'_>, e: Error, ordinal: u64) -> PyErr {
+        let (buf, base, object) = match &self.source {
+            Source::Memory(input) => (input.bytes(), 0, input.object()),
+            Source::File(f) => (&f.buf[..], f.base, &f.object),
+        };
+        let at = base + e.offset as u64;
+        let (lineno, colno) = self.lines.locate(buf, base, at);
+        let make = || -> PyResult<PyErr> {
+            let ty = DECODE_ERROR.import(py, "qjson._errors", "JSONDecodeError")?;
+            let exc = ty.call1((e.kind.message(), object, at, lineno, colno))?;
+            exc.setattr("doc_index", ordinal)?;
+            Ok(PyErr::from_value(exc))
+        };
+        make().unwrap_or_else(|err| err)
+    }
+
+    /// The Python value of a good document.
+    fn value(
+        &self,
+        py: Python<'_>,
+        piece: &Piece,
+        index: Index,
+        escapes: &[u32],
+        cache: Option<&mut loads::KeyCache>,
+    ) -> Result<Py<PyAny>, Option<Error>> {
+        if self.eager {
+            let (buf, _, _) = self.view();
+            let bytes = &buf[piece.start..piece.end];
+            return match loads::from_index(py, bytes, &index, escapes, cache) {
+                // SAFETY: `from_index` returns a new (owned) reference.
+                Ok(p) => Ok(unsafe { Bound::from_owned_ptr(py, p) }.unbind()),
+                Err(true) => {
+                    let opts = Options {
+                        lazy: false,
+                        max_depth: usize::MAX,
+                    };
+                    let e = Index::build(bytes, &opts).err();
+                    Err(e.map(|e| Error::new(e.kind, e.offset + piece.start)))
+                }
+                Err(false) => Err(None),
+            };
+        }
+        let input = match &self.source {
+            Source::Memory(input) => Input::slice_of(py, input, piece.start, piece.end),
+            Source::File(f) => {
+                Input::slice_of_shared(&f.buf, piece.start, piece.end, f.object.clone_ref(py))
+            }
+        };
+        let doc = Doc::from_parsed(Arc::new(Parsed { input, index }));
+        Py::new(py, doc).map(Py::into_any).map_err(|e| {
+            e.restore(py);
+            None
+        })
+    }
+
+    /// The next document, or `None` at the end.
+    fn next_value(
+        &mut self,
+        py: Python<'_>,
+        mut cache: Option<&mut loads::KeyCache>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        loop {
+            let Some(mut piece) = self.pending.pop_front() else {
+                if !self.fill(py)? {
+                    return Ok(None);
+                }
+                continue;
+            };
+            let result = std::mem::replace(
+                &mut piece.result,
+                Err(Error::new(crate::error::ErrorKind::Empty, 0)),
+            );
+            let err = match result {
+                Ok((index, escapes)) => {
+                    match self.value(py, &piece, index, &escapes, cache.as_deref_mut()) {
+                        Ok(v) => return Ok(Some(v)),
+                        Err(Some(e)) => e,
+                        Err(None) => return Err(PyErr::fetch(py)),
+                    }
+                }
+                Err(e) => e,
+            };
+            let err = self.error(py, err, piece.ordinal);
+            if !self.skip {
+                return Err(err);
+            }
+            self.errors.bind(py).append(err.value(py))?;
+        }
+    }
+}
+
+/// Read the next chunk after the bytes of `f.buf` from `keep` on.
+fn refill(py: Python<'_>, f: &mut FileSource, keep: usize) -> PyResult<()> {
+    let carry = &f.buf[keep..];
+    // A document longer than a chunk grows the read geometrically, so that
+    // carrying it over (and scanning it again) costs O(its size) in all.
+    let chunk = f.chunk.max(carry.len());
+    let mut next = Vec::with_capacity(carry.len() + chunk);
+    next.extend_from_slice(carry);
+    let read = match &mut f.reader {
+        Reader::File(file) => py.detach(|| -> std::io::Result<usize> {
+            let mut total = 0;
+            next.resize(carry.len() + chunk, 0);
+            while total < chunk {
+                match file.read(&mut next[carry.len() + total..]) {
+                    Ok(0) => break,
+                    Ok(k) => total += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            next.truncate(carry.len() + total);
+            Ok(total)
+        })?,
+        Reader::Python(obj) => {
+            let data = obj.bind(py).call_method1("read", (chunk,))?;
+            let input = Input::new(&data)?;
+            next.extend_from_slice(input.bytes());
+            input.bytes().len()
+        }
+    };
+    f.eof = read == 0;
+    f.base += keep as u64;
+    f.buf = next.into();
+    Ok(())
+}
+
+#[pymethods]
+impl DocIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.next_value(py, None)
+    }
+
+    /// The `JSONDecodeError`s of the documents skipped so far (`errors="skip"`).
+    #[getter]
+    fn errors(&self, py: Python<'_>) -> Py<PyList> {
+        self.errors.clone_ref(py)
+    }
+
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.errors)?;
+        match &self.source {
+            Source::Memory(input) => visit.call(input.object()),
+            Source::File(f) => {
+                visit.call(&f.object)?;
+                if let Reader::Python(r) = &f.reader {
+                    visit.call(r)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn memory(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    opts: Options,
+    eager: bool,
+    errors: &str,
+) -> PyResult<DocIterator> {
+    let input = Arc::new(Input::new(data)?);
+    DocIterator::new(py, Source::Memory(input), opts, eager, WINDOW, errors)
+}
+
+/// Iterate over the documents of `data` (NDJSON / JSON Lines, or any JSON
+/// texts separated by whitespace).
+#[pyfunction]
+#[pyo3(signature = (data, *, lazy = false, max_depth = 1024, errors = "raise"))]
+pub(crate) fn parse_many(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    lazy: bool,
+    max_depth: usize,
+    errors: &str,
+) -> PyResult<DocIterator> {
+    memory(py, data, Options { lazy, max_depth }, false, errors)
+}
+
+/// Iterate over the documents of a file (a path or a binary file object),
+/// read `chunk_size` bytes at a time.
+#[pyfunction]
+#[pyo3(signature = (file, *, chunk_size = 1_048_576, lazy = false, max_depth = 1024, errors = "raise"))]
+pub(crate) fn open_many(
+    py: Python<'_>,
+    file: &Bound<'_, PyAny>,
+    chunk_size: usize,
+    lazy: bool,
+    max_depth: usize,
+    errors: &str,
+) -> PyResult<DocIterator> {
+    if chunk_size == 0 {
+        return Err(PyValueError::new_err("chunk_size must be positive"));
+    }
+    let reader = if file.hasattr(pyo3::intern!(py, "read"))? {
+        Reader::Python(file.clone().unbind())
+    } else {
+        let os = py.import("os")?;
+        let path = os.call_method1("fsdecode", (file,))?;
+        let path: String = path.extract()?;
+        Reader::File(std::fs::File::open(path)?)
+    };
+    let source = Source::File(FileSource {
+        reader,
+        buf: Arc::from(Vec::new()),
+        base: 0,
+        eof: false,
+        chunk: chunk_size,
+        object: file.clone().unbind(),
+    });
+    let opts = Options { lazy, max_depth };
+    DocIterator::new(py, source, opts, false, chunk_size, errors)
+}
+
+/// The Python objects of every document of `data`, as a list.
+#[pyfunction]
+#[pyo3(signature = (data, *, max_depth = 1024, errors = "raise"))]
+pub(crate) fn loads_many(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    max_depth: usize,
+    errors: &str,
+) -> PyResult<(Py<PyList>, Py<PyList>)> {
+    let opts = Options {
+        lazy: false,
+        max_depth,
+    };
+    let mut it = memory(py, data, opts, true, errors)?;
+    let list = PyList::empty(py);
+    // Everything built is reachable from `list`: no cyclic collection can
+    // free anything until it is done, and each one would walk all of it
+    // again (as `loads` does for one large document).
+    let _paused = loads::gc_paused(py);
+    let mut cache = loads::key_cache();
+    while let Some(v) = it.next_value(py, cache.as_deref_mut())? {
+        list.append(v)?;
+    }
+    Ok((list.unbind(), it.errors))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_many, m)?)?;
+    m.add_function(wrap_pyfunction!(open_many, m)?)?;
+    m.add_function(wrap_pyfunction!(loads_many, m)?)?;
+    m.add_class::<DocIterator>()?;
+    Ok(())
+}

@@ -1,0 +1,895 @@
+//! `qjson.patch` (RFC 6902 JSON Patch), `qjson.merge_patch` (RFC 7396)
+//! and the number operations `qjson.incr` / `qjson.mul`, applied as
+//! overlay edits.
+//!
+//! # Algorithm
+//!
+//! Each op is applied where it points: the pointer is split by the core
+//! (`crate::patch`), the parent of its last token is reached one child at a
+//! time (object member or array element, through the same overlay reads as
+//! `v[key]`), and the edit is the one item assignment, deletion or insert
+//! would make (`view::object_set`, `array_insert`, ...). Nothing is decoded
+//! or copied beyond the containers on the path, so a patch costs O(path
+//! lengths + values added), and `dumps` splices the edits into the
+//! original bytes.
+//!
+//! Values put into the document are the document's own ([`own`]): a view
+//! with no edits becomes a fresh view of the same bytes (a text patch's
+//! values, `copy` of an untouched container: written as their original
+//! bytes), dicts and lists are copied, so no later op, and no later edit by
+//! the caller, reaches the patch's objects or another place of the
+//! document. `move` moves the value itself.
+//!
+//! # Atomicity
+//!
+//! Before a container is first changed by a patch, its overlay is saved
+//! ([`Journal::touch`]: `view::snapshot` for views, a shallow copy for
+//! plain dicts and lists). When an op fails, every saved container is put
+//! back, newest first, so the target reads, writes and `dumps` exactly as
+//! before, and the views the caller holds are the same objects in the
+//! same state. Saving costs O(edits + cached views) of each changed
+//! container, never O(document).
+//!
+//! # Equality (`test`)
+//!
+//! JSON equality: numbers by value (`1 == 1.0`, ints exact), `true` is not
+//! `1`, object members in any order. Views, dicts and lists compare alike;
+//! the target's views are read member by member (never unfolded, so a
+//! `test` leaves how they are written as it was).
+
+use super::errors::path_error;
+use super::stack;
+use super::view::{
+    self, array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
+    object_has, object_replace, object_set, pristine_twin, snapshot, Array, Object, Saved,
+};
+use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place};
+use crate::path::{segments, Segment};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple,
+    PyType,
+};
+use std::borrow::Cow;
+
+static PATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// Deepest value [`own`] and [`json_eq`] walk.
+const MAX_DEPTH: usize = 1024;
+
+/// `qjson.PatchError(msg, op_index)`.
+#[cold]
+fn patch_error(py: Python<'_>, msg: &str, op_index: Option<usize>) -> PyErr {
+    let make = || -> PyResult<PyErr> {
+        let ty = PATCH_ERROR.import(py, "qjson._errors", "PatchError")?;
+        Ok(PyErr::from_value(ty.call1((msg, op_index))?))
+    };
+    make().unwrap_or_else(|err| err)
+}
+
+/// Why an op failed: a patch error (message) or a Python error raised on
+/// the way (re-raised as it is, after the undo).
+enum Fail {
+    Patch(String),
+    Py(PyErr),
+}
+
+impl From<PyErr> for Fail {
+    fn from(e: PyErr) -> Fail {
+        Fail::Py(e)
+    }
+}
+
+impl From<PatchFault> for Fail {
+    fn from(e: PatchFault) -> Fail {
+        Fail::Patch(e.to_string())
+    }
+}
+
+type Step<T> = Result<T, Fail>;
+
+fn fail<T>(msg: impl Into<String>) -> Step<T> {
+    Err(Fail::Patch(msg.into()))
+}
+
+// ------------------------------------------------------------- containers
+
+/// A value of the document, as the walk sees it.
+enum Node<'py> {
+    Obj(Bound<'py, Object>),
+    Arr(Bound<'py, Array>),
+    Dict(Bound<'py, PyDict>),
+    List(Bound<'py, PyList>),
+    Leaf,
+}
+
+fn node<'py>(v: &Bound<'py, PyAny>) -> Node<'py> {
+    // Type tests first: a failed `cast` builds an error value.
+    if v.is_exact_instance_of::<Object>() {
+        v.cast_exact::<Object>()
+            .map_or(Node::Leaf, |o| Node::Obj(o.clone()))
+    } else if v.is_exact_instance_of::<Array>() {
+        v.cast_exact::<Array>()
+            .map_or(Node::Leaf, |a| Node::Arr(a.clone()))
+    } else if v.is_instance_of::<PyDict>() {
+        v.cast::<PyDict>()
+            .map_or(Node::Leaf, |d| Node::Dict(d.clone()))
+    } else if v.is_instance_of::<PyList>() {
+        v.cast::<PyList>()
+            .map_or(Node::Leaf, |l| Node::List(l.clone()))
+    } else {
+        Node::Leaf
+    }
+}
+
+impl<'py> Node<'py> {
+    fn len(&self) -> PyResult<usize> {
+        match self {
+            Node::Arr(a) => array_len(a),
+            Node::List(l) => Ok(l.len()),
+            _ => Ok(0),
+        }
+    }
+
+    /// Member `key` of an object (`None`: absent, or not an object).
+    fn member(&self, key: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = key.py();
+        match self {
+            Node::Obj(o) => Ok(object_get(o, key)?.map(|v| v.into_bound(py))),
+            Node::Dict(d) => d.get_item(key),
+            _ => Ok(None),
+        }
+    }
+
+    fn element(&self, i: usize) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            Node::Arr(a) => Ok(array_get(a, i)?.into_bound(a.py())),
+            Node::List(l) => l.get_item(i),
+            _ => unreachable!("elements are read from arrays"),
+        }
+    }
+
+    fn has(&self, key: &Bound<'py, PyString>) -> PyResult<bool> {
+        match self {
+            Node::Obj(o) => object_has(o, key),
+            Node::Dict(d) => d.contains(key),
+            _ => Ok(false),
+        }
+    }
+
+    fn set(&self, key: &Bound<'py, PyString>, v: Bound<'py, PyAny>) -> PyResult<()> {
+        match self {
+            Node::Obj(o) => object_set(o, key, v.unbind()),
+            Node::Dict(d) => d.set_item(key, v),
+            _ => unreachable!("members are set in objects"),
+        }
+    }
+
+    /// Set `key` when present; false when absent.
+    fn replace_member(&self, key: &Bound<'py, PyString>, v: Bound<'py, PyAny>) -> PyResult<bool> {
+        match self {
+            Node::Obj(o) => object_replace(o, key, v.unbind()),
+            Node::Dict(d) => {
+                if !d.contains(key)? {
+                    return Ok(false);
+                }
+                d.set_item(key, v)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    fn delete(&self, key: &Bound<'py, PyString>) -> PyResult<bool> {
+        match self {
+            Node::Obj(o) => object_delete(o, key),
+            Node::Dict(d) => {
+                if !d.contains(key)? {
+                    return Ok(false);
+                }
+                d.del_item(key)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    fn insert(&self, i: usize, v: Bound<'py, PyAny>) -> PyResult<()> {
+        match self {
+            Node::Arr(a) => array_insert(a, i, v.unbind()),
+            Node::List(l) => l.insert(i, v),
+            _ => unreachable!("elements are inserted in arrays"),
+        }
+    }
+
+    fn replace(&self, i: usize, v: Bound<'py, PyAny>) -> PyResult<()> {
+        match self {
+            Node::Arr(a) => array_set(a, i, v.unbind()),
+            Node::List(l) => l.set_item(i, v),
+            _ => unreachable!("elements are replaced in arrays"),
+        }
+    }
+
+    fn remove(&self, i: usize) -> PyResult<()> {
+        match self {
+            Node::Arr(a) => array_remove(a, i),
+            Node::List(l) => l.del_item(i),
+            _ => unreachable!("elements are removed from arrays"),
+        }
+    }
+
+    fn is_object(&self) -> bool {
+        matches!(self, Node::Obj(_) | Node::Dict(_))
+    }
+
+    fn is_array(&self) -> bool {
+        matches!(self, Node::Arr(_) | Node::List(_))
+    }
+}
+
+// ---------------------------------------------------------------- journal
+
+/// The containers a patch changed, as they were before.
+struct Journal<'py> {
+    py: Python<'py>,
+    views: Vec<Saved>,
+    /// Plain dicts and lists: (the container, a shallow copy).
+    plain: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    seen: Vec<*mut pyo3::ffi::PyObject>,
+}
+
+impl<'py> Journal<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Journal {
+            py,
+            views: Vec::new(),
+            plain: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Save `n` before its first change.
+    fn touch(&mut self, n: &Node<'py>) -> PyResult<()> {
+        let any = match n {
+            Node::Obj(o) => o.as_any(),
+            Node::Arr(a) => a.as_any(),
+            Node::Dict(d) => d.as_any(),
+            Node::List(l) => l.as_any(),
+            Node::Leaf => return Ok(()),
+        };
+        if self.seen.contains(&any.as_ptr()) {
+            return Ok(());
+        }
+        self.seen.push(any.as_ptr());
+        match n {
+            Node::Dict(d) => self
+                .plain
+                .push((d.clone().into_any(), d.copy()?.into_any())),
+            Node::List(l) => {
+                let copy = PyList::new(self.py, l.iter())?;
+                self.plain.push((l.clone().into_any(), copy.into_any()));
+            }
+            _ => self.views.extend(snapshot(any)?),
+        }
+        Ok(())
+    }
+
+    /// Put every saved container back, newest first.
+    fn undo(self) -> PyResult<()> {
+        let py = self.py;
+        for s in self.views.into_iter().rev() {
+            s.restore(py)?;
+        }
+        for (c, copy) in self.plain.into_iter().rev() {
+            if let Ok(d) = c.cast::<PyDict>() {
+                d.clear();
+                d.update(copy.cast::<PyDict>()?.as_mapping())?;
+            } else {
+                c.set_item(PySlice::full(py), copy)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------------ values
+
+/// `v` as a value of the document, sharing nothing with where it came
+/// from: an untouched view becomes a fresh view of the same bytes, an
+/// edited one is materialized, dicts, lists and tuples are copied.
+fn own<'py>(v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    own_at(v, 0)
+}
+
+fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    let py = v.py();
+    if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
+        return Err(PyValueError::new_err(
+            "qjson.patch: value nested too deeply",
+        ));
+    }
+    if v.is_exact_instance_of::<Object>() || v.is_exact_instance_of::<Array>() {
+        return match pristine_twin(v)? {
+            Some(t) => Ok(t.into_bound(py)),
+            None => view::materialize(py, v),
+        };
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        let out = PyDict::new(py);
+        for (k, x) in d.iter() {
+            out.set_item(k, own_at(&x, depth + 1)?)?;
+        }
+        return Ok(out.into_any());
+    }
+    if v.cast::<PyList>().is_ok() || v.cast::<PyTuple>().is_ok() {
+        let out = PyList::empty(py);
+        for x in v.try_iter()? {
+            out.append(own_at(&x?, depth + 1)?)?;
+        }
+        return Ok(out.into_any());
+    }
+    Ok(v.clone())
+}
+
+fn is_number(v: &Bound<'_, PyAny>) -> bool {
+    !v.is_instance_of::<PyBool>() && (v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>())
+}
+
+/// JSON equality of two values (see the module docs). `b`'s members are
+/// listed and looked up in `a`, so `a` (the target's value) is only read,
+/// never unfolded.
+fn json_eq(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+    if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
+        return Err(PyValueError::new_err(
+            "qjson.patch: value nested too deeply",
+        ));
+    }
+    if a.is_none() || b.is_none() {
+        return Ok(a.is_none() && b.is_none());
+    }
+    if a.is_instance_of::<PyBool>() || b.is_instance_of::<PyBool>() {
+        return Ok(a.is_instance_of::<PyBool>() && b.is_instance_of::<PyBool>() && a.eq(b)?);
+    }
+    if is_number(a) || is_number(b) {
+        return Ok(is_number(a) && is_number(b) && a.eq(b)?);
+    }
+    if let (Ok(x), Ok(y)) = (a.cast::<PyString>(), b.cast::<PyString>()) {
+        return Ok(x.to_cow()? == y.to_cow()?);
+    }
+    let (x, y) = (node(a), node(b));
+    if x.is_object() && y.is_object() {
+        if a.len()? != b.len()? {
+            return Ok(false);
+        }
+        for (k, w) in object_items(b)? {
+            match x.member(&k)? {
+                Some(v) if json_eq(&v, &w, depth + 1)? => {}
+                _ => return Ok(false),
+            }
+        }
+        return Ok(true);
+    }
+    let seq = |v: &Bound<'_, PyAny>, n: &Node| n.is_array() || v.cast::<PyTuple>().is_ok();
+    if seq(a, &x) && seq(b, &y) {
+        if a.len()? != b.len()? {
+            return Ok(false);
+        }
+        for (v, w) in a.try_iter()?.zip(b.try_iter()?) {
+            if !json_eq(&v?, &w?, depth + 1)? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+// ------------------------------------------------------------------- paths
+
+/// A pointer's tokens as the walk uses them.
+struct Pointer<'a> {
+    text: &'a str,
+    tokens: Vec<Cow<'a, [u8]>>,
+}
+
+fn parse_pointer(text: &str) -> Step<Pointer<'_>> {
+    Ok(Pointer {
+        text,
+        tokens: pointer(text)?,
+    })
+}
+
+fn key<'py>(py: Python<'py>, token: &[u8]) -> Bound<'py, PyString> {
+    // Tokens come from a str, unescaped ASCII for ASCII: valid UTF-8.
+    PyString::new(py, std::str::from_utf8(token).unwrap_or_default())
+}
+
+/// The child `token` names in `parent`, which must exist.
+fn child<'py>(
+    py: Python<'py>,
+    parent: &Node<'py>,
+    token: &[u8],
+    p: &Pointer,
+) -> Step<Bound<'py, PyAny>> {
+    match parent {
+        Node::Obj(_) | Node::Dict(_) => match parent.member(&key(py, token))? {
+            Some(v) => Ok(v),
+            None => fail(format!("path {:?} not found", p.text)),
+        },
+        Node::Arr(_) | Node::List(_) => {
+            let i = array_index(token, parent.len()?, Place::Existing)
+                .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))?;
+            Ok(parent.element(i)?)
+        }
+        Node::Leaf => fail(format!(
+            "path {:?} not found (a scalar has no members)",
+            p.text
+        )),
+    }
+}
+
+/// The container holding the value `p` points to, and the last token.
+fn parent_of<'py, 'a>(root: &Bound<'py, PyAny>, p: &'a Pointer<'a>) -> Step<(Node<'py>, &'a [u8])> {
+    let py = root.py();
+    let (last, path) = p.tokens.split_last().expect("a pointer with tokens");
+    let mut at = node(root);
+    for t in path {
+        let c = child(py, &at, t, p)?;
+        at = node(&c);
+    }
+    Ok((at, last))
+}
+
+/// The value `p` points to.
+fn value_at<'py>(root: &Bound<'py, PyAny>, p: &Pointer) -> Step<Bound<'py, PyAny>> {
+    if p.tokens.is_empty() {
+        return Ok(root.clone());
+    }
+    let (parent, last) = parent_of(root, p)?;
+    child(root.py(), &parent, last, p)
+}
+
+// --------------------------------------------------------------------- ops
+
+/// What an op does to the root: keeps it, or replaces it.
+struct Doc<'py> {
+    root: Bound<'py, PyAny>,
+    journal: Journal<'py>,
+}
+
+impl<'py> Doc<'py> {
+    fn add(&mut self, p: &Pointer, v: Bound<'py, PyAny>) -> Step<()> {
+        if p.tokens.is_empty() {
+            self.root = v;
+            return Ok(());
+        }
+        let py = self.root.py();
+        let (parent, last) = parent_of(&self.root, p)?;
+        if parent.is_object() {
+            self.journal.touch(&parent)?;
+            parent.set(&key(py, last), v)?;
+        } else if parent.is_array() {
+            let i = array_index(last, parent.len()?, Place::Insert)
+                .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))?;
+            self.journal.touch(&parent)?;
+            parent.insert(i, v)?;
+        } else {
+            return fail(format!("path {:?}: the parent is not a container", p.text));
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, p: &Pointer) -> Step<()> {
+        if p.tokens.is_empty() {
+            return fail("cannot remove the whole document");
+        }
+        let py = self.root.py();
+        let (parent, last) = parent_of(&self.root, p)?;
+        if parent.is_object() {
+            self.journal.touch(&parent)?;
+            if !parent.delete(&key(py, last))? {
+                return fail(format!("path {:?} not found", p.text));
+            }
+        } else if parent.is_array() {
+            let i = array_index(last, parent.len()?, Place::Existing)
+                .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))?;
+            self.journal.touch(&parent)?;
+            parent.remove(i)?;
+        } else {
+            return fail(format!("path {:?} not found", p.text));
+        }
+        Ok(())
+    }
+
+    fn replace(&mut self, p: &Pointer, v: Bound<'py, PyAny>) -> Step<()> {
+        if p.tokens.is_empty() {
+            self.root = v;
+            return Ok(());
+        }
+        let py = self.root.py();
+        let (parent, last) = parent_of(&self.root, p)?;
+        if parent.is_object() {
+            self.journal.touch(&parent)?;
+            if !parent.replace_member(&key(py, last), v)? {
+                return fail(format!("path {:?} not found", p.text));
+            }
+        } else if parent.is_array() {
+            let i = array_index(last, parent.len()?, Place::Existing)
+                .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))?;
+            self.journal.touch(&parent)?;
+            parent.replace(i, v)?;
+        } else {
+            return fail(format!("path {:?} not found", p.text));
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, op: &Bound<'py, PyAny>) -> Step<()> {
+        let py = op.py();
+        let op = node(op);
+        let name = text_member(&op, intern!(py, "op"))?;
+        let name = name.to_str()?;
+        let Some(kind) = Op::parse(name) else {
+            return fail(format!("unknown op {name:?}"));
+        };
+        let path_text = text_member(&op, intern!(py, "path"))?;
+        let path_text = path_text.to_str()?;
+        let path = parse_pointer(path_text)?;
+        let value = if kind.needs_value() {
+            match member(&op, intern!(py, "value"))? {
+                Some(v) => Some(v),
+                None => return fail(format!("a {name:?} op needs a \"value\"")),
+            }
+        } else {
+            None
+        };
+        let from_text = if kind.needs_from() {
+            Some(text_member(&op, intern!(py, "from"))?)
+        } else {
+            None
+        };
+        match kind {
+            Op::Add => self.add(&path, own(&value.expect("checked above"))?),
+            Op::Replace => self.replace(&path, own(&value.expect("checked above"))?),
+            Op::Remove => self.remove(&path),
+            Op::Test => {
+                let here = value_at(&self.root, &path)?;
+                if json_eq(&here, &value.expect("checked above"), 0)? {
+                    Ok(())
+                } else {
+                    fail(format!("test failed: the value at {path_text:?} differs"))
+                }
+            }
+            Op::Move | Op::Copy => {
+                let from_text = from_text.expect("checked above");
+                let from_text = from_text.to_str()?;
+                let from = parse_pointer(from_text)?;
+                let v = value_at(&self.root, &from)?;
+                if kind == Op::Copy {
+                    return self.add(&path, own(&v)?);
+                }
+                if from.tokens == path.tokens {
+                    return Ok(());
+                }
+                if is_proper_prefix(&from.tokens, &path.tokens) {
+                    return fail(format!(
+                        "cannot move {from_text:?} into its own child {path_text:?}"
+                    ));
+                }
+                self.remove(&from)?;
+                self.add(&path, v)
+            }
+        }
+    }
+}
+
+/// Member `name` (an interned str) of op `op` (`None` when absent).
+fn member<'py>(op: &Node<'py>, name: &Bound<'py, PyString>) -> Step<Option<Bound<'py, PyAny>>> {
+    match op {
+        Node::Obj(_) | Node::Dict(_) => Ok(op.member(name)?),
+        _ => fail("an op must be an object"),
+    }
+}
+
+/// String member `name` of op `op`.
+fn text_member<'py>(op: &Node<'py>, name: &Bound<'py, PyString>) -> Step<Bound<'py, PyString>> {
+    match member(op, name)? {
+        Some(v) => match v.cast_into::<PyString>() {
+            Ok(s) => Ok(s),
+            Err(_) => fail(format!("the op's {name} must be a string")),
+        },
+        None => fail(format!("the op has no {name:?}")),
+    }
+}
+
+fn is_text(v: &Bound<'_, PyAny>) -> bool {
+    v.is_instance_of::<PyBytes>()
+        || v.is_instance_of::<PyString>()
+        || v.is_instance_of::<PyByteArray>()
+        || v.is_instance_of::<pyo3::types::PyMemoryView>()
+}
+
+/// The ops of a patch: a list / tuple / `Array` of op objects, or JSON text.
+fn op_list<'py>(ops: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let py = ops.py();
+    let text = is_text(ops);
+    let ops = if text {
+        view::decode(py, ops, 1024)?.into_bound(py)
+    } else {
+        ops.clone()
+    };
+    match node(&ops) {
+        Node::Arr(a) => (0..array_len(&a)?)
+            .map(|i| Ok(array_get(&a, i)?.into_bound(py)))
+            .collect(),
+        Node::List(l) => Ok(l.iter().collect()),
+        _ if ops.cast::<PyTuple>().is_ok() => Ok(ops.try_iter()?.collect::<PyResult<_>>()?),
+        _ if text => Err(patch_error(py, "a JSON Patch is an array of ops", None)),
+        _ => Err(PyTypeError::new_err(format!(
+            "qjson.patch: ops must be a list of dicts or JSON text, not {}",
+            ops.get_type().name()?
+        ))),
+    }
+}
+
+/// `qjson.patch(target, ops) -> target`: RFC 6902, atomic.
+#[pyfunction]
+pub(crate) fn patch<'py>(
+    target: &Bound<'py, PyAny>,
+    ops: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = target.py();
+    let ops = op_list(ops)?;
+    let mut doc = Doc {
+        root: target.clone(),
+        journal: Journal::new(py),
+    };
+    for (i, op) in ops.iter().enumerate() {
+        if let Err(f) = doc.apply(op) {
+            doc.journal.undo()?;
+            return Err(match f {
+                Fail::Patch(msg) => patch_error(py, &format!("op {i}: {msg}"), Some(i)),
+                Fail::Py(e) => e,
+            });
+        }
+    }
+    Ok(doc.root)
+}
+
+// -------------------------------------------------------------- merge patch
+
+/// Whether an object patch holds a null member at any depth of its
+/// objects (arrays are values, nulls inside them are kept).
+fn has_null_member(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err(
+            "qjson.merge_patch: patch nested too deeply",
+        ));
+    }
+    for (_, x) in object_items(v)? {
+        if x.is_none() || (node(&x).is_object() && has_null_member(&x, depth + 1)?) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The members of an object value (a dict or an `Object`).
+fn object_items<'py>(
+    v: &Bound<'py, PyAny>,
+) -> PyResult<Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>> {
+    let mut out = Vec::new();
+    for item in v.call_method0("items")?.try_iter()? {
+        let (k, x): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
+        let k = k
+            .cast_into::<PyString>()
+            .map_err(|_| PyTypeError::new_err("qjson.merge_patch: object keys must be str"))?;
+        out.push((k, x));
+    }
+    Ok(out)
+}
+
+/// MergePatch({}, patch): the patch object with its null members dropped.
+fn merged_new<'py>(patch: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    if !node(patch).is_object() {
+        return own(patch);
+    }
+    if !has_null_member(patch, depth)? {
+        return own(patch);
+    }
+    let out = PyDict::new(patch.py());
+    for (k, x) in object_items(patch)? {
+        if !x.is_none() {
+            out.set_item(k, merged_new(&x, depth + 1)?)?;
+        }
+    }
+    Ok(out.into_any())
+}
+
+/// Apply object `patch` to object `target` in place.
+fn merge_into<'py>(
+    journal: &mut Journal<'py>,
+    target: &Node<'py>,
+    patch: &Bound<'py, PyAny>,
+    depth: usize,
+) -> PyResult<()> {
+    if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
+        return Err(PyValueError::new_err(
+            "qjson.merge_patch: patch nested too deeply",
+        ));
+    }
+    for (k, x) in object_items(patch)? {
+        if x.is_none() {
+            if target.has(&k)? {
+                journal.touch(target)?;
+                target.delete(&k)?;
+            }
+            continue;
+        }
+        if node(&x).is_object() {
+            if let Some(cur) = target.member(&k)? {
+                let cur = node(&cur);
+                if cur.is_object() {
+                    merge_into(journal, &cur, &x, depth + 1)?;
+                    continue;
+                }
+            }
+        }
+        let v = merged_new(&x, depth + 1)?;
+        journal.touch(target)?;
+        target.set(&k, v)?;
+    }
+    Ok(())
+}
+
+/// `qjson.merge_patch(target, patch) -> target`: RFC 7396.
+#[pyfunction]
+pub(crate) fn merge_patch<'py>(
+    target: &Bound<'py, PyAny>,
+    patch: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = target.py();
+    let patch = if is_text(patch) {
+        view::decode(py, patch, 1024)?.into_bound(py)
+    } else {
+        patch.clone()
+    };
+    if !node(&patch).is_object() {
+        return own(&patch);
+    }
+    let t = node(target);
+    if !t.is_object() {
+        return merged_new(&patch, 0);
+    }
+    let mut journal = Journal::new(py);
+    if let Err(e) = merge_into(&mut journal, &t, &patch, 0) {
+        journal.undo()?;
+        return Err(e);
+    }
+    Ok(target.clone())
+}
+
+// ------------------------------------------------------------ number ops
+
+#[derive(Clone, Copy)]
+enum Arith {
+    Add,
+    Mul,
+}
+
+/// The number at `path` becomes `value + by` (or `value * by`), set where it
+/// is (one overlay edit); returns the new value.
+fn number_op<'py>(
+    target: &Bound<'py, PyAny>,
+    path: &str,
+    by: &Bound<'py, PyAny>,
+    how: Arith,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = target.py();
+    if !is_number(by) {
+        return Err(PyTypeError::new_err(format!(
+            "qjson: the operand must be an int or a float, not {}",
+            by.get_type().name()?
+        )));
+    }
+    let segs: Vec<(usize, Segment)> = segments(path)
+        .collect::<Result<_, _>>()
+        .map_err(|e| PyValueError::new_err(format!("invalid path {path:?}: {e}")))?;
+    let Some(((last_at, last), head)) = segs.split_last() else {
+        return Err(PyValueError::new_err(
+            "qjson: incr / mul need the path of a number inside the document",
+        ));
+    };
+    let missing = |at: usize| path_error(py, path, at);
+    // Where a segment leads in a container: a key or a position.
+    enum Slot<'py> {
+        Key(Bound<'py, PyString>),
+        Pos(usize),
+    }
+    let locate = |n: &Node<'py>, at: usize, s: &Segment| -> PyResult<Slot<'py>> {
+        let as_key = |b: &[u8]| key(py, b);
+        match (s, n.is_object(), n.is_array()) {
+            (Segment::Key(k) | Segment::Token(k), true, _) => {
+                let k = as_key(k);
+                if n.has(&k)? {
+                    Ok(Slot::Key(k))
+                } else {
+                    Err(missing(at))
+                }
+            }
+            (Segment::Index(i), _, true) => {
+                let len = n.len()? as i64;
+                let j = if *i < 0 { i + len } else { *i };
+                if j < 0 || j >= len {
+                    return Err(missing(at));
+                }
+                Ok(Slot::Pos(j as usize))
+            }
+            (Segment::Token(t), _, true) => array_index(t, n.len()?, Place::Existing)
+                .map(Slot::Pos)
+                .map_err(|_| missing(at)),
+            _ => Err(missing(at)),
+        }
+    };
+    let get = |n: &Node<'py>, p: &Slot<'py>| -> PyResult<Bound<'py, PyAny>> {
+        match p {
+            Slot::Key(k) => Ok(n.member(k)?.expect("checked present")),
+            Slot::Pos(i) => n.element(*i),
+        }
+    };
+    let mut at = node(target);
+    for (off, s) in head {
+        let p = locate(&at, *off, s)?;
+        at = node(&get(&at, &p)?);
+    }
+    let p = locate(&at, *last_at, last)?;
+    let old = get(&at, &p)?;
+    if !is_number(&old) {
+        return Err(PyTypeError::new_err(format!(
+            "qjson: the value at {path:?} is not a number (it is {})",
+            old.get_type().name()?
+        )));
+    }
+    let new = match how {
+        Arith::Add => old.add(by)?,
+        Arith::Mul => old.mul(by)?,
+    };
+    match &p {
+        Slot::Key(k) => at.set(k, new.clone())?,
+        Slot::Pos(i) => at.replace(*i, new.clone())?,
+    }
+    Ok(new)
+}
+
+/// `qjson.incr(target, path, by=1)`: ReJSON NUMINCRBY.
+#[pyfunction]
+#[pyo3(signature = (target, path, by = None))]
+pub(crate) fn incr<'py>(
+    target: &Bound<'py, PyAny>,
+    path: &str,
+    by: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let one = 1i64.into_pyobject(target.py())?.into_any();
+    number_op(target, path, by.unwrap_or(&one), Arith::Add)
+}
+
+/// `qjson.mul(target, path, by)`: ReJSON NUMMULTBY.
+#[pyfunction]
+pub(crate) fn mul<'py>(
+    target: &Bound<'py, PyAny>,
+    path: &str,
+    by: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    number_op(target, path, by, Arith::Mul)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(patch, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_patch, m)?)?;
+    m.add_function(wrap_pyfunction!(incr, m)?)?;
+    m.add_function(wrap_pyfunction!(mul, m)?)?;
+    Ok(())
+}

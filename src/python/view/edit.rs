@@ -1,0 +1,245 @@
+//! Hooks into the overlay for whole-document edits (`qjson.patch`,
+//! `merge_patch`, `incr`): reads and writes of one child by key or
+//! position, the same operations item access performs, and snapshots of a
+//! view's overlay so that a failed patch can be undone.
+//!
+//! A snapshot ([`Saved`]) is a copy of one view's edit state: its cached
+//! child views, its patch list or its unfolded slots (the Python objects
+//! they hold are shared, not copied). Taking one costs O(edits + cached
+//! views) of that view (O(children) once it is unfolded), never
+//! O(document). Restoring puts the state back, so the view reads and
+//! writes exactly as before: an untouched view is again one copy of its
+//! original bytes. Child views the caller holds are the same objects in
+//! the restored state; their own edits are undone by their own snapshots.
+
+use super::patch::KeyState;
+use super::{mark_dirty, new_era, ArrState, Array, Member, Members, ObjState, Object, Slot};
+use crate::python::input::str_utf8;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// One view's overlay, as it was.
+pub(crate) struct Saved(Kept);
+
+enum Kept {
+    Object(Py<Object>, ObjState),
+    Array(Py<Array>, ArrState),
+}
+
+impl Slot {
+    fn dup(&self, py: Python<'_>) -> Slot {
+        match self {
+            Slot::Orig { at, i, view } => Slot::Orig {
+                at: *at,
+                i: *i,
+                view: view.as_ref().map(|v| v.clone_ref(py)),
+            },
+            Slot::New(v) => Slot::New(v.clone_ref(py)),
+        }
+    }
+}
+
+impl Members {
+    fn dup(&self, py: Python<'_>) -> Members {
+        let list = self
+            .list
+            .iter()
+            .map(|m| {
+                m.as_ref().map(|m| Member {
+                    key: m.key.clone(),
+                    key_at: m.key_at,
+                    slot: m.slot.dup(py),
+                })
+            })
+            .collect();
+        Members {
+            list,
+            live: self.live,
+            index: self.index.clone(),
+        }
+    }
+}
+
+impl ObjState {
+    fn dup(&self, py: Python<'_>) -> ObjState {
+        match self {
+            ObjState::Lazy {
+                views,
+                distinct,
+                patches,
+            } => ObjState::Lazy {
+                views: views.dup(py),
+                distinct: *distinct,
+                patches: patches.dup(py),
+            },
+            ObjState::Edited(m) => ObjState::Edited(m.dup(py)),
+        }
+    }
+}
+
+impl ArrState {
+    fn dup(&self, py: Python<'_>) -> ArrState {
+        match self {
+            ArrState::Lazy { views } => ArrState::Lazy {
+                views: views.dup(py),
+            },
+            ArrState::Edited(s) => ArrState::Edited(s.iter().map(|s| s.dup(py)).collect()),
+        }
+    }
+}
+
+/// A snapshot of `v`'s overlay; `None` when `v` is not a view.
+pub(crate) fn snapshot(v: &Bound<'_, PyAny>) -> PyResult<Option<Saved>> {
+    let py = v.py();
+    if let Ok(o) = v.cast_exact::<Object>() {
+        let state = o.try_borrow()?.state.dup(py);
+        return Ok(Some(Saved(Kept::Object(o.clone().unbind(), state))));
+    }
+    if let Ok(a) = v.cast_exact::<Array>() {
+        let state = a.try_borrow()?.state.dup(py);
+        return Ok(Some(Saved(Kept::Array(a.clone().unbind(), state))));
+    }
+    Ok(None)
+}
+
+impl Saved {
+    /// Put the overlay back as it was when the snapshot was taken.
+    pub(crate) fn restore(self, py: Python<'_>) -> PyResult<()> {
+        // The states replaced here are dropped after the borrow ends (their
+        // views may run code when freed).
+        let old = match self.0 {
+            Kept::Object(o, state) => {
+                let mut me = o.bind(py).try_borrow_mut()?;
+                me.dirty_mark.store(0, Relaxed);
+                Replaced::Object(std::mem::replace(&mut me.state, state))
+            }
+            Kept::Array(a, state) => {
+                let mut me = a.bind(py).try_borrow_mut()?;
+                me.dirty_mark.store(0, Relaxed);
+                Replaced::Array(std::mem::replace(&mut me.state, state))
+            }
+        };
+        drop(old);
+        new_era();
+        Ok(())
+    }
+}
+
+enum Replaced {
+    Object(#[allow(dead_code)] ObjState),
+    Array(#[allow(dead_code)] ArrState),
+}
+
+/// A new view of the same original value as `v` when `v` holds no edits
+/// (at any depth): it shares nothing with `v`, so editing one leaves the
+/// other as it is. `None` for an edited view or a non-view.
+pub(crate) fn pristine_twin(v: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+    let py = v.py();
+    if let Ok(o) = v.cast_exact::<Object>() {
+        let me = o.try_borrow()?;
+        if mark_dirty(py, &*me) {
+            return Ok(None);
+        }
+        let twin = Object::new(me.parsed.clone(), me.at);
+        return Ok(Some(Py::new(py, twin)?.into_any()));
+    }
+    if let Ok(a) = v.cast_exact::<Array>() {
+        let me = a.try_borrow()?;
+        if mark_dirty(py, &*me) {
+            return Ok(None);
+        }
+        let twin = Array::new(me.parsed.clone(), me.at);
+        return Ok(Some(Py::new(py, twin)?.into_any()));
+    }
+    Ok(None)
+}
+
+// ------------------------------------------------------------ one child
+
+/// The value of member `key` (`None` when absent).
+pub(crate) fn object_get(
+    o: &Bound<'_, Object>,
+    key: &Bound<'_, PyString>,
+) -> PyResult<Option<Py<PyAny>>> {
+    o.try_borrow_mut()?.lookup(o.py(), key.as_any())
+}
+
+/// Whether member `key` exists.
+pub(crate) fn object_has(o: &Bound<'_, Object>, key: &Bound<'_, PyString>) -> PyResult<bool> {
+    o.try_borrow()?.has(o.py(), key.as_any())
+}
+
+/// Set member `key` (added at the end when new), as `o[key] = value`.
+pub(crate) fn object_set(
+    o: &Bound<'_, Object>,
+    key: &Bound<'_, PyString>,
+    value: Py<PyAny>,
+) -> PyResult<()> {
+    o.try_borrow_mut()?.set(o.py(), key.as_any(), value)
+}
+
+/// Set member `key` only when it exists (RFC 6902 `replace`); false when
+/// absent. One key lookup, where `has` then `set` would make two.
+pub(crate) fn object_replace(
+    o: &Bound<'_, Object>,
+    key: &Bound<'_, PyString>,
+    value: Py<PyAny>,
+) -> PyResult<bool> {
+    let py = o.py();
+    let mut guard = o.try_borrow_mut()?;
+    let me = &mut *guard;
+    if let ObjState::Lazy { patches, .. } = &mut me.state {
+        let orig = match patches.state(py, key)? {
+            KeyState::Set(_) => None,
+            KeyState::Deleted => return Ok(false),
+            KeyState::Untouched => match me.parsed.doc().field(me.at, str_utf8(key)?.as_bytes()) {
+                Some(c) => Some(c),
+                None => return Ok(false),
+            },
+        };
+        patches.set(py, key, value, || orig)?;
+        return Ok(true);
+    }
+    if !me.has(py, key.as_any())? {
+        return Ok(false);
+    }
+    me.set(py, key.as_any(), value)?;
+    Ok(true)
+}
+
+/// Delete member `key`; false when absent.
+pub(crate) fn object_delete(o: &Bound<'_, Object>, key: &Bound<'_, PyString>) -> PyResult<bool> {
+    o.try_borrow_mut()?.delete(o.py(), key.as_any())
+}
+
+/// The number of elements.
+pub(crate) fn array_len(a: &Bound<'_, Array>) -> PyResult<usize> {
+    Ok(a.try_borrow()?.length())
+}
+
+/// Element `i` (`i < len`).
+pub(crate) fn array_get(a: &Bound<'_, Array>, i: usize) -> PyResult<Py<PyAny>> {
+    a.try_borrow_mut()?.item(a.py(), i)
+}
+
+/// Insert `value` before element `i` (`i <= len`).
+pub(crate) fn array_insert(a: &Bound<'_, Array>, i: usize, value: Py<PyAny>) -> PyResult<()> {
+    a.try_borrow_mut()?
+        .slots(a.py())?
+        .insert(i, Slot::New(value));
+    Ok(())
+}
+
+/// Replace element `i` (`i < len`).
+pub(crate) fn array_set(a: &Bound<'_, Array>, i: usize, value: Py<PyAny>) -> PyResult<()> {
+    a.try_borrow_mut()?.slots(a.py())?[i] = Slot::New(value);
+    Ok(())
+}
+
+/// Remove element `i` (`i < len`).
+pub(crate) fn array_remove(a: &Bound<'_, Array>, i: usize) -> PyResult<()> {
+    let removed = a.try_borrow_mut()?.slots(a.py())?.remove(i);
+    drop(removed);
+    Ok(())
+}

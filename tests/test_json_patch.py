@@ -1,0 +1,533 @@
+"""qjson.patch (RFC 6902), qjson.merge_patch (RFC 7396), qjson.incr / qjson.mul
+on lazy views: the JSON Patch conformance suite, RFC 7396's Appendix A, a
+differential property test against the ``jsonpatch`` package, atomicity
+(a failing patch leaves the target byte-identical, held views included), and
+the number operations."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+import qjson
+from conftest import data_path, pointer_token, same, walk_json
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+jsonpatch = pytest.importorskip("jsonpatch", reason="jsonpatch is not installed (qjson[test])")
+
+
+def load_suite(name: str) -> list[Any]:
+    records = json.loads(data_path("json-patch-tests", name).read_text())
+    params = []
+    for i, r in enumerate(records):
+        label = f"{name}:{i}:{r.get('comment', '')[:50]}"
+        if "disabled" in r:
+            continue
+        params.append(pytest.param(r, id=label))
+    return params
+
+
+def suite_params() -> list[Any]:
+    try:
+        return load_suite("tests.json") + load_suite("spec_tests.json")
+    except pytest.skip.Exception as e:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=str(e)), id="data-missing")]
+
+
+def reloaded(v: Any) -> Any:
+    return json.loads(qjson.dumps(v))
+
+
+# ------------------------------------------------------------ conformance
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["objects", "text"])
+@pytest.mark.parametrize("record", suite_params())
+def test_conformance(record: dict, as_text: bool) -> None:
+    src = json.dumps(record["doc"], indent=1).encode()
+    target = qjson.decode(src)
+    ops = json.dumps(record["patch"]).encode() if as_text else copy.deepcopy(record["patch"])
+    if "error" in record:
+        before = qjson.dumps(target)
+        with pytest.raises(qjson.PatchError) as info:
+            qjson.patch(target, ops)
+        assert isinstance(info.value, ValueError)
+        assert 0 <= info.value.op_index < len(record["patch"])
+        assert qjson.dumps(target) == before
+        return
+    result = qjson.patch(target, ops)
+    if "expected" in record:
+        assert same(reloaded(result), record["expected"])
+        # A patch given as objects is not aliased by the document.
+        if not as_text:
+            assert ops == record["patch"]
+
+
+def test_conformance_error_indices() -> None:
+    v = qjson.decode(b'{"a": [1, 2]}')
+    ops = [
+        {"op": "test", "path": "/a/0", "value": 1},
+        {"op": "add", "path": "/a/01", "value": 3},
+    ]
+    with pytest.raises(qjson.PatchError) as info:
+        qjson.patch(v, ops)
+    assert info.value.op_index == 1
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        {"path": "/a", "value": 1},
+        {"op": "add", "value": 1},
+        {"op": "add", "path": "/a"},
+        {"op": "move", "path": "/b"},
+        {"op": "add", "path": 5, "value": 1},
+        {"op": "bogus", "path": "/a"},
+        {"op": "add", "path": "a", "value": 1},
+        {"op": "add", "path": "/a~2", "value": 1},
+        {"op": "remove", "path": "/missing"},
+        {"op": "remove", "path": "/a/x"},
+        {"op": "replace", "path": "/b", "value": 1},
+        {"op": "add", "path": "/a/-1", "value": 1},
+        {"op": "add", "path": "/a/4", "value": 1},
+        {"op": "add", "path": "/a/1e0", "value": 1},
+        {"op": "remove", "path": "/a/-"},
+        {"op": "move", "from": "/a", "path": "/a/0"},
+        {"op": "test", "path": "/t", "value": 1},
+        {"op": "test", "path": "/one", "value": True},
+        "not an op",
+    ],
+)
+def test_bad_ops(op: Any) -> None:
+    src = b'{"a": [1, 2, 3], "t": true, "one": 1}'
+    v = qjson.decode(src)
+    with pytest.raises(qjson.PatchError) as info:
+        qjson.patch(v, [{"op": "add", "path": "/z", "value": 0}, op])
+    assert info.value.op_index == 1
+    assert qjson.dumps(v) == src
+
+
+def test_json_equality_of_test() -> None:
+    v = qjson.decode(
+        b'{"n": 1, "f": 1.0, "o": {"a": 1, "b": [true, null]}, "big": 123456789012345678901}'
+    )
+    qjson.patch(
+        v,
+        [
+            {"op": "test", "path": "/n", "value": 1.0},
+            {"op": "test", "path": "/f", "value": 1},
+            {"op": "test", "path": "/o", "value": {"b": [True, None], "a": 1.0}},
+            {"op": "test", "path": "/big", "value": 123456789012345678901},
+        ],
+    )
+    for bad in (2**53 + 1, {"a": 1}, {"a": 1, "b": [1, None]}):
+        with pytest.raises(qjson.PatchError):
+            qjson.patch(
+                v, [{"op": "test", "path": "/o" if isinstance(bad, dict) else "/n", "value": bad}]
+            )
+
+
+def test_text_patch_values_keep_their_bytes() -> None:
+    v = qjson.decode(b'{"a": []}')
+    qjson.patch(v, b'[{"op": "add", "path": "/a/-", "value": {"x" :  [1.50, 1e2, "\\u00e9"]}}]')
+    assert b'{"x" :  [1.50, 1e2, "\\u00e9"]}' in qjson.dumps(v)
+
+
+def test_copy_and_move_do_not_alias() -> None:
+    v = qjson.decode(b'{"a": {"x": [1]}, "b": {}}')
+    qjson.patch(
+        v,
+        [
+            {"op": "copy", "from": "/a", "path": "/b/c"},
+            {"op": "add", "path": "/b/c/x/-", "value": 2},
+            {"op": "move", "from": "/a/x", "path": "/m"},
+        ],
+    )
+    assert same(reloaded(v), {"a": {}, "b": {"c": {"x": [1, 2]}}, "m": [1]})
+
+
+def test_added_dict_is_copied() -> None:
+    value = {"k": [1]}
+    v = qjson.decode(b"{}")
+    qjson.patch(
+        v,
+        [{"op": "add", "path": "/a", "value": value}, {"op": "add", "path": "/a/k/-", "value": 2}],
+    )
+    assert value == {"k": [1]}
+    assert reloaded(v) == {"a": {"k": [1, 2]}}
+
+
+def test_root_replacement_returns_the_new_root() -> None:
+    v = qjson.decode(b'{"a": 1}')
+    r = qjson.patch(
+        v, [{"op": "replace", "path": "", "value": [1, 2]}, {"op": "add", "path": "/-", "value": 3}]
+    )
+    assert r == [1, 2, 3]
+    assert qjson.dumps(v) == b'{"a": 1}'
+    assert qjson.patch(v, []) is v
+
+
+def test_views_see_the_patch_and_materialize_applies_it() -> None:
+    v = qjson.decode(b'{"m": [{"role": "user"}], "s": true}')
+    m = v["m"]
+    first = m[0]
+    qjson.patch(
+        v,
+        [{"op": "replace", "path": "/m/0/role", "value": "system"}, {"op": "remove", "path": "/s"}],
+    )
+    assert first["role"] == "system"
+    assert v["m"] is m
+    assert qjson.materialize(v) == {"m": [{"role": "system"}]}
+
+
+def test_patch_rejects_wrong_kinds() -> None:
+    v = qjson.decode(b"{}")
+    with pytest.raises(TypeError):
+        qjson.patch(v, 5)
+    with pytest.raises(qjson.PatchError):
+        qjson.patch(v, b'{"op": "add"}')
+    with pytest.raises(qjson.JSONDecodeError):
+        qjson.patch(v, b"[")
+
+
+# -------------------------------------------------------------- atomicity
+
+DOC = (
+    b'{"model": "gpt-4o",  "stream": true, "max_tokens": 500,\n'
+    b' "messages": [{"role": "system", "content": "Be brief."},\n'
+    b'   {"role": "user", "content": [{"type": "text", "text": "hi"}]}],\n'
+    b' "tools": {"a": {"x": 1}, "b": [1, 2.50]}}'
+)
+
+GOOD_OPS: list[dict[str, Any]] = [
+    {"op": "replace", "path": "/model", "value": "gpt-4o-mini"},
+    {"op": "remove", "path": "/stream"},
+    {"op": "add", "path": "/messages/0", "value": {"role": "system", "content": "x"}},
+    {"op": "add", "path": "/messages/2/content/-", "value": {"type": "text"}},
+    {"op": "move", "from": "/tools/a", "path": "/messages/1/moved"},
+    {"op": "copy", "from": "/tools/b", "path": "/tools/c"},
+    {"op": "remove", "path": "/tools/b/0"},
+    {"op": "replace", "path": "/messages/1/content", "value": None},
+]
+
+
+@pytest.mark.parametrize("fail_after", range(len(GOOD_OPS) + 1))
+@pytest.mark.parametrize("pre_edit", [False, True])
+def test_failed_patch_changes_nothing(fail_after: int, pre_edit: bool) -> None:
+    v = qjson.decode(DOC)
+    held = [
+        v["messages"],
+        v["messages"][1],
+        v["messages"][1]["content"],
+        v["tools"],
+        v["tools"]["b"],
+    ]
+    if pre_edit:
+        v["max_tokens"] = 7
+        held[1]["name"] = "n"
+        held[4].append(3)
+    plain_before = qjson.materialize(v)  # (unfolds patched objects: before `before`)
+    before = qjson.dumps(v)
+    held_before = [qjson.dumps(h) for h in held]
+    ops = [*GOOD_OPS[:fail_after], {"op": "test", "path": "/model", "value": "nope"}]
+    with pytest.raises(qjson.PatchError) as info:
+        qjson.patch(v, ops)
+    assert info.value.op_index == fail_after
+    assert qjson.dumps(v) == before
+    assert [qjson.dumps(h) for h in held] == held_before
+    assert qjson.materialize(v) == plain_before
+    assert v["messages"] is held[0] and v["messages"][1] is held[1]
+    assert v["tools"]["b"] is held[4]
+    # The same views still take the patch afterwards.
+    qjson.patch(v, GOOD_OPS)
+    assert held[0][1]["moved"] == {"x": 1}
+
+
+def test_failed_patch_on_plain_values_changes_nothing() -> None:
+    v = qjson.decode(b'{"a": 1}')
+    v["p"] = {"x": [1, 2], "y": {"z": 1}}
+    before = qjson.dumps(v)
+    ops = [
+        {"op": "add", "path": "/p/x/0", "value": 0},
+        {"op": "remove", "path": "/p/y/z"},
+        {"op": "add", "path": "/p/y/w", "value": 2},
+        {"op": "remove", "path": "/nope"},
+    ]
+    with pytest.raises(qjson.PatchError):
+        qjson.patch(v, ops)
+    assert qjson.dumps(v) == before
+
+
+def test_untouched_document_stays_one_copy() -> None:
+    v = qjson.decode(DOC)
+    with pytest.raises(qjson.PatchError):
+        qjson.patch(v, [GOOD_OPS[0], GOOD_OPS[2], {"op": "remove", "path": "/x"}])
+    assert qjson.dumps(v) == DOC
+
+
+# ------------------------------------------------------------ merge patch
+
+RFC7396_APPENDIX_A = [
+    ({"a": "b"}, {"a": "c"}, {"a": "c"}),
+    ({"a": "b"}, {"b": "c"}, {"a": "b", "b": "c"}),
+    ({"a": "b"}, {"a": None}, {}),
+    ({"a": "b", "b": "c"}, {"a": None}, {"b": "c"}),
+    ({"a": ["b"]}, {"a": "c"}, {"a": "c"}),
+    ({"a": "c"}, {"a": ["b"]}, {"a": ["b"]}),
+    ({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}, {"a": {"b": "d"}}),
+    ({"a": [{"b": "c"}]}, {"a": [1]}, {"a": [1]}),
+    (["a", "b"], ["c", "d"], ["c", "d"]),
+    ({"a": "b"}, ["c"], ["c"]),
+    ({"a": "foo"}, None, None),
+    ({"a": "foo"}, "bar", "bar"),
+    ({"e": None}, {"a": 1}, {"e": None, "a": 1}),
+    ([1, 2], {"a": "b", "c": None}, {"a": "b"}),
+    ({}, {"a": {"bb": {"ccc": None}}}, {"a": {"bb": {}}}),
+]
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["objects", "text"])
+@pytest.mark.parametrize(("original", "patch", "result"), RFC7396_APPENDIX_A)
+def test_merge_patch_rfc7396(original: Any, patch: Any, result: Any, as_text: bool) -> None:
+    target = qjson.decode(json.dumps(original, indent=2).encode())
+    # A str patch is JSON text, so a string patch is always given as text.
+    text = as_text or isinstance(patch, str)
+    p = json.dumps(patch).encode() if text else copy.deepcopy(patch)
+    out = qjson.merge_patch(target, p)
+    assert same(reloaded(out), result)
+
+
+def test_merge_patch_splices() -> None:
+    src = b'{"model": "gpt-4o",  "logprobs": true, "messages": [ {"role": "user"} ]}'
+    v = qjson.decode(src)
+    r = qjson.merge_patch(v, b'{"metadata": {"tenant":  "acme", "x": null}, "logprobs": null}')
+    assert r is v
+    out = qjson.dumps(v)
+    assert b'"messages": [ {"role": "user"} ]' in out
+    assert json.loads(out) == {
+        "model": "gpt-4o",
+        "messages": [{"role": "user"}],
+        "metadata": {"tenant": "acme"},
+    }
+    # A patch object without nulls is written as its own bytes.
+    v = qjson.decode(src)
+    qjson.merge_patch(v, b'{"metadata": {"tenant":  "acme"}}')
+    assert b'{"tenant":  "acme"}' in qjson.dumps(v)
+
+
+def test_merge_patch_into_views_held() -> None:
+    v = qjson.decode(b'{"a": {"b": 1, "c": 2}}')
+    a = v["a"]
+    qjson.merge_patch(v, {"a": {"b": None, "d": [None]}})
+    assert a == {"c": 2, "d": [None]}
+    assert v["a"] is a
+
+
+# ------------------------------------------------------------ number ops
+
+
+def test_incr_ints_exact_beyond_64_bits() -> None:
+    v = qjson.decode(b'{"n": 18446744073709551615, "a": [1, -5]}')
+    assert qjson.incr(v, "/n") == 2**64
+    assert qjson.incr(v, "n", 2**70) == 2**64 + 2**70
+    assert qjson.mul(v, "a[1]", 2**65) == -5 * 2**65
+    assert qjson.incr(v, "/a/0", -1) == 0
+    assert json.loads(qjson.dumps(v)) == {"n": 2**64 + 2**70, "a": [0, -5 * 2**65]}
+    assert type(qjson.incr(v, "/a/0")) is int
+
+
+def test_number_ops_on_floats_follow_python() -> None:
+    v = qjson.decode(b'{"t": 0.1, "i": 3, "e": 1e2}')
+    assert qjson.incr(v, "/t", 0.2) == 0.1 + 0.2
+    assert qjson.mul(v, "/i", 0.5) == 1.5
+    assert qjson.mul(v, "e", 3) == 300.0
+    assert type(v["e"]) is float
+    assert json.loads(qjson.dumps(v)) == {"t": 0.1 + 0.2, "i": 1.5, "e": 300.0}
+
+
+@pytest.mark.parametrize("path", ["/s", "/b", "/z", "/o", "/l", "l[0]"])
+def test_number_ops_on_non_numbers(path: str) -> None:
+    src = b'{"s": "1", "b": true, "z": null, "o": {}, "l": [[]]}'
+    v = qjson.decode(src)
+    with pytest.raises(TypeError):
+        qjson.incr(v, path)
+    with pytest.raises(TypeError):
+        qjson.mul(v, path, 2)
+    assert qjson.dumps(v) == src
+
+
+def test_number_ops_operand() -> None:
+    v = qjson.decode(b'{"n": 1}')
+    for bad in (True, "1", [1]):
+        with pytest.raises(TypeError):
+            qjson.incr(v, "n", bad)
+
+
+@pytest.mark.parametrize("path", ["/missing", "missing", "/a/5", "a[5]", "/a/x", "/n/x", "a.b"])
+def test_number_ops_on_missing_paths(path: str) -> None:
+    v = qjson.decode(b'{"n": 1, "a": [1]}')
+    with pytest.raises(qjson.PathError):
+        qjson.incr(v, path)
+    with pytest.raises(qjson.PathError):
+        qjson.mul(v, path, 2)
+
+
+# ----------------------------------------------------- differential test
+
+KEYS = st.sampled_from(["a", "b", "c", "a/b", "m~n", "", "é", "0", "1"])
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=5),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(KEYS, inner, max_size=4)),
+    max_leaves=12,
+)
+ROOTS = st.one_of(st.dictionaries(KEYS, VALUES, max_size=5), st.lists(VALUES, max_size=5))
+
+
+def pointers(doc: Any) -> list[str]:
+    return [e.pointer for e in walk_json(doc)]
+
+
+def insert_points(doc: Any) -> list[str]:
+    """Pointers where an add may put a value."""
+    out = []
+    for e in walk_json(doc):
+        if isinstance(e.value, dict):
+            out += [f"{e.pointer}/{pointer_token(k)}" for k in ["a", "new", "x/y", *e.value]]
+        elif isinstance(e.value, list):
+            out += [f"{e.pointer}/{i}" for i in range(len(e.value) + 1)] + [f"{e.pointer}/-"]
+    return out
+
+
+def resolve(doc: Any, ptr: str) -> Any:
+    return jsonpatch.JsonPointer(ptr).resolve(doc)
+
+
+@st.composite
+def patches(draw: Any, doc: Any) -> list[dict[str, Any]]:
+    model = copy.deepcopy(doc)
+    ops: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(1, 6))):
+        existing = [p for p in pointers(model) if p]
+        kind = draw(st.sampled_from(["add", "remove", "replace", "move", "copy", "test"]))
+        if kind in ("remove", "replace", "move", "test", "copy") and not existing:
+            kind = "add"
+        if kind == "add":
+            op = {
+                "op": "add",
+                "path": draw(st.sampled_from(insert_points(model))),
+                "value": draw(VALUES),
+            }
+        elif kind == "remove":
+            op = {"op": "remove", "path": draw(st.sampled_from(existing))}
+        elif kind == "replace":
+            op = {"op": "replace", "path": draw(st.sampled_from(existing)), "value": draw(VALUES)}
+        elif kind == "test":
+            p = draw(st.sampled_from(existing))
+            op = {"op": "test", "path": p, "value": copy.deepcopy(resolve(model, p))}
+        elif kind == "copy":
+            op = {
+                "op": "copy",
+                "from": draw(st.sampled_from(existing)),
+                "path": draw(st.sampled_from(insert_points(model))),
+            }
+        else:
+            src = draw(st.sampled_from(existing))
+            after = jsonpatch.apply_patch(model, [{"op": "remove", "path": src}])
+            targets = [t for t in insert_points(after) if not t.startswith(src + "/")]
+            if not targets:
+                continue
+            op = {"op": "move", "from": src, "path": draw(st.sampled_from(targets))}
+        model = jsonpatch.apply_patch(model, [op])
+        ops.append(op)
+    return ops
+
+
+def top_level_untouched(doc: Any, ops: list[dict[str, Any]]) -> list[str]:
+    """Members of a top-level object that no op names (path or from)."""
+    if not isinstance(doc, dict):
+        return []
+    named = set()
+    for op in ops:
+        for p in (op.get("path"), op.get("from")):
+            if p == "":
+                return []
+            if p:
+                named.add(p.split("/")[1])
+    return [k for k in doc if pointer_token(k) not in named]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_against_jsonpatch(data: Any) -> None:
+    doc = data.draw(ROOTS)
+    ops = data.draw(patches(doc))
+    indent = data.draw(st.sampled_from([None, 1, 2]))
+    src = json.dumps(doc, indent=indent).encode()
+    expected = jsonpatch.apply_patch(json.loads(src), ops)
+    as_text = data.draw(st.booleans())
+    target = qjson.decode(src)
+    fail = data.draw(st.booleans())
+    if fail:
+        children = target.values() if isinstance(target, qjson.Object) else list(target)
+        held = [c for c in children if isinstance(c, (qjson.Object, qjson.Array))]
+        before, held_before = qjson.dumps(target), [qjson.dumps(h) for h in held]
+        bad = [*ops, {"op": "remove", "path": "/does-not-exist/x"}]
+        with pytest.raises(qjson.PatchError) as info:
+            qjson.patch(target, json.dumps(bad).encode() if as_text else bad)
+        assert info.value.op_index == len(ops)
+        assert qjson.dumps(target) == before
+        assert [qjson.dumps(h) for h in held] == held_before
+    result = qjson.patch(target, json.dumps(ops).encode() if as_text else ops)
+    out = qjson.dumps(result)
+    assert same(json.loads(out), expected)
+    # Untouched members are copied as they were written.
+    if isinstance(expected, dict) and result is target:
+        got, orig = qjson.parse(out), qjson.parse(src)
+        for k in top_level_untouched(doc, ops):
+            ptr = "/" + pointer_token(k)
+            assert got.raw(ptr) == orig.raw(ptr)
+
+
+def test_test_op_reads_without_unfolding() -> None:
+    v = qjson.decode(b'{"o": {"a": 1,  "b": 2}, "z": 0}')
+    v["o"]["a"] = 5
+    before = qjson.dumps(v)
+    with pytest.raises(qjson.PatchError):
+        qjson.patch(
+            v,
+            [
+                {"op": "test", "path": "/o", "value": {"b": 2, "a": 5}},
+                {"op": "test", "path": "/z", "value": 1},
+            ],
+        )
+    assert qjson.dumps(v) == before
+
+
+def test_failed_merge_patch_changes_nothing() -> None:
+    src = b'{"a": {"b": 1},  "c": 2}'
+    v = qjson.decode(src)
+    a = v["a"]
+    with pytest.raises(TypeError):
+        qjson.merge_patch(v, {"a": {"b": None, "x": 1}, "c": None, 5: 1})
+    assert qjson.dumps(v) == src
+    assert a == {"b": 1}
+
+
+def test_patch_on_a_lazy_document_raises_decode_errors_atomically() -> None:
+    src = b'{"a": [1, 2], "bad": {"x": tru}}'
+    v = qjson.parse(src, lazy=True).root
+    with pytest.raises(qjson.JSONDecodeError):
+        qjson.patch(
+            v, [{"op": "remove", "path": "/a/0"}, {"op": "test", "path": "/bad/x", "value": 1}]
+        )
+    assert v["a"] == [1, 2]

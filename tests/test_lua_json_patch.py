@@ -1,0 +1,236 @@
+"""qjson.patch / merge_patch / incr / mul in Lua (qjson.lua over proxies, run
+through lupa): the JSON Patch conformance suite, RFC 7396's Appendix A,
+atomicity (a failing patch leaves qjson.encode's output byte-identical and
+held proxies unchanged) and the number operations.
+
+Lua proxies write edited containers differently from Python for now (the
+edit engines are separate), so results are compared by JSON value."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_json_patch import RFC7396_APPENDIX_A, ROOTS, patches, suite_params
+
+pytest.importorskip("lupa", reason="lupa is not installed (pip install 'qjson[lua]')")
+import qjson.luajit  # noqa: E402
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: numbers by value (Lua has only doubles), bool is not a
+    number, members in any order."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or (isinstance(a, float) and math.isclose(a, b, rel_tol=1e-15))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+@pytest.fixture(scope="module")
+def lua() -> Any:
+    return qjson.luajit.runtime(lua_modules=True)
+
+
+@pytest.fixture(scope="module")
+def patch(lua: Any) -> Any:
+    """(doc text, patch text) -> (ok, encoded result or message, op_index,
+    encode of the target afterwards)."""
+    return lua.eval(
+        """function(s, p)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local ok, r = pcall(qjson.patch, t, p)
+            if not ok then
+                local idx = type(r) == "table" and getmetatable(r) == qjson.PatchError
+                    and r.op_index or nil
+                return false, tostring(r), idx, qjson.encode(t)
+            end
+            return true, qjson.encode(r), nil, qjson.encode(t)
+        end"""
+    )
+
+
+@pytest.mark.parametrize("record", suite_params())
+def test_conformance(patch: Any, record: dict) -> None:
+    src = json.dumps(record["doc"], indent=1).encode()
+    ops = json.dumps(record["patch"]).encode()
+    ok, out, op_index, after = patch(src, ops)
+    if "error" in record:
+        assert not ok, out
+        assert op_index is not None and 0 <= op_index < len(record["patch"]), out
+        assert after.encode() == src if isinstance(after, str) else after == src
+        return
+    assert ok, out
+    if "expected" in record:
+        assert json_equal(json.loads(out), record["expected"])
+
+
+def test_patch_as_lua_tables(lua: Any) -> None:
+    f = lua.eval(
+        """function(s)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            qjson.patch(t, {
+                {op = "replace", path = "/model", value = "gpt-4o-mini"},
+                {op = "remove", path = "/stream"},
+                {op = "add", path = "/messages/0",
+                 value = {role = "system", content = "Be brief."}},
+                {op = "add", path = "/n", value = qjson.null},
+            })
+            return qjson.encode(t)
+        end"""
+    )
+    out = f(b'{"model": "gpt-4o", "stream": true, "messages": [{"role": "user"}]}')
+    assert json.loads(out) == {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user"}],
+        "n": None,
+    }
+
+
+def test_text_values_keep_their_bytes(patch: Any) -> None:
+    ok, out, _, _ = patch(
+        b'{"a": []}', b'[{"op": "add", "path": "/a/-", "value": {"x" :  [1.50, 1e2]}}]'
+    )
+    assert ok
+    assert '{"x" :  [1.50, 1e2]}' in out
+
+
+DOC = (
+    b'{"model": "gpt-4o",  "stream": true, "max_tokens": 500,\n'
+    b' "messages": [{"role": "system", "content": "Be brief."},\n'
+    b'   {"role": "user", "content": [{"type": "text", "text": "hi"}]}],\n'
+    b' "tools": {"a": {"x": 1}, "b": [1, 2.50]}}'
+)
+
+GOOD_OPS = [
+    {"op": "replace", "path": "/model", "value": "gpt-4o-mini"},
+    {"op": "remove", "path": "/stream"},
+    {"op": "add", "path": "/messages/0", "value": {"role": "system", "content": "x"}},
+    {"op": "add", "path": "/messages/2/content/-", "value": {"type": "text"}},
+    {"op": "move", "from": "/tools/a", "path": "/messages/1/moved"},
+    {"op": "copy", "from": "/tools/b", "path": "/tools/c"},
+    {"op": "remove", "path": "/tools/b/0"},
+    {"op": "replace", "path": "/messages/1/content", "value": None},
+]
+
+
+@pytest.mark.parametrize("fail_after", range(len(GOOD_OPS) + 1))
+@pytest.mark.parametrize("pre_edit", [False, True])
+def test_failed_patch_changes_nothing(lua: Any, fail_after: int, pre_edit: bool) -> None:
+    f = lua.eval(
+        """function(s, bad, good, pre_edit)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local held = {t.messages, t.messages[2], t.messages[2].content, t.tools, t.tools.b}
+            if pre_edit then
+                t.max_tokens = 7
+                held[2].name = "n"
+                held[5][3] = 3
+            end
+            local function snap()
+                local out = {qjson.encode(t)}
+                for i = 1, #held do out[#out + 1] = qjson.encode(held[i]) end
+                return table.concat(out, "\\n")
+            end
+            local before = snap()
+            local ok, err = pcall(qjson.patch, t, bad)
+            assert(not ok and getmetatable(err) == qjson.PatchError)
+            local after = snap()
+            local same_views = t.messages == held[1] and t.messages[2] == held[2]
+                and t.tools.b == held[5]
+            qjson.patch(t, good)
+            return before == after, err.op_index, same_views, qjson.encode(held[1][2].moved)
+        end"""
+    )
+    bad = [*GOOD_OPS[:fail_after], {"op": "test", "path": "/model", "value": "nope"}]
+    unchanged, op_index, same_views, moved = f(DOC, json.dumps(bad), json.dumps(GOOD_OPS), pre_edit)
+    assert unchanged
+    assert op_index == fail_after
+    assert same_views
+    assert json.loads(moved) == {"x": 1}
+
+
+@pytest.mark.parametrize(("original", "patch", "result"), RFC7396_APPENDIX_A)
+def test_merge_patch_rfc7396(lua: Any, original: Any, patch: Any, result: Any) -> None:
+    f = lua.eval(
+        """function(s, p)
+            local qjson = require("qjson")
+            return qjson.encode(qjson.merge_patch(qjson.decode(s), p))
+        end"""
+    )
+    out = f(json.dumps(original, indent=2).encode(), json.dumps(patch).encode())
+    assert json_equal(json.loads(out), result)
+
+
+def test_number_ops(lua: Any) -> None:
+    f = lua.eval(
+        """function(s)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local a = qjson.incr(t, "/n")
+            local b = qjson.incr(t, "a[1]", -10)
+            local c = qjson.mul(t, "/f", 3)
+            local errs = {}
+            for _, p in ipairs({"/s", "/b", "/z", "/o"}) do
+                local ok, e = pcall(qjson.incr, t, p)
+                errs[#errs + 1] = (not ok) and tostring(e):find("not a number", 1, true) ~= nil
+            end
+            local ok, e = pcall(qjson.incr, t, "/missing")
+            errs[#errs + 1] = (not ok) and tostring(e):find("not found", 1, true) ~= nil
+            return a, b, c, qjson.encode(t), table.concat({tostring(errs[1]), tostring(errs[2]),
+                tostring(errs[3]), tostring(errs[4]), tostring(errs[5])}, ",")
+        end"""
+    )
+    a, b, c, out, errs = f(
+        b'{"n": 1, "a": [0, 5], "f": 0.5, "s": "1", "b": true, "z": null, "o": {}}'
+    )
+    assert (a, b, c) == (2, -5, 1.5)
+    assert json.loads(out)["a"] == [0, -5]
+    assert errs == "true,true,true,true,true"
+
+
+def lua_equal(a: Any, b: Any) -> bool:
+    """json_equal, within what Lua can hold: numbers are doubles written with
+    %.14g (as lua-cjson writes them), and a container copied out of an
+    edited proxy is a plain table, where an empty array reads as {} (see the
+    README)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or math.isclose(float(a), float(b), rel_tol=1e-13)
+    if a in ({}, []) and b in ({}, []):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(lua_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(lua_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+jsonpatch = pytest.importorskip("jsonpatch", reason="jsonpatch is not installed (qjson[test])")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_against_jsonpatch(patch: Any, data: Any) -> None:
+    doc = data.draw(ROOTS)
+    ops = data.draw(patches(doc))
+    src = json.dumps(doc, indent=data.draw(st.sampled_from([None, 1]))).encode()
+    expected = jsonpatch.apply_patch(json.loads(src), ops)
+    bad = [*ops, {"op": "remove", "path": "/does-not-exist/x"}]
+    ok, _, op_index, after = patch(src, json.dumps(bad).encode())
+    assert not ok and op_index == len(ops)
+    assert (after.encode() if isinstance(after, str) else after) == src
+    ok, out, _, _ = patch(src, json.dumps(ops).encode())
+    assert ok, out
+    assert lua_equal(json.loads(out), expected)

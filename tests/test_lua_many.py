@@ -1,0 +1,152 @@
+"""qjson.parse_many in Lua (lupa's LuaJIT): the documents of a stream, as
+Docs, in a generic for; bad documents raise with their index and offset, or
+are skipped into the iterator's `errors` table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import data_path
+
+pytest.importorskip("lupa", reason="lupa is not installed (pip install 'qjson[lua]')")
+
+import qjson  # noqa: E402
+import qjson.luajit  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def lua():
+    return qjson.luajit.runtime(lua_modules=True)
+
+
+@pytest.fixture(scope="module")
+def read_all(lua):
+    """read_all(s, opts_json) -> JSON text: [{raw, type, values}], errors."""
+    return lua.eval(
+        """function(s, opts_json)
+            local qjson = require("qjson")
+            local opts = opts_json and qjson.materialize(qjson.decode(opts_json)) or nil
+            local out = {}
+            local it = qjson.parse_many(s, opts)
+            for d in it do
+                local t = d:typeof("")
+                local values = {}
+                if t == "array" then
+                    for i = 0, d:len("") - 1 do
+                        local p = "[" .. i .. "]"
+                        local v = d:get(p)
+                        if type(v) == "cdata" then v = tonumber(v) end
+                        values[#values + 1] = v == nil and qjson.null or v
+                    end
+                elseif t == "object" then
+                    values[1] = d:raw("")
+                end
+                out[#out + 1] = { d:raw(""), t, values }
+            end
+            local errs = {}
+            for _, e in ipairs(it.errors) do
+                errs[#errs + 1] = { e.message, e.offset, e.doc_index }
+            end
+            return qjson.encode({ out, errs })
+        end"""
+    )
+
+
+def test_amazon_every_document(read_all):
+    data = data_path("jsonexamples", "amazon_cellphones.ndjson").read_bytes()
+    lines = [line for line in data.splitlines() if line.strip()]
+    docs, errs = json.loads(read_all(data, None))
+    assert not errs
+    assert len(docs) == len(lines)
+    for (raw, t, values), line in zip(docs, lines):
+        want = json.loads(line)
+        assert raw.encode() == line
+        assert t == "array"
+        assert values == want
+
+
+def test_batch_objects(read_all):
+    data = b'{"custom_id": "a", "body": {"model": "m"}}\n\n  {"x": [1, {"y": null}]}\r\n'
+    docs, errs = json.loads(read_all(data, None))
+    assert [json.loads(d[2][0]) for d in docs] == [
+        json.loads(x) for x in data.split(b"\n") if x.strip()
+    ]
+    assert not errs
+
+
+def test_errors_raise_and_skip(lua, read_all):
+    data = b'[1]\n{"a": "open}\n[2]\n[[[[[[]]]]]]\n[3]\n\\\n[4]'
+    docs, errs = json.loads(read_all(data, '{"errors": "skip", "max_depth": 4}'))
+    assert [d[0] for d in docs] == ["[1]", "[2]", "[3]", "[4]"]
+    assert [e[2] for e in errs] == [1, 3, 5]
+    assert "Unterminated string" in errs[0][0]
+    assert "depth" in errs[1][0]
+    assert "Backslash" in errs[2][0]
+    lines = data.split(b"\n")
+    starts = [sum(len(x) + 1 for x in lines[:i]) for i in range(len(lines))]
+    for (_, off, _i), line_no in zip(errs, (1, 3, 5)):
+        assert starts[line_no] <= off <= starts[line_no] + len(lines[line_no])
+    first = lua.eval(
+        """function(s)
+            local qjson = require("qjson")
+            local seen = {}
+            local ok, e = pcall(function()
+                for d in qjson.parse_many(s) do seen[#seen + 1] = d:raw("") end
+            end)
+            return ok, tostring(e), #seen
+        end"""
+    )
+    ok, msg, n = first(data)
+    assert not ok and n == 1
+    assert "Unterminated string" in msg and "document 1" in msg
+
+
+def test_bad_arguments(lua):
+    f = lua.eval(
+        """function(code)
+            local qjson = require("qjson")
+            local ok, e = pcall(loadstring("local qjson = ...; " .. code), qjson)
+            return ok, tostring(e)
+        end"""
+    )
+    ok, msg = f("qjson.parse_many(12)")
+    assert not ok and "expected a string" in msg
+    ok, msg = f('qjson.parse_many("1", {errors = "ignore"})')
+    assert not ok and "errors" in msg
+
+
+STANDALONE = r"""
+local qjson = require("qjson")
+local f = assert(io.open(arg[1], "rb"))
+local s = f:read("*a")
+f:close()
+local n = 0
+local it = qjson.parse_many(s .. '\n{"a": "open}\n[1]\n', {errors = "skip"})
+for d in it do
+    n = n + 1
+end
+io.write(n, " ", #it.errors, " ", it.errors[1].doc_index, "\n")
+"""
+
+
+def test_standalone_luajit(tmp_path):
+    """The same iterator in standalone LuaJIT over the C-ABI build."""
+    import os
+    import shutil
+    import subprocess
+
+    from test_lua_capi import LUA, capi_library
+
+    lib = capi_library()
+    luajit = shutil.which("luajit")
+    if luajit is None:
+        pytest.skip("luajit not on PATH (Debian package `luajit`)")
+    data = data_path("jsonexamples", "amazon_cellphones.ndjson")
+    lines = sum(1 for line in data.read_bytes().splitlines() if line.strip())
+    script = tmp_path / "many.lua"
+    script.write_text(STANDALONE)
+    env = dict(os.environ, QJSON_LIB=str(lib), LUA_PATH=f"{LUA.parent}/?.lua;;")
+    out = subprocess.run([luajit, str(script), str(data)], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(lines + 1), "1", str(lines)]
