@@ -13,6 +13,11 @@ once, outside the timed loops):
 - small:   the small-object marshal/unmarshal loop ({key="hello", conf={4 x
            {name, value}}}): encode, and decode + read `key`.
 - fleece:  encode of the Fleece tables (1000 elements): ns per element.
+- long-lived: parse + access in one LuaJIT state that cycles every payload
+           (a gateway sees every size in turn) against a fresh state per
+           payload, rounds interleaved; once as is, and once with the
+           long-lived state holding --live-tables live tables (a gateway's
+           own data, which makes each collector cycle cost more).
 
 Median ops/s over 5 rounds after a warm-up (qjson and cjson alternate round
 by round); ratios are qjson / cjson. Per row, collectgarbage("count") deltas
@@ -22,6 +27,7 @@ is not in these numbers). Without lua-cjson, its rows are skipped with the
 reason. Results: benchmarks/results/lua.json (--json to change).
 
     python benchmarks/lua_bench.py [--quick] [--json PATH] [--payloads 2k,100k,...]
+        [--live-tables N]
 """
 
 from __future__ import annotations
@@ -270,6 +276,47 @@ def ratio(q: float | None, c: float | None) -> str:
     return f"{q / c:.1f}x" if q and c else "-"
 
 
+LIVE_SETUP = """function(n)
+    _G.gateway_data = {}
+    for i = 1, n do gateway_data[i] = {i, tostring(i), x = {i}} end
+    return collectgarbage("count") / 1024
+end"""
+
+
+def long_lived(
+    quick: bool, loads: list[tuple[str, bytes, str]], live: int = 0
+) -> dict[str, tuple[float, float]]:
+    """{payload: (fresh ops/s, long-lived ops/s)} of parse + access (Doc getters).
+
+    A fresh state per payload holds only that payload; the long-lived state
+    holds every payload (and, with `live`, that many live tables of its own)
+    and times each payload in turn. Each round times every payload in both,
+    so both see the same machine noise; medians of the rounds."""
+    fresh = {}
+    for name, data, _ in loads:
+        fresh[name] = Bench(quick)
+        fresh[name].B.set_payload(name.encode(), data)
+    b = Bench(quick)
+    for name, data, _ in loads:
+        b.B.set_payload(name.encode(), data)
+    if live:
+        b.lua.eval(LIVE_SETUP)(live)
+    work = {name: f"qjson_{kind}".encode() for name, _, kind in loads}
+    iters = {name: b._calibrate(work[name], name.encode()) for name, _, _ in loads}
+    for name, _, _ in loads:
+        fresh[name]._calibrate(work[name], name.encode())
+    runs: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n, _, _ in loads}
+    for _ in range(b.rounds):
+        for name, _, _ in loads:
+            p, w, n = name.encode(), work[name], iters[name]
+            runs[name][0].append(fresh[name].B.time(w, p, n) / n)
+            runs[name][1].append(b.B.time(w, p, n) / n)
+    return {
+        name: (1.0 / statistics.median(f), 1.0 / statistics.median(long))
+        for name, (f, long) in runs.items()
+    }
+
+
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "lua.json")
 FULL_RUNGS = list(payloads.LADDER)
 QUICK_RUNGS = ["2k", "100k", "1m"]
@@ -280,6 +327,12 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="2k, 100k, 1m; shorter rounds")
     ap.add_argument("--json", default=RESULTS, help=f"results file (default {RESULTS})")
     ap.add_argument("--payloads", help="comma-separated ladder rungs (default: all 2k..10m)")
+    ap.add_argument(
+        "--live-tables",
+        type=int,
+        default=100_000,
+        help="live tables the long-lived state holds in its second run (0: skip that run)",
+    )
     args = ap.parse_args()
 
     b = Bench(args.quick)
@@ -317,6 +370,7 @@ def main() -> int:
         return b.ops_per_s(qw, p=p)[0], None
 
     n_steps = len(loads) + sum(k == "chat" for _, _, k in loads) + 2 + 4
+    n_steps += 2 if args.live_tables else 1
     progress = Progress(n_steps, "lua", every=0.0)
     print(
         f"qjson {qjson.__version__} ({qjson.backend()}), lupa {b.luajit}; "
@@ -373,6 +427,31 @@ def main() -> int:
         qn = 1e9 / q / 1000
         cn = f"{1e9 / c / 1000:6.1f}" if c else "skipped"
         print(f"{name:>32}  qjson {qn:6.1f} ns/elem  cjson {cn} ns/elem  {ratio(q, c)}")
+
+    print("\n== one long-lived state cycling every payload vs a fresh state per payload ==")
+    print("   (qjson parse + access, Doc getters; rate = long-lived / fresh, target >= 90%)")
+    for live in [0, args.live_tables] if args.live_tables else [0]:
+        progress.step(f"long-lived state, {live} live tables")
+        res = long_lived(args.quick, loads, live)
+        label = f"long-lived state holding {live:,} live tables" if live else "long-lived state"
+        print(f"{label}:")
+        print(f"{'payload':>14} {'fresh ops/s':>12} {'long ops/s':>12} {'rate':>6}")
+        for name, data, _ in loads:
+            fr, lg = res[name]
+            wl = f"long_lived_{live}" if live else "long_lived"
+            for lib, ops in (("qjson fresh state", fr), ("qjson long-lived state", lg)):
+                rows.append(
+                    {
+                        "scenario": name,
+                        "bytes": len(data),
+                        "workload": wl,
+                        "library": lib,
+                        "ops_per_s": ops,
+                        "rounds": b.rounds,
+                        "live_tables": live,
+                    }
+                )
+            print(f"{name:>14} {fmt(fr):>12} {fmt(lg):>12} {lg / fr:>6.0%}")
     progress.finish()
 
     results = {

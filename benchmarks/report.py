@@ -227,6 +227,27 @@ def lua_targets(tg: Targets, res: dict | None) -> None:
     )
     tg.check(work, ">= 2x at 2 KB (2k rung, small_request)", cases(SMALL), lambda v: v >= 2)
     tg.check(work, ">= 4x on github-100k", cases(["github_issues"]), lambda v: v >= 4)
+    long_lived_target(tg, res)
+
+
+def long_lived_target(tg: Targets, res: dict) -> None:
+    """One long-lived LuaJIT state cycling every payload: >= 90% of a fresh
+    state's rate per payload (rows `long_lived`; lua_bench.py)."""
+    work = "one long-lived LuaJIT state cycling every rung (parse + access)"
+    ops = {
+        (r["scenario"], r["library"]): r["ops_per_s"]
+        for r in res["rows"]
+        if r["workload"] == "long_lived"
+    }
+    cases = [
+        (s, ops[s, "qjson long-lived state"] / ops[s, "qjson fresh state"])
+        for s in sorted({s for s, _ in ops}, key=_order)
+        if (s, "qjson fresh state") in ops and (s, "qjson long-lived state") in ops
+    ]
+    if not cases:
+        tg.missing(work, ">= 90% of the fresh-state rate", "no long-lived rows in lua.json")
+        return
+    tg.check(work, ">= 90% of the fresh-state rate", cases, lambda v: v >= 0.9, "{:.0%}")
 
 
 def corpus_targets(tg: Targets, res: dict | None) -> None:
@@ -498,6 +519,7 @@ def lua_section(res: dict | None) -> list[str]:
                 f"| {s} | {q['bytes']:,} | {num(q['ops_per_s'])} | {cops} | {r} | {qm} | {cm} |"
             )
         out.append("")
+    out += long_lived_section(res)
     other = [
         r
         for r in res["rows"]
@@ -517,6 +539,35 @@ def lua_section(res: dict | None) -> list[str]:
                 f"| {q['scenario']} {q['workload']} | {num(q['ops_per_s'])} "
                 f"| {num(c['ops_per_s']) if c else 'skipped'} | {r} |"
             )
+        out.append("")
+    return out
+
+
+def long_lived_section(res: dict) -> list[str]:
+    """Tables of the long-lived-state rows (lua_bench.py's last section)."""
+    out: list[str] = []
+    ops = {
+        (r["workload"], r["scenario"], r["library"]): r
+        for r in res["rows"]
+        if r["workload"].startswith("long_lived")
+    }
+    for wl in sorted({w for w, _, _ in ops}):
+        live = next(r["live_tables"] for (w, _, _), r in ops.items() if w == wl)
+        held = f", the long-lived state holding {live:,} live tables" if live else ""
+        out += [
+            f"### one long-lived state cycling every payload vs a fresh state per payload{held}",
+            "",
+            "| scenario | bytes | fresh ops/s | long-lived ops/s | long-lived / fresh |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for s in sorted({s for w, s, _ in ops if w == wl}, key=_order):
+            f = ops.get((wl, s, "qjson fresh state"))
+            lg = ops.get((wl, s, "qjson long-lived state"))
+            if f and lg:
+                out.append(
+                    f"| {s} | {f['bytes']:,} | {num(f['ops_per_s'])} | {num(lg['ops_per_s'])} "
+                    f"| {lg['ops_per_s'] / f['ops_per_s']:.0%} |"
+                )
         out.append("")
     return out
 

@@ -202,6 +202,14 @@ int qjson_many_next(qjson_many *m, qjson_doc **out, uint64_t *index,
 /* Destroy a stream (NULL is ignored); its documents stay valid. */
 void qjson_many_free(qjson_many *m);
 
+/* The Lua encoder's strings: `len` bytes at `s` written at `out` as
+   lua-cjson writes them (`"`, `\\`, `/`, bytes below 0x20 and DEL
+   escaped; other bytes copied), returning the number of bytes written.
+   qjson_cjson_string adds the quotes and needs room for 6 * len + 2 bytes;
+   qjson_cjson_escape writes no quotes and needs 6 * len. */
+size_t qjson_cjson_string(const char *s, size_t len, char *out);
+size_t qjson_cjson_escape(const char *s, size_t len, char *out);
+
 /* QJSON_CDEF_END */
 
 #ifdef __cplusplus

@@ -25,8 +25,8 @@ pub mod encode;
 pub mod error;
 pub mod ffi;
 pub mod index;
-pub mod patch;
 pub mod many;
+pub mod patch;
 pub mod path;
 pub mod scan;
 

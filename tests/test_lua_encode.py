@@ -241,3 +241,117 @@ def test_qjson_null_and_int64(lua):
     assert b == b"[null]"
     assert c == b"[9007199254740993,-5,18446744073709551615]"
     assert d == b"qjson.null"
+
+
+def test_small_object_equals_cjson(lua, cjson):
+    # The seeds' small object: a short string, and an array of four
+    # two-member objects (the key cache's first / other member forms).
+    f = lua.eval(
+        """function(cjson)
+            local t = {key = "hello", conf = {}}
+            for i = 1, 4 do t.conf[i] = {name = "foo", value = "foo"} end
+            local a = require("qjson").encode(t)
+            return a, cjson.encode(t), require("qjson").encode(t)
+        end"""
+    )
+    ours, theirs, again = f(cjson)
+    assert ours == theirs == again
+    assert json.loads(ours) == {"key": "hello", "conf": [{"name": "foo", "value": "foo"}] * 4}
+
+
+def test_long_strings_equal_cjson(lua, cjson):
+    # Strings over 64 KiB are escaped in pieces: escapes on and around the
+    # piece borders, and a long clean string.
+    f = lua.eval(
+        """function(cjson)
+            local parts = {}
+            for i = 1, 3 * 65536 + 17 do parts[i] = "a" end
+            for _, at in ipairs({1, 65535, 65536, 65537, 131072, 131073, 3 * 65536 + 17}) do
+                parts[at] = ({"/", '"', "\\\\", "\\n", "\\1", "\\127"})[at % 6 + 1]
+            end
+            local s = table.concat(parts)
+            local clean = string.rep("xyz", 50000)
+            local t = {s, clean, {[s] = clean}}
+            return require("qjson").encode(t), cjson.encode(t)
+        end"""
+    )
+    ours, theirs = f(cjson)
+    assert ours == theirs
+    assert len(ours) > 2 * 3 * 65536
+
+
+def test_keys_equal_cjson_past_the_key_cache(lua, cjson):
+    # More distinct keys than the key cache holds (it is emptied and filled
+    # again), keys too long to cache, keys with escapes, number keys next to
+    # the same number as a string, and every table encoded twice.
+    f = lua.eval(
+        """function(cjson)
+            local t = {}
+            for i = 1, 5000 do t["k" .. i] = i end
+            t[string.rep("long/", 60)] = "x"
+            t['q"/\\\\\\0\\31\\127'] = true
+            local mixed = {[1] = "one", ["1"] = "string one", [2.5] = "f", x = {}}
+            local nested = {}
+            for i = 1, 50 do
+                nested["n" .. i] = (i % 3 == 0) and {i, {deep = i}} or i
+            end
+            local out = {}
+            for _, v in ipairs({t, mixed, nested, t, mixed, nested}) do
+                out[#out + 1] = require("qjson").encode(v)
+                out[#out + 1] = cjson.encode(v)
+            end
+            return unpack(out)
+        end"""
+    )
+    r = f(cjson)
+    for ours, theirs in zip(r[::2], r[1::2]):
+        assert ours == theirs
+    assert len(json.loads(r[0])) == 5002
+    assert json.loads(r[4])["n3"] == [3, {"deep": 3}]
+
+
+def test_nested_tables_at_every_position_equal_cjson(lua, cjson):
+    # The walk leaves a table for a nested one and comes back: nested tables
+    # first, last, in a row, between scalars, in arrays with holes, and
+    # after an empty table.
+    f = lua.eval(
+        """function(cjson)
+            local cases = {
+                {{}, {1}, {{}}, 2, {a = {}}, nil, {b = {c = {}}}, "s"},
+                {a = {}, b = {1, {2, {3}}}, c = 3, d = {e = {f = {}}}, g = "h"},
+                {{{{{{{{{{1}}}}}}}}}},
+                {[1] = {x = 1}, [3] = {y = {}}, [4] = cjson.null},
+            }
+            local out = {}
+            for _, v in ipairs(cases) do
+                out[#out + 1] = require("qjson").encode(v)
+                out[#out + 1] = cjson.encode(v)
+            end
+            return unpack(out)
+        end"""
+    )
+    r = f(cjson)
+    for ours, theirs in zip(r[::2], r[1::2]):
+        assert ours == theirs
+
+
+def test_proxies_inside_plain_tables(lua):
+    # A proxy met by the plain walk is written by the proxy writer (its
+    # original bytes, or its edits), and the walk resumes after it.
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local p = qjson.decode('{"a": [1, 2], "b": {"c": "x/y"}}')
+            local e = qjson.decode('[1, {"z": 2}]')
+            e[2].z = 3
+            return qjson.encode({p, {p.b, "after"}, e, 4}), qjson.encode({k = e})
+        end"""
+    )
+    a, b = f()
+    assert json.loads(a) == [
+        {"a": [1, 2], "b": {"c": "x/y"}},
+        [{"c": "x/y"}, "after"],
+        [1, {"z": 3}],
+        4,
+    ]
+    assert json.loads(b) == {"k": [1, {"z": 3}]}

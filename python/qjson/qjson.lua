@@ -100,6 +100,8 @@ int qjson_many_new(const char *input, size_t len, const qjson_options *opts,
 int qjson_many_next(qjson_many *m, qjson_doc **out, uint64_t *index,
                     size_t *start);
 void qjson_many_free(qjson_many *m);
+size_t qjson_cjson_string(const char *s, size_t len, char *out);
+size_t qjson_cjson_escape(const char *s, size_t len, char *out);
 ]]
 
 -- Declare once per Lua state (a second ffi.cdef of the structs would fail,
@@ -202,19 +204,57 @@ end
 
 -- LuaJIT's collector does not see the index memory the handles hold (it
 -- is Rust's), so a loop that parses and drops documents would let the
--- handles pile up until Lua's own allocations trigger a cycle. Pace it:
--- every GC_PACE bytes of index memory, run a GC step sized to match.
-local GC_PACE = 256 * 1024
-local pending = 0
-local collectgarbage = collectgarbage
+-- handles pile up until Lua's own allocations trigger a cycle. Pacing:
+-- after a cycle ends, new index memory may reach `budget` before any GC
+-- work is asked for; past it, every GC_STEP bytes of index memory run a GC
+-- step of that size until the cycle ends. The budget adapts to what a cycle
+-- costs in this state: cycles are cheap in a small heap (or one of strings),
+-- and a small budget keeps the index memory reused while it is in cache;
+-- they cost in proportion to the live tables of a big heap, and there a
+-- fixed budget would make every parse pay for the whole heap (a state
+-- holding 26 MB of live tables read 60 KB requests at a third of a fresh
+-- state's rate when it stepped every 256 KB). So at each cycle's end the
+-- time spent in the steps asked for is compared with the index memory that
+-- the cycle served: over GC_NS nanoseconds a byte, the budget grows by that
+-- excess (2x to 16x, up to GC_MAX); under a quarter of it, the budget halves
+-- (down to GC_FLOOR). A cycle's end is seen by a sentinel: an unreachable
+-- userdata whose finalizer does the above and leaves a new sentinel behind.
+local GC_FLOOR, GC_MAX, GC_STEP, GC_NS = 256 * 1024, 64 * 1024 * 1024, 256 * 1024, 0.2
+local native_new, budget, pending, gc_time, cycles = 0, GC_FLOOR, 0, 0, 0
+local collectgarbage, newproxy, clock = collectgarbage, newproxy, os.clock
+
+local function cycle_ended(sentinel)
+    if native_new > budget then
+        local ns = gc_time * 1e9 / native_new
+        if ns > GC_NS then
+            -- Grow by the excess (2x to 16x): a big heap is reached in a
+            -- few cycles rather than one doubling each.
+            local f = ns / GC_NS
+            f = f < 2 and 2 or f > 16 and 16 or f
+            budget = budget * f < GC_MAX and budget * f or GC_MAX
+        elseif ns < GC_NS / 4 then
+            budget = budget / 2 > GC_FLOOR and budget / 2 or GC_FLOOR
+        end
+    end
+    native_new, pending, gc_time, cycles = 0, 0, 0, cycles + 1
+    newproxy(sentinel) -- the next sentinel (same metatable), unreachable
+end
+getmetatable(newproxy(true)).__gc = cycle_ended
 
 --- Take ownership of a new handle: freed by ffi.gc, and counted for pacing.
 local function adopt(h)
-    pending = pending + tonumber(C.qjson_memory(h)) + 256
-    if pending >= GC_PACE then
-        local kb = floor(pending / 1024)
-        pending = 0
-        collectgarbage("step", kb)
+    local m = tonumber(C.qjson_memory(h)) + 256
+    native_new = native_new + m
+    if native_new > budget then
+        pending = pending + m
+        if pending >= GC_STEP and collectgarbage("isrunning") then
+            local kb, c, t0 = floor(pending / 1024), cycles, clock()
+            pending = 0
+            collectgarbage("step", kb)
+            if cycles == c then
+                gc_time = gc_time + (clock() - t0)
+            end
+        end
     end
     return ffi_gc(h, C.qjson_free)
 end
@@ -515,22 +555,53 @@ end
 
 -- ---------------------------------------------------------------- encode (plain values)
 
+--[[ Plain tables as lua-cjson 2.1.0 writes them, into one string.buffer.
+
+The walk is iterative, with an explicit stack of frames instead of
+recursion: per depth d, `stack[d]` is the table (also what cycle detection
+scans), `fr_n[d]` its array length or -1 for an object, and `fr_at[d]` the
+position to resume from (the last index written, or the last key). The loop
+over a table's elements writes scalars in place; a nested table saves the
+position and opens a frame above. LuaJIT compiles these loops into traces;
+recursive calls would stop the trace recorder (a trace cannot return below
+the frame it started in), leaving the encoder in the interpreter.
+
+Strings are escaped by the library: qjson_cjson_string writes the quoted,
+escaped literal straight into room reserved in the buffer (one FFI call per
+string; Lua patterns are not compiled by LuaJIT). Object keys are written
+from a bounded cache of their text ('"key":' and ',"key":').
+]]
+
+local cjson_string, cjson_escape = C.qjson_cjson_string, C.qjson_cjson_escape
+
+-- Strings up to this length are written with one call (reserving six
+-- bytes per byte, the longest escape); longer ones in pieces of this size.
+local STR_CHUNK = 64 * 1024
+
+local function put_long_string(b, s, n)
+    b:put('"')
+    local p = ffi.cast(charp_t, s)
+    local off = 0
+    while off < n do
+        local m = n - off
+        if m > STR_CHUNK then
+            m = STR_CHUNK
+        end
+        b:commit(cjson_escape(p + off, m, (b:reserve(m * 6))))
+        off = off + m
+    end
+    b:put('"')
+end
+
 -- cjson's escapes: '"', '\', '/', and control characters (0-31 and 127);
 -- bytes >= 0x80 pass through.
-local ESCAPES = { ['"'] = '\\"', ["\\"] = "\\\\", ["/"] = "\\/", ["\b"] = "\\b",
-    ["\f"] = "\\f", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
-for i = 0, 31 do
-    local c = string.char(i)
-    ESCAPES[c] = ESCAPES[c] or format("\\u%04x", i)
-end
-ESCAPES["\127"] = "\\u007f"
-local NEEDS_ESCAPE = '[%c"\\/]'
-
 local function put_string(b, s)
-    if find(s, NEEDS_ESCAPE) then
-        s = gsub(s, NEEDS_ESCAPE, ESCAPES)
+    local n = #s
+    if n <= STR_CHUNK then
+        b:commit(cjson_string(s, n, (b:reserve(n * 6 + 2))))
+    else
+        put_long_string(b, s, n)
     end
-    b:put('"', s, '"')
 end
 
 -- Numbers as lua-cjson writes them (%.14g), except that integers of up to
@@ -547,6 +618,7 @@ local function put_number(b, n)
 end
 
 local encode_value -- (b, v, depth, stack)
+local put_table -- (b, t, depth, stack)
 local put_proxy -- (b, t, st, depth, stack)
 
 local MAX_DEPTH = 1000
@@ -560,18 +632,91 @@ local function too_deep(t, depth, stack)
     error(format("Cannot serialise, excessive nesting (%d)", depth), 0)
 end
 
-local function put_table(b, t, depth, stack)
-    depth = depth + 1
-    if depth > MAX_DEPTH then
-        too_deep(t, depth, stack)
+-- The key cache: the text of a key as the first member ('"key":') and as
+-- any other (',"key":'), for keys up to KEY_CACHE_LEN bytes; emptied when
+-- it holds KEY_CACHE_MAX keys.
+local KEY_CACHE_MAX, KEY_CACHE_LEN = 2048, 128
+local key_first, key_next, n_keys = {}, {}, 0
+local key_buf = buffer.new()
+
+--- The text of key `k` as a member after the first (',"key":'), cached.
+local function new_key(k)
+    local kt = type(k)
+    key_buf:reset()
+    key_buf:put(",")
+    if kt == "string" then
+        put_string(key_buf, k)
+    elseif kt == "number" then
+        key_buf:put('"')
+        put_number(key_buf, k)
+        key_buf:put('"')
+    else
+        error("Cannot serialise " .. kt .. ": table key must be a number or string", 0)
     end
-    stack[depth] = t
+    key_buf:put(":")
+    local s = key_buf:tostring()
+    if kt ~= "string" or #k <= KEY_CACHE_LEN then
+        if n_keys >= KEY_CACHE_MAX then
+            key_first, key_next, n_keys = {}, {}, 0
+        end
+        key_next[k] = s
+        key_first[k] = s:sub(2)
+        n_keys = n_keys + 1
+    end
+    return s
+end
+
+--- Write scalar `v`; false (nothing written) for a table other than null.
+local function put_scalar(b, v)
+    local vt = type(v)
+    if vt == "string" then
+        put_string(b, v)
+    elseif vt == "number" then
+        put_number(b, v)
+    elseif vt == "table" then
+        if v ~= null then
+            return false
+        end
+        b:put("null")
+    elseif vt == "boolean" then
+        b:put(v and "true" or "false")
+    elseif vt == "nil" then
+        b:put("null")
+    elseif vt == "cdata" and (ffi_istype(int64_t, v) or ffi_istype(uint64_t, v)) then
+        b:put((gsub(tostring(v), "U?LL$", "")))
+    elseif (vt == "userdata" or vt == "cdata") and ffi.cast("void *", v) == nil then
+        b:put("null") -- cjson.null (a NULL lightuserdata) or a NULL pointer
+    else
+        error("Cannot serialise " .. vt .. ": type not supported", 0)
+    end
+    return true
+end
+
+-- Frames of the walk, by depth (see the top of this section).
+local fr_n, fr_at = {}, {}
+
+--- Open table `t` as frame `d`: write "[" or "{" and record the frame.
+--- Returns whether the frame has elements to walk; false when `t` was
+--- written whole (a proxy, or an empty table: "{}").
+local function open_table(b, t, d, stack)
+    if d > MAX_DEPTH then
+        too_deep(t, d, stack)
+    end
+    stack[d] = t
     local st = getmetatable(t)
-    if type(st) == "table" and rawget(st, "__qjson") then
-        return put_proxy(b, t, st, depth, stack)
+    if st ~= nil and type(st) == "table" and rawget(st, "__qjson") then
+        put_proxy(b, t, st, d, stack)
+        return false
     end
     -- cjson's rule: an array when every key is a positive integer, unless
-    -- it is excessively sparse (more than half holes past index 10).
+    -- it is excessively sparse (more than half holes past index 10). A
+    -- first key that is not a number settles it without the count.
+    local k1 = next(t)
+    if type(k1) == "string" then
+        b:put("{")
+        fr_n[d], fr_at[d] = -1, nil
+        return true
+    end
     local max, items = 0, 0
     for k in next, t do
         if type(k) == "number" and k > 0 and floor(k) == k then
@@ -591,60 +736,101 @@ local function put_table(b, t, depth, stack)
     end
     if max > 0 then
         b:put("[")
-        encode_value(b, rawget(t, 1), depth, stack)
-        for i = 2, max do
-            b:put(",")
-            encode_value(b, rawget(t, i), depth, stack)
-        end
-        b:put("]")
-    else
-        b:put("{")
-        local first = true
-        for k, v in next, t do
-            if first then
-                first = false
-            else
-                b:put(",")
+        fr_n[d], fr_at[d] = max, 0
+        return true
+    elseif max == 0 then
+        b:put("{}")
+        return false
+    end
+    b:put("{")
+    fr_n[d], fr_at[d] = -1, nil
+    return true
+end
+
+--- Write table `t` (plain or proxy) as the value at depth + 1, and all
+--- that is below it.
+put_table = function(b, t, depth, stack)
+    local d = depth + 1
+    if not open_table(b, t, d, stack) then
+        return
+    end
+    while true do
+        local child = nil
+        t = stack[d]
+        local n = fr_n[d]
+        if n >= 0 then
+            local i = fr_at[d]
+            while i < n do
+                i = i + 1
+                if i > 1 then
+                    b:put(",")
+                end
+                local v = rawget(t, i)
+                if not put_scalar(b, v) then
+                    child = v
+                    break
+                end
             end
-            local kt = type(k)
-            if kt == "string" then
-                put_string(b, k)
-            elseif kt == "number" then
-                b:put('"')
-                put_number(b, k)
-                b:put('"')
+            if child == nil then
+                b:put("]")
             else
-                error("Cannot serialise " .. kt .. ": table key must be a number or string", 0)
+                fr_at[d] = i
             end
-            b:put(":")
-            encode_value(b, v, depth, stack)
+        else
+            local k = fr_at[d]
+            if k == nil then
+                local first = true
+                for key, v in next, t do
+                    if first then
+                        first = false
+                        local s = key_first[key]
+                        if s == nil then
+                            s = new_key(key):sub(2)
+                        end
+                        b:put(s)
+                    else
+                        b:put(key_next[key] or new_key(key))
+                    end
+                    if not put_scalar(b, v) then
+                        child, k = v, key
+                        break
+                    end
+                end
+            else
+                local v
+                k, v = next(t, k)
+                while k ~= nil do
+                    b:put(key_next[k] or new_key(k))
+                    if not put_scalar(b, v) then
+                        child = v
+                        break
+                    end
+                    k, v = next(t, k)
+                end
+            end
+            if child == nil then
+                b:put("}")
+            else
+                fr_at[d] = k
+            end
         end
-        b:put("}")
+        if child ~= nil then
+            d = d + 1
+            if not open_table(b, child, d, stack) then
+                d = d - 1
+            end
+        else
+            d = d - 1
+            if d == depth then
+                return
+            end
+        end
     end
 end
 
 encode_value = function(b, v, depth, stack)
-    local vt = type(v)
-    if vt == "string" then
-        put_string(b, v)
-    elseif vt == "number" then
-        put_number(b, v)
-    elseif vt == "table" then
-        if v == null then
-            b:put("null")
-        else
-            put_table(b, v, depth, stack)
-        end
-    elseif vt == "boolean" then
-        b:put(v and "true" or "false")
-    elseif vt == "nil" then
-        b:put("null")
-    elseif vt == "cdata" and (ffi_istype(int64_t, v) or ffi_istype(uint64_t, v)) then
-        b:put((gsub(tostring(v), "U?LL$", "")))
-    elseif (vt == "userdata" or vt == "cdata") and ffi.cast("void *", v) == nil then
-        b:put("null") -- cjson.null (a NULL lightuserdata) or a NULL pointer
-    else
-        error("Cannot serialise " .. vt .. ": type not supported", 0)
+    if not put_scalar(b, v) then
+        put_table(b, v, depth, stack)
     end
 end
 
@@ -674,14 +860,15 @@ function qjson.encode(v)
             return ffi_string(ffi.cast(charp_t, st.s) + a, e - a)
         end
     end
+    -- No pcall around the walk: returning through a pcall frame is not
+    -- compiled by LuaJIT (a trace ending in the walk could not return here,
+    -- and every call would finish in the interpreter). After an error, the
+    -- buffer is reset by the next call and the frames are cleared by the
+    -- next call that succeeds.
     out:reset()
-    local ok, err = pcall(encode_value, out, v, 0, stack)
+    encode_value(out, v, 0, stack)
     for i = #stack, 1, -1 do
-        stack[i] = nil
-    end
-    if not ok then
-        out:reset()
-        error(err, 0)
+        stack[i], fr_at[i] = nil, nil
     end
     local s = out:tostring()
     if #out > KEEP_MAX then
@@ -1841,6 +2028,8 @@ end
 --- qjson.mul(t, path, by) -> the new number (ReJSON NUMMULTBY).
 function qjson.mul(t, path, by)
     return number_op(t, path, by, true)
+end
+
 -- ---------------------------------------------------------------- many documents
 
 local many_out = ffi.typeof("qjson_many *[1]")

@@ -11,10 +11,13 @@
 //! - [`number`]: integers written in place two digits at a time, floats
 //!   with `zmij` (shortest text that round-trips; the same text as orjson:
 //!   `1.0`, `1e+16`, `1e-7`, `0.00001`, `-0.0`).
+//! - [`cjson`]: string literals as lua-cjson writes them (`/` and DEL
+//!   escaped too), for the Lua encoder.
 //!
 //! The host layers (Python's `dumps`) decide what to write; this module only
 //! knows bytes.
 
+pub mod cjson;
 pub mod escape;
 pub mod number;
 

@@ -23,19 +23,21 @@
 //!
 //! [`Cursor`]: crate::doc::Cursor
 
+mod encode;
 mod handle;
 mod iter;
-mod paths;
 mod many;
+mod paths;
 mod read;
 mod status;
 
+pub use encode::{qjson_cjson_escape, qjson_cjson_string};
 pub use handle::{qjson_free, qjson_memory, qjson_parse, Handle, Options};
 pub use iter::{qjson_iter_init, qjson_iter_next, Iter};
+pub use many::{qjson_many_free, qjson_many_new, qjson_many_next, Many};
 pub use paths::{
     qjson_get_all, qjson_path_find, qjson_path_free, qjson_path_get_all, qjson_path_new,
 };
-pub use many::{qjson_many_free, qjson_many_new, qjson_many_next, Many};
 pub use read::{
     qjson_field, qjson_find, qjson_get_bool, qjson_get_f64, qjson_get_i64, qjson_get_str,
     qjson_index, qjson_len, qjson_span, qjson_typeof, CCursor,

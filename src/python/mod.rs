@@ -21,9 +21,9 @@ mod dumps;
 mod errors;
 mod input;
 mod loads;
-mod path;
-mod patch;
 mod many;
+mod patch;
+mod path;
 mod stack;
 mod view;
 

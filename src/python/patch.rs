@@ -531,13 +531,13 @@ impl<'py> Doc<'py> {
         let py = op.py();
         let op = node(op);
         let name = text_member(&op, intern!(py, "op"))?;
-        let name = name.to_str()?;
-        let Some(kind) = Op::parse(name) else {
+        let name = name.to_cow()?;
+        let Some(kind) = Op::parse(&name) else {
             return fail(format!("unknown op {name:?}"));
         };
         let path_text = text_member(&op, intern!(py, "path"))?;
-        let path_text = path_text.to_str()?;
-        let path = parse_pointer(path_text)?;
+        let path_text = path_text.to_cow()?;
+        let path = parse_pointer(&path_text)?;
         let value = if kind.needs_value() {
             match member(&op, intern!(py, "value"))? {
                 Some(v) => Some(v),
@@ -565,8 +565,8 @@ impl<'py> Doc<'py> {
             }
             Op::Move | Op::Copy => {
                 let from_text = from_text.expect("checked above");
-                let from_text = from_text.to_str()?;
-                let from = parse_pointer(from_text)?;
+                let from_text = from_text.to_cow()?;
+                let from = parse_pointer(&from_text)?;
                 let v = value_at(&self.root, &from)?;
                 if kind == Op::Copy {
                     return self.add(&path, own(&v)?);

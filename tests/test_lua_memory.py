@@ -1,0 +1,113 @@
+"""Native memory of Lua documents: the index memory each qjson.parse /
+qjson.decode holds is Rust's, freed when LuaJIT collects the document, and
+qjson.lua asks the collector for work in proportion to it (the pacing in
+`adopt`). Parse-and-drop loops stay bounded, with and without a big live
+Lua heap; a stopped collector stays stopped; handles outlive the variables
+that named their document for as long as a cursor or proxy needs them."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("lupa", reason="lupa is not installed (pip install 'qjson[lua]')")
+
+import qjson.luajit  # noqa: E402
+
+# A dense document (~150 KB) whose index is about half its size: 2,000
+# parses would hold ~150 MB of index memory if none were freed.
+DENSE = (
+    b"["
+    + b",".join(b'{"id":%d,"t":"x","a":[1,2,3],"b":{"c":null,"d":true}}' % i for i in range(3000))
+    + b"]"
+)
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+needs_proc = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not os.path.exists("/proc/self/status"),
+    reason="reads the resident set size from /proc/self/status (Linux)",
+)
+
+
+@pytest.fixture()
+def lua():
+    # A state of its own per test: the pacing adapts to the state's heap.
+    return qjson.luajit.runtime(lua_modules=True, encoding=None)
+
+
+LOOP = """function(s, n, live)
+    local qjson = require("qjson")
+    _G.keep = {}
+    for i = 1, live do keep[i] = {i, tostring(i), x = {i}} end
+    local index = tonumber(qjson.lib.qjson_memory(qjson.parse(s)._h))
+    local sum = 0
+    for i = 1, n do
+        local d = qjson.parse(s)
+        sum = sum + d:len()
+    end
+    _G.keep = nil
+    return sum, index
+end"""
+
+
+@needs_proc
+@pytest.mark.parametrize("live", [0, 100_000])
+def test_parse_and_drop_loop_is_bounded(lua, live):
+    # live = 100,000: a state holding ~26 MB of live tables, where a cycle
+    # is costly and the budget grows (up to 64 MB of index memory).
+    n = 2000
+    before = rss_bytes()
+    total, index = lua.eval(LOOP)(DENSE, n, live)
+    grown = rss_bytes() - before
+    assert total == n * 3000
+    assert index > 50_000
+    unbounded = n * index
+    assert grown < 160 * 2**20 < unbounded, (grown, unbounded)
+
+
+def test_stopped_collector_stays_stopped(lua):
+    f = lua.eval(
+        """function(s)
+            local qjson = require("qjson")
+            collectgarbage("collect")
+            collectgarbage("stop")
+            for i = 1, 100 do qjson.parse(s) end
+            local running = collectgarbage("isrunning")
+            collectgarbage("restart")
+            return running, collectgarbage("isrunning")
+        end"""
+    )
+    assert f(DENSE) == (False, True)
+
+
+def test_handles_outlive_their_variables(lua):
+    # Cursors, proxies and their children hold the handle: after the
+    # variables naming the document are gone and full collections (and the
+    # pacing's own cycles) have run, every read is still right.
+    f = lua.eval(
+        """function(s)
+            local qjson = require("qjson")
+            local c = qjson.parse(s):open("[2].b")
+            local p = qjson.decode(s)[3].a
+            local q = qjson.decode(s)
+            local items = {}
+            for i = 1, 5 do items[i] = q[i] end
+            q = nil
+            for i = 1, 300 do qjson.parse(s) end
+            for i = 1, 3 do collectgarbage("collect") end
+            local out = {c:get_bool("d"), p[3], qjson.encode(p)}
+            for i = 1, 5 do out[#out + 1] = items[i].id end
+            return unpack(out)
+        end"""
+    )
+    assert f(DENSE) == (True, 3, b"[1,2,3]", 0, 1, 2, 3, 4)
