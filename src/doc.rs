@@ -8,24 +8,33 @@
 //! next structural), so walking a container's children costs O(children),
 //! never O(bytes).
 //!
-//! Containers with more than [`TABLE_MIN`] children get a child table on
-//! their second lookup (positions of every child; for objects also a hash of
-//! every key, first occurrence wins), so reading `messages[i]` for every `i`,
-//! or every key of a wide object, is O(N) in total rather than O(N²).
+//! Containers with more than [`TABLE_MIN`] children get a child table once
+//! the reads into them have walked as many children as they hold (positions
+//! of every child; for objects also a fingerprint or hash of every key, the
+//! first occurrence wins). A container read once or twice (a few fields of
+//! each of many records) is walked, which is cheaper than indexing it; one
+//! read again and again (`messages[i]` for every `i`, every key of a wide
+//! object, one key of the same object in a loop) gets its table after at most
+//! one walk's worth of work, so the reads stay O(N) in total, never O(N²),
+//! and a repeated read of a small object costs a scan of fingerprints.
 
 use crate::decode::number::parse_number;
 use crate::decode::string::{body_eq, decode_str};
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
-use crate::index::{is_ws, skip_ws, string_close, trim_end, ChildPos, Index};
+use crate::index::{skip_ws, string_close, trim_end, ChildPos, Index};
 use crate::path::{segments, Segment};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-/// Containers with more children than this get a child table on lookup.
-pub const TABLE_MIN: u32 = 24;
+/// Containers with more children than this may get a child table.
+pub const TABLE_MIN: u32 = 16;
+
+/// Objects with at most this many members keep a fingerprint per key in
+/// their table (searched in order); larger ones a hash map of the keys.
+const PRINTS_MAX: usize = 64;
 
 /// A position of one value in a document. Plain data (`Copy`, no lifetime):
 /// hosts store it beside a reference to the document it came from.
@@ -60,27 +69,54 @@ pub enum Value<'a> {
 
 /// The child tables of a document, by container ordinal (created on the
 /// first lookup into any large container).
-pub(crate) type Tables = Option<HashMap<u32, TableSlot>>;
+pub(crate) type Tables = Option<HashMap<u32, TableSlot, BuildHasherDefault<OrdinalHasher>>>;
 
-/// A large container looked up once (`Seen`) or more (`Built`).
+/// A large container not indexed yet (`Seen`: the number of children the
+/// reads into it have walked so far), or its table.
 #[derive(Debug)]
 pub(crate) enum TableSlot {
-    Seen,
+    Seen(u32),
     Built(Arc<ChildTable>),
 }
 
-/// Child positions of one large container, built on its second lookup.
+/// Child positions of one large container.
 #[derive(Debug)]
 pub(crate) struct ChildTable {
     pos: Vec<ChildPos>,
-    /// Objects only: key hash -> index of the first child with that key.
-    keys: Option<(
-        HashMap<u64, u32, PassThrough>,
-        std::collections::hash_map::RandomState,
-    )>,
+    keys: Keys,
     /// Objects only: whether some key could not be decoded (lazy mode) and
     /// is therefore missing from `keys`.
     undecodable: bool,
+}
+
+/// The keys of an object's table.
+#[derive(Debug)]
+enum Keys {
+    /// Arrays.
+    None,
+    /// Up to [`PRINTS_MAX`] members: the [`print`] of every key, in order.
+    Prints(Vec<u64>),
+    /// Key hash -> index of the first child with that key.
+    Hashed(
+        HashMap<u64, u32, PassThrough>,
+        std::collections::hash_map::RandomState,
+    ),
+}
+
+/// Hashes a container ordinal by a multiply (the ordinals are small
+/// distinct integers: the worst case is a slower map, never a wrong answer).
+#[derive(Debug, Default)]
+pub(crate) struct OrdinalHasher(u64);
+impl Hasher for OrdinalHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u32 keys")
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = u64::from(v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// The keys of `ChildTable::keys` are already hashes.
@@ -258,11 +294,48 @@ impl<'a> Doc<'a> {
     }
 
     fn number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
+        if let Some(v) = self.short_int(c) {
+            return Ok(Number::Int(v));
+        }
         Ok(parse_number(self.scalar_text(c), c.start as usize)?)
+    }
+
+    /// The common number, an integer of at most 18 digits (ids, counts),
+    /// read straight from the input: digits up to the byte that ends the
+    /// token. `None` for anything else (fractions, exponents, longer
+    /// integers, a leading zero), which goes through the full parser. In a
+    /// lazy document only `,`, `}` or `]` may end it (whitespace could hide
+    /// garbage before the next structural, which the full parser reports).
+    #[inline(always)]
+    fn short_int(&self, c: Cursor) -> Option<i64> {
+        let t = self.input.get(c.start as usize..)?;
+        let neg = t.first() == Some(&b'-');
+        let t = &t[neg as usize..];
+        let mut v = 0i64;
+        let mut i = 0;
+        while i < 18 {
+            match t.get(i).map(|b| b.wrapping_sub(b'0')) {
+                Some(d @ 0..=9) => v = v * 10 + i64::from(d),
+                _ => break,
+            }
+            i += 1;
+        }
+        if i == 0 || (i > 1 && t[0] == b'0') {
+            return None;
+        }
+        match t.get(i) {
+            Some(b',' | b'}' | b']') => {}
+            Some(b' ' | b'\n' | b'\r' | b'\t') if !self.index.lazy => {}
+            _ => return None,
+        }
+        Some(if neg { -v } else { v })
     }
 
     /// Resolve `path` relative to `at`.
     pub fn find(&self, at: Cursor, path: &str) -> Result<Cursor, AccessError> {
+        if let Some(found) = self.find_dotted(at, path.as_bytes()) {
+            return found;
+        }
         let mut cur = at;
         let mut segs = segments(path);
         while let Some(seg) = segs.next() {
@@ -283,6 +356,41 @@ impl<'a> Doc<'a> {
             }
         }
         Ok(cur)
+    }
+
+    /// [`Self::find`] for the most common shape, bare keys joined by dots
+    /// (`id`, `user.login`), without the general path parser: one pass
+    /// checks the shape (no `[`, no leading `/`, no empty key; no `*`, left
+    /// to the parser for wildcards), then each key is looked up. `None`:
+    /// another shape.
+    #[inline]
+    fn find_dotted(&self, at: Cursor, path: &[u8]) -> Option<Result<Cursor, AccessError>> {
+        let (&first, &last) = (path.first()?, path.last()?);
+        if matches!(first, b'/' | b'.') || last == b'.' {
+            return None;
+        }
+        for (i, &b) in path.iter().enumerate() {
+            match b {
+                b'[' | b'*' => return None,
+                // (Not the last byte, checked above.)
+                b'.' if path[i + 1] == b'.' => return None,
+                _ => {}
+            }
+        }
+        let mut cur = at;
+        let mut off = 0;
+        for key in path.split(|&b| b == b'.') {
+            let next = match self.type_of(cur) {
+                JsonType::Object => self.field(cur, key),
+                _ => None,
+            };
+            match next {
+                Some(c) => cur = c,
+                None => return Some(Err(AccessError::NotFound { at: off })),
+            }
+            off += key.len() + 1;
+        }
+        Some(Ok(cur))
     }
 
     fn step(&self, c: Cursor, seg: &Segment<'_>) -> Option<Cursor> {
@@ -318,18 +426,15 @@ impl<'a> Doc<'a> {
     /// The position of the next child. Only valid while `pos.i + 1 < len`.
     #[inline(always)]
     fn advance(&self, pos: ChildPos, object: bool) -> ChildPos {
-        // The value's first structural candidate and where its gap begins
-        // (after the `:` in objects, after the `[` or `,` in arrays).
+        // The value's first structural candidate. The index was built with
+        // the structure checked (in both modes): only whitespace precedes a
+        // string or container value, and a scalar is followed by `,` or the
+        // closer, so the byte there tells the kind of the value.
         let s = self.s();
         let vk = if object { pos.k + 2 } else { pos.k } as usize;
-        let sv = s[vk] as usize;
-        let gap = s[vk - 1] as usize + 1;
-        // The value starts at structural `vk` (a string or a container) when
-        // only whitespace precedes it; otherwise it is a scalar ending there.
-        let at_structural = gap == sv || (is_ws(self.input[gap]) && skip_ws(self.input, gap) == sv);
-        let (t, ord) = match self.input.get(sv) {
-            Some(b'"') if at_structural => (vk as u32 + 1, pos.ord),
-            Some(b'{' | b'[') if at_structural => {
+        let (t, ord) = match self.input.get(s[vk] as usize) {
+            Some(b'"') => (vk as u32 + 1, pos.ord),
+            Some(b'{' | b'[') => {
                 let c = &self.index.containers[pos.ord as usize];
                 (c.close + 1, c.next)
             }
@@ -343,20 +448,39 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// The child table of a large container, built on its second lookup:
-    /// a container read once (one field of each of many objects) is cheaper
-    /// to scan than to index. `None` on the first lookup.
-    fn table(&self, c: Cursor, object: bool) -> Option<Arc<ChildTable>> {
+    /// Run `read` on the child table of container `c` (`Some`) or, while it
+    /// has none, on `None`: `read` then walks the children and returns how
+    /// many it walked with its answer. The table is built once the walks
+    /// into `c` add up to its length: a container read once (one field of
+    /// each of many objects) is cheaper to walk than to index.
+    fn with_table<T>(
+        &self,
+        c: Cursor,
+        object: bool,
+        read: impl FnOnce(Option<&ChildTable>) -> (u32, T),
+    ) -> T {
         let mut tables = self.index.tables.lock().unwrap_or_else(|e| e.into_inner());
-        let tables = tables.get_or_insert_with(HashMap::default);
-        match tables.get(&c.ord) {
-            Some(TableSlot::Built(t)) => return Some(t.clone()),
-            Some(TableSlot::Seen) => {}
-            None => {
-                tables.insert(c.ord, TableSlot::Seen);
-                return None;
+        let slot = tables
+            .get_or_insert_with(HashMap::default)
+            .entry(c.ord)
+            .or_insert(TableSlot::Seen(0));
+        match slot {
+            TableSlot::Built(t) => read(Some(t)).1,
+            TableSlot::Seen(walked) if *walked >= self.container_len(c) => {
+                let t = self.build_table(c, object);
+                let answer = read(Some(&t)).1;
+                *slot = TableSlot::Built(Arc::new(t));
+                answer
+            }
+            TableSlot::Seen(walked) => {
+                let (n, answer) = read(None);
+                *walked = walked.saturating_add(n);
+                answer
             }
         }
+    }
+
+    fn build_table(&self, c: Cursor, object: bool) -> ChildTable {
         let len = self.container_len(c);
         let mut pos = Vec::with_capacity(len as usize);
         let mut p = self.first_child(c);
@@ -367,7 +491,27 @@ impl<'a> Doc<'a> {
             }
         }
         let mut undecodable = false;
-        let keys = object.then(|| {
+        let keys = if !object {
+            Keys::None
+        } else if pos.len() <= PRINTS_MAX {
+            let prints = pos
+                .iter()
+                .map(|p| {
+                    let body = self.string_body(p.k);
+                    if !self.index.lazy && !has_backslash(body) {
+                        return print(first_word(self.input, body), body.len());
+                    }
+                    match self.decode_body(body) {
+                        Ok(key) => print(word_of(key.as_bytes()), key.len()),
+                        Err(_) => {
+                            undecodable = true;
+                            0
+                        }
+                    }
+                })
+                .collect();
+            Keys::Prints(prints)
+        } else {
             let state = std::collections::hash_map::RandomState::new();
             let mut map = HashMap::with_capacity_and_hasher(len as usize, PassThrough);
             for (i, p) in pos.iter().enumerate() {
@@ -381,71 +525,82 @@ impl<'a> Doc<'a> {
                 };
                 map.entry(h).or_insert(i as u32);
             }
-            (map, state)
-        });
-        let t = Arc::new(ChildTable {
+            Keys::Hashed(map, state)
+        };
+        ChildTable {
             pos,
             keys,
             undecodable,
-        });
-        tables.insert(c.ord, TableSlot::Built(t.clone()));
-        Some(t)
-    }
-
-    /// Whether the raw key body `raw` equals the unescaped `key`.
-    #[inline(always)]
-    fn key_eq(&self, raw: &[u8], key: &[u8]) -> bool {
-        if !self.index.lazy {
-            // Strict mode validated every body, so only escapes could make
-            // equal bytes differ in meaning, and an escape decodes shorter
-            // than it is written: a body of the key's own length equals it
-            // exactly when the bytes match and hold no backslash, and a
-            // shorter body, or a longer one without an escape, never does.
-            if raw.len() == key.len() {
-                return raw == key && !has_backslash(key);
-            }
-            if raw.len() < key.len() || !has_backslash(raw) {
-                return false;
-            }
         }
-        body_eq(raw, key)
     }
 
     /// The value of member `key` (unescaped bytes) of object `c`; the first
     /// one when the key repeats.
     pub fn field(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
         let len = self.container_len(c);
-        if let Some(t) = (len > TABLE_MIN).then(|| self.table(c, true)).flatten() {
-            if let Some((map, state)) = &t.keys {
-                match map.get(&state.hash_one(key)) {
-                    Some(&i) => {
-                        let p = t.pos[i as usize];
-                        if self.key_eq(self.string_body(p.k), key) {
-                            return Some(self.child_value(p, true));
-                        }
-                    }
-                    // No key hashes like this one, so no key equals it.
-                    None if !t.undecodable => return None,
-                    None => {}
-                }
-            }
-            // A hash collision: fall back to a scan.
-            return t
-                .pos
-                .iter()
-                .find(|p| self.key_eq(self.string_body(p.k), key))
-                .map(|&p| self.child_value(p, true));
+        let m = KeyMatcher::new(self.input, self.index.lazy, key);
+        if len <= TABLE_MIN {
+            return self.walk_field(c, &m).1;
         }
+        self.with_table(c, true, |t| match t {
+            Some(t) => (0, self.table_field(t, &m)),
+            None => self.walk_field(c, &m),
+        })
+    }
+
+    /// [`Self::field`] by a walk over the members: (members walked, value).
+    #[inline(always)]
+    fn walk_field(&self, c: Cursor, m: &KeyMatcher<'_, '_>) -> (u32, Option<Cursor>) {
+        let len = self.container_len(c);
         let mut p = self.first_child(c);
         for i in 0..len {
-            if self.key_eq(self.string_body(p.k), key) {
-                return Some(self.child_value(p, true));
+            if m.matches(self.string_body(p.k)) {
+                return (i + 1, Some(self.child_value(p, true)));
             }
             if i + 1 < len {
                 p = self.advance(p, true);
             }
         }
-        None
+        (len, None)
+    }
+
+    /// [`Self::field`] through an object's table.
+    fn table_field(&self, t: &ChildTable, m: &KeyMatcher<'_, '_>) -> Option<Cursor> {
+        let hit = |p: &ChildPos| m.matches(self.string_body(p.k));
+        match &t.keys {
+            Keys::Prints(prints) => {
+                let want = m.print();
+                // Equal prints are candidates (the key's length and first
+                // eight bytes); the first whose key matches wins.
+                let found = prints
+                    .iter()
+                    .zip(&t.pos)
+                    .find(|&(&p, pos)| p == want && hit(pos));
+                if let Some((_, &p)) = found {
+                    return Some(self.child_value(p, true));
+                }
+                if !t.undecodable {
+                    return None;
+                }
+            }
+            Keys::Hashed(map, state) => match map.get(&state.hash_one(m.key)) {
+                Some(&i) => {
+                    let p = t.pos[i as usize];
+                    if hit(&p) {
+                        return Some(self.child_value(p, true));
+                    }
+                }
+                // No key hashes like this one, so no key equals it.
+                None if !t.undecodable => return None,
+                None => {}
+            },
+            Keys::None => {}
+        }
+        // A hash collision or an undecodable key: fall back to a scan.
+        t.pos
+            .iter()
+            .find(|p| hit(p))
+            .map(|&p| self.child_value(p, true))
     }
 
     /// Element `i` of array `c`; negative `i` counts from the end.
@@ -456,14 +611,20 @@ impl<'a> Doc<'a> {
             return None;
         }
         let i = i as u32;
-        if let Some(t) = (len > TABLE_MIN).then(|| self.table(c, false)).flatten() {
-            return Some(self.child_value(t.pos[i as usize], false));
+        let walk = || {
+            let mut p = self.first_child(c);
+            while p.i < i {
+                p = self.advance(p, false);
+            }
+            (i + 1, Some(self.child_value(p, false)))
+        };
+        if len <= TABLE_MIN {
+            return walk().1;
         }
-        let mut p = self.first_child(c);
-        while p.i < i {
-            p = self.advance(p, false);
-        }
-        Some(self.child_value(p, false))
+        self.with_table(c, false, |t| match t {
+            Some(t) => (0, Some(self.child_value(t.pos[i as usize], false))),
+            None => walk(),
+        })
     }
 
     // Convenience: resolve then read.
@@ -625,7 +786,7 @@ impl<'a> Doc<'a> {
             if escaped {
                 return None;
             }
-            let print = word ^ (key.len() as u64).rotate_right(8);
+            let print = print(word, key.len());
             for j in 0..i {
                 if prints[j] == print && keys[j] == key {
                     return Some(false);
@@ -770,6 +931,83 @@ fn first_word(input: &[u8], key: &[u8]) -> u64 {
         0..=7 => word & ((1u64 << (8 * key.len())) - 1),
         _ => word,
     }
+}
+
+/// Compares the raw key bodies of one object with a key (unescaped
+/// bytes). What depends on the key alone (its first eight bytes as a word,
+/// whether it holds a backslash) is worked out once per lookup, not once
+/// per member.
+///
+/// An escape decodes shorter than it is written, and a body without one
+/// decodes to itself (or, unvalidated, not at all). So a body shorter than
+/// the key never equals it; a body of the key's length equals it only when
+/// the bytes match; a longer body only through an escape, and then its
+/// first byte is the key's or a backslash. Most members fail the length or
+/// the first-word test: one compare each. In a strict document every body
+/// was validated, so equal bytes without a backslash are a match; in a
+/// lazy one a candidate is confirmed by decoding it ([`body_eq`]).
+struct KeyMatcher<'i, 'k> {
+    input: &'i [u8],
+    key: &'k [u8],
+    /// [`first_word`] of the key.
+    word: u64,
+    backslash: bool,
+    lazy: bool,
+}
+
+impl<'i, 'k> KeyMatcher<'i, 'k> {
+    #[inline(always)]
+    fn new(input: &'i [u8], lazy: bool, key: &'k [u8]) -> Self {
+        KeyMatcher {
+            input,
+            key,
+            word: word_of(key),
+            backslash: has_backslash(key),
+            lazy,
+        }
+    }
+
+    /// The key's [`print`].
+    #[inline(always)]
+    fn print(&self) -> u64 {
+        print(self.word, self.key.len())
+    }
+
+    /// Whether the raw body `raw` (a slice of the input) decodes to the key.
+    #[inline(always)]
+    fn matches(&self, raw: &[u8]) -> bool {
+        let (n, k) = (raw.len(), self.key.len());
+        if n == k {
+            if first_word(self.input, raw) != self.word {
+                return false;
+            }
+            if self.lazy {
+                return body_eq(raw, self.key);
+            }
+            return !self.backslash && (n <= 8 || raw[8..] == self.key[8..]);
+        }
+        if n < k || k == 0 || (raw[0] != self.key[0] && raw[0] != b'\\') {
+            return false;
+        }
+        body_eq(raw, self.key)
+    }
+}
+
+/// The first eight bytes of `key` as a little-endian word, zeros past its
+/// end ([`first_word`] for a key that is not in the input).
+#[inline(always)]
+fn word_of(key: &[u8]) -> u64 {
+    key.iter()
+        .take(8)
+        .enumerate()
+        .fold(0, |w, (i, &b)| w | u64::from(b) << (8 * i))
+}
+
+/// A key's fingerprint: its length and first eight bytes (as a word from
+/// [`first_word`] or [`word_of`]). Keys with different prints differ.
+#[inline(always)]
+fn print(word: u64, len: usize) -> u64 {
+    word ^ (len as u64).rotate_right(8)
 }
 
 /// Whether any of the eight bytes of `w` is a backslash: a byte of `w` xor

@@ -29,6 +29,32 @@ pub(crate) fn big_int(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     }
 }
 
+/// A `str` holding `s`. Version-specific builds make an ASCII string (the
+/// common case: keys, ids, names) with one allocation and a memcpy, which
+/// skips CPython's UTF-8 decoder; other strings, and the stable ABI, go
+/// through `PyString::new`.
+#[inline]
+pub(crate) fn new_str<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
+    #[cfg(not(feature = "abi3"))]
+    if s.is_ascii() {
+        // SAFETY: the interpreter is attached; `PyUnicode_New(n, 127)`
+        // makes a compact ASCII string whose data holds `n` bytes (plus the
+        // NUL it already wrote), which we fill before anyone sees it. A null
+        // result (no memory) clears its error and falls through to
+        // `PyString::new`, which reports a failure its own way.
+        unsafe {
+            let p = ffi::PyUnicode_New(s.len() as ffi::Py_ssize_t, 127);
+            if !p.is_null() {
+                let dst = ffi::PyUnicode_DATA(p).cast::<u8>();
+                std::ptr::copy_nonoverlapping(s.as_ptr(), dst, s.len());
+                return Bound::from_owned_ptr(py, p).cast_into_unchecked();
+            }
+            ffi::PyErr_Clear();
+        }
+    }
+    PyString::new(py, s)
+}
+
 pub(crate) fn number(py: Python<'_>, n: Number<'_>) -> PyResult<Py<PyAny>> {
     Ok(match n {
         Number::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
@@ -55,7 +81,7 @@ pub(crate) fn scalar_or_view(
         Value::Null => py.None(),
         Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
         Value::Number(n) => number(py, n)?,
-        Value::String(s) => PyString::new(py, &s).into_any().unbind(),
+        Value::String(s) => new_str(py, &s).into_any().unbind(),
         Value::Object(c) => Py::new(py, Object::new(parsed.clone(), c))?.into_any(),
         Value::Array(c) => Py::new(py, Array::new(parsed.clone(), c))?.into_any(),
     })

@@ -148,7 +148,7 @@ macro_rules! getters {
                         let s = doc
                             .get_str(c, "")
                             .map_err(|e| access_error(py, e, &self.parsed.input, path))?;
-                        Ok(PyString::new(py, &s).unbind())
+                        Ok(convert::new_str(py, &s).unbind())
                     }
                     found => Err(self.type_error(py, path, "string", found)),
                 }
