@@ -502,19 +502,42 @@ const POW5: [u64; MAX_POW5 + 1] = {
     t
 };
 
+/// `5^k` shifted up to a top bit of 1, and `floor(2^127 / that)`, for
+/// `k <=` [`MAX_POW5`] (entry 0 unused).
+const POW5_NORM: [(u64, u64); MAX_POW5 + 1] = {
+    let mut t = [(1u64 << 63, 1u64 << 63); MAX_POW5 + 1];
+    let mut k = 1;
+    while k <= MAX_POW5 {
+        let d = POW5[k] << POW5[k].leading_zeros();
+        t[k] = (d, ((1u128 << 127) / d as u128) as u64);
+        k += 1;
+    }
+    t
+};
+
 /// `m / 10^k`, correctly rounded (`1 <= k <=` [`MAX_POW5`]).
 ///
 /// When both `m` and `10^k` are exact in an `f64` (`m <= 2^53`, `k <= 22`)
 /// one IEEE division is the correctly rounded quotient (Clinger's fast
 /// path). Otherwise `m / 10^k = (m / 5^k) * 2^-k`, and `5^k` fits in 63
-/// bits: with `m` and `5^k` each shifted up to a top bit of 1 (`mn`, `dn`),
-/// one 128-by-64-bit division gives `q = floor(mn * 2^63 / dn)`, a quotient
-/// of 63 or 64 bits. Setting its lowest bit when the remainder is not zero
-/// (a sticky bit, far below the 53 bits kept) makes `q as f64` (itself
-/// correctly rounded, ties to even) round exactly as the infinite quotient
-/// would; the power of two that remains is applied exactly (the result is
-/// far from the subnormal range). This is the case of the 17-digit
-/// fractions of coordinate data, which the first path cannot take.
+/// bits. With `m` and `5^k` each shifted up to a top bit of 1 (`mn`, `dn`),
+/// the quotient `Q = mn * 2^63 / dn` lies in `(2^62, 2^64)`: 63 or 64 bits,
+/// of which the `f64` keeps 53, so `Q`'s rounding is decided by its low
+/// `L = 10 or 11` bits and whether it has a fraction.
+///
+/// `Q` is estimated with one 64x64-bit multiplication by the reciprocal
+/// `R = floor(2^127 / dn)`: `q' = floor(mn * R / 2^64)` is `floor(Q)` or
+/// one less (the reciprocal's error, below 1, times `mn / 2^64`, below 1).
+/// Rounding to nearest changes only at midpoints (low bits `100..0`); when
+/// none lies in `[q', q' + 2]`, every value there rounds alike, and so does
+/// `q' | 1` (odd, so never a midpoint itself), which `as f64` (correctly
+/// rounded) converts. Otherwise (about 3 in 1024) one exact 128-by-64-bit
+/// division gives `floor(Q)`, with the lowest bit set when the remainder is
+/// not zero (a sticky bit, far below the kept bits) so that `as f64`
+/// rounds exactly as `Q` would. The power of two that remains is applied
+/// exactly (the result is far from the subnormal range). This is the case
+/// of the 17-digit fractions of coordinate data, which Clinger's path
+/// cannot take.
 #[inline(always)]
 fn fraction_f64(m: u64, k: usize) -> f64 {
     if m <= 1 << 53 && k <= 22 {
@@ -523,17 +546,32 @@ fn fraction_f64(m: u64, k: usize) -> f64 {
     if m == 0 {
         return 0.0;
     }
-    let d = POW5[k];
-    let (lm, ld) = (m.leading_zeros(), d.leading_zeros());
-    let (mn, dn) = (m << lm, d << ld);
-    let n = (mn as u128) << 63;
-    // mn >> 1 < dn: the quotient fits in 64 bits (and is >= 2^62).
-    let q = (n / dn as u128) as u64;
-    let sticky = !n.is_multiple_of(dn as u128) as u64;
-    // value = q * 2^(ld - lm - 63 - k), with -154 < exponent < 0.
+    let (dn, recip) = POW5_NORM[k];
+    let lm = m.leading_zeros();
+    let mn = m << lm;
+    let estimate = ((mn as u128 * recip as u128) >> 64) as u64;
+    let half = 1u64 << (9 + (estimate >> 63));
+    let low = estimate & (2 * half - 1);
+    let q = if low.wrapping_sub(half - 2) > 2 {
+        estimate | 1
+    } else {
+        exact_quotient(mn, dn)
+    };
+    // value = Q * 2^(ld - lm - 63 - k), with -154 < exponent < 0.
+    let ld = POW5[k].leading_zeros();
     let e = ld as i64 - lm as i64 - 63 - k as i64;
     let scale = f64::from_bits(((1023 + e) as u64) << 52);
-    (q | sticky) as f64 * scale
+    q as f64 * scale
+}
+
+/// `floor(mn * 2^63 / dn)` with its lowest bit set when the division is
+/// not exact (`mn, dn >= 2^63`: the quotient fits in 64 bits).
+#[cold]
+#[inline(never)]
+fn exact_quotient(mn: u64, dn: u64) -> u64 {
+    let n = (mn as u128) << 63;
+    let q = (n / dn as u128) as u64;
+    q | !n.is_multiple_of(dn as u128) as u64
 }
 
 /// 10^k for k < 20 (10^19 < 2^64).
