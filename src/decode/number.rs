@@ -29,6 +29,14 @@
 //! big-decimal fallback) and turns overflow into an infinity, as Python's
 //! `json` does (`1e400` is `inf`); `-0.0` keeps its sign, `-0` is `Int(0)`.
 //!
+//! `loads` reads each number once ([`parse_number_at`], [`plain_decimal`],
+//! [`plain_long_decimal`]): the digits become a mantissa of up to 19 digits
+//! as the grammar is checked, and a mantissa over a power of ten up to
+//! 10^27 is rounded by [`fraction_f64`] (one exact `f64` division when both
+//! are exact, else one 128-by-64-bit integer division with a sticky bit);
+//! only longer mantissas and larger exponents reach `fast_float2`, which
+//! then reads the digits again.
+//!
 //! Literals must be exactly `true`, `false` or `null`. A token that does not
 //! start like a number (`-` or a digit) is `InvalidLiteral` at its first
 //! byte, or after the literal it starts with (`truex` at the `x`); a token
@@ -404,19 +412,6 @@ fn accumulate_digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
     i
 }
 
-/// 10^k for k < 9.
-const POW10_U64: [u64; 9] = [
-    1,
-    10,
-    100,
-    1_000,
-    10_000,
-    100_000,
-    1_000_000,
-    10_000_000,
-    100_000_000,
-];
-
 /// Parse the number that starts at `input[start]`, checking its grammar on
 /// the way: `None` when no valid number starts there (the caller finds the
 /// exact error elsewhere). Returns the number and its end: the first byte
@@ -476,13 +471,11 @@ pub fn parse_number_at(input: &[u8], start: usize) -> Option<(Number<'_>, usize)
             let v = m as i64;
             return Some((Number::Int(if neg { -v } else { v }), end));
         }
-    } else if digits <= 19 && m <= 1 << 53 && (-22..=22).contains(&exp10) {
-        let f = m as f64;
-        let v = if exp10 < 0 {
-            f / EXACT_POW10[(-exp10) as usize]
-        } else {
-            f * EXACT_POW10[exp10 as usize]
-        };
+    } else if digits <= 19 && (-(MAX_POW5 as i64)..0).contains(&exp10) {
+        let v = fraction_f64(m, (-exp10) as usize);
+        return Some((Number::Float(if neg { -v } else { v }), end));
+    } else if digits <= 19 && m <= 1 << 53 && (0..=22).contains(&exp10) {
+        let v = m as f64 * EXACT_POW10[exp10 as usize];
         return Some((Number::Float(if neg { -v } else { v }), end));
     }
     let text = &input[start..end];
@@ -493,6 +486,157 @@ pub fn parse_number_at(input: &[u8], start: usize) -> Option<(Number<'_>, usize)
     fast_float2::parse(text)
         .ok()
         .map(|v| (Number::Float(v), end))
+}
+
+/// The largest `k` that [`fraction_f64`] takes: 5^27 < 2^63.
+const MAX_POW5: usize = 27;
+
+/// 5^k for k <= [`MAX_POW5`].
+const POW5: [u64; MAX_POW5 + 1] = {
+    let mut t = [1u64; MAX_POW5 + 1];
+    let mut i = 1;
+    while i <= MAX_POW5 {
+        t[i] = t[i - 1] * 5;
+        i += 1;
+    }
+    t
+};
+
+/// `5^k` shifted up to a top bit of 1, and `floor(2^127 / that)`, for
+/// `k <=` [`MAX_POW5`] (entry 0 unused).
+const POW5_NORM: [(u64, u64); MAX_POW5 + 1] = {
+    let mut t = [(1u64 << 63, 1u64 << 63); MAX_POW5 + 1];
+    let mut k = 1;
+    while k <= MAX_POW5 {
+        let d = POW5[k] << POW5[k].leading_zeros();
+        t[k] = (d, ((1u128 << 127) / d as u128) as u64);
+        k += 1;
+    }
+    t
+};
+
+/// `m / 10^k`, correctly rounded (`1 <= k <=` [`MAX_POW5`]).
+///
+/// When both `m` and `10^k` are exact in an `f64` (`m <= 2^53`, `k <= 22`)
+/// one IEEE division is the correctly rounded quotient (Clinger's fast
+/// path). Otherwise `m / 10^k = (m / 5^k) * 2^-k`, and `5^k` fits in 63
+/// bits. With `m` and `5^k` each shifted up to a top bit of 1 (`mn`, `dn`),
+/// the quotient `Q = mn * 2^63 / dn` lies in `(2^62, 2^64)`: 63 or 64 bits,
+/// of which the `f64` keeps 53, so `Q`'s rounding is decided by its low
+/// `L = 10 or 11` bits and whether it has a fraction.
+///
+/// `Q` is estimated with one 64x64-bit multiplication by the reciprocal
+/// `R = floor(2^127 / dn)`: `q' = floor(mn * R / 2^64)` is `floor(Q)` or
+/// one less (the reciprocal's error, below 1, times `mn / 2^64`, below 1).
+/// Rounding to nearest changes only at midpoints (low bits `100..0`); when
+/// none lies in `[q', q' + 2]`, every value there rounds alike, and so does
+/// `q' | 1` (odd, so never a midpoint itself), which `as f64` (correctly
+/// rounded) converts. Otherwise (about 3 in 1024) one exact 128-by-64-bit
+/// division gives `floor(Q)`, with the lowest bit set when the remainder is
+/// not zero (a sticky bit, far below the kept bits) so that `as f64`
+/// rounds exactly as `Q` would. The power of two that remains is applied
+/// exactly (the result is far from the subnormal range). This is the case
+/// of the 17-digit fractions of coordinate data, which Clinger's path
+/// cannot take.
+#[inline(always)]
+fn fraction_f64(m: u64, k: usize) -> f64 {
+    if m <= 1 << 53 && k <= 22 {
+        return m as f64 / EXACT_POW10[k];
+    }
+    if m == 0 {
+        return 0.0;
+    }
+    let (dn, recip) = POW5_NORM[k];
+    let lm = m.leading_zeros();
+    let mn = m << lm;
+    let estimate = ((mn as u128 * recip as u128) >> 64) as u64;
+    let half = 1u64 << (9 + (estimate >> 63));
+    let low = estimate & (2 * half - 1);
+    let q = if low.wrapping_sub(half - 2) > 2 {
+        estimate | 1
+    } else {
+        exact_quotient(mn, dn)
+    };
+    // value = Q * 2^(ld - lm - 63 - k), with -154 < exponent < 0.
+    let ld = POW5[k].leading_zeros();
+    let e = ld as i64 - lm as i64 - 63 - k as i64;
+    let scale = f64::from_bits(((1023 + e) as u64) << 52);
+    q as f64 * scale
+}
+
+/// `floor(mn * 2^63 / dn)` with its lowest bit set when the division is
+/// not exact (`mn, dn >= 2^63`: the quotient fits in 64 bits).
+#[cold]
+#[inline(never)]
+fn exact_quotient(mn: u64, dn: u64) -> u64 {
+    let n = (mn as u128) << 63;
+    let q = (n / dn as u128) as u64;
+    q | !n.is_multiple_of(dn as u128) as u64
+}
+
+/// 10^k for k < 20 (10^19 < 2^64).
+const POW10_U64: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// The value of the `n` (0..=19) ASCII digits at `chunk[at..]` (`at + n <=
+/// 24`), read eight at a time.
+#[inline(always)]
+fn digits_value(chunk: &[u8; 32], mut at: usize, mut n: usize) -> u64 {
+    let mut v = 0;
+    while n > 0 {
+        let run = n.min(8);
+        v = v * POW10_U64[run] + digit_run(chunk, at, run);
+        at += run;
+        n -= run;
+    }
+    v
+}
+
+/// The `float` that is exactly `input[p..q]`, when it is a plain decimal
+/// fraction (`-?(0|[1-9][0-9]*)\.[0-9]+`) of at most 19 digits, with 32
+/// bytes readable from `p`: the longer fractions [`plain_decimal`] leaves
+/// (17 significant digits in canada.json). `None` means "not known": the
+/// caller takes [`parse_number_at`], which gives the same value whenever
+/// this answers.
+///
+/// One read: the digit and dot masks of the 32 bytes check the grammar,
+/// the digits on either side of the dot are converted eight at a time into
+/// one mantissa, and [`fraction_f64`] divides it by the power of ten.
+#[inline(always)]
+pub fn plain_long_decimal(input: &[u8], p: usize, q: usize) -> Option<Number<'static>> {
+    let chunk = input.get(p..)?.first_chunk::<32>()?;
+    let len = q.wrapping_sub(p);
+    // `-`, 19 digits and the dot.
+    if len.wrapping_sub(1) >= 21 {
+        return None;
+    }
+    let masks = number_masks(input, p)?;
+    let neg = (chunk[0] == b'-') as usize;
+    let token = (1u32 << len) - 1;
+    // Every byte but a leading `-` and one `.` is a digit.
+    let others = token & !masks.digits & !(neg as u32);
+    if others == 0 || others & (others - 1) != 0 || others & masks.dots == 0 {
+        return None;
+    }
+    let dot = others.trailing_zeros() as usize;
+    // Digits on both sides, no leading zero.
+    if dot <= neg || dot + 1 >= len || (chunk[neg] == b'0' && dot > neg + 1) {
+        return None;
+    }
+    let (int, frac) = (dot - neg, len - dot - 1);
+    if int + frac > 19 {
+        return None;
+    }
+    let m = digits_value(chunk, neg, int) * POW10_U64[frac] + digits_value(chunk, dot + 1, frac);
+    let v = fraction_f64(m, frac);
+    Some(Number::Float(if neg == 1 { -v } else { v }))
 }
 
 /// An integer token that passed [`scan_number`].
@@ -595,24 +739,13 @@ pub fn plain_decimal(input: &[u8], p: usize, q: usize) -> Option<Number<'static>
         f = f * POW10_U64[frac - 8] + digit_run(chunk, dot + 9, frac - 8);
     }
     // At most 15 digits in all (16 bytes, one of them the dot): no overflow.
-    let m = m * POW10_FRAC[frac] + f;
+    let m = m * POW10_U64[frac] + f;
     if m > 1 << 53 {
         return None;
     }
     let v = m as f64 / EXACT_POW10[frac];
     Some(Number::Float(if neg == 1 { -v } else { v }))
 }
-
-/// 10^k for k < 16.
-const POW10_FRAC: [u64; 16] = {
-    let mut t = [1u64; 16];
-    let mut i = 1;
-    while i < 16 {
-        t[i] = t[i - 1] * 10;
-        i += 1;
-    }
-    t
-};
 
 /// The value of the `n` (1..=8) ASCII digits at `chunk[at..]` (`at + 8 <=
 /// 32`): one load, shifted so that zero digits fill the front.
@@ -1030,6 +1163,121 @@ mod tests {
             }
         }
         assert!(answered > 100_000, "{answered}");
+    }
+
+    /// `fraction_f64` is correctly rounded: it agrees with the standard
+    /// library's parser on random mantissas of every length up to 19
+    /// digits, on every power it takes, and on values one unit from the
+    /// halfway points between two floats.
+    #[test]
+    fn fractions_are_correctly_rounded() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let check = |m: u64, k: usize| {
+            let want: f64 = format!("{m}e-{k}").parse().unwrap();
+            assert_eq!(fraction_f64(m, k).to_bits(), want.to_bits(), "{m}e-{k}");
+        };
+        for k in 1..=MAX_POW5 {
+            for digits in 1..=19u32 {
+                for _ in 0..300 {
+                    let m = rnd() % 10u64.pow(digits);
+                    check(m, k);
+                }
+            }
+            for m in [0, 1, (1 << 53) - 1, 1 << 53, (1 << 53) + 1, u64::MAX / 2] {
+                check(m, k);
+            }
+            check(9_999_999_999_999_999_999, k);
+        }
+        // Halfway points: for a float M * 2^E, the midpoint to the next one
+        // is (2M + 1) * 2^(E - 1); times 10^k it is (2M + 1) * 5^k * 2^(k +
+        // E - 1), whose integer part (exact when the shift drops only
+        // zeros: a true tie) and its neighbours are decimals at, just below
+        // and just above the midpoint.
+        let mut ties = 0;
+        for _ in 0..20_000 {
+            let bits = 0x3E00_0000_0000_0000 + rnd() % 0x0900_0000_0000_0000;
+            let mant = (bits & ((1 << 52) - 1)) | 1 << 52;
+            let e = ((bits >> 52) & 0x7FF) as i64 - 1075;
+            for (k, &p5) in POW5.iter().enumerate().skip(1) {
+                let n = u128::from(2 * mant + 1) * u128::from(p5);
+                let shift = -(k as i64 + e - 1);
+                let m = match shift {
+                    1..128 => n >> shift,
+                    -63..=0 => n.saturating_mul(1 << -shift),
+                    _ => continue,
+                };
+                if m == 0 || m >= 10u128.pow(19) {
+                    continue;
+                }
+                ties += (shift <= 0) as usize;
+                let m = m as u64;
+                for d in 0..3 {
+                    check(m - d.min(m), k);
+                    check(m + d, k);
+                }
+            }
+        }
+        assert!(ties > 0);
+    }
+
+    /// `plain_long_decimal` answers only for valid plain fractions of up to
+    /// 19 digits, and then with `parse_number_at`'s value.
+    #[test]
+    fn plain_long_decimals_agree_with_parse_number_at() {
+        let pieces: &[&[u8]] = &[
+            b"-", b"0", b"1", b"9", b"5", b".", b"e", b"x", b"00", b"1234",
+        ];
+        let mut seed = 11u32;
+        let mut answered = 0;
+        for round in 0..300_000 {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let mut r = seed;
+            let mut tok = Vec::new();
+            for _ in 0..1 + (r % 12) {
+                r = r.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
+                tok.extend_from_slice(pieces[(r >> 24) as usize % pieces.len()]);
+            }
+            if round % 2 == 0 {
+                // Coordinate-like values: 15 to 20 significant digits.
+                let v = f64::from_bits(u64::from(seed) << 20 | u64::from(r)) % 1e3;
+                let prec = 12 + (r >> 8) as usize % 10;
+                tok = format!("{v:.prec$}").into_bytes();
+            }
+            let mut input = tok.clone();
+            input.push(b',');
+            input.extend_from_slice(&[b' '; 40]);
+            let got = plain_long_decimal(&input, 0, tok.len());
+            let want = parse_number_at(&input, 0).filter(|&(_, e)| e == tok.len());
+            let fraction = tok.contains(&b'.') && !tok.contains(&b'e');
+            let digits = tok.iter().filter(|b| b.is_ascii_digit()).count();
+            match got {
+                Some(Number::Float(a)) => {
+                    answered += 1;
+                    let Some((Number::Float(b), _)) = want else {
+                        panic!("{:?}", String::from_utf8_lossy(&tok))
+                    };
+                    assert_eq!(
+                        a.to_bits(),
+                        b.to_bits(),
+                        "{:?}",
+                        String::from_utf8_lossy(&tok)
+                    );
+                }
+                Some(other) => panic!("{other:?}"),
+                None => assert!(
+                    want.is_none() || !fraction || digits > 19,
+                    "missed {:?}",
+                    String::from_utf8_lossy(&tok)
+                ),
+            }
+        }
+        assert!(answered > 50_000, "{answered}");
     }
 
     #[test]

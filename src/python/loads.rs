@@ -50,7 +50,7 @@
 use super::convert::big_int;
 use super::errors::decode_error;
 use super::input::Input;
-use crate::decode::number::{parse_number_at, plain_decimal};
+use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
 use crate::decode::Number;
 use crate::index::{
     literal_token, plain_fraction, skip_ws, string_close, Container, Index, Options,
@@ -560,17 +560,12 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
                             match plain_decimal(input, sk, next) {
                                 Some(n) => self.number_object(n)?,
                                 // Longer fractions (17 significant digits
-                                // in canada.json): checked by a digit
-                                // mask, then read once, by the float
-                                // parser (`parse_number_at` reads the
-                                // digits and then calls the same parser).
-                                None if plain_fraction(input, sk, next) => {
-                                    match fast_float2::parse::<f64, _>(&input[sk..next]) {
-                                        Ok(v) => self.number_object(Number::Float(v))?,
-                                        Err(_) => self.scalar(sk, next)?,
-                                    }
-                                }
-                                None => self.scalar(sk, next)?,
+                                // in canada.json): read once, by the same
+                                // masks, up to 19 digits.
+                                None => match plain_long_decimal(input, sk, next) {
+                                    Some(n) => self.number_object(n)?,
+                                    None => self.long_number(sk, next)?,
+                                },
                             }
                         }
                         open => {
@@ -705,6 +700,25 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
         }
         // SAFETY: the interpreter is attached.
         unsafe { self.number_object(n) }
+    }
+
+    /// A scalar token `input[p..q]` that the plain-decimal readers left:
+    /// a plain fraction of more than 19 digits goes straight to the float
+    /// parser (the digit mask has checked its grammar, so its digits are
+    /// read once); anything else is checked and read by [`Self::scalar`].
+    ///
+    /// # Safety
+    /// The interpreter must be attached.
+    #[inline(never)]
+    unsafe fn long_number(&mut self, p: usize, q: usize) -> Option<*mut ffi::PyObject> {
+        if plain_fraction(self.input, p, q) {
+            if let Ok(v) = fast_float2::parse::<f64, _>(&self.input[p..q]) {
+                // SAFETY: the interpreter is attached.
+                return unsafe { self.number_object(Number::Float(v)) };
+            }
+        }
+        // SAFETY: the interpreter is attached.
+        unsafe { self.scalar(p, q) }
     }
 
     /// The `int` or `float` of `n` (a new reference, or `None` with an
