@@ -575,7 +575,7 @@ fn exact_quotient(mn: u64, dn: u64) -> u64 {
 }
 
 /// 10^k for k < 20 (10^19 < 2^64).
-const POW10_U64: [u64; 20] = {
+pub(crate) const POW10_U64: [u64; 20] = {
     let mut t = [1u64; 20];
     let mut i = 1;
     while i < 20 {

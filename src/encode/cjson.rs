@@ -24,20 +24,9 @@ pub const MAX_ESCAPE: usize = 6;
 /// The escape of each byte: 0 for bytes copied as they are, the second byte
 /// of a short escape (`b'n'` for `\n`), or `b'u'` for `\u00xx`.
 static ESCAPE: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = b'u';
-        i += 1;
-    }
+    // qjson's own table, plus the two bytes lua-cjson also escapes.
+    let mut t = super::escape::ESCAPE_TABLE;
     t[0x7F] = b'u';
-    t[0x08] = b'b';
-    t[0x09] = b't';
-    t[0x0A] = b'n';
-    t[0x0C] = b'f';
-    t[0x0D] = b'r';
-    t[b'"' as usize] = b'"';
-    t[b'\\' as usize] = b'\\';
     t[b'/' as usize] = b'/';
     t
 };

@@ -32,7 +32,8 @@ use super::Buf;
 
 /// The escape of each byte that needs one: the second byte of a short escape
 /// (`b'n'` for `\n`), `b'u'` for `\u00XX`, or 0 for bytes copied as they are.
-static ESCAPE: [u8; 256] = {
+/// The Lua encoder's table (`cjson.rs`) starts from this one.
+pub(super) const ESCAPE_TABLE: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
     while i < 0x20 {
@@ -48,6 +49,9 @@ static ESCAPE: [u8; 256] = {
     t[b'\\' as usize] = b'\\';
     t
 };
+
+/// The table as a static (one copy in memory, read by the writers below).
+static ESCAPE: [u8; 256] = ESCAPE_TABLE;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 

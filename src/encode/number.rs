@@ -33,16 +33,8 @@ static PAIRS: [u8; 200] = {
     t
 };
 
-/// Powers of ten, `10^0 ..= 10^19`.
-static POW10: [u64; 20] = {
-    let mut t = [1u64; 20];
-    let mut i = 1;
-    while i < 20 {
-        t[i] = t[i - 1] * 10;
-        i += 1;
-    }
-    t
-};
+/// Powers of ten, `10^0 ..= 10^19` (the decoder's table, kept in a static here).
+static POW10: [u64; 20] = crate::decode::number::POW10_U64;
 
 /// The number of decimal digits of `v` (1 for 0), without a loop: the bit
 /// length times log10(2) (1233 / 4096) is the digit count or one more,
