@@ -748,6 +748,13 @@ mod tests {
     fn corpus_files_are_valid() {
         let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/data/jsonexamples");
+        if !dir.is_dir() {
+            eprintln!(
+                "skipped: {} is absent (see the README's Test data)",
+                dir.display()
+            );
+            return;
+        }
         for name in [
             "twitter.json",
             "citm_catalog.json",
