@@ -74,6 +74,12 @@ def expected_body(body: bytes) -> bytes:
         meta.update(route=route.pool, messages=len(req["messages"]))
     else:
         req["metadata"] = {"route": route.pool, "messages": len(req["messages"])}
+    for key, value in route.merge.items():  # RFC 7396, flat: the routes' patches are flat
+        assert not isinstance(value, dict)
+        if value is None:
+            req.pop(key, None)
+        else:
+            req[key] = value
     return json.dumps(req, ensure_ascii=False, separators=(",", ":")).encode()
 
 

@@ -53,8 +53,27 @@ class Forward:
     messages: int
 
 
-def route_request(req: Any) -> tuple[str, bool, int]:
-    """Apply the route for req["model"] in place; return (model, stream, number of messages)."""
+def merge_patch(target: Any, patch: dict[str, Any]) -> Any:
+    """RFC 7396 on plain dicts (the orjson and json variants; qjson has its own)."""
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict):
+            here = target.get(key)
+            target[key] = merge_patch(here if isinstance(here, dict) else {}, value)
+        else:
+            target[key] = value
+    return target
+
+
+def route_request(
+    req: Any, merge: Callable[[Any, dict[str, Any]], Any] = merge_patch
+) -> tuple[str, bool, int]:
+    """Apply the route for req["model"] in place; return (model, stream, number of messages).
+
+    `merge` applies the route's merge patch: ``qjson.merge_patch`` on views (its
+    edits are spliced into the original bytes like the others), the plain-dict
+    `merge_patch` above otherwise."""
     if not isinstance(req, MutableMapping):
         raise BadRequest("the body must be a JSON object")
     model = req.get("model")
@@ -80,23 +99,31 @@ def route_request(req: Any) -> tuple[str, bool, int]:
         meta["messages"] = n
     else:
         req["metadata"] = {"route": route.pool, "messages": n}
+    if route.merge:
+        merge(req, route.merge)
     return model, stream, n
 
 
-Codec = tuple[Callable[[bytes], Any], Callable[[Any], bytes], tuple[type[ValueError], ...]]
+Codec = tuple[
+    Callable[[bytes], Any],
+    Callable[[Any], bytes],
+    tuple[type[ValueError], ...],
+    Callable[[Any, dict[str, Any]], Any],
+]
 
 
 def _codec_qjson() -> Codec:
     import qjson
 
     # decode: strict, checks every byte while indexing (module doc); builds no objects.
-    return qjson.decode, qjson.dumps, (qjson.JSONDecodeError,)
+    return qjson.decode, qjson.dumps, (qjson.JSONDecodeError,), qjson.merge_patch
 
 
 def _codec_orjson() -> Codec:
     import orjson
 
-    return orjson.loads, orjson.dumps, (orjson.JSONDecodeError,)  # pos is 0 for bad UTF-8
+    # pos is 0 for bad UTF-8
+    return orjson.loads, orjson.dumps, (orjson.JSONDecodeError,), merge_patch
 
 
 def _codec_json() -> Codec:
@@ -115,7 +142,7 @@ def _codec_json() -> Codec:
     def dumps(req: Any) -> bytes:
         return json.dumps(req, ensure_ascii=False, separators=(",", ":")).encode()
 
-    return loads, dumps, ()
+    return loads, dumps, (), merge_patch
 
 
 CODECS = {"qjson": _codec_qjson, "orjson": _codec_orjson, "json": _codec_json}
@@ -123,12 +150,12 @@ CODECS = {"qjson": _codec_qjson, "orjson": _codec_orjson, "json": _codec_json}
 
 def make_rewriter(library: str) -> Callable[[bytes], Forward]:
     """The request rewriter for one JSON library: "qjson", "orjson" or "json"."""
-    loads, dumps, decode_errors = CODECS[library]()
+    loads, dumps, decode_errors, merge = CODECS[library]()
 
     def rewrite(body: bytes) -> Forward:
         try:
             req = loads(body)
-            model, stream, n = route_request(req)
+            model, stream, n = route_request(req, merge)
             return Forward(dumps(req), model, stream, n)
         except decode_errors as e:
             raise BadRequest(e.msg, e.pos) from None  # type: ignore[attr-defined]
