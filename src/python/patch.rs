@@ -407,6 +407,13 @@ fn key<'py>(py: Python<'py>, token: &[u8]) -> Bound<'py, PyString> {
     PyString::new(py, std::str::from_utf8(token).unwrap_or_default())
 }
 
+/// The array index `token` names in `parent` (an array), by RFC 6902's rules
+/// for `place`; a bad index fails the op with the pointer's text.
+fn index_in(parent: &Node<'_>, token: &[u8], place: Place, p: &Pointer) -> Step<usize> {
+    array_index(token, parent.len()?, place)
+        .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))
+}
+
 /// The child `token` names in `parent`, which must exist.
 fn child<'py>(
     py: Python<'py>,
@@ -420,8 +427,7 @@ fn child<'py>(
             None => fail(format!("path {:?} not found", p.text)),
         },
         Node::Arr(_) | Node::List(_) => {
-            let i = array_index(token, parent.len()?, Place::Existing)
-                .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))?;
+            let i = index_in(parent, token, Place::Existing, p)?;
             Ok(parent.element(i)?)
         }
         Node::Leaf => fail(format!(
@@ -472,8 +478,7 @@ impl<'py> Doc<'py> {
             self.journal.touch(&parent)?;
             parent.set(&key(py, last), v)?;
         } else if parent.is_array() {
-            let i = array_index(last, parent.len()?, Place::Insert)
-                .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))?;
+            let i = index_in(&parent, last, Place::Insert, p)?;
             self.journal.touch(&parent)?;
             parent.insert(i, v)?;
         } else {
@@ -494,8 +499,7 @@ impl<'py> Doc<'py> {
                 return fail(format!("path {:?} not found", p.text));
             }
         } else if parent.is_array() {
-            let i = array_index(last, parent.len()?, Place::Existing)
-                .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))?;
+            let i = index_in(&parent, last, Place::Existing, p)?;
             self.journal.touch(&parent)?;
             parent.remove(i)?;
         } else {
@@ -517,8 +521,7 @@ impl<'py> Doc<'py> {
                 return fail(format!("path {:?} not found", p.text));
             }
         } else if parent.is_array() {
-            let i = array_index(last, parent.len()?, Place::Existing)
-                .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))?;
+            let i = index_in(&parent, last, Place::Existing, p)?;
             self.journal.touch(&parent)?;
             parent.replace(i, v)?;
         } else {
