@@ -23,7 +23,7 @@ pub mod decode;
 pub mod doc;
 pub mod encode;
 pub mod error;
-pub mod ffi;
+pub mod capi;
 pub mod index;
 pub mod many;
 pub mod patch;

@@ -7,7 +7,7 @@
 //! 4 GiB (a small machine with strict overcommit), the test says so and
 //! returns instead of aborting the test binary.
 
-use qjson::ffi::{self, CCursor, Handle};
+use qjson::capi::{self, CCursor, Handle};
 use qjson::{ErrorKind, Index, Options};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ffi::{c_int, CStr};
@@ -21,7 +21,7 @@ fn last_error() -> (c_int, usize, String) {
     let mut status = -1;
     let mut offset = 0usize;
     // SAFETY: valid out-pointers; the message is copied at once.
-    let msg = unsafe { CStr::from_ptr(ffi::qjson_last_error(&mut status, &mut offset)) };
+    let msg = unsafe { CStr::from_ptr(capi::qjson_last_error(&mut status, &mut offset)) };
     (status, offset, msg.to_string_lossy().into_owned())
 }
 
@@ -73,7 +73,7 @@ fn inputs_of_4_gib_or_more_are_too_large() {
         // The C ABI says the same, with QJSON_ERR_JSON.
         let mut h: *mut Handle = null_mut();
         // SAFETY: `big` is readable for its length; `h` is a valid local.
-        let rc = unsafe { ffi::qjson_parse(big.as_ptr().cast(), big.len(), null(), &mut h) };
+        let rc = unsafe { capi::qjson_parse(big.as_ptr().cast(), big.len(), null(), &mut h) };
         assert_eq!(rc, JSON);
         assert!(h.is_null());
         let (status, _, msg) = last_error();
@@ -90,7 +90,7 @@ fn a_panic_inside_the_c_abi_is_a_status_not_an_unwind() {
     let text = b"{\"a\": [1, 2]}";
     let mut h: *mut Handle = null_mut();
     // SAFETY: `text` outlives the handle (freed below); `h` is a valid local.
-    let rc = unsafe { ffi::qjson_parse(text.as_ptr().cast(), text.len(), null(), &mut h) };
+    let rc = unsafe { capi::qjson_parse(text.as_ptr().cast(), text.len(), null(), &mut h) };
     assert_eq!(rc, OK);
     // An object at byte 0 (right), whose container ordinal is out of range.
     let forged = CCursor {
@@ -105,10 +105,10 @@ fn a_panic_inside_the_c_abi_is_a_status_not_an_unwind() {
     std::panic::set_hook(Box::new(|_| {}));
     // SAFETY: live handle and valid pointers; the cursor breaks the
     // contract on purpose, which must end in a status, not UB.
-    let rc = unsafe { ffi::qjson_len(h, &forged, null(), 0, &mut n) };
+    let rc = unsafe { capi::qjson_len(h, &forged, null(), 0, &mut n) };
     let mut out = CCursor::default();
     // SAFETY: as above.
-    let rc2 = unsafe { ffi::qjson_find(h, &forged, c"a".as_ptr(), 1, &mut out) };
+    let rc2 = unsafe { capi::qjson_find(h, &forged, c"a".as_ptr(), 1, &mut out) };
     std::panic::set_hook(hook);
     assert_eq!(rc, PANIC);
     assert_eq!(rc2, PANIC);
@@ -117,8 +117,8 @@ fn a_panic_inside_the_c_abi_is_a_status_not_an_unwind() {
     assert!(msg.starts_with("internal error (panic)"), "{msg}");
     // The handle is still usable after a caught panic.
     // SAFETY: as above, with the root (NULL) cursor.
-    let rc = unsafe { ffi::qjson_len(h, null(), c"a".as_ptr(), 1, &mut n) };
+    let rc = unsafe { capi::qjson_len(h, null(), c"a".as_ptr(), 1, &mut n) };
     assert_eq!((rc, n), (OK, 2));
     // SAFETY: freed once.
-    unsafe { ffi::qjson_free(h) };
+    unsafe { capi::qjson_free(h) };
 }

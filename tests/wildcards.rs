@@ -326,14 +326,14 @@ proptest! {
 
 #[test]
 fn c_abi_get_all_and_compiled_paths() {
-    use qjson::ffi::{self, CCursor, Handle};
+    use qjson::capi::{self, CCursor, Handle};
     use std::ptr::{null, null_mut};
     let input = br#"{"m": [{"c": "a"}, {"x": 1}, {"c": [2]}], "*": 3}"#;
     let raw = |h: *const Handle, c: &CCursor| {
         let (mut a, mut b) = (0usize, 0usize);
         // SAFETY: a live handle, a cursor from it, writable out-params.
         assert_eq!(
-            unsafe { ffi::qjson_span(h, c, null(), 0, &mut a, &mut b) },
+            unsafe { capi::qjson_span(h, c, null(), 0, &mut a, &mut b) },
             0
         );
         String::from_utf8(input[a..b].to_vec()).unwrap()
@@ -343,13 +343,13 @@ fn c_abi_get_all_and_compiled_paths() {
     unsafe {
         let mut h: *mut Handle = null_mut();
         assert_eq!(
-            ffi::qjson_parse(input.as_ptr().cast(), input.len(), null(), &mut h),
+            capi::qjson_parse(input.as_ptr().cast(), input.len(), null(), &mut h),
             0
         );
         let (mut out, mut n): (*const CCursor, usize) = (null(), 0);
         let path = "m[*].c";
         assert_eq!(
-            ffi::qjson_get_all(
+            capi::qjson_get_all(
                 h,
                 null(),
                 path.as_ptr().cast(),
@@ -369,49 +369,49 @@ fn c_abi_get_all_and_compiled_paths() {
         let mut p = null_mut();
         let text = r#"["*"]"#;
         assert_eq!(
-            ffi::qjson_path_new(text.as_ptr().cast(), text.len(), &mut p),
+            capi::qjson_path_new(text.as_ptr().cast(), text.len(), &mut p),
             0
         );
         let mut c = CCursor::default();
-        assert_eq!(ffi::qjson_path_find(h, null(), p, &mut c), 0);
+        assert_eq!(capi::qjson_path_find(h, null(), p, &mut c), 0);
         assert_eq!(raw(h, &c), "3");
-        assert_eq!(ffi::qjson_path_get_all(h, null(), p, &mut out, &mut n), 0);
+        assert_eq!(capi::qjson_path_get_all(h, null(), p, &mut out, &mut n), 0);
         assert_eq!(n, 1);
-        ffi::qjson_path_free(p);
+        capi::qjson_path_free(p);
 
         let text = "m[*]";
         assert_eq!(
-            ffi::qjson_path_new(text.as_ptr().cast(), text.len(), &mut p),
+            capi::qjson_path_new(text.as_ptr().cast(), text.len(), &mut p),
             0
         );
         assert_eq!(
-            ffi::qjson_path_find(h, null(), p, &mut c),
+            capi::qjson_path_find(h, null(), p, &mut c),
             4,
             "a wildcard: ERR_PATH"
         );
-        assert_eq!(ffi::qjson_path_get_all(h, null(), p, &mut out, &mut n), 0);
+        assert_eq!(capi::qjson_path_get_all(h, null(), p, &mut out, &mut n), 0);
         assert_eq!(n, 3);
-        ffi::qjson_path_free(p);
-        ffi::qjson_path_free(null_mut());
+        capi::qjson_path_free(p);
+        capi::qjson_path_free(null_mut());
 
         let bad = "m[**]";
         assert_eq!(
-            ffi::qjson_path_new(bad.as_ptr().cast(), bad.len(), &mut p),
+            capi::qjson_path_new(bad.as_ptr().cast(), bad.len(), &mut p),
             4
         );
         assert_eq!(
-            ffi::qjson_get_all(h, null(), bad.as_ptr().cast(), bad.len(), &mut out, &mut n),
+            capi::qjson_get_all(h, null(), bad.as_ptr().cast(), bad.len(), &mut out, &mut n),
             4
         );
         assert_eq!(
-            ffi::qjson_get_all(h, null(), null(), 0, null_mut(), &mut n),
+            capi::qjson_get_all(h, null(), null(), 0, null_mut(), &mut n),
             6
         );
         assert_eq!(
-            ffi::qjson_path_get_all(h, null(), null(), &mut out, &mut n),
+            capi::qjson_path_get_all(h, null(), null(), &mut out, &mut n),
             6
         );
-        assert_eq!(ffi::qjson_path_find(null(), null(), null(), &mut c), 6);
-        ffi::qjson_free(h);
+        assert_eq!(capi::qjson_path_find(null(), null(), null(), &mut c), 6);
+        capi::qjson_free(h);
     }
 }

@@ -17,9 +17,9 @@
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
-use qjson::ffi::{self, CCursor, Handle, Iter};
+use qjson::capi::{self, CCursor, Handle, Iter};
 use std::cell::Cell;
-use std::ffi::{c_char, c_int, CStr};
+use std::capi::{c_char, c_int, CStr};
 use std::ptr::{null, null_mut};
 use std::sync::Once;
 
@@ -159,7 +159,7 @@ fn last_error() -> (c_int, usize, String) {
     let mut status = -1;
     let mut offset = usize::MAX;
     // SAFETY: both out-pointers are valid locals.
-    let msg = unsafe { ffi::qjson_last_error(&mut status, &mut offset) };
+    let msg = unsafe { capi::qjson_last_error(&mut status, &mut offset) };
     assert!(!msg.is_null());
     // SAFETY: qjson_last_error returns a NUL-terminated string valid until
     // the next failing call on this thread; it is copied at once.
@@ -221,7 +221,7 @@ fn run(input: Input<'_>) {
                     continue;
                 }
                 let text = text.to_vec();
-                let opts = ffi::Options {
+                let opts = capi::Options {
                     lazy: lazy as c_int,
                     max_depth: max_depth as u32,
                 };
@@ -230,7 +230,7 @@ fn run(input: Input<'_>) {
                 // (moved into `Live`, whose heap buffer does not move) until
                 // qjson_free; `opts` and `h` are valid locals.
                 let rc =
-                    unsafe { ffi::qjson_parse(text.as_ptr().cast(), text.len(), &opts, &mut h) };
+                    unsafe { capi::qjson_parse(text.as_ptr().cast(), text.len(), &opts, &mut h) };
                 check_status(rc, 0, text.len());
                 let core = qjson::Index::build(
                     &text,
@@ -266,7 +266,7 @@ fn run(input: Input<'_>) {
                 let live = docs.swap_remove(which as usize % docs.len());
                 // SAFETY: a handle from qjson_parse, freed once; its cursors
                 // and iterators are dropped with `live`.
-                unsafe { ffi::qjson_free(live.h) };
+                unsafe { capi::qjson_free(live.h) };
             }
             Op::Find { doc, base, path } => {
                 let Some(live) = doc_of(&mut docs, doc) else {
@@ -278,7 +278,7 @@ fn run(input: Input<'_>) {
                 // SAFETY: live handle, `at` null or a cursor from this
                 // document, `path` readable, `out` a valid local.
                 let rc = unsafe {
-                    ffi::qjson_find(live.h, at, path.as_ptr().cast(), path.len(), &mut out)
+                    capi::qjson_find(live.h, at, path.as_ptr().cast(), path.len(), &mut out)
                 };
                 check_status(rc, path.len(), live.text.len());
                 if rc == OK {
@@ -311,7 +311,7 @@ fn run(input: Input<'_>) {
                 let mut out = CCursor::default();
                 // SAFETY: as in Find.
                 let rc = unsafe {
-                    ffi::qjson_field(live.h, at, key.as_ptr().cast(), key.len(), &mut out)
+                    capi::qjson_field(live.h, at, key.as_ptr().cast(), key.len(), &mut out)
                 };
                 check_status(rc, key.len(), live.text.len());
                 if rc == OK && live.cursors.len() < 64 {
@@ -326,7 +326,7 @@ fn run(input: Input<'_>) {
                 let at = base_ptr(live, base, &mut slot);
                 let mut out = CCursor::default();
                 // SAFETY: as in Find.
-                let rc = unsafe { ffi::qjson_index(live.h, at, i % 1000, &mut out) };
+                let rc = unsafe { capi::qjson_index(live.h, at, i % 1000, &mut out) };
                 check_status(rc, 0, live.text.len());
                 if rc == OK && live.cursors.len() < 64 {
                     live.cursors.push(out);
@@ -342,7 +342,7 @@ fn run(input: Input<'_>) {
                 let mut n = usize::MAX;
                 // SAFETY: as in Find; `p` and `n` are valid locals.
                 let rc = unsafe {
-                    ffi::qjson_get_str(live.h, at, path.as_ptr().cast(), path.len(), &mut p, &mut n)
+                    capi::qjson_get_str(live.h, at, path.as_ptr().cast(), path.len(), &mut p, &mut n)
                 };
                 check_status(rc, path.len(), live.text.len());
                 if rc == OK {
@@ -367,7 +367,7 @@ fn run(input: Input<'_>) {
                 let mut v = 0i64;
                 // SAFETY: as in Find.
                 let rc = unsafe {
-                    ffi::qjson_get_i64(live.h, at, path.as_ptr().cast(), path.len(), &mut v)
+                    capi::qjson_get_i64(live.h, at, path.as_ptr().cast(), path.len(), &mut v)
                 };
                 check_status(rc, path.len(), live.text.len());
             }
@@ -380,7 +380,7 @@ fn run(input: Input<'_>) {
                 let mut v = 0f64;
                 // SAFETY: as in Find.
                 let rc = unsafe {
-                    ffi::qjson_get_f64(live.h, at, path.as_ptr().cast(), path.len(), &mut v)
+                    capi::qjson_get_f64(live.h, at, path.as_ptr().cast(), path.len(), &mut v)
                 };
                 check_status(rc, path.len(), live.text.len());
             }
@@ -393,7 +393,7 @@ fn run(input: Input<'_>) {
                 let mut v: c_int = -1;
                 // SAFETY: as in Find.
                 let rc = unsafe {
-                    ffi::qjson_get_bool(live.h, at, path.as_ptr().cast(), path.len(), &mut v)
+                    capi::qjson_get_bool(live.h, at, path.as_ptr().cast(), path.len(), &mut v)
                 };
                 check_status(rc, path.len(), live.text.len());
                 if rc == OK {
@@ -409,7 +409,7 @@ fn run(input: Input<'_>) {
                 let mut v: c_int = -1;
                 // SAFETY: as in Find.
                 let rc = unsafe {
-                    ffi::qjson_typeof(live.h, at, path.as_ptr().cast(), path.len(), &mut v)
+                    capi::qjson_typeof(live.h, at, path.as_ptr().cast(), path.len(), &mut v)
                 };
                 check_status(rc, path.len(), live.text.len());
                 if rc == OK {
@@ -431,7 +431,7 @@ fn run(input: Input<'_>) {
                 let mut v = usize::MAX;
                 // SAFETY: as in Find.
                 let rc =
-                    unsafe { ffi::qjson_len(live.h, at, path.as_ptr().cast(), path.len(), &mut v) };
+                    unsafe { capi::qjson_len(live.h, at, path.as_ptr().cast(), path.len(), &mut v) };
                 check_status(rc, path.len(), live.text.len());
                 if rc == OK {
                     assert!(v <= live.text.len());
@@ -446,7 +446,7 @@ fn run(input: Input<'_>) {
                 let (mut a, mut b) = (usize::MAX, usize::MAX);
                 // SAFETY: as in Find.
                 let rc = unsafe {
-                    ffi::qjson_span(live.h, at, path.as_ptr().cast(), path.len(), &mut a, &mut b)
+                    capi::qjson_span(live.h, at, path.as_ptr().cast(), path.len(), &mut a, &mut b)
                 };
                 check_status(rc, path.len(), live.text.len());
                 if rc == OK {
@@ -466,7 +466,7 @@ fn run(input: Input<'_>) {
                 let mut it = std::mem::MaybeUninit::<Iter>::uninit();
                 // SAFETY: as in Find; `it` is writable.
                 let rc = unsafe {
-                    ffi::qjson_iter_init(
+                    capi::qjson_iter_init(
                         live.h,
                         at,
                         path.as_ptr().cast(),
@@ -497,7 +497,7 @@ fn run(input: Input<'_>) {
                 };
                 // SAFETY: live handle, an iterator from it, valid out-pointers.
                 let rc =
-                    unsafe { ffi::qjson_iter_next(live.h, &mut live.iters[k], kp, kl, &mut value) };
+                    unsafe { capi::qjson_iter_next(live.h, &mut live.iters[k], kp, kl, &mut value) };
                 assert!(rc == OK || rc == END || rc == JSON, "iter_next status {rc}");
                 check_status(rc, 0, live.text.len());
                 if rc == OK {
@@ -514,7 +514,7 @@ fn run(input: Input<'_>) {
                     // Stays at the end.
                     // SAFETY: as above.
                     let rc2 = unsafe {
-                        ffi::qjson_iter_next(
+                        capi::qjson_iter_next(
                             live.h,
                             &mut live.iters[k],
                             null_mut(),
@@ -530,7 +530,7 @@ fn run(input: Input<'_>) {
                     continue;
                 };
                 // SAFETY: live handle.
-                let m = unsafe { ffi::qjson_memory(live.h) };
+                let m = unsafe { capi::qjson_memory(live.h) };
                 assert!(m > 0);
             }
             Op::NullArgs { doc, which } => {
@@ -540,11 +540,11 @@ fn run(input: Input<'_>) {
                 // answer QJSON_ERR_ARG for the required ones that are null.
                 let rc = unsafe {
                     match which % 5 {
-                        0 => ffi::qjson_find(null(), null(), null(), 0, &mut out),
-                        1 => ffi::qjson_find(h, null(), null(), 0, null_mut()),
-                        2 => ffi::qjson_find(h, null(), null(), 3, &mut out),
-                        3 => ffi::qjson_parse(null(), 3, null(), &mut null_mut()),
-                        _ => ffi::qjson_parse(c"1".as_ptr(), 1, null(), null_mut()),
+                        0 => capi::qjson_find(null(), null(), null(), 0, &mut out),
+                        1 => capi::qjson_find(h, null(), null(), 0, null_mut()),
+                        2 => capi::qjson_find(h, null(), null(), 3, &mut out),
+                        3 => capi::qjson_parse(null(), 3, null(), &mut null_mut()),
+                        _ => capi::qjson_parse(c"1".as_ptr(), 1, null(), null_mut()),
                     }
                 };
                 assert_eq!(rc, ARG, "case {}", which % 5);
@@ -579,18 +579,18 @@ fn run(input: Input<'_>) {
                 // cursor breaks the contract on purpose (plain data).
                 let rc = unsafe {
                     match which % 6 {
-                        0 => ffi::qjson_find(live.h, &forged, c"a[0]".as_ptr(), 4, &mut out),
-                        1 => ffi::qjson_get_str(live.h, &forged, null(), 0, &mut p, &mut len),
-                        2 => ffi::qjson_len(live.h, &forged, null(), 0, &mut len),
-                        3 => ffi::qjson_span(live.h, &forged, null(), 0, &mut len, &mut 0),
-                        4 => ffi::qjson_index(live.h, &forged, 1, &mut out),
+                        0 => capi::qjson_find(live.h, &forged, c"a[0]".as_ptr(), 4, &mut out),
+                        1 => capi::qjson_get_str(live.h, &forged, null(), 0, &mut p, &mut len),
+                        2 => capi::qjson_len(live.h, &forged, null(), 0, &mut len),
+                        3 => capi::qjson_span(live.h, &forged, null(), 0, &mut len, &mut 0),
+                        4 => capi::qjson_index(live.h, &forged, 1, &mut out),
                         _ => {
                             let rc =
-                                ffi::qjson_iter_init(live.h, &forged, null(), 0, it.as_mut_ptr());
+                                capi::qjson_iter_init(live.h, &forged, null(), 0, it.as_mut_ptr());
                             if rc == OK {
                                 let mut it = it.assume_init();
                                 for _ in 0..4 {
-                                    ffi::qjson_iter_next(
+                                    capi::qjson_iter_next(
                                         live.h, &mut it, &mut p, &mut len, &mut out,
                                     );
                                 }
@@ -615,7 +615,7 @@ fn run(input: Input<'_>) {
     }
     for live in docs {
         // SAFETY: each handle is freed once.
-        unsafe { ffi::qjson_free(live.h) };
+        unsafe { capi::qjson_free(live.h) };
     }
 }
 
