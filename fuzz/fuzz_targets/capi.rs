@@ -19,7 +19,7 @@ use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use qjson::capi::{self, CCursor, Handle, Iter};
 use std::cell::Cell;
-use std::capi::{c_char, c_int, CStr};
+use std::ffi::{c_char, c_int, CStr};
 use std::ptr::{null, null_mut};
 use std::sync::Once;
 
