@@ -28,7 +28,7 @@
 //! which every object built so far is released.
 
 use super::gc::{gc_paused, GC_PAUSE_MIN};
-use super::key_cache::{KeyCache, CACHE_KEY_MAX};
+use super::key_cache::{hash_key, short_eq, tag, KeyCache, Slot, CACHE_KEY_MAX, CACHE_SLOTS};
 #[cfg(not(feature = "abi3"))]
 use super::objects::new_str_non_ascii;
 use super::objects::{dict_set, list_set, new_dict};
@@ -476,15 +476,30 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
             // SAFETY: as in `string`.
             return unsafe { self.string(open + 1, close) }.unwrap_or(std::ptr::null_mut());
         }
+        let h = hash_key(body);
+        let i = h as usize & (CACHE_SLOTS - 1);
         let cache = match self.cache.as_deref_mut() {
             Some(c) => c,
             None => return std::ptr::null_mut(),
         };
-        // SAFETY: the interpreter is attached; `body` is short enough.
-        let vacancy = match unsafe { cache.get(body) } {
-            Ok(obj) => return obj,
-            Err(v) => v,
-        };
+        if cache.slots.is_empty() {
+            cache.slots = vec![
+                Slot {
+                    obj: std::ptr::null_mut(),
+                    tag: 0,
+                    key: [0; CACHE_KEY_MAX],
+                };
+                CACHE_SLOTS
+            ];
+        }
+        let t = tag(h, body.len());
+        let slot = &cache.slots[i];
+        if !slot.obj.is_null() && slot.tag == t && short_eq(&slot.key[..body.len()], body) {
+            // SAFETY: the cache owns a reference; we hand out a new one.
+            unsafe { ffi::Py_INCREF(slot.obj) };
+            return slot.obj;
+        }
+        let old = slot.obj;
         // SAFETY: as in `string`.
         let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
             return std::ptr::null_mut();
@@ -493,9 +508,20 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
             Some(c) => c,
             None => return obj,
         };
-        // SAFETY: `obj` is a new `str` of `body`, and nothing used the
-        // cache since `get` (the builder holds it).
-        unsafe { cache.put(vacancy, body, obj) };
+        // SAFETY: one reference for the cache, one for the caller; the
+        // replaced entry's reference is released.
+        unsafe {
+            ffi::Py_INCREF(obj);
+            if !old.is_null() {
+                ffi::Py_DECREF(old);
+            }
+        }
+        // The key bytes change together with the slot, once the string
+        // exists: a failed `string` leaves the old entry whole.
+        let slot = &mut cache.slots[i];
+        slot.key[..body.len()].copy_from_slice(body);
+        slot.tag = t;
+        slot.obj = obj;
         obj
     }
 }

@@ -5,7 +5,10 @@
 //! dict needs it.
 //!
 //! A slot is one cache line (the raw key, its `str` and a tag of hash and
-//! length), so a lookup reads one line. The cache sits behind a mutex that
+//! length), so a lookup reads one line. The lookup itself is the builder's
+//! (`Builder::key`, in `builder.rs`: it makes the `str` on a miss, between
+//! reading the slot and filling it); this file holds the table, its hash and
+//! its comparison. The cache sits behind a mutex that
 //! `loads` (and `loads_many`) only try to take: a concurrent or re-entrant
 //! call builds its keys without it.
 
@@ -16,7 +19,7 @@ use std::sync::Mutex;
 /// with its key, then fills one 64-byte cache line).
 pub(super) const CACHE_KEY_MAX: usize = 48;
 /// Number of cache slots (a power of two).
-const CACHE_SLOTS: usize = 2048;
+pub(super) const CACHE_SLOTS: usize = 2048;
 
 /// One cache slot, one cache line: a raw key, its `str` (owned) and a tag
 /// of its hash and length ([`tag`]). A lookup then reads one line, not a
@@ -24,22 +27,22 @@ const CACHE_SLOTS: usize = 2048;
 /// many distinct keys).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
-struct Slot {
-    obj: *mut ffi::PyObject,
-    tag: u64,
-    key: [u8; CACHE_KEY_MAX],
+pub(super) struct Slot {
+    pub(super) obj: *mut ffi::PyObject,
+    pub(super) tag: u64,
+    pub(super) key: [u8; CACHE_KEY_MAX],
 }
 
 /// The tag of a key of `len` bytes with hash `h`: the length in the low
 /// byte (the hash bits it replaces also chose the slot).
 #[inline(always)]
-fn tag(h: u64, len: usize) -> u64 {
+pub(super) fn tag(h: u64, len: usize) -> u64 {
     (h & !0xff) | len as u64
 }
 
 /// A direct-mapped cache from raw key bytes to `str` objects.
 pub(crate) struct KeyCache {
-    slots: Vec<Slot>,
+    pub(super) slots: Vec<Slot>,
 }
 
 // SAFETY: the `str` pointers are only touched with the interpreter attached
@@ -55,78 +58,9 @@ pub(crate) fn key_cache() -> Option<std::sync::MutexGuard<'static, KeyCache>> {
     KEY_CACHE.try_lock().ok()
 }
 
-/// Where a key missing from the cache goes: its slot, its tag and the
-/// entry it replaces (see [`KeyCache::put`]).
-pub(super) struct Vacancy {
-    i: usize,
-    tag: u64,
-    old: *mut ffi::PyObject,
-}
-
-impl KeyCache {
-    /// The cached `str` of the raw key `body` (a new reference), or where
-    /// to put it once it is made.
-    ///
-    /// # Safety
-    /// The interpreter must be attached; `body` has at most
-    /// [`CACHE_KEY_MAX`] bytes.
-    #[inline(always)]
-    pub(super) unsafe fn get(&mut self, body: &[u8]) -> Result<*mut ffi::PyObject, Vacancy> {
-        let h = hash_key(body);
-        let i = h as usize & (CACHE_SLOTS - 1);
-        if self.slots.is_empty() {
-            self.slots = vec![
-                Slot {
-                    obj: std::ptr::null_mut(),
-                    tag: 0,
-                    key: [0; CACHE_KEY_MAX],
-                };
-                CACHE_SLOTS
-            ];
-        }
-        let t = tag(h, body.len());
-        let slot = &self.slots[i];
-        if !slot.obj.is_null() && slot.tag == t && short_eq(&slot.key[..body.len()], body) {
-            // SAFETY: the cache owns a reference; we hand out a new one.
-            unsafe { ffi::Py_INCREF(slot.obj) };
-            return Ok(slot.obj);
-        }
-        Err(Vacancy {
-            i,
-            tag: t,
-            old: slot.obj,
-        })
-    }
-
-    /// Cache `obj`, the `str` of `body` that [`Self::get`] did not find
-    /// (the caller keeps its own reference).
-    ///
-    /// # Safety
-    /// The interpreter must be attached; `obj` is a live `str` and `v` is
-    /// what `get` returned for `body`, with no other call on this cache
-    /// since.
-    #[inline(always)]
-    pub(super) unsafe fn put(&mut self, v: Vacancy, body: &[u8], obj: *mut ffi::PyObject) {
-        // SAFETY: one reference for the cache, one for the caller; the
-        // replaced entry's reference is released.
-        unsafe {
-            ffi::Py_INCREF(obj);
-            if !v.old.is_null() {
-                ffi::Py_DECREF(v.old);
-            }
-        }
-        // The key bytes change together with the slot, once the string
-        // exists: a failed `string` leaves the old entry whole.
-        let slot = &mut self.slots[v.i];
-        slot.key[..body.len()].copy_from_slice(body);
-        slot.tag = v.tag;
-        slot.obj = obj;
-    }
-}
-
 /// A fast hash of a short byte string (8 bytes a step, multiply-rotate).
 #[inline(always)]
-fn hash_key(b: &[u8]) -> u64 {
+pub(super) fn hash_key(b: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let mut h = (b.len() as u64).wrapping_mul(K);
     let mut chunks = b.chunks_exact(8);
@@ -170,7 +104,7 @@ fn tail_le(b: &[u8], r: usize) -> u64 {
 /// `a == b` for two short slices of equal length, 8 bytes a step (no
 /// `memcmp` call).
 #[inline(always)]
-fn short_eq(a: &[u8], b: &[u8]) -> bool {
+pub(super) fn short_eq(a: &[u8], b: &[u8]) -> bool {
     let mut ca = a.chunks_exact(8);
     let mut cb = b.chunks_exact(8);
     for (x, y) in (&mut ca).zip(&mut cb) {
