@@ -8,7 +8,7 @@
 //! directly, with no intermediate tree ([`builder`]).
 //!
 //! The index is, when the CPU has a token scan (AVX-512, AVX2), the token
-//! index of `validate`'s fast path (`index/tokens.rs`: stage 1 also marks
+//! index of `validate`'s fast path (`index/tokens.rs`, `index/tokens/eager.rs`: stage 1 also marks
 //! where each number and literal starts, and the walk records each
 //! container's child count); on any error, or nesting deeper than that
 //! walk's stack, `loads` builds the exact structural index instead (which
@@ -129,7 +129,7 @@ pub(crate) fn loads(
     // without a token scan on this CPU), else the exact path. Either way
     // stage 2 leaves the numbers and literals to the builder, which checks
     // each one as it parses it (one pass instead of two).
-    let fast = || crate::index::tokens_for_loads(bytes, max_depth);
+    let fast = || crate::index::eager::for_loads(bytes, max_depth);
     let tokens = if bytes.len() >= DETACH_MIN {
         py.detach(fast)
     } else {

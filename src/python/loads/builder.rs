@@ -36,7 +36,9 @@ use super::spare::{give_back_scratch, give_back_stack, take_scratch, take_stack}
 use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
 use crate::decode::string::unescape_validated;
 use crate::decode::Number;
-use crate::index::{literal_token, plain_fraction, skip_ws, string_close, Container};
+use crate::index::eager::{literal_token, plain_fraction};
+use crate::index::Container;
+use crate::lex::{skip_ws, string_close};
 use crate::python::convert::big_int;
 use pyo3::ffi;
 use pyo3::prelude::*;
