@@ -77,6 +77,7 @@ mod string;
 use super::view;
 use container::CYCLE_CHECK_DEPTH;
 use error::encode_error;
+#[cfg(not(feature = "abi3"))]
 use out::Out;
 use pyo3::ffi;
 use pyo3::prelude::*;

@@ -7,7 +7,9 @@
 use super::error::encode_error;
 use super::string::fast_str;
 use super::{Held, Serializer};
-use crate::encode::{write_str, Buf};
+use crate::encode::write_str;
+#[cfg(not(feature = "abi3"))]
+use crate::encode::Buf;
 use pyo3::ffi;
 use pyo3::prelude::*;
 

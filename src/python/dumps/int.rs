@@ -4,7 +4,9 @@
 //! Python's own decimal text. Digits are written four and two at a time.
 
 use super::Serializer;
-use crate::encode::{write_i64, write_u64, Buf};
+#[cfg(not(feature = "abi3"))]
+use crate::encode::Buf;
+use crate::encode::{write_i64, write_u64};
 use pyo3::ffi;
 use pyo3::prelude::*;
 

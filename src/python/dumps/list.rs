@@ -4,6 +4,7 @@
 //! `default=` hook) may have shrunk it meanwhile.
 
 use super::{Held, Serializer};
+#[cfg(not(feature = "abi3"))]
 use crate::encode::Buf;
 use pyo3::ffi;
 use pyo3::prelude::*;

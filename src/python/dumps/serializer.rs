@@ -12,6 +12,7 @@
 use super::container::CYCLE_CHECK_DEPTH;
 use super::other;
 use super::out::Out;
+#[cfg(not(feature = "abi3"))]
 use crate::encode::Buf;
 use pyo3::ffi;
 use pyo3::prelude::*;
