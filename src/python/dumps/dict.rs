@@ -137,7 +137,7 @@ impl<'py> Serializer<'py> {
         // returns borrowed references and stays memory-safe if the dict
         // changes between calls.
         while unsafe { dict_next(obj, &mut i, &mut key, &mut val) } {
-            // SAFETY (writes through `pos`): `pos` has `ROOM` bytes of
+            // SAFETY: (writes through `pos`) `pos` has `ROOM` bytes of
             // room before each fast write group (checked here and after
             // every slow path), more than a separator, a fast key, `: `
             // and a fast scalar need.

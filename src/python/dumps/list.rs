@@ -82,7 +82,7 @@ impl<'py> Serializer<'py> {
                 self.shrunk();
                 break;
             }
-            // SAFETY (writes through `pos`): as in `dict`, `ROOM` bytes of
+            // SAFETY: (writes through `pos`) as in `dict`, `ROOM` bytes of
             // room before each fast write group.
             unsafe {
                 if i > 0 {

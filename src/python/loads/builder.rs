@@ -164,7 +164,8 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
     /// The interpreter must be attached, and the index must have been built
     /// strictly from `self.input`.
     unsafe fn run(&mut self) -> Option<*mut ffi::PyObject> {
-        let r = self.walk();
+        // SAFETY: this function's contract is `walk`'s.
+        let r = unsafe { self.walk() };
         if r.is_none() {
             for f in self.stack.drain(..) {
                 // SAFETY: frames own their object and (when non-null) key.
@@ -191,7 +192,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
         let mut q = if TOKENS { 0 } else { skip_ws(input, 0) };
         'value: loop {
             let sk = s[k] as usize;
-            // SAFETY (whole block): the interpreter is attached; every
+            // SAFETY: (whole block) the interpreter is attached; every
             // pointer passed to the C API is a live object we own or borrow.
             let mut v = unsafe {
                 if !TOKENS && q < sk {
@@ -329,13 +330,16 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
     unsafe fn scalar(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
         let input = self.input;
         let rest = &input[q..sk];
-        let (lit, end) = match rest[0] {
-            b't' if rest.starts_with(b"true") => (ffi::Py_True(), q + 4),
-            b'f' if rest.starts_with(b"false") => (ffi::Py_False(), q + 5),
-            b'n' if rest.starts_with(b"null") => (ffi::Py_None(), q + 4),
-            // SAFETY: the interpreter is attached.
-            b'-' | b'0'..=b'9' => return unsafe { self.number(q, sk) },
-            _ => return self.bad(),
+        // SAFETY: the interpreter is attached (the singletons are read,
+        // `number` makes objects).
+        let (lit, end) = unsafe {
+            match rest[0] {
+                b't' if rest.starts_with(b"true") => (ffi::Py_True(), q + 4),
+                b'f' if rest.starts_with(b"false") => (ffi::Py_False(), q + 5),
+                b'n' if rest.starts_with(b"null") => (ffi::Py_None(), q + 4),
+                b'-' | b'0'..=b'9' => return self.number(q, sk),
+                _ => return self.bad(),
+            }
         };
         if !ends_at(input, end, sk) {
             return self.bad();
