@@ -33,7 +33,7 @@
 //! - keys of up to `CACHE_KEY_MAX` bytes go through a process-wide cache
 //!   of `CACHE_SLOTS` `str` objects (direct-mapped on a hash of the raw
 //!   key bytes), as orjson does: a repeated key costs no allocation, and its
-//!   `str` hash is already computed when the dict needs it ([`key_cache`]);
+//!   `str` hash is already computed when the dict needs it ([`key_cache`](mod@key_cache));
 //! - strings without a backslash are handed to `PyUnicode_FromStringAndSize`
 //!   as they are; others are unescaped (plain runs copied 8 bytes a step,
 //!   see [`unescape_validated`](crate::decode::string::unescape_validated))
@@ -55,7 +55,7 @@
 //!
 //! - [`builder`]: the one pass that builds the objects;
 //! - [`objects`]: the C-API constructors it uses (str, dict, list);
-//! - [`key_cache`]: the cache of key strings;
+//! - [`key_cache`](mod@key_cache): the cache of key strings;
 //! - [`spare`]: the builder's buffers kept between calls;
 //! - [`gc`]: pausing the cyclic collector.
 //!

@@ -1,6 +1,6 @@
 //! The scalars the container loops write without a call ([`fast_scalar`]):
-//! `None`, `True`, `False` (by address), short strings ([`fast_str`](super::string::fast_str)),
-//! ints below 2**60 ([`small_int`](super::int::small_int)), finite floats and empty lists and
+//! `None`, `True`, `False` (by address), short strings ([`fast_str`]),
+//! ints below 2**60 ([`small_int`]), finite floats and empty lists and
 //! dicts, exact types only. Anything else returns 0 and takes the general
 //! path ([`Serializer::value`](super::Serializer::value)).
 
@@ -13,7 +13,7 @@ use crate::encode::write_i64_raw;
 use pyo3::ffi;
 
 /// Write `obj` at `dst` when it is one of the scalars written without a
-/// call: a `str` as in [`fast_str`](super::string::fast_str), an `int`
+/// call: a `str` as in [`fast_str`], an `int`
 /// below 2**60, a finite `float`, an empty `list` or `dict`, `True`,
 /// `False`, `None` (exact types only). Return the length written, or 0 when
 /// `obj` needs the general path

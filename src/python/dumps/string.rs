@@ -29,7 +29,7 @@ extern "C" {
 
 /// Write an exact `str` at `dst` when its UTF-8 form is at hand (compact
 /// ASCII data, or the UTF-8 copy CPython caches on other strings), it is
-/// under [`MEDIUM_STR`](crate::encode::MEDIUM_STR) bytes and needs no
+/// under [`MEDIUM_STR`] bytes and needs no
 /// escape (most keys and values); return its length, or 0 when it needs the
 /// general path.
 ///

@@ -18,7 +18,7 @@
 //!   through the key cache.
 //! - Strings without a backslash are handed over as they are; others are
 //!   unescaped into a scratch buffer first
-//!   ([`unescape_validated`](crate::decode::string::unescape_validated)).
+//!   ([`unescape_validated`]).
 //! - Numbers and literals are checked as they are read (stage 2 left them
 //!   unchecked); a failure sets `bad_scalar`, and the caller finds the
 //!   error with a strict build.
