@@ -561,31 +561,19 @@ fn walk<const TABLE: bool>(
         ) -> Result<Vec<Container>, Error> {
             walk_impl::<TABLE>(input, s, opts)
         }
-        // SAFETY: `has_avx2` checked every feature `walk_avx2` enables.
+        // SAFETY: `has_avx2` is true only when the CPU has every feature
+        // `walk_avx2` enables (`cpu::Features::avx2_walk`).
         return unsafe { walk_avx2::<TABLE>(input, s, opts) };
     }
     walk_impl::<TABLE>(input, s, opts)
 }
 
-/// Whether this CPU has the features of the AVX2 build of [`walk`]
-/// (detected once).
+/// Whether the AVX2 build of [`walk`] runs (see [`crate::cpu`]: the CPU
+/// has every feature it enables, and `QJSON_BACKEND` allows it).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn has_avx2() -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    static HAS: AtomicU8 = AtomicU8::new(2);
-    match HAS.load(Ordering::Relaxed) {
-        2 => {
-            let yes = std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("bmi1")
-                && std::arch::is_x86_feature_detected!("bmi2")
-                && std::arch::is_x86_feature_detected!("lzcnt")
-                && std::arch::is_x86_feature_detected!("popcnt");
-            HAS.store(yes as u8, Ordering::Relaxed);
-            yes
-        }
-        h => h == 1,
-    }
+    crate::cpu::kernels().avx2_walk
 }
 
 ///

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! `lex` holds the whitespace and string-end helpers that the index and the
-//! reads share.
+//! reads share; `cpu` picks every SIMD kernel's build once per process.
 //!
 //! The core knows nothing of Python or Lua: `python/` holds the PyO3 glue
 //! (feature `python`, on by default).
@@ -24,6 +24,7 @@
 //! ```
 
 pub mod capi;
+pub mod cpu;
 pub mod decode;
 pub mod doc;
 pub mod document;

@@ -161,7 +161,8 @@ fn walk<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) -> bo
         ) -> bool {
             walk_impl(input, s, max_depth, rec)
         }
-        // SAFETY: `has_avx2` checked every feature `walk_avx2` enables.
+        // SAFETY: `has_avx2` is true only when the CPU has every feature
+        // `walk_avx2` enables (`cpu::Features::avx2_walk`).
         return unsafe { walk_avx2(input, s, max_depth, rec) };
     }
     walk_impl(input, s, max_depth, rec)
