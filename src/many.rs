@@ -33,8 +33,14 @@
 //! (extended to more lines while a pretty-printed document continues) gets
 //! its own pass, so a broken line is reported on its own and the next line
 //! starts afresh. A document that fails is abandoned at the end of the line
-//! it begins on (or at its own end, if later); the error carries the
-//! document's ordinal and a byte offset into the buffer.
+//! it begins on, or, when its brackets balance on a later line (a
+//! pretty-printed document), at the end of that line; the error carries the
+//! document's ordinal and a byte offset into the buffer. (A line whose
+//! brackets do not match takes later lines with it only when one of them
+//! is unbalanced the other way, itself an error.) A failing document cut
+//! by the end of a region is read on to its end when it fails past its
+//! first line and is shorter than the window; otherwise (a truncated line)
+//! it is abandoned at the end of its first line.
 
 use crate::error::{Error, ErrorKind};
 use crate::index::{is_ws, skip_ws, Index, Options};
@@ -42,6 +48,16 @@ use crate::scan::{self, Scan};
 
 /// The UTF-8 byte order mark, skipped at the start of a stream.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The bracket depth change of each byte: +1 for `{` `[`, -1 for `}` `]`.
+static DEPTH: [i8; 256] = {
+    let mut t = [0i8; 256];
+    t[b'{' as usize] = 1;
+    t[b'[' as usize] = 1;
+    t[b'}' as usize] = -1;
+    t[b']' as usize] = -1;
+    t
+};
 
 /// The default window: how many bytes one stage-1 pass covers.
 pub const WINDOW: usize = 1 << 20;
@@ -296,20 +312,16 @@ impl Splitter {
             let (end, k_end, complete) = if sk == p {
                 match input[p] {
                     b'{' | b'[' => {
-                        let mut depth = 0u32;
+                        // Without a branch per structural: only the return
+                        // to depth zero is tested (and nearly never taken).
+                        let mut depth = 0i32;
                         let mut j = k;
                         let mut found = false;
                         while j < sentinel {
-                            match input[s[j] as usize] {
-                                b'{' | b'[' => depth += 1,
-                                b'}' | b']' => {
-                                    depth -= 1;
-                                    if depth == 0 {
-                                        found = true;
-                                        break;
-                                    }
-                                }
-                                _ => {}
+                            depth += i32::from(DEPTH[input[s[j] as usize] as usize]);
+                            if depth == 0 {
+                                found = true;
+                                break;
                             }
                             j += 1;
                         }
@@ -339,6 +351,16 @@ impl Splitter {
                 // bytes if what there is of it is a valid beginning (a line
                 // truncated in the middle of a stream is not).
                 match self.index_one(input, scan, p, len, k, sentinel, &mut next_escape) {
+                    // Failing past its first line: a pretty-printed
+                    // document, worth reading to its end (up to a window's
+                    // worth) so that its other lines are not reported.
+                    Err(e)
+                        if e.kind != ErrorKind::UnexpectedEnd
+                            && e.offset >= eol(input, p)
+                            && len - p < self.window =>
+                    {
+                        return (a + p, Stop::Stuck)
+                    }
                     Err(e) if e.kind != ErrorKind::UnexpectedEnd => {
                         self.push(out, a + p, a + len, Err(shift(e, a)));
                         p = eol(input, p);
@@ -359,7 +381,13 @@ impl Splitter {
             let failed = result.is_err();
             self.push(out, a + p, a + end, result.map_err(|e| shift(e, a)));
             if failed {
+                // Abandoned at the end of its line, or of the line of its
+                // closer when it spans lines (a pretty-printed document:
+                // its other lines are not documents of their own).
                 p = eol(input, p);
+                if complete {
+                    p = p.max(eol(input, end - 1));
+                }
             } else {
                 p = end;
                 k = k_end;
@@ -655,6 +683,23 @@ mod tests {
             assert_eq!(split_chunked(&input, chunk), whole, "chunk {chunk}");
         }
         assert_eq!(whole.iter().filter(|w| w.2.is_some()).count(), 12);
+    }
+
+    #[test]
+    fn a_bad_pretty_printed_document_is_one_error() {
+        let input = b"{\n  \"a\": [1,],\n  \"b\": 2\n}\n{\"c\": 3}\n[\n  1,\n  2 3\n]\n[4]\n";
+        for window in [64, 1 << 20] {
+            let got = spans(&split_all(input, window, false));
+            let kinds: Vec<_> = got.iter().map(|g| g.2).collect();
+            let e = Some(ErrorKind::ExpectedValue);
+            assert_eq!(
+                kinds,
+                vec![e, None, Some(ErrorKind::ExpectedArrayCommaOrEnd), None],
+                "{got:?}"
+            );
+            assert_eq!(&input[got[1].0..got[1].1], b"{\"c\": 3}");
+            assert_eq!(&input[got[3].0..got[3].1], b"[4]");
+        }
     }
 
     #[test]

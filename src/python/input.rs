@@ -96,9 +96,23 @@ enum Owner {
     /// A private copy of a writable buffer.
     Copy(#[allow(dead_code)] Box<[u8]>),
     /// A slice of another input (`parse_many`), kept alive with it.
-    Parent(#[allow(dead_code)] std::sync::Arc<Input>),
+    Parent(std::sync::Arc<Input>, Origin),
     /// A slice of a buffer read from a file (`open_many`).
-    Shared(#[allow(dead_code)] std::sync::Arc<[u8]>),
+    Shared(#[allow(dead_code)] std::sync::Arc<[u8]>, Origin),
+}
+
+/// Where a document of a stream (`parse_many`, `open_many`) begins, so that
+/// errors found when it is read (lazy documents) count in the whole stream.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Origin {
+    /// Ordinal of the document in the stream.
+    pub(crate) doc_index: u64,
+    /// Stream offset of its first byte.
+    pub(crate) at: u64,
+    /// Line and column (1-based) of its first byte; `line` 0 when not
+    /// counted (then they are counted in the parent input, or unknown).
+    pub(crate) line: u64,
+    pub(crate) col: u64,
 }
 
 /// The bytes of a Python input, kept alive and unchanged for as long as this lives.
@@ -202,13 +216,14 @@ impl Input {
         parent: &std::sync::Arc<Input>,
         a: usize,
         b: usize,
+        origin: Origin,
     ) -> Input {
         let bytes = &parent.bytes()[a..b];
         Input {
             ptr: bytes.as_ptr(),
             len: bytes.len(),
             object: parent.object.clone_ref(py),
-            _owner: Owner::Parent(parent.clone()),
+            _owner: Owner::Parent(parent.clone(), origin),
         }
     }
 
@@ -218,13 +233,24 @@ impl Input {
         a: usize,
         b: usize,
         object: Py<PyAny>,
+        origin: Origin,
     ) -> Input {
         let bytes = &buf[a..b];
         Input {
             ptr: bytes.as_ptr(),
             len: bytes.len(),
             object,
-            _owner: Owner::Shared(buf.clone()),
+            _owner: Owner::Shared(buf.clone(), origin),
+        }
+    }
+
+    /// For a document of a stream: where it begins, and the whole input
+    /// when it is held (`parse_many`).
+    pub(crate) fn origin(&self) -> Option<(Origin, Option<&[u8]>)> {
+        match &self._owner {
+            Owner::Parent(parent, o) => Some((*o, Some(parent.bytes()))),
+            Owner::Shared(_, o) => Some((*o, None)),
+            _ => None,
         }
     }
 
