@@ -311,26 +311,10 @@ impl Splitter {
             let sk = s[k] as usize;
             let (end, k_end, complete) = if sk == p {
                 match input[p] {
-                    b'{' | b'[' => {
-                        // Without a branch per structural: only the return
-                        // to depth zero is tested (and nearly never taken).
-                        let mut depth = 0i32;
-                        let mut j = k;
-                        let mut found = false;
-                        while j < sentinel {
-                            depth += i32::from(DEPTH[input[s[j] as usize] as usize]);
-                            if depth == 0 {
-                                found = true;
-                                break;
-                            }
-                            j += 1;
-                        }
-                        if found {
-                            (s[j] as usize + 1, j + 1, true)
-                        } else {
-                            (len, sentinel, false)
-                        }
-                    }
+                    b'{' | b'[' => match closer(input, &s[..sentinel], k) {
+                        Some(j) => (s[j] as usize + 1, j + 1, true),
+                        None => (len, sentinel, false),
+                    },
                     b'"' => match string_end(input, p) {
                         Some(c) => (c + 1, k + 1, true),
                         None => (len, sentinel, false),
@@ -458,6 +442,38 @@ fn eol(input: &[u8], p: usize) -> usize {
         Some(i) => p + i + 1,
         None => input.len(),
     }
+}
+
+/// The index of the structural that closes the container opened by
+/// structural `k`, if `s` holds it. Without a branch per structural: four
+/// depth changes are summed at a time and only a group in which the depth
+/// may reach zero is looked at one by one.
+fn closer(input: &[u8], s: &[u32], k: usize) -> Option<usize> {
+    let d = |o: u32| i32::from(DEPTH[input[o as usize] as usize]);
+    let mut depth = 0i32;
+    let mut j = k;
+    for g in s[k..].chunks_exact(4) {
+        let (a, b, c, e) = (d(g[0]), d(g[1]), d(g[2]), d(g[3]));
+        // The lowest depth within the group (each step is -1, 0 or +1,
+        // so zero is reached only if the minimum is <= 0).
+        let m1 = depth + a;
+        let m2 = m1 + b;
+        let m3 = m2 + c;
+        let m4 = m3 + e;
+        if m1.min(m2).min(m3.min(m4)) <= 0 {
+            break;
+        }
+        depth = m4;
+        j += 4;
+    }
+    while j < s.len() {
+        depth += d(s[j]);
+        if depth == 0 {
+            return Some(j);
+        }
+        j += 1;
+    }
+    None
 }
 
 /// The closing quote of the string opened at `open`, if any.
