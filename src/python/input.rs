@@ -98,7 +98,7 @@ enum Owner {
     /// A slice of another input (`parse_many`), kept alive with it.
     Parent(std::sync::Arc<Input>, Origin),
     /// A slice of a buffer read from a file (`open_many`).
-    Shared(#[allow(dead_code)] std::sync::Arc<[u8]>, Origin),
+    Shared(#[allow(dead_code)] std::sync::Arc<Vec<u8>>, Origin),
 }
 
 /// Where a document of a stream (`parse_many`, `open_many`) begins, so that
@@ -229,7 +229,7 @@ impl Input {
 
     /// The bytes `a..b` of a shared buffer, without a copy; errors name `object`.
     pub(crate) fn slice_of_shared(
-        buf: &std::sync::Arc<[u8]>,
+        buf: &std::sync::Arc<Vec<u8>>,
         a: usize,
         b: usize,
         object: Py<PyAny>,

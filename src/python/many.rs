@@ -40,8 +40,9 @@ enum Source {
 
 struct FileSource {
     reader: Reader,
-    /// The stream from offset `base` on, as far as it has been read.
-    buf: Arc<[u8]>,
+    /// The stream from offset `base` on, as far as it has been read (a
+    /// `Vec`, so that a chunk is read in place, never copied).
+    buf: Arc<Vec<u8>>,
     base: u64,
     eof: bool,
     chunk: usize,
@@ -277,20 +278,9 @@ fn refill(py: Python<'_>, f: &mut FileSource, keep: usize) -> PyResult<()> {
     let mut next = Vec::with_capacity(carry.len() + chunk);
     next.extend_from_slice(carry);
     let read = match &mut f.reader {
-        Reader::File(file) => py.detach(|| -> std::io::Result<usize> {
-            let mut total = 0;
-            next.resize(carry.len() + chunk, 0);
-            while total < chunk {
-                match file.read(&mut next[carry.len() + total..]) {
-                    Ok(0) => break,
-                    Ok(k) => total += k,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            next.truncate(carry.len() + total);
-            Ok(total)
-        })?,
+        // Into the spare capacity (no zeroing first); `read_to_end` retries
+        // interrupted reads.
+        Reader::File(file) => py.detach(|| (&*file).take(chunk as u64).read_to_end(&mut next))?,
         Reader::Python(obj) => {
             let data = obj.bind(py).call_method1("read", (chunk,))?;
             let input = Input::new(&data)?;
@@ -300,7 +290,7 @@ fn refill(py: Python<'_>, f: &mut FileSource, keep: usize) -> PyResult<()> {
     };
     f.eof = read == 0;
     f.base += keep as u64;
-    f.buf = next.into();
+    f.buf = Arc::new(next);
     Ok(())
 }
 
@@ -385,7 +375,7 @@ pub(crate) fn open_many(
     };
     let source = Source::File(FileSource {
         reader,
-        buf: Arc::from(Vec::new()),
+        buf: Arc::new(Vec::new()),
         base: 0,
         eof: false,
         chunk: chunk_size,
