@@ -102,6 +102,42 @@ def test_errors_raise_and_skip(lua, read_all):
     assert "Unterminated string" in msg and "document 1" in msg
 
 
+def test_docs_keep_the_input_alive(lua):
+    """A Doc points into the input string: the string must live as long as
+    the Doc (and its cursors), not as long as the caller's variable."""
+    f = lua.eval(
+        """function(n)
+            local qjson = require("qjson")
+            local docs, cursors = {}, {}
+            do
+                local parts = {}
+                for i = 1, n do
+                    parts[i] = string.format('{"id": %d, "s": "%s", "a": [%d]}', i, string.rep("v", i % 40), i)
+                end
+                local s = table.concat(parts, "\\n")
+                for d in qjson.parse_many(s) do
+                    docs[#docs + 1] = d
+                    cursors[#cursors + 1] = d:open("a")
+                end
+            end
+            for _ = 1, 3 do collectgarbage() end
+            local junk = {}
+            for i = 1, 20000 do junk[i] = string.rep(string.char(65 + i % 26), 64) .. i end
+            junk = nil
+            collectgarbage()
+            local bad = 0
+            for i, d in ipairs(docs) do
+                local want = string.format('{"id": %d, "s": "%s", "a": [%d]}', i, string.rep("v", i % 40), i)
+                if d:raw("") ~= want or d:get("id") ~= i or cursors[i]:raw("") ~= "[" .. i .. "]" then
+                    bad = bad + 1
+                end
+            end
+            return #docs, bad
+        end"""
+    )
+    assert tuple(f(500)) == (500, 0)
+
+
 def test_bad_arguments(lua):
     f = lua.eval(
         """function(code)
