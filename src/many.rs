@@ -200,6 +200,9 @@ impl Splitter {
                 break;
             }
             let mut e = eol(buf, p);
+            // A stage-1 error on a later line of a region extended for a
+            // document that continues: the region was cut before its line.
+            let mut cap: Option<Error> = None;
             loop {
                 let last = e == n && at_end;
                 if e == n && !at_end && buf[n - 1] != b'\n' {
@@ -217,6 +220,13 @@ impl Splitter {
                         break;
                     }
                     Stop::Stuck => {
+                        if let Some(err) = cap.take() {
+                            // The document runs into the line of that error.
+                            let r = eol(buf, err.offset);
+                            self.push(out, p, r, Err(err));
+                            p = r;
+                            break;
+                        }
                         if e == n {
                             return p;
                         }
@@ -224,6 +234,17 @@ impl Splitter {
                         e = eol(buf, (p + 2 * (e - p)).min(n - 1));
                     }
                     Stop::Dirty(err) | Stop::Scan(err) => {
+                        // An error past the first line of the document at
+                        // `q` is not its own unless the document reaches
+                        // it: split up to the error's line first.
+                        let cut =
+                            memchr::memrchr(b'\n', &buf[..err.offset.min(n)]).map_or(0, |i| i + 1);
+                        if cap.is_none() && cut > q && err.offset >= eol(buf, q) {
+                            p = q;
+                            e = cut;
+                            cap = Some(err);
+                            continue;
+                        }
                         let r = eol(buf, q);
                         self.push(out, q, r, Err(err));
                         p = r;

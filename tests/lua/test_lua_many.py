@@ -138,6 +138,85 @@ def test_docs_keep_the_input_alive(lua):
     assert tuple(f(500)) == (500, 0)
 
 
+@pytest.fixture(scope="module")
+def open_all(lua):
+    """open_all(path, opts_json, how) -> JSON text: [raw of every doc], errors;
+    how: "path", "file" (an io file) or "reader" (a table whose read(n)
+    returns at most 7 bytes at a time)."""
+    return lua.eval(
+        """function(path, opts_json, how)
+            local qjson = require("qjson")
+            local opts = opts_json and qjson.materialize(qjson.decode(opts_json)) or nil
+            local src = path
+            if how == "file" then
+                src = assert(io.open(path, "rb"))
+            elseif how == "reader" then
+                local f = assert(io.open(path, "rb"))
+                src = { read = function(self, n) return f:read(n < 7 and n or 7) end }
+            end
+            local out = {}
+            local it = qjson.open_many(src, opts)
+            for d in it do
+                out[#out + 1] = d:raw("")
+            end
+            local errs = {}
+            for _, e in ipairs(it.errors) do
+                errs[#errs + 1] = { e.message, e.offset, e.doc_index }
+            end
+            return qjson.encode({ out, errs })
+        end"""
+    )
+
+
+@pytest.mark.parametrize("chunk", [1024, 64 * 1024, 1 << 20])
+def test_open_many_amazon(open_all, chunk):
+    path = data_path("jsonexamples", "amazon_cellphones.ndjson")
+    lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+    docs, errs = json.loads(open_all(str(path), json.dumps({"chunk_size": chunk}), "path"))
+    assert not errs
+    assert [d.encode() for d in docs] == lines
+    assert [json.loads(d) for d in docs] == [json.loads(line) for line in lines]
+
+
+@pytest.mark.parametrize("how", ["path", "file", "reader"])
+@pytest.mark.parametrize("chunk", [1, 5, 64, 1 << 20])
+def test_open_many_matches_parse_many(tmp_path, read_all, open_all, how, chunk):
+    data = (
+        b'\xef\xbb\xbf[1]\n{"a": "open}\n[2]\n[[[[[[]]]]]]\n\n  {"b": {"c": "%s"}}\n'
+        b'{\n  "pretty": [1,],\n  "x": 2\n}\n[3]\n\\\n{"long": "%s"}\n[4'
+    ) % (b"y" * 100, b"z" * 300)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    opts = {"errors": "skip", "max_depth": 4}
+    want = json.loads(read_all(data, json.dumps(opts)))
+    opts["chunk_size"] = chunk
+    docs, errs = json.loads(open_all(str(path), json.dumps(opts), how))
+    assert docs == [d[0] for d in want[0]]
+    assert errs == want[1]
+    assert [e[2] for e in errs] == [1, 3, 5, 7, 9]
+
+
+def test_open_many_raises_with_stream_offset(tmp_path, lua):
+    path = tmp_path / "bad.jsonl"
+    good = b'{"n": %d}\n'
+    data = b"".join(good % i for i in range(100)) + b'{"n": tru}\n'
+    path.write_bytes(data)
+    f = lua.eval(
+        """function(path)
+            local qjson = require("qjson")
+            local n = 0
+            local ok, e = pcall(function()
+                for d in qjson.open_many(path, { chunk_size = 16 }) do n = n + 1 end
+            end)
+            return ok, tostring(e), n
+        end"""
+    )
+    ok, msg, n = f(str(path))
+    assert not ok and n == 100
+    at = data.index(b"tru}")
+    assert f"document 100, byte {at}" in msg, msg
+
+
 def test_bad_arguments(lua):
     f = lua.eval(
         """function(code)
@@ -150,6 +229,12 @@ def test_bad_arguments(lua):
     assert not ok and "expected a string" in msg
     ok, msg = f('qjson.parse_many("1", {errors = "ignore"})')
     assert not ok and "errors" in msg
+    ok, msg = f("qjson.open_many(12)")
+    assert not ok and "expected a path or a file" in msg
+    ok, msg = f('qjson.open_many("/nonexistent/qjson-many.jsonl")')
+    assert not ok and "No such file" in msg
+    ok, msg = f('qjson.open_many({read = function() return "" end}, {chunk_size = 0})')
+    assert not ok and "chunk_size" in msg
 
 
 STANDALONE = r"""

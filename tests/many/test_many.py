@@ -241,6 +241,25 @@ def test_bad_pretty_printed_document_is_one_error():
         assert [(e.doc_index, e.lineno, e.pos) for e in it.errors] == [(1, 3, 21)], name
 
 
+def test_error_on_a_later_line_is_not_the_pretty_documents():
+    # After an unterminated string the splitter goes line by line; a
+    # pretty-printed document there is read on over several lines, which
+    # must not make a later line's error its own (or report it twice).
+    data = (
+        b'[1]\n{"a": "open}\n{\n  "p": [1,],\n  "x": 2\n}\n[3]\n\\\n{"n": 4}\n'
+        b'{\n  "q": 5\n}\n[6'
+    )
+    for name, it in all_readers(data, errors="skip"):
+        assert [qjson.materialize(d.root) for d in it] == [[1], [3], {"n": 4}, {"q": 5}], name
+        got = [(e.doc_index, e.msg, e.pos) for e in it.errors]
+        assert got == [
+            (1, "Unterminated string", 10),
+            (2, "Expecting value", data.index(b"],")),
+            (4, "Backslash outside a string", data.index(b"\\")),
+            (7, "Unexpected end of input", len(data)),
+        ], name
+
+
 def test_lazy_defers_value_errors():
     data = b'{"a": 01}\n{"a": 2}\n'
     docs = list(qjson.parse_many(data, lazy=True))
