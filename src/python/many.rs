@@ -205,7 +205,7 @@ impl DocIterator {
                 origin,
             ),
         };
-        let doc = Doc::from_parsed(Arc::new(Parsed { input, index }));
+        let doc = Doc::from_parsed(Arc::new(Parsed::new(input, index)));
         Py::new(py, doc).map(Py::into_any).map_err(|e| {
             e.restore(py);
             None
