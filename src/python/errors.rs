@@ -30,7 +30,7 @@ fn line_col(input: &[u8], pos: usize) -> (usize, usize) {
 #[inline(never)]
 pub(crate) fn decode_error(py: Python<'_>, e: Error, input: &Input) -> PyErr {
     match input.origin() {
-        Some((origin, whole)) => stream_error(py, e, input, origin, whole),
+        Some((origin, buf)) => stream_error(py, e, input, origin, buf),
         None => decode_error_in(py, e, input.bytes(), input.object().bind(py)),
     }
 }
@@ -39,21 +39,12 @@ pub(crate) fn decode_error(py: Python<'_>, e: Error, input: &Input) -> PyErr {
 /// whole stream, and `doc_index` names the document.
 #[cold]
 #[inline(never)]
-fn stream_error(
-    py: Python<'_>,
-    e: Error,
-    input: &Input,
-    origin: Origin,
-    whole: Option<&[u8]>,
-) -> PyErr {
+fn stream_error(py: Python<'_>, e: Error, input: &Input, origin: Origin, buf: &[u8]) -> PyErr {
     let pos = origin.at as usize + e.offset;
-    let (lineno, colno) = match whole {
-        Some(all) => line_col(all, pos),
-        None => match line_col(input.bytes(), e.offset) {
-            (1, c) if origin.line > 0 => (origin.line as usize, origin.col as usize + c - 1),
-            (l, c) if origin.line > 0 => (origin.line as usize + l - 1, c),
-            lc => lc,
-        },
+    let (lineno, colno) = match line_col(buf, origin.in_buf + e.offset) {
+        (l, c) if origin.line == 0 => (l, c),
+        (1, c) => (origin.line as usize, origin.col as usize + c - 1),
+        (l, c) => (origin.line as usize + l - 1, c),
     };
     let make = || -> PyResult<PyErr> {
         let ty = DECODE_ERROR.import(py, "qjson._errors", "JSONDecodeError")?;

@@ -98,7 +98,7 @@ enum Owner {
     /// A slice of another input (`parse_many`), kept alive with it.
     Parent(std::sync::Arc<Input>, Origin),
     /// A slice of a buffer read from a file (`open_many`).
-    Shared(#[allow(dead_code)] std::sync::Arc<Vec<u8>>, Origin),
+    Shared(std::sync::Arc<Vec<u8>>, Origin),
 }
 
 /// Where a document of a stream (`parse_many`, `open_many`) begins, so that
@@ -109,8 +109,11 @@ pub(crate) struct Origin {
     pub(crate) doc_index: u64,
     /// Stream offset of its first byte.
     pub(crate) at: u64,
-    /// Line and column (1-based) of its first byte; `line` 0 when not
-    /// counted (then they are counted in the parent input, or unknown).
+    /// Offset of its first byte in the buffer it is a slice of (the parent
+    /// input, or the chunk buffer).
+    pub(crate) in_buf: usize,
+    /// Line and column (1-based) of the buffer's first byte in the stream
+    /// (a chunk buffer); `line` 0 when the buffer begins the stream.
     pub(crate) line: u64,
     pub(crate) col: u64,
 }
@@ -244,12 +247,12 @@ impl Input {
         }
     }
 
-    /// For a document of a stream: where it begins, and the whole input
-    /// when it is held (`parse_many`).
-    pub(crate) fn origin(&self) -> Option<(Origin, Option<&[u8]>)> {
+    /// For a document of a stream: where it begins, and the buffer it is a
+    /// slice of.
+    pub(crate) fn origin(&self) -> Option<(Origin, &[u8])> {
         match &self._owner {
-            Owner::Parent(parent, o) => Some((*o, Some(parent.bytes()))),
-            Owner::Shared(_, o) => Some((*o, None)),
+            Owner::Parent(parent, o) => Some((*o, parent.bytes())),
+            Owner::Shared(buf, o) => Some((*o, &buf[..])),
             _ => None,
         }
     }

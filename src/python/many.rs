@@ -44,6 +44,8 @@ struct FileSource {
     /// `Vec`, so that a chunk is read in place, never copied).
     buf: Arc<Vec<u8>>,
     base: u64,
+    /// Line and column of the stream offset `base`.
+    base_line_col: (u64, u64),
     eof: bool,
     chunk: usize,
     /// What the caller passed (for `JSONDecodeError.doc`).
@@ -137,6 +139,7 @@ impl DocIterator {
                     // Count the lines of what is dropped, then read on.
                     self.lines.advance(&f.buf, f.base, f.base + q as u64);
                     refill(py, f, q)?;
+                    f.base_line_col = self.lines.locate(&f.buf, f.base, f.base);
                     self.pos = 0;
                 }
             }
@@ -212,22 +215,19 @@ impl DocIterator {
         })
     }
 
-    /// Where the document of `piece` begins in the stream. Its line and
-    /// column are counted only for lazy documents read from a file (the
-    /// only ones whose reads can fail; `parse_many` counts them in the
-    /// whole input when an error needs them).
-    fn origin(&mut self, piece: &Piece, lazy: bool) -> Origin {
+    /// Where the document of `piece` begins in the stream (for errors its
+    /// lazy reads meet: lines are counted then, in the buffer it holds).
+    fn origin(&self, piece: &Piece) -> Origin {
         let mut o = Origin {
             doc_index: piece.ordinal,
             at: piece.start as u64,
+            in_buf: piece.start,
             line: 0,
             col: 0,
         };
         if let Source::File(f) = &self.source {
             o.at += f.base;
-            if lazy && !self.eager {
-                (o.line, o.col) = self.lines.locate(&f.buf, f.base, o.at);
-            }
+            (o.line, o.col) = f.base_line_col;
         }
         o
     }
@@ -251,7 +251,7 @@ impl DocIterator {
             );
             let err = match result {
                 Ok((index, escapes)) => {
-                    let origin = self.origin(&piece, index.is_lazy());
+                    let origin = self.origin(&piece);
                     match self.value(py, &piece, index, &escapes, cache.as_deref_mut(), origin) {
                         Ok(v) => return Ok(Some(v)),
                         Err(Some(e)) => e,
@@ -377,6 +377,7 @@ pub(crate) fn open_many(
         reader,
         buf: Arc::new(Vec::new()),
         base: 0,
+        base_line_col: (1, 1),
         eof: false,
         chunk: chunk_size,
         object: file.clone().unbind(),
