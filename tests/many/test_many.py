@@ -245,10 +245,7 @@ def test_error_on_a_later_line_is_not_the_pretty_documents():
     # After an unterminated string the splitter goes line by line; a
     # pretty-printed document there is read on over several lines, which
     # must not make a later line's error its own (or report it twice).
-    data = (
-        b'[1]\n{"a": "open}\n{\n  "p": [1,],\n  "x": 2\n}\n[3]\n\\\n{"n": 4}\n'
-        b'{\n  "q": 5\n}\n[6'
-    )
+    data = b'[1]\n{"a": "open}\n{\n  "p": [1,],\n  "x": 2\n}\n[3]\n\\\n{"n": 4}\n{\n  "q": 5\n}\n[6'
     for name, it in all_readers(data, errors="skip"):
         assert [qjson.materialize(d.root) for d in it] == [[1], [3], {"n": 4}, {"q": 5}], name
         got = [(e.doc_index, e.msg, e.pos) for e in it.errors]
@@ -278,7 +275,9 @@ def test_lazy_read_errors_count_in_the_whole_stream():
     start = data.index(bad)
     readers = [("parse_many", qjson.parse_many(data, lazy=True))]
     for chunk in (4, 1 << 20):
-        readers.append((f"open_many/{chunk}", qjson.open_many(io.BytesIO(data), chunk_size=chunk, lazy=True)))
+        readers.append(
+            (f"open_many/{chunk}", qjson.open_many(io.BytesIO(data), chunk_size=chunk, lazy=True))
+        )
     for name, it in readers:
         docs = list(it)
         assert len(docs) == 4, name
