@@ -201,6 +201,18 @@ int qjson_many_next(qjson_many *m, qjson_doc **out, uint64_t *index,
                     size_t *start);
 /* Destroy a stream (NULL is ignored); its documents stay valid. */
 void qjson_many_free(qjson_many *m);
+/* A stream whose input comes one window at a time (a chunked reader):
+   `window` is the most bytes one scan covers (0: the default). */
+int qjson_many_stream(const qjson_options *opts, size_t window,
+                      qjson_many **out);
+/* The next window, once qjson_many_next said QJSON_END: the bytes of the
+   last window from qjson_many_consumed on, then more input (borrowed like
+   qjson_many_new's input); at_end nonzero when nothing follows. Offsets
+   (*start, error offsets) of its documents count from its first byte. */
+int qjson_many_window(qjson_many *m, const char *input, size_t len,
+                      int at_end);
+/* How many bytes of the current window the documents taken so far used. */
+size_t qjson_many_consumed(const qjson_many *m);
 
 /* The Lua encoder's strings: `len` bytes at `s` written at `out` as
    lua-cjson writes them (`"`, `\\`, `/`, bytes below 0x20 and DEL

@@ -100,6 +100,9 @@ int qjson_many_new(const char *input, size_t len, const qjson_options *opts,
 int qjson_many_next(qjson_many *m, qjson_doc **out, uint64_t *index,
                     size_t *start);
 void qjson_many_free(qjson_many *m);
+int qjson_many_stream(const qjson_options *opts, size_t window, qjson_many **out);
+int qjson_many_window(qjson_many *m, const char *input, size_t len, int at_end);
+size_t qjson_many_consumed(const qjson_many *m);
 size_t qjson_cjson_string(const char *s, size_t len, char *out);
 size_t qjson_cjson_escape(const char *s, size_t len, char *out);
 ]]
@@ -2036,6 +2039,24 @@ local many_out = ffi.typeof("qjson_many *[1]")
 local many_index = ffi.typeof("uint64_t[1]")
 local ERR_JSON = 5 -- QJSON_ERR_JSON
 
+--- The options of parse_many / open_many: skip mode and qjson_options (or nil).
+local function many_options(name, opts)
+    if opts == nil then
+        return false, nil
+    end
+    if opts.errors ~= nil and opts.errors ~= "raise" and opts.errors ~= "skip" then
+        error(name .. ': errors must be "raise" or "skip"', 3)
+    end
+    local o = ffi_new("qjson_options")
+    o.lazy = opts.lazy and 1 or 0
+    local d = opts.max_depth or 0
+    if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
+        error(name .. ": max_depth must be a positive integer", 3)
+    end
+    o.max_depth = d
+    return opts.errors == "skip", o
+end
+
 --[[ qjson.parse_many(s [, {lazy = bool, max_depth = n, errors = "raise" | "skip"}])
     -> an iterator of Docs over the documents of `s` (NDJSON / JSON Lines, or
     JSON texts separated by any whitespace), usable in a generic for:
@@ -2048,21 +2069,7 @@ function qjson.parse_many(s, opts)
     if type(s) ~= "string" then
         error("qjson.parse_many: expected a string, got " .. type(s), 2)
     end
-    local skip = false
-    local o = nil
-    if opts ~= nil then
-        if opts.errors ~= nil and opts.errors ~= "raise" and opts.errors ~= "skip" then
-            error('qjson.parse_many: errors must be "raise" or "skip"', 2)
-        end
-        skip = opts.errors == "skip"
-        o = ffi_new("qjson_options")
-        o.lazy = opts.lazy and 1 or 0
-        local d = opts.max_depth or 0
-        if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
-            error("qjson.parse_many: max_depth must be a positive integer", 2)
-        end
-        o.max_depth = d
-    end
+    local skip, o = many_options("qjson.parse_many", opts)
     local mo = many_out()
     local rc = C.qjson_many_new(s, #s, o, mo)
     if rc ~= OK then
@@ -2097,6 +2104,101 @@ function qjson.parse_many(s, opts)
             end
             local errs = it.errors
             errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
+        end
+    end
+    return setmetatable(it, { __call = step })
+end
+
+--[[ qjson.open_many(file [, opts]) -> the iterator of parse_many over a
+    file read in chunks: `file` is a path or an open file (anything with a
+    read(n) method returning a string, or nil at the end); opts as
+    parse_many's plus chunk_size (bytes read at a time, default 1 MiB).
+    Memory stays bounded by the chunk size plus the largest document (a
+    document longer than a chunk is carried into the next read, which
+    grows to its size): each Doc pins the window (carried bytes + chunk)
+    it was read in, not the file. Error offsets count in the whole file. A
+    file opened from a path is closed at the end of the iteration. ]]
+function qjson.open_many(file, opts)
+    local fh, owned
+    if type(file) == "string" then
+        local f, err = io.open(file, "rb")
+        if not f then
+            error("qjson.open_many: " .. tostring(err), 2)
+        end
+        fh, owned = f, true
+    elseif (type(file) == "table" or type(file) == "userdata") and file.read then
+        fh = file
+    else
+        error("qjson.open_many: expected a path or a file, got " .. type(file), 2)
+    end
+    local skip, o = many_options("qjson.open_many", opts)
+    local chunk = opts and opts.chunk_size or 1048576
+    if type(chunk) ~= "number" or chunk < 1 or chunk ~= floor(chunk) then
+        error("qjson.open_many: chunk_size must be a positive integer", 2)
+    end
+    local mo = many_out()
+    local rc = C.qjson_many_stream(o, chunk, mo)
+    if rc ~= OK then
+        raise(rc, nil, 2)
+    end
+    local m = ffi_gc(mo[0], C.qjson_many_free)
+    local idx = many_index()
+    local start = ffi_new("size_t[1]")
+    local dout = ffi_new("qjson_doc *[1]")
+    -- The current window (a Lua string the stream borrows), its stream
+    -- offset, and the finaliser that pins it for the handles cut from it.
+    local win, at, eof = "", 0, false
+    local ptr = ffi.cast(charp_t, win)
+    local free = C.qjson_free
+    local function refill()
+        local used = tonumber(C.qjson_many_consumed(m))
+        local rest = win:sub(used + 1)
+        at = at + used
+        local data = fh:read(chunk > #rest and chunk or #rest)
+        if data == nil or data == "" then
+            eof = true
+            data = ""
+            if owned then
+                fh:close()
+            end
+        elseif type(data) ~= "string" then
+            error("qjson.open_many: read() returned a " .. type(data), 3)
+        end
+        local w = rest .. data
+        win, ptr = w, ffi.cast(charp_t, w)
+        free = function(h)
+            local _ = w
+            C.qjson_free(h)
+        end
+        local r = C.qjson_many_window(m, w, #w, eof and 1 or 0)
+        if r ~= OK then
+            raise(r, nil, 3)
+        end
+    end
+    local it = { errors = {} }
+    local function step()
+        while true do
+            local r = C.qjson_many_next(m, dout, idx, start)
+            if r == OK then
+                local h = ffi_gc(adopt(dout[0]), free)
+                return setmetatable({ _h = h, _s = ptr + start[0] }, Doc)
+            elseif r == END then
+                if eof then
+                    return nil
+                end
+                refill()
+            else
+                local msg, _, off = last_error()
+                local i = tonumber(idx[0])
+                -- The offset (also in the message) counts in the window.
+                msg = gsub(msg, " at byte %d+$", " at byte " .. (off + at))
+                off = off + at
+                if not skip or r ~= ERR_JSON then
+                    error(format("qjson: %s (document %d, byte %d)", msg, i, off), 2)
+                end
+                local errs = it.errors
+                errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
+            end
         end
     end
     return setmetatable(it, { __call = step })
