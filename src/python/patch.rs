@@ -37,13 +37,18 @@
 //! the target's views are read member by member (never unfolded, so a
 //! `test` leaves how they are written as it was).
 
-use super::errors::path_error;
+use super::convert::{self, new_str};
+use super::errors::{access_error, path_error};
+use super::doc::Parsed;
+use super::input::str_utf8;
 use super::stack;
 use super::view::{
     self, array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
     object_has, object_replace, object_set, pristine_twin, snapshot, Array, Object, Saved,
 };
-use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place};
+use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place, Tokens};
+use crate::doc::{Cursor, Value};
+use crate::error::JsonType;
 use crate::path::{segments, Segment};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
@@ -53,7 +58,9 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple,
     PyType,
 };
+use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::sync::Arc;
 
 static PATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -235,30 +242,37 @@ impl<'py> Node<'py> {
 /// The containers a patch changed, as they were before.
 struct Journal<'py> {
     py: Python<'py>,
-    views: Vec<Saved>,
+    views: SmallVec<[Saved; 2]>,
     /// Plain dicts and lists: (the container, a shallow copy).
     plain: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
-    seen: Vec<*mut pyo3::ffi::PyObject>,
+    seen: SmallVec<[*mut pyo3::ffi::PyObject; 4]>,
+    /// Whether views are saved. Off for the last change of a patch: a
+    /// view's edit (one overlay write, see `view::edit`) either happens
+    /// whole or fails before changing anything, and nothing can fail after
+    /// the last change, so there is nothing to undo. Plain dicts and lists
+    /// are always saved (a subclass may run code that fails half way).
+    save_views: bool,
 }
 
 impl<'py> Journal<'py> {
     fn new(py: Python<'py>) -> Self {
         Journal {
             py,
-            views: Vec::new(),
+            views: SmallVec::new(),
             plain: Vec::new(),
-            seen: Vec::new(),
+            seen: SmallVec::new(),
+            save_views: true,
         }
     }
 
     /// Save `n` before its first change.
     fn touch(&mut self, n: &Node<'py>) -> PyResult<()> {
         let any = match n {
-            Node::Obj(o) => o.as_any(),
-            Node::Arr(a) => a.as_any(),
+            Node::Obj(o) if self.save_views => o.as_any(),
+            Node::Arr(a) if self.save_views => a.as_any(),
             Node::Dict(d) => d.as_any(),
             Node::List(l) => l.as_any(),
-            Node::Leaf => return Ok(()),
+            Node::Obj(_) | Node::Arr(_) | Node::Leaf => return Ok(()),
         };
         if self.seen.contains(&any.as_ptr()) {
             return Ok(());
@@ -306,6 +320,10 @@ fn own<'py>(v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 
 fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
     let py = v.py();
+    // Scalars first (what most ops add): immutable, shared as they are.
+    if is_scalar(v) {
+        return Ok(v.clone());
+    }
     if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
         return Err(PyValueError::new_err(
             "qjson.patch: value nested too deeply",
@@ -318,6 +336,11 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
         };
     }
     if let Ok(d) = v.cast::<PyDict>() {
+        // A dict of scalars (`{"role": "system", "content": "..."}`) is
+        // one C-level copy.
+        if d.is_exact_instance_of::<PyDict>() && d.iter().all(|(_, x)| is_scalar(&x)) {
+            return Ok(d.copy()?.into_any());
+        }
         let out = PyDict::new(py);
         for (k, x) in d.iter() {
             out.set_item(k, own_at(&x, depth + 1)?)?;
@@ -332,6 +355,16 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
         return Ok(out.into_any());
     }
     Ok(v.clone())
+}
+
+/// An immutable JSON scalar of an exact built-in type (a subclass may
+/// carry state of its own, and goes the general way).
+fn is_scalar(v: &Bound<'_, PyAny>) -> bool {
+    v.is_exact_instance_of::<PyString>()
+        || v.is_exact_instance_of::<PyInt>()
+        || v.is_exact_instance_of::<PyFloat>()
+        || v.is_none()
+        || v.is_exact_instance_of::<PyBool>()
 }
 
 fn is_number(v: &Bound<'_, PyAny>) -> bool {
@@ -392,7 +425,7 @@ fn json_eq(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, depth: usize) -> PyResult
 /// A pointer's tokens as the walk uses them.
 struct Pointer<'a> {
     text: &'a str,
-    tokens: Vec<Cow<'a, [u8]>>,
+    tokens: Tokens<'a>,
 }
 
 fn parse_pointer(text: &str) -> Step<Pointer<'_>> {
@@ -404,7 +437,7 @@ fn parse_pointer(text: &str) -> Step<Pointer<'_>> {
 
 fn key<'py>(py: Python<'py>, token: &[u8]) -> Bound<'py, PyString> {
     // Tokens come from a str, unescaped ASCII for ASCII: valid UTF-8.
-    PyString::new(py, std::str::from_utf8(token).unwrap_or_default())
+    new_str(py, std::str::from_utf8(token).unwrap_or_default())
 }
 
 /// The array index `token` names in `parent` (an array), by RFC 6902's rules
@@ -438,7 +471,7 @@ fn child<'py>(
 }
 
 /// The container holding the value `p` points to, and the last token.
-fn parent_of<'py, 'a>(root: &Bound<'py, PyAny>, p: &'a Pointer<'a>) -> Step<(Node<'py>, &'a [u8])> {
+fn parent_of<'py, 'p>(root: &Bound<'py, PyAny>, p: &'p Pointer<'_>) -> Step<(Node<'py>, &'p [u8])> {
     let py = root.py();
     let (last, path) = p.tokens.split_last().expect("a pointer with tokens");
     let mut at = node(root);
@@ -530,48 +563,37 @@ impl<'py> Doc<'py> {
         Ok(())
     }
 
-    fn apply(&mut self, op: &Bound<'py, PyAny>) -> Step<()> {
-        let py = op.py();
-        let op = node(op);
-        let name = text_member(&op, intern!(py, "op"))?;
-        let name = name.to_cow()?;
-        let Some(kind) = Op::parse(&name) else {
-            return fail(format!("unknown op {name:?}"));
-        };
-        let path_text = text_member(&op, intern!(py, "path"))?;
-        let path_text = path_text.to_cow()?;
-        let path = parse_pointer(&path_text)?;
-        let value = if kind.needs_value() {
-            match member(&op, intern!(py, "value"))? {
-                Some(v) => Some(v),
-                None => return fail(format!("a {name:?} op needs a \"value\"")),
+    /// Apply one op; `last`: no op follows it (see [`Journal::save_views`]).
+    fn apply(&mut self, op: OpIn<'_, 'py>, last: bool) -> Step<()> {
+        // A move removes, then adds: the add may still fail.
+        self.journal.save_views = !last || op.kind == Op::Move;
+        let path_text = op.path.as_str()?;
+        let path = parse_pointer(path_text)?;
+        let own_value = || -> PyResult<Bound<'py, PyAny>> {
+            let v = op.value.as_ref().expect("read with the op");
+            if op.owned {
+                Ok(v.clone())
+            } else {
+                own(v)
             }
-        } else {
-            None
         };
-        let from_text = if kind.needs_from() {
-            Some(text_member(&op, intern!(py, "from"))?)
-        } else {
-            None
-        };
-        match kind {
-            Op::Add => self.add(&path, own(&value.expect("checked above"))?),
-            Op::Replace => self.replace(&path, own(&value.expect("checked above"))?),
+        match op.kind {
+            Op::Add => self.add(&path, own_value()?),
+            Op::Replace => self.replace(&path, own_value()?),
             Op::Remove => self.remove(&path),
             Op::Test => {
                 let here = value_at(&self.root, &path)?;
-                if json_eq(&here, &value.expect("checked above"), 0)? {
+                if json_eq(&here, op.value.as_ref().expect("read with the op"), 0)? {
                     Ok(())
                 } else {
                     fail(format!("test failed: the value at {path_text:?} differs"))
                 }
             }
             Op::Move | Op::Copy => {
-                let from_text = from_text.expect("checked above");
-                let from_text = from_text.to_cow()?;
-                let from = parse_pointer(&from_text)?;
+                let from_text = op.from.as_ref().expect("read with the op").as_str()?;
+                let from = parse_pointer(from_text)?;
                 let v = value_at(&self.root, &from)?;
-                if kind == Op::Copy {
+                if op.kind == Op::Copy {
                     return self.add(&path, own(&v)?);
                 }
                 if from.tokens == path.tokens {
@@ -589,23 +611,141 @@ impl<'py> Doc<'py> {
     }
 }
 
-/// Member `name` (an interned str) of op `op` (`None` when absent).
-fn member<'py>(op: &Node<'py>, name: &Bound<'py, PyString>) -> Step<Option<Bound<'py, PyAny>>> {
-    match op {
-        Node::Obj(_) | Node::Dict(_) => Ok(op.member(name)?),
-        _ => fail("an op must be an object"),
+// -------------------------------------------------------------- reading ops
+
+/// A string member of an op: the caller's `str`, or a string of a patch
+/// given as JSON text (borrowed from the text when it has no escapes).
+enum Text<'a, 'py> {
+    Str(Bound<'py, PyString>),
+    Raw(Cow<'a, str>),
+}
+
+impl Text<'_, '_> {
+    fn as_str(&self) -> PyResult<&str> {
+        match self {
+            Text::Str(s) => str_utf8(s),
+            Text::Raw(t) => Ok(t),
+        }
     }
 }
 
-/// String member `name` of op `op`.
-fn text_member<'py>(op: &Node<'py>, name: &Bound<'py, PyString>) -> Step<Bound<'py, PyString>> {
-    match member(op, name)? {
-        Some(v) => match v.cast_into::<PyString>() {
-            Ok(s) => Ok(s),
-            Err(_) => fail(format!("the op's {name} must be a string")),
-        },
-        None => fail(format!("the op has no {name:?}")),
+/// One op, read and checked for its members, not yet applied.
+struct OpIn<'a, 'py> {
+    kind: Op,
+    path: Text<'a, 'py>,
+    /// `move` / `copy` only.
+    from: Option<Text<'a, 'py>>,
+    /// `add` / `replace` / `test` only.
+    value: Option<Bound<'py, PyAny>>,
+    /// Whether `value` is already the document's own (read from a JSON
+    /// text patch: a fresh view or scalar, shared with nothing).
+    owned: bool,
+}
+
+fn missing<T>(name: &str) -> Step<T> {
+    fail(format!("the op has no {name:?}"))
+}
+
+fn not_text<T>(name: &str) -> Step<T> {
+    fail(format!("the op's {name} must be a string"))
+}
+
+fn unknown<T>(name: &str) -> Step<T> {
+    fail(format!("unknown op {name:?}"))
+}
+
+fn no_value<T>(kind: &str) -> Step<T> {
+    fail(format!("a {kind:?} op needs a \"value\""))
+}
+
+/// Op `op` of a patch given as Python objects (a dict or an `Object`).
+fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'static, 'py>> {
+    let py = op.py();
+    let op = node(op);
+    if !op.is_object() {
+        return fail("an op must be an object");
     }
+    let text = |name: &Bound<'py, PyString>| -> Step<Text<'static, 'py>> {
+        match op.member(name)? {
+            Some(v) => match v.cast_into::<PyString>() {
+                Ok(s) => Ok(Text::Str(s)),
+                Err(_) => not_text(&name.to_cow()?),
+            },
+            None => missing(&name.to_cow()?),
+        }
+    };
+    let name = text(intern!(py, "op"))?;
+    let name = name.as_str()?;
+    let Some(kind) = Op::parse(name) else {
+        return unknown(name);
+    };
+    let path = text(intern!(py, "path"))?;
+    let value = if kind.needs_value() {
+        match op.member(intern!(py, "value"))? {
+            Some(v) => Some(v),
+            None => return no_value(name),
+        }
+    } else {
+        None
+    };
+    let from = if kind.needs_from() {
+        Some(text(intern!(py, "from"))?)
+    } else {
+        None
+    };
+    Ok(OpIn {
+        kind,
+        path,
+        from,
+        value,
+        owned: false,
+    })
+}
+
+/// Op `c` of a patch given as JSON text, read from its index: the strings
+/// are borrowed from the text and the value becomes a fresh view (or
+/// scalar), so no view of the patch itself is made.
+fn read_text_op<'a, 'py>(py: Python<'py>, parsed: &'a Arc<Parsed>, c: Cursor) -> Step<OpIn<'a, 'py>> {
+    let doc = parsed.doc();
+    let err = |e| Fail::Py(access_error(py, e, &parsed.input, ""));
+    if doc.type_of(c) != JsonType::Object {
+        return fail("an op must be an object");
+    }
+    let text = |name: &str| -> Step<Text<'a, 'py>> {
+        match doc.field(c, name.as_bytes()) {
+            Some(at) => match doc.value(at).map_err(err)? {
+                Value::String(s) => Ok(Text::Raw(s)),
+                _ => not_text(name),
+            },
+            None => missing(name),
+        }
+    };
+    let name = text("op")?;
+    let name = name.as_str()?;
+    let Some(kind) = Op::parse(name) else {
+        return unknown(name);
+    };
+    let path = text("path")?;
+    let value = if kind.needs_value() {
+        match doc.field(c, b"value") {
+            Some(at) => Some(convert::value(py, parsed, at)?.into_bound(py)),
+            None => return no_value(name),
+        }
+    } else {
+        None
+    };
+    let from = if kind.needs_from() {
+        Some(text("from")?)
+    } else {
+        None
+    };
+    Ok(OpIn {
+        kind,
+        path,
+        from,
+        value,
+        owned: true,
+    })
 }
 
 fn is_text(v: &Bound<'_, PyAny>) -> bool {
@@ -615,29 +755,6 @@ fn is_text(v: &Bound<'_, PyAny>) -> bool {
         || v.is_instance_of::<pyo3::types::PyMemoryView>()
 }
 
-/// The ops of a patch: a list / tuple / `Array` of op objects, or JSON text.
-fn op_list<'py>(ops: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let py = ops.py();
-    let text = is_text(ops);
-    let ops = if text {
-        view::decode(py, ops, 1024)?.into_bound(py)
-    } else {
-        ops.clone()
-    };
-    match node(&ops) {
-        Node::Arr(a) => (0..array_len(&a)?)
-            .map(|i| Ok(array_get(&a, i)?.into_bound(py)))
-            .collect(),
-        Node::List(l) => Ok(l.iter().collect()),
-        _ if ops.cast::<PyTuple>().is_ok() => Ok(ops.try_iter()?.collect::<PyResult<_>>()?),
-        _ if text => Err(patch_error(py, "a JSON Patch is an array of ops", None)),
-        _ => Err(PyTypeError::new_err(format!(
-            "qjson.patch: ops must be a list of dicts or JSON text, not {}",
-            ops.get_type().name()?
-        ))),
-    }
-}
-
 /// `qjson.patch(target, ops) -> target`: RFC 6902, atomic.
 #[pyfunction]
 pub(crate) fn patch<'py>(
@@ -645,19 +762,51 @@ pub(crate) fn patch<'py>(
     ops: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = target.py();
-    let ops = op_list(ops)?;
     let mut doc = Doc {
         root: target.clone(),
         journal: Journal::new(py),
     };
-    for (i, op) in ops.iter().enumerate() {
-        if let Err(f) = doc.apply(op) {
-            doc.journal.undo()?;
-            return Err(match f {
-                Fail::Patch(msg) => patch_error(py, &format!("op {i}: {msg}"), Some(i)),
-                Fail::Py(e) => e,
-            });
+    // Op `i` of `n`: read, then applied; on a failure, undo and raise.
+    let mut run = |i: usize, n: usize, op: Step<OpIn<'_, 'py>>| -> PyResult<()> {
+        let Err(f) = op.and_then(|op| doc.apply(op, i + 1 == n)) else {
+            return Ok(());
+        };
+        std::mem::replace(&mut doc.journal, Journal::new(py)).undo()?;
+        Err(match f {
+            Fail::Patch(msg) => patch_error(py, &format!("op {i}: {msg}"), Some(i)),
+            Fail::Py(e) => e,
+        })
+    };
+    if is_text(ops) {
+        let parsed = super::doc::parse(py, ops, false, 1024)?.parsed;
+        let text = parsed.doc();
+        let root = text.root();
+        let Ok(items) = text.array_items(root) else {
+            return Err(patch_error(py, "a JSON Patch is an array of ops", None));
+        };
+        let n = text.len(root).unwrap_or(0);
+        for (i, c) in items.enumerate() {
+            run(i, n, read_text_op(py, &parsed, c))?;
         }
+    } else if ops.is_instance_of::<PyList>() || ops.is_instance_of::<PyTuple>() {
+        // The ops as they are now (the caller's list is not read again).
+        let ops: SmallVec<[Bound<'py, PyAny>; 8]> =
+            ops.try_iter()?.collect::<PyResult<_>>()?;
+        for (i, op) in ops.iter().enumerate() {
+            run(i, ops.len(), read_op(op))?;
+        }
+    } else if let Ok(a) = ops.cast_exact::<Array>() {
+        let ops = (0..array_len(a)?)
+            .map(|i| Ok(array_get(a, i)?.into_bound(py)))
+            .collect::<PyResult<Vec<_>>>()?;
+        for (i, op) in ops.iter().enumerate() {
+            run(i, ops.len(), read_op(op))?;
+        }
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "qjson.patch: ops must be a list of dicts or JSON text, not {}",
+            ops.get_type().name()?
+        )));
     }
     Ok(doc.root)
 }
