@@ -60,7 +60,7 @@ use pyo3::types::{
 };
 use smallvec::SmallVec;
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 static PATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -702,50 +702,195 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'static, 'py>> {
     })
 }
 
-/// Op `c` of a patch given as JSON text, read from its index: the strings
-/// are borrowed from the text and the value becomes a fresh view (or
-/// scalar), so no view of the patch itself is made.
-fn read_text_op<'a, 'py>(py: Python<'py>, parsed: &'a Arc<Parsed>, c: Cursor) -> Step<OpIn<'a, 'py>> {
-    let doc = parsed.doc();
-    let err = |e| Fail::Py(access_error(py, e, &parsed.input, ""));
-    if doc.type_of(c) != JsonType::Object {
-        return fail("an op must be an object");
+// ------------------------------------------------------- patches as text
+
+/// One op of a patch given as JSON text, read from the text's index: the
+/// strings unescaped, the value where it is in the text.
+struct TextOp {
+    kind: Op,
+    path: Box<str>,
+    from: Option<Box<str>>,
+    value: Option<Cursor>,
+}
+
+impl TextOp {
+    /// The op, ready to apply: its value a fresh view of the text (or a
+    /// scalar), shared with nothing, so nothing of the cache is reachable
+    /// from the document.
+    fn op_in<'a, 'py>(&'a self, py: Python<'py>, parsed: &Arc<Parsed>) -> Step<OpIn<'a, 'py>> {
+        let value = match self.value {
+            Some(c) => Some(convert::value(py, parsed, c)?.into_bound(py)),
+            None => None,
+        };
+        Ok(OpIn {
+            kind: self.kind,
+            path: Text::Raw(Cow::Borrowed(&self.path)),
+            from: self.from.as_deref().map(|f| Text::Raw(Cow::Borrowed(f))),
+            value,
+            owned: true,
+        })
     }
-    let text = |name: &str| -> Step<Text<'a, 'py>> {
-        match doc.field(c, name.as_bytes()) {
-            Some(at) => match doc.value(at).map_err(err)? {
-                Value::String(s) => Ok(Text::Raw(s)),
-                _ => not_text(name),
-            },
-            None => missing(name),
-        }
-    };
-    let name = text("op")?;
-    let name = name.as_str()?;
-    let Some(kind) = Op::parse(name) else {
-        return unknown(name);
-    };
-    let path = text("path")?;
-    let value = if kind.needs_value() {
-        match doc.field(c, b"value") {
-            Some(at) => Some(convert::value(py, parsed, at)?.into_bound(py)),
-            None => return no_value(name),
-        }
+}
+
+/// A patch given as JSON text, parsed and read: the ops of a JSON array
+/// (each one read, or why it is malformed, reported when its turn comes),
+/// or `None` when the text is not an array.
+struct TextPatch {
+    parsed: Arc<Parsed>,
+    ops: Option<Vec<Result<TextOp, String>>>,
+}
+
+/// Texts up to this size are kept in [`TEXT_PATCHES`].
+const TEXT_PATCH_MAX: usize = 16 * 1024;
+/// How many texts [`TEXT_PATCHES`] keeps.
+const TEXT_PATCH_SLOTS: usize = 8;
+
+/// The patch texts read last (`bytes` and `str` only: they cannot change),
+/// newest last. A gateway applies the same configured patch to every
+/// request; the parse and the reading of its ops (most of the cost of a
+/// small patch) are then done once. A text is found by identity or by
+/// equal bytes, so a hit gives exactly what reading it again would.
+static TEXT_PATCHES: Mutex<Vec<Arc<TextPatch>>> = Mutex::new(Vec::new());
+
+/// The bytes of `ops` when it is `bytes` or `str` (immutable) and small
+/// enough to keep.
+fn cacheable_text<'a>(ops: &'a Bound<'_, PyAny>) -> Option<&'a [u8]> {
+    let b = if let Ok(b) = ops.cast_exact::<PyBytes>() {
+        b.as_bytes()
+    } else if let Ok(s) = ops.cast_exact::<PyString>() {
+        // A str with lone surrogates is not kept (reading it raises).
+        str_utf8(s).ok()?.as_bytes()
     } else {
-        None
+        return None;
     };
+    (b.len() <= TEXT_PATCH_MAX).then_some(b)
+}
+
+/// `ops` (JSON text) parsed and read, from [`TEXT_PATCHES`] when it is there.
+fn text_patch(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<Arc<TextPatch>> {
+    let key = cacheable_text(ops);
+    if let Some(bytes) = key {
+        let cache = TEXT_PATCHES.lock().unwrap_or_else(|e| e.into_inner());
+        let hit = cache.iter().rev().find(|t| {
+            t.parsed.input.object().as_ptr() == ops.as_ptr() || t.parsed.input.bytes() == bytes
+        });
+        if let Some(t) = hit {
+            return Ok(t.clone());
+        }
+    }
+    let parsed = super::doc::parse(py, ops, false, 1024)?.parsed;
+    let doc = parsed.doc();
+    let root = doc.root();
+    let ops_read = match doc.array_items(root) {
+        Ok(items) => Some(
+            items
+                .map(|c| read_text_op(py, &parsed, c))
+                .collect::<PyResult<Vec<_>>>()?,
+        ),
+        Err(_) => None,
+    };
+    let t = Arc::new(TextPatch {
+        parsed: parsed.clone(),
+        ops: ops_read,
+    });
+    if key.is_some() {
+        let mut cache = TEXT_PATCHES.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= TEXT_PATCH_SLOTS {
+            // Dropped after the lock is released (it holds a Python object).
+            let oldest = cache.remove(0);
+            drop(cache);
+            drop(oldest);
+            TEXT_PATCHES
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(t.clone());
+        } else {
+            cache.push(t.clone());
+        }
+    }
+    Ok(t)
+}
+
+/// Op `c` of a patch given as JSON text, read from its index (no view of
+/// the patch is made); `Err(message)` when it is malformed.
+fn read_text_op(py: Python<'_>, parsed: &Arc<Parsed>, c: Cursor) -> PyResult<Result<TextOp, String>> {
+    let doc = parsed.doc();
+    /// A failed read: a malformed op (kept, raised in its turn) or an
+    /// error of Python's (raised now).
+    fn bad<T>(m: Step<()>) -> PyResult<Result<T, String>> {
+        match m {
+            Err(Fail::Patch(msg)) => Ok(Err(msg)),
+            Err(Fail::Py(e)) => Err(e),
+            Ok(()) => unreachable!("called with a failure"),
+        }
+    }
+    if doc.type_of(c) != JsonType::Object {
+        return bad(fail("an op must be an object"));
+    }
+    // The first occurrence of each member, in one walk.
+    let (mut op, mut path, mut value, mut from) = (None, None, None, None);
+    let items = doc
+        .object_items(c)
+        .map_err(|e| access_error(py, e, &parsed.input, ""))?;
+    for (raw, v) in items {
+        // Keys are compared unescaped (`"o\u0070"` is `op`).
+        let k: Cow<[u8]> = if raw.contains(&b'\\') {
+            match doc.key_str(raw) {
+                Ok(k) => Cow::Owned(k.into_owned().into_bytes()),
+                Err(e) => return Err(access_error(py, e, &parsed.input, "")),
+            }
+        } else {
+            Cow::Borrowed(raw)
+        };
+        let slot = match &*k {
+            b"op" => &mut op,
+            b"path" => &mut path,
+            b"value" => &mut value,
+            b"from" => &mut from,
+            _ => continue,
+        };
+        slot.get_or_insert(v);
+    }
+    let text = |at: Option<Cursor>, name: &str| -> PyResult<Result<Box<str>, String>> {
+        let Some(at) = at else {
+            return bad(missing(name));
+        };
+        match doc
+            .value(at)
+            .map_err(|e| access_error(py, e, &parsed.input, ""))?
+        {
+            Value::String(s) => Ok(Ok(s.into())),
+            _ => bad(not_text(name)),
+        }
+    };
+    let name = match text(op, "op")? {
+        Ok(n) => n,
+        Err(m) => return Ok(Err(m)),
+    };
+    let Some(kind) = Op::parse(&name) else {
+        return bad(unknown(&name));
+    };
+    let path = match text(path, "path")? {
+        Ok(p) => p,
+        Err(m) => return Ok(Err(m)),
+    };
+    if kind.needs_value() && value.is_none() {
+        return bad(no_value(&name));
+    }
     let from = if kind.needs_from() {
-        Some(text("from")?)
+        match text(from, "from")? {
+            Ok(f) => Some(f),
+            Err(m) => return Ok(Err(m)),
+        }
     } else {
         None
     };
-    Ok(OpIn {
+    Ok(Ok(TextOp {
         kind,
         path,
         from,
-        value,
-        owned: true,
-    })
+        value: value.filter(|_| kind.needs_value()),
+    }))
 }
 
 fn is_text(v: &Bound<'_, PyAny>) -> bool {
@@ -778,15 +923,16 @@ pub(crate) fn patch<'py>(
         })
     };
     if is_text(ops) {
-        let parsed = super::doc::parse(py, ops, false, 1024)?.parsed;
-        let text = parsed.doc();
-        let root = text.root();
-        let Ok(items) = text.array_items(root) else {
+        let text = text_patch(py, ops)?;
+        let Some(text_ops) = &text.ops else {
             return Err(patch_error(py, "a JSON Patch is an array of ops", None));
         };
-        let n = text.len(root).unwrap_or(0);
-        for (i, c) in items.enumerate() {
-            run(i, n, read_text_op(py, &parsed, c))?;
+        for (i, op) in text_ops.iter().enumerate() {
+            let op = match op {
+                Ok(op) => op.op_in(py, &text.parsed),
+                Err(msg) => fail(msg.as_str()),
+            };
+            run(i, text_ops.len(), op)?;
         }
     } else if ops.is_instance_of::<PyList>() || ops.is_instance_of::<PyTuple>() {
         // The ops as they are now (the caller's list is not read again).
