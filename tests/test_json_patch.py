@@ -196,7 +196,10 @@ def test_patch_rejects_wrong_kinds() -> None:
 def test_text_patch_read_again_gives_fresh_values() -> None:
     """A patch text applied twice (read once, kept): each document gets
     values of its own, and a malformed op fails in its turn each time."""
-    text = b'[{"op": "add", "path": "/a", "value": {"x": [1]}}, {"op": "add", "path": "/n", "value": 2}]'
+    text = (
+        b'[{"op": "add", "path": "/a", "value": {"x": [1]}},'
+        b' {"op": "add", "path": "/n", "value": 2}]'
+    )
     first = qjson.decode(b"{}")
     qjson.patch(first, text)
     first["a"]["x"].append(5)
