@@ -397,7 +397,10 @@ fn json_eq(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, depth: usize) -> PyResult
         if a.len()? != b.len()? {
             return Ok(false);
         }
-        for (k, w) in object_items(b)? {
+        for (k, w) in Part::Py(b.clone()).items(b.py())? {
+            let Part::Py(w) = w else {
+                unreachable!("members of a Python value are Python values")
+            };
             match x.member(&k)? {
                 Some(v) if json_eq(&v, &w, depth + 1)? => {}
                 _ => return Ok(false),
@@ -959,49 +962,96 @@ pub(crate) fn patch<'py>(
 
 // -------------------------------------------------------------- merge patch
 
+/// A value of a merge patch: a Python value (dict, `Object`, ...), or a
+/// value of a patch given as JSON text, read from the text's index (no
+/// view of the patch is made; what is added becomes a fresh view of the
+/// text, shared with nothing).
+#[derive(Clone)]
+enum Part<'a, 'py> {
+    Py(Bound<'py, PyAny>),
+    Text(&'a Arc<Parsed>, Cursor),
+}
+
+impl<'py> Part<'_, 'py> {
+    fn is_null(&self) -> bool {
+        match self {
+            Part::Py(v) => v.is_none(),
+            Part::Text(p, c) => p.doc().type_of(*c) == JsonType::Null,
+        }
+    }
+
+    fn is_object(&self) -> bool {
+        match self {
+            Part::Py(v) => node(v).is_object(),
+            Part::Text(p, c) => p.doc().type_of(*c) == JsonType::Object,
+        }
+    }
+
+    /// The members of an object (for a repeated key in a text, the first).
+    fn items(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyString>, Self)>> {
+        let key_error = || PyTypeError::new_err("qjson.merge_patch: object keys must be str");
+        let mut out = Vec::new();
+        match self {
+            // An exact dict is walked in place; anything else (an `Object`,
+            // a dict subclass) through its own `items()`.
+            Part::Py(v) if v.is_exact_instance_of::<PyDict>() => {
+                for (k, x) in v.cast::<PyDict>()?.iter() {
+                    out.push((k.cast_into::<PyString>().map_err(|_| key_error())?, Part::Py(x)));
+                }
+            }
+            Part::Py(v) => {
+                for item in v.call_method0("items")?.try_iter()? {
+                    let (k, x): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
+                    out.push((k.cast_into::<PyString>().map_err(|_| key_error())?, Part::Py(x)));
+                }
+            }
+            Part::Text(p, c) => {
+                let doc = p.doc();
+                let err = |e| access_error(py, e, &p.input, "");
+                for m in doc.distinct_items(*c).map_err(err)? {
+                    let (_, raw, at) = m.map_err(err)?;
+                    let k = doc.key_str(raw).map_err(err)?;
+                    out.push((new_str(py, &k), Part::Text(p, at)));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The value as the document's own (see [`own`]).
+    fn fresh(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            Part::Py(v) => own(v),
+            Part::Text(p, c) => Ok(convert::value(py, p, *c)?.into_bound(py)),
+        }
+    }
+}
+
 /// Whether an object patch holds a null member at any depth of its
 /// objects (arrays are values, nulls inside them are kept).
-fn has_null_member(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+fn has_null_member(py: Python<'_>, v: &Part<'_, '_>, depth: usize) -> PyResult<bool> {
     if depth > MAX_DEPTH {
         return Err(PyValueError::new_err(
             "qjson.merge_patch: patch nested too deeply",
         ));
     }
-    for (_, x) in object_items(v)? {
-        if x.is_none() || (node(&x).is_object() && has_null_member(&x, depth + 1)?) {
+    for (_, x) in v.items(py)? {
+        if x.is_null() || (x.is_object() && has_null_member(py, &x, depth + 1)?) {
             return Ok(true);
         }
     }
     Ok(false)
 }
 
-/// The members of an object value (a dict or an `Object`).
-fn object_items<'py>(
-    v: &Bound<'py, PyAny>,
-) -> PyResult<Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>> {
-    let mut out = Vec::new();
-    for item in v.call_method0("items")?.try_iter()? {
-        let (k, x): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
-        let k = k
-            .cast_into::<PyString>()
-            .map_err(|_| PyTypeError::new_err("qjson.merge_patch: object keys must be str"))?;
-        out.push((k, x));
-    }
-    Ok(out)
-}
-
 /// MergePatch({}, patch): the patch object with its null members dropped.
-fn merged_new<'py>(patch: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
-    if !node(patch).is_object() {
-        return own(patch);
+fn merged_new<'py>(py: Python<'py>, patch: &Part<'_, 'py>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    if !patch.is_object() || !has_null_member(py, patch, depth)? {
+        return patch.fresh(py);
     }
-    if !has_null_member(patch, depth)? {
-        return own(patch);
-    }
-    let out = PyDict::new(patch.py());
-    for (k, x) in object_items(patch)? {
-        if !x.is_none() {
-            out.set_item(k, merged_new(&x, depth + 1)?)?;
+    let out = PyDict::new(py);
+    for (k, x) in patch.items(py)? {
+        if !x.is_null() {
+            out.set_item(k, merged_new(py, &x, depth + 1)?)?;
         }
     }
     Ok(out.into_any())
@@ -1011,23 +1061,24 @@ fn merged_new<'py>(patch: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'p
 fn merge_into<'py>(
     journal: &mut Journal<'py>,
     target: &Node<'py>,
-    patch: &Bound<'py, PyAny>,
+    patch: &Part<'_, 'py>,
     depth: usize,
 ) -> PyResult<()> {
+    let py = journal.py;
     if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
         return Err(PyValueError::new_err(
             "qjson.merge_patch: patch nested too deeply",
         ));
     }
-    for (k, x) in object_items(patch)? {
-        if x.is_none() {
+    for (k, x) in patch.items(py)? {
+        if x.is_null() {
             if target.has(&k)? {
                 journal.touch(target)?;
                 target.delete(&k)?;
             }
             continue;
         }
-        if node(&x).is_object() {
+        if x.is_object() {
             if let Some(cur) = target.member(&k)? {
                 let cur = node(&cur);
                 if cur.is_object() {
@@ -1036,7 +1087,7 @@ fn merge_into<'py>(
                 }
             }
         }
-        let v = merged_new(&x, depth + 1)?;
+        let v = merged_new(py, &x, depth + 1)?;
         journal.touch(target)?;
         target.set(&k, v)?;
     }
@@ -1050,17 +1101,22 @@ pub(crate) fn merge_patch<'py>(
     patch: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = target.py();
-    let patch = if is_text(patch) {
-        view::decode(py, patch, 1024)?.into_bound(py)
+    // A text is parsed once and kept, as for `patch` ([`text_patch`]).
+    let text = if is_text(patch) {
+        Some(text_patch(py, patch)?)
     } else {
-        patch.clone()
+        None
     };
-    if !node(&patch).is_object() {
-        return own(&patch);
+    let patch = match &text {
+        Some(t) => Part::Text(&t.parsed, t.parsed.doc().root()),
+        None => Part::Py(patch.clone()),
+    };
+    if !patch.is_object() {
+        return patch.fresh(py);
     }
     let t = node(target);
     if !t.is_object() {
-        return merged_new(&patch, 0);
+        return merged_new(py, &patch, 0);
     }
     let mut journal = Journal::new(py);
     if let Err(e) = merge_into(&mut journal, &t, &patch, 0) {
