@@ -403,9 +403,16 @@ def test_number_ops_on_non_numbers(path: str) -> None:
 
 def test_number_ops_operand() -> None:
     v = qjson.decode(b'{"n": 1}')
-    for bad in (True, "1", [1]):
+    for bad in (True, "1", [1], None):
         with pytest.raises(TypeError):
             qjson.incr(v, "n", bad)
+        with pytest.raises(TypeError):
+            qjson.incr(v, "n", by=bad)
+        with pytest.raises(TypeError):
+            qjson.mul(v, "n", bad)
+    assert qjson.dumps(v) == b'{"n": 1}'
+    # Left out, `by` is 1.
+    assert qjson.incr(v, "n") == 2 and qjson.incr(target=v, path="/n") == 3
 
 
 @pytest.mark.parametrize("path", ["/missing", "missing", "/a/5", "a[5]", "/a/x", "/n/x", "a.b"])

@@ -1072,10 +1072,11 @@ fn merge_into<'py>(
     }
     for (k, x) in patch.items(py)? {
         if x.is_null() {
-            if target.has(&k)? {
-                journal.touch(target)?;
-                target.delete(&k)?;
-            }
+            // One lookup (the delete's): a container already saved is not
+            // saved again, and saving one whose key is absent costs less
+            // than asking first.
+            journal.touch(target)?;
+            target.delete(&k)?;
             continue;
         }
         if x.is_object() {
@@ -1218,16 +1219,34 @@ fn number_op<'py>(
     Ok(new)
 }
 
+/// The `by` of `incr`: 1 when not given. An explicit `None` is not a
+/// number and raises `TypeError`, as `value + None` would (ReJSON's
+/// NUMINCRBY has no default at all; redis-py requires the number).
+pub(crate) enum By<'py> {
+    One,
+    Given(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for By<'py> {
+    type Error = PyErr;
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(By::Given(obj.to_owned()))
+    }
+}
+
 /// `qjson.incr(target, path, by=1)`: ReJSON NUMINCRBY.
 #[pyfunction]
-#[pyo3(signature = (target, path, by = None))]
+#[pyo3(signature = (target, path, by = By::One), text_signature = "(target, path, by=1)")]
 pub(crate) fn incr<'py>(
     target: &Bound<'py, PyAny>,
     path: &str,
-    by: Option<&Bound<'py, PyAny>>,
+    by: By<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let one = 1i64.into_pyobject(target.py())?.into_any();
-    number_op(target, path, by.unwrap_or(&one), Arith::Add)
+    let by = match by {
+        By::One => 1i64.into_pyobject(target.py())?.into_any(),
+        By::Given(v) => v,
+    };
+    number_op(target, path, &by, Arith::Add)
 }
 
 /// `qjson.mul(target, path, by)`: ReJSON NUMMULTBY.
