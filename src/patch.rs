@@ -98,16 +98,24 @@ pub fn pointer(path: &str) -> Result<Tokens<'_>, PatchFault> {
     if path.is_empty() {
         return Ok(Tokens::new());
     }
-    if !path.contains('~') {
-        // Nothing to unescape: the tokens are the pieces between slashes
-        // (what the resolver gives, without its per-segment state machine).
-        let bytes = path.as_bytes();
-        let mut tokens = Tokens::new();
-        let mut start = 1;
-        for slash in memchr::memchr_iter(b'/', &bytes[1..]) {
-            tokens.push(Cow::Borrowed(&bytes[start..slash + 1]));
-            start = slash + 2;
+    // Without a `~` there is nothing to unescape: the tokens are the pieces
+    // between slashes (what the resolver gives, without its per-segment
+    // state machine). Patch paths are short: one pass over the bytes finds
+    // the slashes and looks for a `~`.
+    let bytes = path.as_bytes();
+    let mut tokens = Tokens::new();
+    let mut start = 1;
+    let mut escaped = false;
+    for (i, &b) in bytes.iter().enumerate().skip(1) {
+        if b == b'/' {
+            tokens.push(Cow::Borrowed(&bytes[start..i]));
+            start = i + 1;
+        } else if b == b'~' {
+            escaped = true;
+            break;
         }
+    }
+    if !escaped {
         tokens.push(Cow::Borrowed(&bytes[start..]));
         return Ok(tokens);
     }

@@ -132,6 +132,32 @@ fn node<'py>(v: &Bound<'py, PyAny>) -> Node<'py> {
     }
 }
 
+/// `d[key]` without the `KeyError` (`None` when absent). For an exact
+/// dict, one C lookup (the key is a str, whose hash is cached); a subclass
+/// goes through pyo3's lookup.
+fn dict_get<'py>(
+    d: &Bound<'py, PyDict>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if !d.is_exact_instance_of::<PyDict>() {
+        return d.get_item(key);
+    }
+    let py = d.py();
+    // SAFETY: `d` is a dict and `key` a str, both alive, and the
+    // interpreter is attached. The result is a borrowed reference (or
+    // NULL, with an exception set only on an error), made owned at once.
+    unsafe {
+        let p = pyo3::ffi::PyDict_GetItemWithError(d.as_ptr(), key.as_ptr());
+        if p.is_null() {
+            return match PyErr::take(py) {
+                Some(e) => Err(e),
+                None => Ok(None),
+            };
+        }
+        Ok(Some(Bound::from_borrowed_ptr(py, p)))
+    }
+}
+
 impl<'py> Node<'py> {
     fn len(&self) -> PyResult<usize> {
         match self {
@@ -146,7 +172,7 @@ impl<'py> Node<'py> {
         let py = key.py();
         match self {
             Node::Obj(o) => Ok(object_get(o, key)?.map(|v| v.into_bound(py))),
-            Node::Dict(d) => d.get_item(key),
+            Node::Dict(d) => dict_get(d, key),
             _ => Ok(None),
         }
     }
@@ -939,8 +965,10 @@ pub(crate) fn patch<'py>(
         }
     } else if ops.is_instance_of::<PyList>() || ops.is_instance_of::<PyTuple>() {
         // The ops as they are now (the caller's list is not read again).
-        let ops: SmallVec<[Bound<'py, PyAny>; 8]> =
-            ops.try_iter()?.collect::<PyResult<_>>()?;
+        let ops: SmallVec<[Bound<'py, PyAny>; 8]> = match ops.cast::<PyList>() {
+            Ok(l) => l.iter().collect(),
+            Err(_) => ops.cast::<PyTuple>()?.iter().collect(),
+        };
         for (i, op) in ops.iter().enumerate() {
             run(i, ops.len(), read_op(op))?;
         }
