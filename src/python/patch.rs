@@ -38,17 +38,17 @@
 //! `test` leaves how they are written as it was).
 
 use super::convert::{self, new_str};
-use super::errors::{access_error, path_error};
 use super::doc::Parsed;
+use super::errors::{access_error, path_error};
 use super::input::str_utf8;
 use super::stack;
 use super::view::{
     self, array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
     object_has, object_replace, object_set, pristine_twin, snapshot, Array, Object, Saved,
 };
-use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place, Tokens};
 use crate::doc::{Cursor, Value};
 use crate::error::JsonType;
+use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place, Tokens};
 use crate::path::{segments, Segment};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
@@ -842,7 +842,11 @@ fn text_patch(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<Arc<TextPatch>
 
 /// Op `c` of a patch given as JSON text, read from its index (no view of
 /// the patch is made); `Err(message)` when it is malformed.
-fn read_text_op(py: Python<'_>, parsed: &Arc<Parsed>, c: Cursor) -> PyResult<Result<TextOp, String>> {
+fn read_text_op(
+    py: Python<'_>,
+    parsed: &Arc<Parsed>,
+    c: Cursor,
+) -> PyResult<Result<TextOp, String>> {
     let doc = parsed.doc();
     /// A failed read: a malformed op (kept, raised in its turn) or an
     /// error of Python's (raised now).
@@ -1024,13 +1028,19 @@ impl<'py> Part<'_, 'py> {
             // a dict subclass) through its own `items()`.
             Part::Py(v) if v.is_exact_instance_of::<PyDict>() => {
                 for (k, x) in v.cast::<PyDict>()?.iter() {
-                    out.push((k.cast_into::<PyString>().map_err(|_| key_error())?, Part::Py(x)));
+                    out.push((
+                        k.cast_into::<PyString>().map_err(|_| key_error())?,
+                        Part::Py(x),
+                    ));
                 }
             }
             Part::Py(v) => {
                 for item in v.call_method0("items")?.try_iter()? {
                     let (k, x): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
-                    out.push((k.cast_into::<PyString>().map_err(|_| key_error())?, Part::Py(x)));
+                    out.push((
+                        k.cast_into::<PyString>().map_err(|_| key_error())?,
+                        Part::Py(x),
+                    ));
                 }
             }
             Part::Text(p, c) => {
@@ -1072,7 +1082,11 @@ fn has_null_member(py: Python<'_>, v: &Part<'_, '_>, depth: usize) -> PyResult<b
 }
 
 /// MergePatch({}, patch): the patch object with its null members dropped.
-fn merged_new<'py>(py: Python<'py>, patch: &Part<'_, 'py>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+fn merged_new<'py>(
+    py: Python<'py>,
+    patch: &Part<'_, 'py>,
+    depth: usize,
+) -> PyResult<Bound<'py, PyAny>> {
     if !patch.is_object() || !has_null_member(py, patch, depth)? {
         return patch.fresh(py);
     }
