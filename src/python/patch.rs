@@ -20,6 +20,18 @@
 //! the caller, reaches the patch's objects or another place of the
 //! document. `move` moves the value itself.
 //!
+//! # Reading the ops
+//!
+//! Each op is read when its turn comes (a malformed op fails in its turn,
+//! after the ops before it were applied and then undone): from a dict, its
+//! members by one C lookup each; from a patch given as JSON text, straight
+//! from the text's index ([`TextPatch`]: strings borrowed, the value a
+//! fresh view of the text, so no view of the patch is made). A text given
+//! as `bytes` or `str` is parsed and read once and kept ([`TEXT_PATCHES`],
+//! found by identity or equal bytes): a gateway applies the same
+//! configured patch to every request. Pointers split without a heap
+//! allocation for up to four tokens.
+//!
 //! # Atomicity
 //!
 //! Before a container is first changed by a patch, its overlay is saved
@@ -28,7 +40,9 @@
 //! back, newest first, so the target reads, writes and `dumps` exactly as
 //! before, and the views the caller holds are the same objects in the
 //! same state. Saving costs O(edits + cached views) of each changed
-//! container, never O(document).
+//! container, never O(document). The last op's change to a view is not
+//! saved: a view's edit happens whole or not at all, and nothing fails
+//! after it (a `move`, which removes and then adds, is still saved).
 //!
 //! # Equality (`test`)
 //!
