@@ -15,7 +15,7 @@ from conftest import REPO_DIR
 
 HEADER = REPO_DIR / "include" / "qjson.h"
 LUA = REPO_DIR / "python" / "qjson" / "qjson.lua"
-FFI_DIR = REPO_DIR / "src" / "ffi"
+FFI_DIR = REPO_DIR / "src" / "capi"
 
 
 def _strip_c(text: str) -> str:
