@@ -19,11 +19,12 @@
 //! assert_eq!(doc.get_str(doc.root(), "messages[0].role").unwrap(), "user");
 //! ```
 
+pub mod capi;
 pub mod decode;
 pub mod doc;
+pub mod edit;
 pub mod encode;
 pub mod error;
-pub mod capi;
 pub mod index;
 pub mod many;
 pub mod patch;
