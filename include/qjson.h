@@ -212,8 +212,10 @@ size_t qjson_cjson_escape(const char *s, size_t len, char *out);
 
 /* Edits for hosts that keep their own values (qjson.lua's proxies): one
    state per edited object or array, naming host values by ids > 0.
-   Objects: qjson_edit_set / qjson_edit_delete (QJSON_NOT_FOUND when the
-   key is absent) keep a patch list with the Python views' rules. Arrays
+   Objects: qjson_edit_set (*added, if not NULL: 1 when the key's patch
+   adds a member, 0 when it replaces one) / qjson_edit_delete
+   (QJSON_NOT_FOUND when the key is absent) keep the engine's patches
+   (src/edit/), as Python's views do. Arrays
    (0-based positions): qjson_edit_slot answers an original element's
    ordinal (>= 0) or a host value (-id); put / insert / remove change the
    slots (QJSON_ERR_ARG out of range). qjson_edit_changed: 1 when the
@@ -235,7 +237,7 @@ void qjson_edit_free(qjson_edit *e);
 int qjson_edit_changed(const qjson_edit *e);
 int qjson_edit_len(const qjson_doc *doc, qjson_edit *e, size_t *out);
 int qjson_edit_set(const qjson_doc *doc, qjson_edit *e, const char *key,
-                   size_t len, uint32_t id);
+                   size_t len, uint32_t id, int *added);
 int qjson_edit_delete(const qjson_doc *doc, qjson_edit *e, const char *key,
                       size_t len);
 int qjson_edit_slot(const qjson_doc *doc, qjson_edit *e, size_t i,

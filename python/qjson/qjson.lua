@@ -116,7 +116,7 @@ void qjson_edit_free(qjson_edit *e);
 int qjson_edit_changed(const qjson_edit *e);
 int qjson_edit_len(const qjson_doc *doc, qjson_edit *e, size_t *out);
 int qjson_edit_set(const qjson_doc *doc, qjson_edit *e, const char *key,
-                   size_t len, uint32_t id);
+                   size_t len, uint32_t id, int *added);
 int qjson_edit_delete(const qjson_doc *doc, qjson_edit *e, const char *key,
                       size_t len);
 int qjson_edit_slot(const qjson_doc *doc, qjson_edit *e, size_t i,
@@ -921,10 +921,10 @@ end
     e        once edited, the core's edit state (src/capi/edit.rs), which
              names the values set by ids into `vals` (id -> value; a nil
              value is written as null)
-  objects:   edits = {key -> value | DELETED} (the state of each edited key),
-             kinds = {key -> "r" (replaces the original member) | "d"
-             (deletes it) | "a" (added)}, added = {added keys, in order},
-             ids = {key -> id}
+  objects:   ks = {key -> the state of an edited key: id > 0, it replaces
+             the original member with vals[id]; -id, it is added with
+             vals[id]; 0, the original member is deleted},
+             added = {added keys, in order}
   arrays:    n = the length once edited
 The core keeps the edits as the Python views do, and plans the writing of
 an edited container (qjson_edit_plan): byte ranges of the input (untouched
@@ -934,8 +934,6 @@ bytes as in Python, values set aside (lua-cjson's encoder writes them).
 Values read from proxies: strings, numbers (doubles), booleans, qjson.null,
 and proxies for containers (the same proxy each time).
 ]]
-
-local DELETED = setmetatable({}, { __tostring = function() return "qjson.DELETED" end })
 
 local new_proxy -- (h, s, cp, parent, root) -> proxy
 
@@ -1029,14 +1027,14 @@ end
 
 local function obj_index(t, k)
     local st = getmetatable(t)
-    local e = st.edits
-    if e ~= nil then
-        local v = e[k]
-        if v ~= nil then
-            if v == DELETED then
+    local ks = st.ks
+    if ks ~= nil then
+        local id = ks[k]
+        if id ~= nil then
+            if id == 0 then
                 return nil
             end
-            return v
+            return st.vals[id < 0 and -id or id]
         end
     end
     local cache = st.cache
@@ -1079,11 +1077,12 @@ local function obj_newindex(t, k, v)
         error("qjson: object proxy keys must be strings, got " .. type(k), 2)
     end
     local e = edit_state(st)
-    if st.edits == nil then
-        st.edits, st.kinds, st.added, st.ids = {}, {}, {}, {}
+    local ks = st.ks
+    if ks == nil then
+        ks = {}
+        st.ks = ks
     end
-    local edits, kinds = st.edits, st.kinds
-    local kind = kinds[k]
+    local old = ks[k]
     if v == nil then
         local rc = C.qjson_edit_delete(st.h, e, k, #k)
         if rc == NOT_FOUND then
@@ -1091,42 +1090,42 @@ local function obj_newindex(t, k, v)
         elseif rc ~= OK then
             raise(rc, k)
         end
-        local id = st.ids[k]
-        if id ~= nil then
-            st.vals[id] = nil
+        if old ~= nil and old ~= 0 then
+            st.vals[old < 0 and -old or old] = nil
         end
-        if kind == "a" then
+        if old ~= nil and old < 0 then
             -- The added key's patch is gone: the original member, if any,
             -- stays deleted.
             remove_added(st, k)
-            if has_orig_key(st, k) then
-                kinds[k], edits[k] = "d", DELETED
-            else
-                kinds[k], edits[k] = nil, nil
-            end
+            ks[k] = has_orig_key(st, k) and 0 or nil
         else
-            kinds[k], edits[k] = "d", DELETED
+            ks[k] = 0
         end
     else
-        local id = st.ids[k]
-        if id == nil then
-            id = new_id(st, v)
-            st.ids[k] = id
-        else
+        local id
+        if old ~= nil and old ~= 0 then
+            id = old < 0 and -old or old
             st.vals[id] = v
+        else
+            id = new_id(st, v)
         end
-        local rc = C.qjson_edit_set(st.h, e, k, #k, id)
+        local rc = C.qjson_edit_set(st.h, e, k, #k, id, int_out)
         if rc ~= OK then
             raise(rc, k)
         end
-        if kind == "d" or (kind == nil and not has_orig_key(st, k)) then
-            kinds[k] = "a"
-            local added = st.added
-            added[#added + 1] = k
-        elseif kind == nil then
-            kinds[k] = "r"
+        if int_out[0] ~= 0 then
+            if old == nil or old >= 0 then
+                local added = st.added
+                if added == nil then
+                    added = {}
+                    st.added = added
+                end
+                added[#added + 1] = k
+            end
+            ks[k] = -id
+        else
+            ks[k] = id
         end
-        edits[k] = v
     end
     st.cache[k] = nil
     mark_dirty(st)
@@ -1260,19 +1259,19 @@ end
 --- (minus deleted ones and those deleted and set again), then added keys.
 local function current_keys(st)
     local keys = orig_keys(st)
-    local kinds = st.kinds
-    if kinds == nil then
+    local ks = st.ks
+    if ks == nil then
         return keys
     end
     local list = {}
     for i = 1, #keys do
         local k = keys[i]
-        local kind = kinds[k]
-        if kind == nil or kind == "r" then
+        local id = ks[k]
+        if id == nil or id > 0 then
             list[#list + 1] = k
         end
     end
-    local added = st.added
+    local added = st.added or {}
     for i = 1, #added do
         list[#list + 1] = added[i]
     end
@@ -1610,7 +1609,7 @@ values are written as their original text), an edited one is materialized,
 plain tables are copied; `move` moves the value itself.
 
 Atomic: before a container is first changed, its overlay (a copy of its
-core edit state, edits, kinds, added, ids, cache, vals, n, and the dirty
+core edit state, ks, added, cache, vals, n, and the dirty
 flags of it and its parents) or, for a
 plain table, its contents are saved; a failing op puts every saved
 container back and raises a PatchError: a table {message =, op_index =
@@ -1796,8 +1795,8 @@ local function touch(journal, v)
         end
         e = ffi_gc(edit_out[0], C.qjson_edit_free)
     end
-    journal[#journal + 1] = { v, st, shallow(st.edits), shallow(st.kinds), shallow(st.added),
-        shallow(st.ids), shallow(st.cache), shallow(st.vals), st.next_id, st.n, e, flags }
+    journal[#journal + 1] = { v, st, shallow(st.ks), shallow(st.added), shallow(st.cache),
+        shallow(st.vals), st.next_id, st.n, e, flags }
 end
 
 local function undo_all(journal)
@@ -1805,10 +1804,10 @@ local function undo_all(journal)
         local r = journal[i]
         local v, st = r[1], r[2]
         if st then
-            st.edits, st.kinds, st.added, st.ids, st.cache, st.vals, st.next_id, st.n =
-                r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10]
-            st.e = r[11] or nil
-            local flags = r[12]
+            st.ks, st.added, st.cache, st.vals, st.next_id, st.n =
+                r[3], r[4], r[5], r[6], r[7], r[8]
+            st.e = r[9] or nil
+            local flags = r[10]
             for j = #flags - 1, 1, -2 do
                 flags[j].dirty = flags[j + 1]
             end

@@ -1,58 +1,48 @@
-//! Edits for hosts that keep their own values (qjson.lua's proxies): the
-//! overlay of one object or array of a document, and the plan that writes
-//! it (`qjson_edit_*`).
+//! The edit engine (`src/edit/`) for hosts that keep their own values
+//! (qjson.lua's proxies): one edit state per edited object or array, and
+//! its output as a flat plan (`qjson_edit_*`).
 //!
 //! # Model
 //!
-//! The host keeps the values it sets; an edit state ([`Edit`], one per
-//! edited container) keeps *what* changed, naming each host value by an id
-//! (> 0) the host chose. The rules are those of the Python views
-//! (`src/python/view.rs`, `src/python/view/patch.rs`), so that the same
-//! edits give the same bytes from both hosts:
+//! The host keeps the values it sets; an edit state ([`Edit`]) keeps what
+//! changed, in the engine's types, naming each host value by an id (> 0)
+//! the host chose:
 //!
-//! - **objects** keep a patch list: a *replacement* or *deletion* of an
-//!   original member (the first occurrence of its key), or an *added* key.
-//!   The state of a key is its last patch; setting a key deleted from the
-//!   original adds it anew, at the end (as a dict does); deleting an added
-//!   key removes its patch.
+//! - **objects** keep the engine's [`Patches`] (keys are the host's bytes):
+//!   a replacement or deletion of an original member, or an added key; the
+//!   state of a key is its last patch. Setting a key deleted from the
+//!   original adds it anew at the end (as a dict does); deleting an added
+//!   key removes its patch. Lua never needs the unfolded form (`Members`).
 //! - **arrays** stay lazy until the first change, which unfolds them into
-//!   one slot per element: an original element (ordinal, cursor) or a host
-//!   value. Inserts and removals move slots.
+//!   the engine's [`Slot`]s: an original element or a host value. Inserts
+//!   and removals move slots.
 //!
 //! # Writing
 //!
-//! [`qjson_edit_plan`] turns a state, plus the host's *dirty child views*
-//! (cached child containers with edits of their own, given as cursors),
-//! into segments: byte ranges (into the input, or into literal bytes the
-//! state owns) and host values or child views for the host to write in
-//! between. O(segments) FFI work for the host, however large the copied
-//! ranges. As the Python writer:
-//!
-//! - a state with no changes and no dirty views is one copy of the value
-//!   (the root: the whole input, surrounding whitespace included);
-//! - a lazy array of a strict document is its own bytes with each dirty
-//!   view's span replaced; a lazy object of a strict document whose keys
-//!   are distinct and whose patches only replace or add is its own bytes
-//!   with each replaced value and dirty view replaced and the added members
-//!   written after the last original one (`,"key":` value);
-//! - otherwise the container is written child by child: each run of
-//!   untouched children with consecutive original ordinals is one copy
-//!   from the first child's start (a member's key quote) to the last one's
-//!   end, separators and whitespace included; a replaced member keeps its
-//!   key and colon as written (strict documents); new members get their
-//!   key written compactly (JSON escapes, `/` kept); children are joined
-//!   by `,`.
-//!
-//! In a lazy document (`lazy = 1`) nothing was validated, so each original
-//! value is validated before it is copied (as Python does).
+//! [`qjson_edit_plan`] runs the engine's writer for the container's shape
+//! (`write_clean`, `write_lazy_object`, `write_lazy_array`, `write_slots`)
+//! into a [`Plan`] of segments: byte ranges (into the input, or into the
+//! punctuation and keys the plan owns) and host values or dirty child
+//! views for the host to write in between. The dirty child views (cached
+//! child containers with edits of their own) are given by the host as
+//! cursors for each plan: the engine asks [`Out::edited`] about them and
+//! places each where it belongs. The host's work per container is one
+//! call plus a loop over O(edits) segments, however large the copied
+//! ranges: the bytes are those Python's views write for the same edits
+//! (the engine decides splicing, runs of untouched members, keys and
+//! whitespace as written), except the host values, which the host encodes.
 
 use super::handle::{handle, Handle};
 use super::read::{put, CCursor};
 use super::status::{guard, Fail, Status};
 use crate::doc::{Cursor, Doc};
+use crate::edit::{
+    unfold_array, write_clean, write_lazy_array, write_lazy_object, write_slots, EditError, Out,
+    Patches, Slot,
+};
 use crate::encode::escape::write_str;
 use crate::error::JsonType;
-use crate::index::{Index, Options};
+use std::convert::Infallible;
 use std::ffi::{c_char, c_int};
 
 /// A segment kind: bytes at `p`, `len` long.
@@ -72,77 +62,46 @@ pub struct Seg {
     pub id: u32,
 }
 
-/// An object patch: `orig` is the original member's value it replaces or
-/// deletes (`None`: an added key); `id` the host value (0: deleted).
-#[derive(Clone)]
-struct Patch {
-    key: Box<[u8]>,
-    orig: Option<Cursor>,
-    id: u32,
+/// A host value, as the engine carries it: a value the host set (its id),
+/// or a dirty child view the host passed to the plan (its position in the
+/// list, and its cursor).
+#[derive(Debug, Clone, Copy)]
+enum Host {
+    Value(u32),
+    View(u32, Cursor),
 }
 
-/// A slot of an unfolded array.
-#[derive(Clone, Copy)]
-enum Slot {
-    Orig(u32, Cursor),
-    Host(u32),
-}
-
-/// The edit state of one container (`qjson_edit`).
-#[derive(Clone)]
+/// The edit state of one container (`qjson_edit`): the engine's patches
+/// (objects) or slots (arrays, once unfolded), and the last plan.
 pub struct Edit {
     at: Cursor,
     object: bool,
-    patches: Vec<Patch>,
-    slots: Option<Vec<Slot>>,
+    patches: Patches<Box<[u8]>, Host>,
+    slots: Option<Vec<Slot<Host>>>,
     /// The last plan: segments (literal ones point into `lits` once done).
     segs: Vec<Seg>,
     lits: Vec<u8>,
 }
 
-/// A plan being built: input ranges, literal bytes (offsets into `lits`
-/// until [`Plan::finish`]) and host values.
+/// The engine's output for one container as segments: input ranges,
+/// literal bytes (offsets into `lits` until [`Plan::finish`]) and host
+/// values.
 struct Plan<'d, 'e> {
     doc: Doc<'d>,
-    lazy: bool,
     segs: &'e mut Vec<Seg>,
     lits: &'e mut Vec<u8>,
     /// For each segment, whether it is literal (its `p` is an offset).
     literal: Vec<bool>,
-    /// Dirty child views: (value offset, position given by the host),
-    /// sorted by offset.
-    views: Vec<(u32, u32)>,
 }
 
-impl<'d> Plan<'d, '_> {
-    fn raw(&mut self, a: usize, b: usize) {
-        if a >= b {
-            return;
-        }
-        let p = self.doc.input()[a..].as_ptr().cast::<c_char>();
-        if let (Some(last), Some(false)) = (self.segs.last_mut(), self.literal.last()) {
-            // SAFETY: `last.p` points into the input, `last.len` bytes long.
-            if last.kind == SEG_BYTES && unsafe { last.p.add(last.len) } == p {
-                last.len += b - a;
-                return;
-            }
-        }
-        self.segs.push(Seg {
-            p,
-            len: b - a,
-            kind: SEG_BYTES,
-            id: 0,
-        });
-        self.literal.push(false);
-    }
-
+impl Plan<'_, '_> {
     /// Literal bytes written by `f` into `lits`.
     fn lit(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
         let a = self.lits.len();
         f(self.lits);
         let n = self.lits.len() - a;
         if let (Some(last), Some(true)) = (self.segs.last_mut(), self.literal.last()) {
-            if last.kind == SEG_BYTES && last.p as usize + last.len == a {
+            if last.p as usize + last.len == a {
                 last.len += n;
                 return;
             }
@@ -156,17 +115,6 @@ impl<'d> Plan<'d, '_> {
         self.literal.push(true);
     }
 
-    fn byte(&mut self, c: u8) {
-        self.lit(|l| l.push(c));
-    }
-
-    fn key(&mut self, k: &[u8]) {
-        self.lit(|l| {
-            write_str(l, k);
-            l.push(b':');
-        });
-    }
-
     fn host(&mut self, kind: u32, id: u32) {
         self.segs.push(Seg {
             p: std::ptr::null(),
@@ -175,31 +123,6 @@ impl<'d> Plan<'d, '_> {
             id,
         });
         self.literal.push(false);
-    }
-
-    fn view(&self, c: Cursor) -> Option<u32> {
-        self.views
-            .binary_search_by_key(&c.start, |&(s, _)| s)
-            .ok()
-            .map(|i| self.views[i].1)
-    }
-
-    /// Validate `input[a..b]` in a lazy document.
-    fn check(&self, a: usize, b: usize) -> Result<(), Fail> {
-        if !self.lazy {
-            return Ok(());
-        }
-        let opts = Options {
-            lazy: false,
-            max_depth: usize::MAX,
-        };
-        match Index::build(&self.doc.input()[a..b], &opts) {
-            Ok(_) => Ok(()),
-            Err(mut e) => {
-                e.offset += a;
-                Err(Fail::Json(e))
-            }
-        }
     }
 
     /// Literal segments get their pointers.
@@ -215,79 +138,76 @@ impl<'d> Plan<'d, '_> {
     }
 }
 
-/// The children of a container written one by one, untouched neighbours
-/// coalesced (Python's `Runs`).
-struct Runs {
-    /// The pending run: its first byte, its last child, that one's ordinal.
-    run: Option<(usize, Cursor, u32)>,
-    first: bool,
-}
+impl Out for Plan<'_, '_> {
+    type Key = Box<[u8]>;
+    type Value = Host;
+    type Error = Fail;
 
-impl Runs {
-    fn new() -> Runs {
-        Runs {
-            run: None,
-            first: true,
+    fn copy(&mut self, a: usize, b: usize) {
+        if a >= b {
+            return;
         }
-    }
-
-    fn flush(&mut self, p: &mut Plan<'_, '_>) {
-        if let Some((a, last, _)) = self.run.take() {
-            let (_, b) = p.doc.span(last);
-            p.raw(a, b);
-        }
-    }
-
-    fn comma(&mut self, p: &mut Plan<'_, '_>) {
-        if !self.first {
-            p.byte(b',');
-        }
-        self.first = false;
-    }
-
-    /// Original child `i` whose bytes start at `a` (a member: its key's
-    /// quote) and whose value is `at`.
-    fn orig(&mut self, p: &mut Plan<'_, '_>, i: u32, a: usize, at: Cursor) -> Result<(), Fail> {
-        if let Some(v) = p.view(at) {
-            self.flush(p);
-            self.comma(p);
-            p.raw(a, at.start as usize);
-            p.host(SEG_VIEW, v);
-            return Ok(());
-        }
-        if p.lazy {
-            let (s, b) = p.doc.span(at);
-            p.check(s, b)?;
-        }
-        match self.run {
-            Some((s, _, last)) if last + 1 == i => self.run = Some((s, at, i)),
-            _ => {
-                self.flush(p);
-                self.comma(p);
-                self.run = Some((a, at, i));
+        let p = self.doc.input()[a..].as_ptr().cast::<c_char>();
+        if let (Some(last), Some(false)) = (self.segs.last_mut(), self.literal.last()) {
+            // Consecutive input ranges become one segment. The pointer is
+            // only compared, never read through.
+            if last.kind == SEG_BYTES && last.p.wrapping_add(last.len) == p {
+                last.len += b - a;
+                return;
             }
+        }
+        self.segs.push(Seg {
+            p,
+            len: b - a,
+            kind: SEG_BYTES,
+            id: 0,
+        });
+        self.literal.push(false);
+    }
+
+    fn byte(&mut self, b: u8) {
+        self.lit(|l| l.push(b));
+    }
+
+    fn key_text(&mut self, key: &str) {
+        self.lit(|l| write_str(l, key.as_bytes()));
+    }
+
+    fn key(&mut self, key: &Box<[u8]>) -> Result<(), Fail> {
+        self.lit(|l| write_str(l, key));
+        Ok(())
+    }
+
+    fn value(&mut self, v: &Host) -> Result<(), Fail> {
+        match *v {
+            Host::Value(id) => self.host(SEG_VALUE, id),
+            Host::View(i, _) => self.host(SEG_VIEW, i),
         }
         Ok(())
     }
 
-    /// A new value for an original member whose key (from its quote at `a`
-    /// to its value at `b`) is copied as written.
-    fn replaced(&mut self, p: &mut Plan<'_, '_>, a: usize, b: usize, id: u32) {
-        self.flush(p);
-        self.comma(p);
-        p.raw(a, b);
-        p.host(SEG_VALUE, id);
+    fn child(&mut self, v: &Host) -> Result<(), Fail> {
+        self.value(v)
     }
 
-    /// A new value (with its key in objects).
-    fn fresh(&mut self, p: &mut Plan<'_, '_>, key: Option<&[u8]>, id: u32) {
-        self.flush(p);
-        self.comma(p);
-        if let Some(k) = key {
-            p.key(k);
-        }
-        p.host(SEG_VALUE, id);
+    fn edited(&mut self, v: &Host) -> Result<Option<Cursor>, Fail> {
+        // Only the views the host passed (the dirty ones) are children.
+        Ok(match *v {
+            Host::View(_, c) => Some(c),
+            Host::Value(_) => None,
+        })
     }
+
+    fn fail(&mut self, e: EditError) -> Fail {
+        match e {
+            EditError::Access(e) => Fail::Access(e),
+            EditError::Invalid(e) => Fail::Json(e),
+        }
+    }
+}
+
+fn same(key: &[u8]) -> impl FnMut(&Box<[u8]>) -> Result<bool, Infallible> + '_ {
+    move |k| Ok(&**k == key)
 }
 
 impl Edit {
@@ -300,11 +220,25 @@ impl Edit {
         Ok(Edit {
             at,
             object,
-            patches: Vec::new(),
+            patches: Patches::default(),
             slots: None,
             segs: Vec::new(),
             lits: Vec::new(),
         })
+    }
+
+    fn dup(&self) -> Edit {
+        Edit {
+            at: self.at,
+            object: self.object,
+            patches: self.patches.dup_with(|k| k.clone(), |v| *v),
+            slots: self
+                .slots
+                .as_ref()
+                .map(|s| s.iter().map(|x| x.dup_with(&mut |v| *v)).collect()),
+            segs: Vec::new(),
+            lits: Vec::new(),
+        }
     }
 
     fn changed(&self) -> bool {
@@ -315,67 +249,33 @@ impl Edit {
         }
     }
 
-    fn last(&self, key: &[u8]) -> Option<usize> {
-        self.patches.iter().rposition(|p| &*p.key == key)
-    }
-
-    fn set(&mut self, doc: &Doc<'_>, key: &[u8], id: u32) {
-        let orig = match self.last(key) {
-            Some(i) if self.patches[i].id != 0 => {
-                self.patches[i].id = id;
-                return;
-            }
-            Some(_) => None,
-            None => doc.field(self.at, key),
-        };
-        self.patches.push(Patch {
-            key: key.into(),
-            orig,
-            id,
-        });
+    /// Set `key`; whether its patch is an added member (not a replacement).
+    fn set(&mut self, doc: &Doc<'_>, key: &[u8], id: u32) -> bool {
+        let at = self.at;
+        let Ok(()) = self.patches.set(
+            || key.into(),
+            same(key),
+            Host::Value(id),
+            || doc.field(at, key),
+        );
+        self.patches
+            .iter()
+            .filter(|p| &*p.key == key)
+            .last()
+            .is_some_and(|p| p.orig.is_none())
     }
 
     fn delete(&mut self, doc: &Doc<'_>, key: &[u8]) -> bool {
-        match self.last(key) {
-            Some(i) => match (self.patches[i].orig, self.patches[i].id) {
-                (_, 0) => false,
-                (Some(_), _) => {
-                    self.patches[i].id = 0;
-                    true
-                }
-                (None, _) => {
-                    self.patches.remove(i);
-                    true
-                }
-            },
-            None => match doc.field(self.at, key) {
-                Some(c) => {
-                    self.patches.push(Patch {
-                        key: key.into(),
-                        orig: Some(c),
-                        id: 0,
-                    });
-                    true
-                }
-                None => false,
-            },
-        }
+        let at = self.at;
+        let Ok(found) = self
+            .patches
+            .delete(|| key.into(), same(key), || doc.field(at, key));
+        found
     }
 
-    fn for_original(&self, c: Cursor) -> Option<&Patch> {
-        self.patches
-            .iter()
-            .find(|p| p.orig.is_some_and(|o| o.start == c.start))
-    }
-
-    fn slots(&mut self, doc: &Doc<'_>) -> Result<&mut Vec<Slot>, Fail> {
+    fn slots(&mut self, doc: &Doc<'_>) -> Result<&mut Vec<Slot<Host>>, Fail> {
         if self.slots.is_none() {
-            let items = doc.array_items(self.at)?;
-            let slots = items
-                .enumerate()
-                .map(|(i, c)| Slot::Orig(i as u32, c))
-                .collect();
-            self.slots = Some(slots);
+            self.slots = Some(unfold_array(doc, self.at, |_| None)?);
         }
         Ok(self.slots.as_mut().expect("unfolded above"))
     }
@@ -390,30 +290,44 @@ impl Edit {
         })
     }
 
-    fn plan(&mut self, doc: Doc<'_>, views: Vec<(u32, u32)>) -> Result<(), Fail> {
+    /// Plan the container's output; `views`: the dirty child views.
+    fn plan(&mut self, doc: Doc<'_>, views: &[Host]) -> Result<(), Fail> {
         let mut segs = std::mem::take(&mut self.segs);
         let mut lits = std::mem::take(&mut self.lits);
         segs.clear();
         lits.clear();
         let mut p = Plan {
             doc,
-            lazy: doc.index().is_lazy(),
             segs: &mut segs,
             lits: &mut lits,
             literal: Vec::new(),
-            views,
         };
-        let r = if !self.changed() && p.views.is_empty() {
-            let (a, b) = if self.at == doc.root() {
-                (0, doc.input().len())
-            } else {
-                doc.span(self.at)
-            };
-            p.check(a, b).map(|()| p.raw(a, b))
+        let at = self.at;
+        let r = if !self.changed() && views.is_empty() {
+            write_clean(&doc, at, &mut p)
         } else if self.object {
-            self.plan_object(&mut p)
+            write_lazy_object(&doc, at, &self.patches, views, &mut p)
+        } else if let Some(slots) = &mut self.slots {
+            // The views are the host's for this plan only.
+            let mut by_start: Vec<(u32, Host)> = views
+                .iter()
+                .filter_map(|v| match *v {
+                    Host::View(_, c) => Some((c.start, *v)),
+                    Host::Value(_) => None,
+                })
+                .collect();
+            by_start.sort_unstable_by_key(|&(s, _)| s);
+            for s in slots.iter_mut() {
+                if let Slot::Orig { at, view, .. } = s {
+                    *view = by_start
+                        .binary_search_by_key(&at.start, |&(s, _)| s)
+                        .ok()
+                        .map(|i| by_start[i].1);
+                }
+            }
+            write_slots(&doc, at, slots, &mut p)
         } else {
-            self.plan_array(&mut p)
+            write_lazy_array(&doc, at, views, &mut p)
         };
         if r.is_ok() {
             p.finish();
@@ -421,130 +335,6 @@ impl Edit {
         self.segs = segs;
         self.lits = lits;
         r
-    }
-
-    fn plan_object(&self, p: &mut Plan<'_, '_>) -> Result<(), Fail> {
-        let doc = p.doc;
-        let at = self.at;
-        if !p.lazy && self.patches.iter().all(|x| x.id != 0) && doc.keys_unique(at)? {
-            return self.splice_object(p);
-        }
-        let base = doc.input().as_ptr() as usize;
-        p.byte(b'{');
-        let mut runs = Runs::new();
-        for m in doc.distinct_items(at)? {
-            let (i, raw, c) = m?;
-            let key_at = raw.as_ptr() as usize - base - 1;
-            match self.for_original(c) {
-                Some(x) if x.id != 0 => {
-                    if p.lazy {
-                        runs.fresh(p, Some(&x.key), x.id);
-                    } else {
-                        runs.replaced(p, key_at, c.start as usize, x.id);
-                    }
-                }
-                Some(_) => {}
-                None => runs.orig(p, i, key_at, c)?,
-            }
-        }
-        for x in &self.patches {
-            if x.orig.is_none() && x.id != 0 {
-                runs.fresh(p, Some(&x.key), x.id);
-            }
-        }
-        runs.flush(p);
-        p.byte(b'}');
-        Ok(())
-    }
-
-    /// Python's `splice_object`: the object's bytes with the edits spliced.
-    fn splice_object(&self, p: &mut Plan<'_, '_>) -> Result<(), Fail> {
-        let doc = p.doc;
-        let at = self.at;
-        // (value replaced, segment kind, id)
-        let mut edits: Vec<(Cursor, u32, u32)> = Vec::new();
-        for x in &self.patches {
-            if let Some(c) = x.orig {
-                edits.push((c, SEG_VALUE, x.id));
-            }
-        }
-        for m in doc.object_items(at)? {
-            let c = m.1;
-            if let Some(v) = p.view(c) {
-                if self.for_original(c).is_none() {
-                    edits.push((c, SEG_VIEW, v));
-                }
-            }
-        }
-        edits.sort_unstable_by_key(|&(c, ..)| c.start);
-        let (mut pos, end) = doc.span(at);
-        for (c, kind, id) in edits {
-            p.raw(pos, c.start as usize);
-            p.host(kind, id);
-            pos = doc.span(c).1;
-        }
-        let mut added = self.patches.iter().filter(|x| x.orig.is_none()).peekable();
-        if added.peek().is_some() {
-            let tail = doc.children_end(at)?;
-            p.raw(pos, tail);
-            pos = tail;
-            let mut first = doc.len(at)? == 0;
-            for x in added {
-                if !first {
-                    p.byte(b',');
-                }
-                first = false;
-                p.key(&x.key);
-                p.host(SEG_VALUE, x.id);
-            }
-        }
-        p.raw(pos, end);
-        Ok(())
-    }
-
-    fn plan_array(&self, p: &mut Plan<'_, '_>) -> Result<(), Fail> {
-        let doc = p.doc;
-        let at = self.at;
-        match &self.slots {
-            None if !p.lazy => {
-                // Python's `splice_views`.
-                let mut dirty: Vec<(Cursor, u32)> = Vec::new();
-                for c in doc.array_items(at)? {
-                    if let Some(v) = p.view(c) {
-                        dirty.push((c, v));
-                    }
-                }
-                let (mut pos, end) = doc.span(at);
-                for (c, v) in dirty {
-                    p.raw(pos, c.start as usize);
-                    p.host(SEG_VIEW, v);
-                    pos = doc.span(c).1;
-                }
-                p.raw(pos, end);
-            }
-            None => {
-                p.byte(b'[');
-                let mut runs = Runs::new();
-                for (i, c) in doc.array_items(at)?.enumerate() {
-                    runs.orig(p, i as u32, c.start as usize, c)?;
-                }
-                runs.flush(p);
-                p.byte(b']');
-            }
-            Some(slots) => {
-                p.byte(b'[');
-                let mut runs = Runs::new();
-                for s in slots {
-                    match *s {
-                        Slot::Orig(i, c) => runs.orig(p, i, c.start as usize, c)?,
-                        Slot::Host(id) => runs.fresh(p, None, id),
-                    }
-                }
-                runs.flush(p);
-                p.byte(b']');
-            }
-        }
-        Ok(())
     }
 }
 
@@ -615,9 +405,7 @@ pub unsafe extern "C" fn qjson_edit_clone(e: *mut Edit, out: *mut *mut Edit) -> 
     guard(|| {
         // SAFETY: forwarded from the contract.
         let e = unsafe { state(e) }?;
-        let mut c = Box::new(e.clone());
-        c.segs = Vec::new();
-        c.lits = Vec::new();
+        let c = Box::new(e.dup());
         // SAFETY: `out` is writable per the contract (`put` checks null).
         unsafe { put(out, Box::into_raw(c)) }?;
         Ok(Status::Ok)
@@ -671,10 +459,13 @@ pub unsafe extern "C" fn qjson_edit_len(
     })
 }
 
-/// Objects: set `key` to host value `id` (> 0).
+/// Objects: set `key` to host value `id` (> 0). `*added` (when not null)
+/// receives 1 when the key's patch adds a member (the key is not in the
+/// original, or was deleted from it), 0 when it replaces one.
 ///
 /// # Safety
-/// `doc` is the live handle `e` was made for; `key` points to `len` bytes.
+/// `doc` is the live handle `e` was made for; `key` points to `len` bytes;
+/// `added` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn qjson_edit_set(
     doc: *const Handle,
@@ -682,6 +473,7 @@ pub unsafe extern "C" fn qjson_edit_set(
     key: *const c_char,
     len: usize,
     id: u32,
+    added: *mut c_int,
 ) -> c_int {
     guard(|| {
         // SAFETY: forwarded from the contract.
@@ -691,7 +483,11 @@ pub unsafe extern "C" fn qjson_edit_set(
         }
         // SAFETY: forwarded from the contract.
         let key = unsafe { bytes(key, len) }?;
-        e.set(&d, key, host_id(id)?);
+        let a = e.set(&d, key, host_id(id)?);
+        if !added.is_null() {
+            // SAFETY: non-null, and writable per the contract.
+            unsafe { put(added, c_int::from(a)) }?;
+        }
         Ok(Status::Ok)
     })
 }
@@ -730,7 +526,7 @@ fn slot_at<'e>(
     e: &'e mut Edit,
     i: usize,
     insert: bool,
-) -> Result<&'e mut Vec<Slot>, Fail> {
+) -> Result<&'e mut Vec<Slot<Host>>, Fail> {
     if e.object {
         return Err(Fail::Arg("not an array"));
     }
@@ -762,8 +558,11 @@ pub unsafe extern "C" fn qjson_edit_slot(
         }
         let v = match &e.slots {
             Some(s) => match s.get(i) {
-                Some(Slot::Orig(o, _)) => i64::from(*o),
-                Some(Slot::Host(id)) => -i64::from(*id),
+                Some(Slot::Orig { i, .. }) => i64::from(*i),
+                Some(Slot::New(Host::Value(id))) => -i64::from(*id),
+                Some(Slot::New(Host::View(..))) => {
+                    return Err(Fail::Panic("a view in a new slot".into()))
+                }
                 None => return Ok(Status::NotFound),
             },
             None if i < d.len(e.at)? => i as i64,
@@ -790,7 +589,7 @@ pub unsafe extern "C" fn qjson_edit_put(
         // SAFETY: forwarded from the contract.
         let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
         let id = host_id(id)?;
-        slot_at(&d, e, i, false)?[i] = Slot::Host(id);
+        slot_at(&d, e, i, false)?[i] = Slot::New(Host::Value(id));
         Ok(Status::Ok)
     })
 }
@@ -810,7 +609,7 @@ pub unsafe extern "C" fn qjson_edit_insert(
         // SAFETY: forwarded from the contract.
         let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
         let id = host_id(id)?;
-        slot_at(&d, e, i, true)?.insert(i, Slot::Host(id));
+        slot_at(&d, e, i, true)?.insert(i, Slot::New(Host::Value(id)));
         Ok(Status::Ok)
     })
 }
@@ -858,17 +657,160 @@ pub unsafe extern "C" fn qjson_edit_plan(
             // SAFETY: per the contract, `views` points to `nviews` cursors.
             unsafe { std::slice::from_raw_parts(views, nviews) }
         };
-        let mut v: Vec<(u32, u32)> = given
+        let views: Vec<Host> = given
             .iter()
             .enumerate()
-            .map(|(i, c)| (c.start, i as u32))
+            .map(|(i, c)| Host::View(i as u32, c.core()))
             .collect();
-        v.sort_unstable();
-        e.plan(d, v)?;
+        e.plan(d, &views)?;
         // SAFETY: writable per the contract.
         unsafe { put(segs, e.segs.as_ptr()) }?;
         // SAFETY: writable per the contract.
         unsafe { put(nsegs, e.segs.len()) }?;
         Ok(Status::Ok)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capi::{qjson_find, qjson_free, qjson_index, qjson_parse};
+
+    /// The output of `e`'s plan, host values written as `vals[id - 1]` and
+    /// views as `views[id]`.
+    fn run(
+        h: *const Handle,
+        e: *mut Edit,
+        views: &[CCursor],
+        texts: &[&str],
+        view_texts: &[&str],
+    ) -> String {
+        let mut segs: *const Seg = std::ptr::null();
+        let mut n = 0usize;
+        // SAFETY: live handle and state; `views` is a valid slice.
+        let rc = unsafe { qjson_edit_plan(h, e, views.as_ptr(), views.len(), &mut segs, &mut n) };
+        assert_eq!(rc, 0);
+        // SAFETY: the plan's segments, valid until the next plan.
+        let segs = unsafe { std::slice::from_raw_parts(segs, n) };
+        let mut out = Vec::new();
+        for s in segs {
+            match s.kind {
+                // SAFETY: a bytes segment points to `len` readable bytes.
+                SEG_BYTES => out.extend_from_slice(unsafe {
+                    std::slice::from_raw_parts(s.p.cast::<u8>(), s.len)
+                }),
+                SEG_VALUE => out.extend_from_slice(texts[s.id as usize - 1].as_bytes()),
+                _ => out.extend_from_slice(view_texts[s.id as usize].as_bytes()),
+            }
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    fn parse(s: &'static [u8]) -> *mut Handle {
+        let mut h = std::ptr::null_mut();
+        // SAFETY: a static input, a valid out pointer.
+        assert_eq!(
+            unsafe { qjson_parse(s.as_ptr().cast(), s.len(), std::ptr::null(), &mut h) },
+            0
+        );
+        h
+    }
+
+    fn new_edit(h: *const Handle, path: &str) -> (*mut Edit, CCursor) {
+        let mut c = CCursor::default();
+        let mut e = std::ptr::null_mut();
+        // SAFETY: live handle, valid pointers.
+        unsafe {
+            assert_eq!(
+                qjson_find(
+                    h,
+                    std::ptr::null(),
+                    path.as_ptr().cast(),
+                    path.len(),
+                    &mut c
+                ),
+                0
+            );
+            assert_eq!(qjson_edit_new(h, &c, &mut e), 0);
+        }
+        (e, c)
+    }
+
+    #[test]
+    fn object_patches_like_python() {
+        let h = parse(br#" {"a": 1,  "b": [2], "c": 3} "#);
+        let (e, _) = new_edit(h, "");
+        let mut added = -1;
+        // SAFETY: live handle and state, static keys.
+        unsafe {
+            assert_eq!(
+                qjson_edit_set(h, e, b"a".as_ptr().cast(), 1, 1, &mut added),
+                0
+            );
+            assert_eq!(added, 0);
+            assert_eq!(
+                run(h, e, &[], &["X"], &[]),
+                r#"{"a": X,  "b": [2], "c": 3}"#
+            );
+            assert_eq!(qjson_edit_delete(h, e, b"c".as_ptr().cast(), 1), 0);
+            assert_eq!(qjson_edit_delete(h, e, b"c".as_ptr().cast(), 1), 2);
+            assert_eq!(
+                qjson_edit_set(h, e, b"d/".as_ptr().cast(), 2, 2, &mut added),
+                0
+            );
+            assert_eq!(added, 1);
+            assert_eq!(
+                run(h, e, &[], &["X", "Y"], &[]),
+                r#"{"a": X,"b": [2],"d/":Y}"#
+            );
+            // A copy keeps the edits; the original goes on alone.
+            let mut c = std::ptr::null_mut();
+            assert_eq!(qjson_edit_clone(e, &mut c), 0);
+            assert_eq!(
+                qjson_edit_set(h, e, b"c".as_ptr().cast(), 1, 3, &mut added),
+                0
+            );
+            assert_eq!(added, 1);
+            assert_eq!(
+                run(h, c, &[], &["X", "Y"], &[]),
+                r#"{"a": X,"b": [2],"d/":Y}"#
+            );
+            assert_eq!(qjson_edit_changed(c), 1);
+            qjson_edit_free(c);
+            qjson_edit_free(e);
+            qjson_free(h);
+        }
+    }
+
+    #[test]
+    fn arrays_and_views() {
+        let h = parse(b"[ {\"a\":1} , 2, 3 ]");
+        let (e, root) = new_edit(h, "");
+        let mut first = CCursor::default();
+        let mut slot = 0i64;
+        // SAFETY: live handle and state.
+        unsafe {
+            assert_eq!(qjson_index(h, &root, 0, &mut first), 0);
+            // Untouched: the whole input (the root).
+            assert_eq!(run(h, e, &[], &[], &[]), "[ {\"a\":1} , 2, 3 ]");
+            assert_eq!(qjson_edit_changed(e), 0);
+            // A lazy array with a dirty child view: spliced.
+            assert_eq!(run(h, e, &[first], &[], &["V"]), "[ V , 2, 3 ]");
+            assert_eq!(qjson_edit_insert(h, e, 1, 1), 0);
+            assert_eq!(qjson_edit_remove(h, e, 3), 0);
+            assert_eq!(qjson_edit_remove(h, e, 3), 6);
+            assert_eq!(qjson_edit_slot(h, e, 1, &mut slot), 0);
+            assert_eq!(slot, -1);
+            assert_eq!(qjson_edit_slot(h, e, 2, &mut slot), 0);
+            assert_eq!(slot, 1);
+            let mut n = 0usize;
+            assert_eq!(qjson_edit_len(h, e, &mut n), 0);
+            assert_eq!(n, 3);
+            assert_eq!(run(h, e, &[first], &["X"], &["V"]), "[V,X,2]");
+            assert_eq!(qjson_edit_put(h, e, 0, 2), 0);
+            assert_eq!(run(h, e, &[first], &["X", "Y"], &["V"]), "[Y,X,2]");
+            qjson_edit_free(e);
+            qjson_free(h);
+        }
+    }
 }
