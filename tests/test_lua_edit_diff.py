@@ -246,3 +246,83 @@ def test_example_from_the_issue(lua_apply: Any) -> None:
     # Untouched members copied with their whitespace (the deletion makes
     # the object written member by member: "{" and "}" are the writer's).
     assert b'{\n      "role": "system",\n      "content": "Be brief."\n    }' in qjson.dumps(v)
+
+
+# ---------------------------------------------------------------- patches
+
+PATCH_DOC = (
+    b'{"model": "gpt-4o",  "stream": true, "max_tokens": 500,\n'
+    b' "messages": [{"role": "system", "content": "Be brief."},\n'
+    b'   {"role": "user", "content": [{"type": "text", "text": "hi"}]}],\n'
+    b' "tools": {"a": {"x": 1}, "b": [1, 2.50]}}'
+)
+
+PATCH_OPS = [
+    {"op": "replace", "path": "/model", "value": "gpt-4o-mini"},
+    {"op": "remove", "path": "/stream"},
+    {"op": "add", "path": "/messages/0", "value": {"role": "system", "content": "x"}},
+    {"op": "add", "path": "/messages/2/content/-", "value": {"type": "text"}},
+    {"op": "move", "from": "/tools/a", "path": "/messages/1/moved"},
+    {"op": "copy", "from": "/tools/b", "path": "/tools/c"},
+    {"op": "remove", "path": "/tools/b/0"},
+    {"op": "test", "path": "/max_tokens", "value": 500.0},
+    {"op": "replace", "path": "/messages/1/content", "value": None},
+    {"op": "add", "path": "/tools/b/-", "value": [1, {"k": " v "}]},
+]
+
+
+@pytest.fixture(scope="module")
+def lua_patch():
+    rt = qjson.luajit.runtime()
+    return rt.eval(
+        """function(s, kind, p, path, by)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            if kind == "patch" then
+                t = qjson.patch(t, p)
+            elseif kind == "merge" then
+                t = qjson.merge_patch(t, p)
+            elseif kind == "incr" then
+                qjson.incr(t, path, by)
+            else
+                qjson.mul(t, path, by)
+            end
+            return qjson.encode(t)
+        end"""
+    )
+
+
+def as_bytes(x: Any) -> bytes:
+    return x.encode() if isinstance(x, str) else x
+
+
+@pytest.mark.parametrize("n", range(1, len(PATCH_OPS) + 1))
+def test_patch_bytes_equal_python(lua_patch: Any, n: int) -> None:
+    # As JSON text, the patch's values are written as their original bytes
+    # by both edges, so every byte of the output must agree.
+    ops = json.dumps(PATCH_OPS[:n], indent=1).encode()
+    out_py = qjson.dumps(qjson.patch(qjson.decode(PATCH_DOC), ops))
+    assert as_bytes(lua_patch(PATCH_DOC, "patch", ops, None, None)) == out_py
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        b'{"model": "m", "stream": null, "tools": {"a": null, "z": {"q": [1, 2]}}}',
+        b'{"messages": [1], "new": {"a": {"b": null}}}',
+        b'{"tools": {"b": null}, "model": null, "max_tokens": 1}',
+    ],
+)
+def test_merge_patch_bytes_equal_python(lua_patch: Any, patch: bytes) -> None:
+    out_py = qjson.dumps(qjson.merge_patch(qjson.decode(PATCH_DOC), patch))
+    assert as_bytes(lua_patch(PATCH_DOC, "merge", patch, None, None)) == out_py
+
+
+@pytest.mark.parametrize(
+    "kind,path,by",
+    [("incr", "/max_tokens", -100), ("mul", "max_tokens", 3), ("incr", "tools.a.x", 41)],
+)
+def test_number_ops_bytes_equal_python(lua_patch: Any, kind: str, path: str, by: int) -> None:
+    v = qjson.decode(PATCH_DOC)
+    (qjson.incr if kind == "incr" else qjson.mul)(v, path, by)
+    assert as_bytes(lua_patch(PATCH_DOC, kind, None, path, by)) == qjson.dumps(v)

@@ -2076,9 +2076,25 @@ function qjson.patch(t, ops)
     return state.root
 end
 
---- MergePatch({}, patch): the patch with its null members dropped.
+--- Whether object `v` has a null member, at any depth of objects.
+local function has_null_member(v, depth)
+    if depth > MAX_DEPTH then
+        error("qjson.merge_patch: patch nested too deeply", 0)
+    end
+    for _, k in ipairs(object_keys(v)) do
+        local x = v[k]
+        if x == null or (kind_of(x) == OBJECT and has_null_member(x, depth + 1)) then
+            return true
+        end
+    end
+    return false
+end
+
+--- MergePatch({}, patch): the patch with its null members dropped (the
+--- patch value itself when it has none, as Python does: a text patch's
+--- value is then written as its original bytes).
 local function merged_new(patch, depth)
-    if kind_of(patch) ~= OBJECT then
+    if kind_of(patch) ~= OBJECT or not has_null_member(patch, depth) then
         return own(patch)
     end
     local out = {}
