@@ -10,6 +10,8 @@ LuaJIT's FFI, lazy table proxies, and a lua-cjson-compatible encoder.
     qjson.path(text) -> compiled path, accepted wherever a path is
     qjson.decode(s) -> lazy proxy;  qjson.encode(v) -> string
     qjson.pairs / qjson.ipairs / qjson.len;  qjson.null;  qjson.materialize(v)
+    qjson.insert(t, [pos,] v) / qjson.remove(t [, pos]) / qjson.append(t, v) on array proxies
+    qjson.patch / merge_patch / incr / mul: the same bytes as Python for the same edits
 
 Loading the library: inside Python, qjson.luajit.install(runtime) passes the
 path of the extension module (`qjson._qjson.__file__`) as the chunk's second

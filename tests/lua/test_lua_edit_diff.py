@@ -66,7 +66,7 @@ scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(10**9), 10**9),
-    st.text(alphabet="abcé \"\\\n\t0", max_size=6),
+    st.text(alphabet='abcé "\\\n\t0', max_size=6),
 )
 values = st.recursive(
     scalars,
@@ -84,7 +84,7 @@ def lua_str(s: str) -> str:
         if 32 <= b < 127 and b not in (34, 92):
             out.append(chr(b))
         else:
-            out.append("\\%03d" % b)
+            out.append(f"\\{b:03d}")
     return '"' + "".join(out) + '"'
 
 
@@ -227,7 +227,9 @@ documents = st.recursive(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(doc=documents, indent=st.sampled_from([None, 0, 1, 2]), data=st.data())
-def test_random_documents(doc: Any, indent: int | None, data: st.DataObject, lua_apply: Any) -> None:
+def test_random_documents(
+    doc: Any, indent: int | None, data: st.DataObject, lua_apply: Any
+) -> None:
     text = json.dumps(doc, indent=indent, ensure_ascii=data.draw(st.booleans()))
     run_steps(data, text, lua_apply, 30)
 

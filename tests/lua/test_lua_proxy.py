@@ -153,9 +153,9 @@ def test_insert_remove_append(run):
     assert "expected an array" in run("local ok, e = pcall(qjson.append, t, 1); return e")
     assert run("local e = qjson.decode('[]'); return qjson.remove(e)") is None
     # Plain tables: table.insert / table.remove.
-    assert run("local p = {1}; qjson.append(p, 2); qjson.insert(p, 1, 0); return qjson.encode(p)") == (
-        "[0,1,2]"
-    )
+    assert run(
+        "local p = {1}; qjson.append(p, 2); qjson.insert(p, 1, 0); return qjson.encode(p)"
+    ) == ("[0,1,2]")
 
 
 def test_edit_errors(run):
