@@ -1550,7 +1550,9 @@ put_proxy = function(b, t, st, depth, stack)
         put_clean(b, st)
         return
     end
-    if st.writing then
+    -- Being written in this encode call: a cycle (an encode that failed
+    -- half-way left an older era here, which does not count).
+    if st.writing == era then
         error("Cannot serialise table: cycle detected", 0)
     end
     local e = edit_state(st)
@@ -1580,7 +1582,7 @@ put_proxy = function(b, t, st, depth, stack)
     end
     local segs, n = segs_out[0], tonumber(size_out[0])
     local vals = st.vals
-    st.writing = true
+    st.writing = era
     for i = 0, n - 1 do
         local s = segs[i]
         local kind = s.kind
@@ -1593,7 +1595,7 @@ put_proxy = function(b, t, st, depth, stack)
             put_proxy(b, v, getmetatable(v), depth, stack)
         end
     end
-    st.writing = false
+    st.writing = nil
 end
 
 -- ---------------------------------------------------------------- patches

@@ -164,6 +164,11 @@ def test_edit_errors(run):
         "local ok, e = pcall(function() t.messages.x = 2 end); return e"
     )
     assert "cycle" in run("t.self = t; local ok, e = pcall(qjson.encode, t); return e")
+    # A failed encode leaves nothing behind: the next one works.
+    assert run(
+        "t.f = print; local ok, e = pcall(qjson.encode, t); t.f = nil; t.ok = 1;"
+        " return e, qjson.decode(qjson.encode(t)).ok"
+    ) == ("Cannot serialise function: type not supported", 1)
 
 
 def test_decode_errors(run, lua):
