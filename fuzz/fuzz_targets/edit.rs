@@ -105,7 +105,9 @@ impl Render<'_> {
         match g {
             _ if depth > 12 => self.out.extend_from_slice(b"null"),
             Gen::Null => self.out.extend_from_slice(b"null"),
-            Gen::Bool(b) => self.out.extend_from_slice(if *b { b"true" } else { b"false" }),
+            Gen::Bool(b) => self
+                .out
+                .extend_from_slice(if *b { b"true" } else { b"false" }),
             Gen::Int(i) => self.out.extend_from_slice(i.to_string().as_bytes()),
             Gen::Float(f) => self
                 .out
@@ -343,9 +345,7 @@ impl Node {
         let n = Rc::new(RefCell::new(Node::new(doc, c)));
         let hv = Hv::View(n.clone());
         match &mut self.state {
-            State::LazyObj { views, .. } | State::LazyArr { views } => {
-                views.push((c.offset(), hv))
-            }
+            State::LazyObj { views, .. } | State::LazyArr { views } => views.push((c.offset(), hv)),
             State::Members(m) => {
                 let key = self.model[i].0.as_deref().expect("a member");
                 let pos = m.find(key).expect("present");
@@ -492,8 +492,14 @@ fn run_plan(doc: &Doc<'_>, n: &Node, out: &mut Vec<u8>) -> Result<(), EditError>
     Ok(())
 }
 
-/// The naive rebuild: compact, original values as their raw bytes.
+/// The naive rebuild: compact, original values as their raw bytes; a
+/// container with edits holds each key once (the first occurrence).
 fn naive(doc: &Doc<'_>, n: &Node, out: &mut Vec<u8>) {
+    // A view without edits is its original bytes (repeated keys and all).
+    if !n.dirty() {
+        out.extend_from_slice(doc.raw(n.at));
+        return;
+    }
     let obj = doc.type_of(n.at) == JsonType::Object;
     out.push(if obj { b'{' } else { b'[' });
     for (i, (k, item)) in n.model.iter().enumerate() {
