@@ -1,5 +1,5 @@
 """Many documents (JSON Lines): qjson's parse_many / open_many / loads_many /
-dumps_many against fastsimdjson, msgspec and orjson (issue: "Many documents").
+dumps_many against fastsimdjson, msgspec and orjson.
 
     python benchmarks/many_bench.py               # 100 MB batch file, 5 rounds
     python benchmarks/many_bench.py --mb 20 --rounds 3

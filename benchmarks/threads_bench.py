@@ -1,4 +1,4 @@
-"""Two threads parsing separate 10 MB payloads vs one thread (issue 7).
+"""Two threads parsing separate 10 MB payloads vs one thread.
 
 qjson.parse releases the GIL while it indexes inputs of 64 KiB or more, so
 on a machine with two free cores two threads should parse about twice as

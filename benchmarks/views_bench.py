@@ -25,7 +25,7 @@ lasting ~20 ms (~5 ms with --quick); cells are interleaved (round r runs
 every cell once, in a rotated order) after a warm-up round, and each cell
 reports the median time per call over the rounds.
 
-Targets (DESIGN.md, issue 3): pass >= 5x orjson from 100 KB up and <= 3x the
+Targets (DESIGN.md, "Performance targets"): pass >= 5x orjson from 100 KB up and <= 3x the
 copy time; each edit >= 70% of the pass rate at every size and >= 4x orjson
 from 100 KB up; access within 1.5x of the Doc path-getter time.
 """

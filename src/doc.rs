@@ -22,12 +22,13 @@ use crate::decode::number::parse_number;
 use crate::decode::string::{body_eq, decode_str};
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
-use crate::index::{skip_ws, string_close, trim_end, ChildPos, Index};
+use crate::index::Index;
+use crate::lex::{skip_ws, string_close, trim_end};
 use crate::path::{segments, Segment};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Containers with more children than this may get a child table.
 pub const TABLE_MIN: u32 = 16;
@@ -56,6 +57,17 @@ impl Cursor {
     }
 }
 
+/// Where a walk over a container's children stands: child number `i`, whose
+/// value (or, in objects, key) begins at structural index `k`; `ord` is the
+/// ordinal of the first container at or after it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ChildPos {
+    pub container: u32,
+    pub i: u32,
+    pub k: u32,
+    pub ord: u32,
+}
+
 /// A decoded value. Containers are returned as cursors.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value<'a> {
@@ -67,9 +79,12 @@ pub enum Value<'a> {
     Array(Cursor),
 }
 
-/// The child tables of a document, by container ordinal (created on the
-/// first lookup into any large container).
-pub(crate) type Tables = Option<HashMap<u32, TableSlot, BuildHasherDefault<OrdinalHasher>>>;
+/// The child tables of a document, by container ordinal (the map is
+/// created on the first lookup into any large container). A
+/// [`crate::Document`] owns one; the mutex lets reads from several threads
+/// share it.
+#[derive(Debug, Default)]
+pub(crate) struct Tables(Mutex<Option<HashMap<u32, TableSlot, BuildHasherDefault<OrdinalHasher>>>>);
 
 /// A large container not indexed yet (`Seen`: the number of children the
 /// reads into it have walked so far), or its table.
@@ -141,18 +156,39 @@ impl Hasher for PassThroughHasher {
     }
 }
 
-/// An input and its index.
+/// An input and its index, and the child-table cache of a
+/// [`crate::Document`] when it comes from one.
 #[derive(Clone, Copy)]
 pub struct Doc<'a> {
     input: &'a [u8],
     index: &'a Index,
+    tables: Option<&'a Tables>,
 }
 
 impl<'a> Doc<'a> {
     /// Pair an input with the index built from it. Using another input is a
     /// logic error (wrong answers or `AccessError`s), never memory-unsafe.
+    ///
+    /// A `Doc` made here has no child-table cache: every read walks the
+    /// containers on its path, so reading all `n` children of one container
+    /// one by one costs O(n²). Keep a [`crate::Document`] and read through
+    /// [`crate::Document::doc`] when one document is read many times.
     pub fn new(input: &'a [u8], index: &'a Index) -> Doc<'a> {
-        Doc { input, index }
+        Doc {
+            input,
+            index,
+            tables: None,
+        }
+    }
+
+    /// [`Doc::new`] with the document's child-table cache.
+    #[inline]
+    pub(crate) fn with_tables(input: &'a [u8], index: &'a Index, tables: &'a Tables) -> Doc<'a> {
+        Doc {
+            input,
+            index,
+            tables: Some(tables),
+        }
     }
 
     pub fn input(&self) -> &'a [u8] {
@@ -459,7 +495,10 @@ impl<'a> Doc<'a> {
         object: bool,
         read: impl FnOnce(Option<&ChildTable>) -> (u32, T),
     ) -> T {
-        let mut tables = self.index.tables.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(tables) = self.tables else {
+            return read(None).1;
+        };
+        let mut tables = tables.0.lock().unwrap_or_else(|e| e.into_inner());
         let slot = tables
             .get_or_insert_with(HashMap::default)
             .entry(c.ord)

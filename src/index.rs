@@ -27,14 +27,14 @@
 //! else goes to the exact walk described here.
 //!
 //! Strings are not read here: a string ends at the last `"` before the next
-//! structural (see [`string_close`]), so a 1 MB base64 string costs nothing
+//! structural (see [`crate::lex::string_close`]), so a 1 MB base64 string costs nothing
 //! in stage 2.
 //!
 //! # Cost
 //!
 //! The walk costs a few nanoseconds per structural, so the per-structural
 //! work is kept small:
-//! - each gap is measured once ([`gap_end`]): empty, one non-space byte (a
+//! - each gap is measured once ([`crate::lex::gap_end`]): empty, one non-space byte (a
 //!   scalar) and one space (after `:`) are tested directly, anything else
 //!   (a newline and indentation) takes 16 bytes per SSE2 step;
 //! - a value is dispatched on its structural (`"`, `{`, `[`, or a scalar
@@ -52,12 +52,16 @@
 
 use crate::decode::number::{check_scalar, literal_prefix_len, scalar_end};
 use crate::decode::string::{check_escape, is_plain_unicode_escape};
-use crate::doc::Tables;
 use crate::error::{Error, ErrorKind};
+use crate::lex::{gap_end, is_ws, skip_ws, string_close};
 use crate::scan::{self, Scan};
-use std::sync::Mutex;
 
 mod tokens;
+
+/// The token index of an eager decoder (only the Python edge's `loads` uses
+/// it today).
+#[cfg(feature = "python")]
+pub(crate) use tokens::eager;
 
 /// Parse options.
 #[derive(Debug, Clone, Copy)]
@@ -88,17 +92,6 @@ pub(crate) struct Container {
     pub len: u32,
 }
 
-/// Where a walk over a container's children stands: child number `i`, whose
-/// value (or, in objects, key) begins at structural index `k`; `ord` is the
-/// ordinal of the first container at or after it.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct ChildPos {
-    pub container: u32,
-    pub i: u32,
-    pub k: u32,
-    pub ord: u32,
-}
-
 /// The structural index of one document. It does not hold the input: pair it
 /// with the same bytes in a [`crate::Doc`].
 #[derive(Debug)]
@@ -110,130 +103,6 @@ pub struct Index {
     /// Whether the input holds bytes >= 0x80 (strings then need a UTF-8 check
     /// on read in lazy mode).
     pub(crate) non_ascii: bool,
-    /// Child tables of large containers, built on their second lookup (see `doc`).
-    pub(crate) tables: Mutex<Tables>,
-}
-
-#[inline]
-pub(crate) fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
-}
-
-/// A bit mask of the bytes of `input[p..p + 16]` that are not whitespace
-/// (bit `i` for byte `p + i`), or `None` when fewer than 16 bytes remain.
-/// Pretty-printed JSON has a newline and indentation in most gaps: one step
-/// covers both.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn non_ws16(input: &[u8], p: usize) -> Option<u32> {
-    use std::arch::x86_64::*;
-    let chunk = input.get(p..p + 16)?;
-    // SAFETY: `chunk` is 16 readable bytes and `loadu` has no alignment
-    // requirement; SSE2 is part of the x86_64 baseline, so every intrinsic
-    // here is available.
-    let ws = unsafe {
-        let v = _mm_loadu_si128(chunk.as_ptr().cast());
-        let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
-        _mm_movemask_epi8(_mm_or_si128(
-            _mm_or_si128(eq(b' '), eq(b'\n')),
-            _mm_or_si128(eq(b'\r'), eq(b'\t')),
-        ))
-    };
-    Some(!ws as u32 & 0xFFFF)
-}
-
-/// A bit mask of the bytes of `input[p..p + 16]` that are not whitespace
-/// (bit `i` for byte `p + i`), or `None` when fewer than 16 bytes remain.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn non_ws16(input: &[u8], p: usize) -> Option<u32> {
-    non_ws16_portable(input, p)
-}
-
-/// [`non_ws16`] without SIMD (the reference in tests).
-#[cfg(any(test, not(target_arch = "x86_64")))]
-#[inline(always)]
-fn non_ws16_portable(input: &[u8], p: usize) -> Option<u32> {
-    let chunk = input.get(p..p + 16)?;
-    let mut m = 0u32;
-    for (i, &b) in chunk.iter().enumerate() {
-        m |= (!is_ws(b) as u32) << i;
-    }
-    Some(m)
-}
-
-/// The first non-whitespace byte at or after `p` (or `input.len()`), 16
-/// bytes a step.
-#[inline]
-pub(crate) fn skip_ws(input: &[u8], mut p: usize) -> usize {
-    // Compact JSON: most gaps are empty.
-    match input.get(p) {
-        Some(&b) if !is_ws(b) => return p,
-        None => return p,
-        _ => {}
-    }
-    while let Some(m) = non_ws16(input, p) {
-        if m != 0 {
-            return p + m.trailing_zeros() as usize;
-        }
-        p += 16;
-    }
-    while p < input.len() && is_ws(input[p]) {
-        p += 1;
-    }
-    p
-}
-
-/// The end (exclusive) of the token that ends before `end`, trailing
-/// whitespace removed, 16 bytes a step.
-#[inline]
-pub(crate) fn trim_end(input: &[u8], start: usize, mut end: usize) -> usize {
-    while end >= start + 16 {
-        let Some(m) = non_ws16(input, end - 16) else {
-            break;
-        };
-        if m != 0 {
-            return end - (m.leading_zeros() - 16) as usize;
-        }
-        end -= 16;
-    }
-    while end > start && is_ws(input[end - 1]) {
-        end -= 1;
-    }
-    end
-}
-
-/// The closing quote of the string whose opening quote is structural `k`.
-///
-/// Stage 1 guarantees there is no backslash and no unescaped quote outside
-/// strings, so between a string's closing quote and the next structural
-/// there is no `"` at all: stepping back from the next structural over
-/// whitespace lands on the closing quote, or the input has garbage after the
-/// string (`None`).
-#[inline(always)]
-pub(crate) fn string_close(input: &[u8], s: &[u32], k: usize) -> Option<usize> {
-    let open = s[k] as usize;
-    let next = s[k + 1] as usize;
-    // Usually (keys, and values before `,`) the quote is right there.
-    if next > open + 1 && input[next - 1] == b'"' {
-        return Some(next - 1);
-    }
-    // Else, often, one space (`"key" : value`).
-    if next > open + 2 && input[next - 1] == b' ' && input[next - 2] == b'"' {
-        return Some(next - 2);
-    }
-    string_close_after_ws(input, open, next)
-}
-
-/// [`string_close`] when whitespace (or garbage) precedes the next structural.
-#[inline(never)]
-fn string_close_after_ws(input: &[u8], open: usize, next: usize) -> Option<usize> {
-    let end = trim_end(input, open + 1, next);
-    if end > open + 1 && input[end - 1] == b'"' {
-        Some(end - 1)
-    } else {
-        None
-    }
 }
 
 /// Cold path: the offset of the first byte after the string opened at
@@ -347,24 +216,6 @@ impl Index {
         Index::build_parts(input, opts, true)
     }
 
-    /// A strict [`Index::build_with_escapes`] that leaves the scalar tokens
-    /// (numbers and literals, and what follows them up to the next
-    /// structural) unchecked, for a caller that checks them itself while
-    /// it reads them (`loads`). Everything else is checked as in strict
-    /// mode; the errors it reports may not be the first one, so a caller
-    /// that meets any error gets the exact one from [`Index::build`].
-    #[cfg(feature = "python")]
-    pub(crate) fn build_unchecked_scalars(
-        input: &[u8],
-        max_depth: usize,
-    ) -> Result<(Index, Vec<u32>), Error> {
-        let opts = Options {
-            lazy: false,
-            max_depth,
-        };
-        Index::build_parts(input, &opts, false)
-    }
-
     fn build_parts(
         input: &[u8],
         opts: &Options,
@@ -417,7 +268,6 @@ impl Index {
             containers,
             lazy: opts.lazy,
             non_ascii,
-            tables: Mutex::new(None),
         };
         // Give back spare capacity when it is both over SHRINK_MIN and more
         // than what is used: a Doc then retains at most twice its index plus
@@ -468,29 +318,6 @@ pub fn validate(input: &[u8], opts: &Options) -> Result<(), Error> {
 #[doc(hidden)]
 pub fn validate_fast(input: &[u8], max_depth: usize) -> bool {
     tokens::valid(input, max_depth)
-}
-
-/// The token index for `loads` (see [`tokens::for_loads`]).
-#[cfg(feature = "python")]
-pub(crate) fn tokens_for_loads(input: &[u8], max_depth: usize) -> Option<tokens::LoadsIndex> {
-    tokens::for_loads(input, max_depth)
-}
-
-/// Whether `input[p..q]` is exactly one plain number with a fraction
-/// (`-?(0|[1-9][0-9]*)\.[0-9]+`, at most 32 bytes, 32 bytes readable from
-/// `p`); `false` also means "not known".
-#[cfg(feature = "python")]
-#[inline(always)]
-pub(crate) fn plain_fraction(input: &[u8], p: usize, q: usize) -> bool {
-    tokens::plain_fraction(input, p, q)
-}
-
-/// Whether a token of the token index at `p` is exactly `true`, `null` or
-/// `false` (see [`tokens::literal_token`]); `false` also means "not known".
-#[cfg(feature = "python")]
-#[inline(always)]
-pub(crate) fn literal_token(input: &[u8], p: usize) -> bool {
-    tokens::literal_token(input, p)
 }
 
 /// [`validate`] without the fast path: stage 1 and the stage-2 walk of
@@ -701,23 +528,6 @@ fn min_err(a: Option<Error>, b: Error) -> Error {
         Some(a) if a.offset <= b.offset => a,
         _ => b,
     }
-}
-
-/// The first non-whitespace byte at or after `p`, knowing that a structural
-/// sits at `next` (so the answer is at most `next`): most gaps are empty.
-#[inline(always)]
-fn gap_end(input: &[u8], p: usize, next: usize) -> usize {
-    if p == next {
-        return p;
-    }
-    // No whitespace at all (a scalar right after the structural), or one
-    // space (after `:` in pretty-printed JSON).
-    match input[p] {
-        b'!'..=b'\xff' => return p,
-        b' ' if input.get(p + 1).is_some_and(|&b| b > b' ') => return p + 1,
-        _ => {}
-    }
-    skip_ws(input, p)
 }
 
 /// The stage-2 state machine. Returns the container table.
@@ -1052,46 +862,4 @@ fn close_container<const TABLE: bool>(
         return Err(Error::new(after_value_error(*cur, false), g));
     }
     Ok(k)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn whitespace_masks_and_skips() {
-        let bytes: Vec<u8> = (0..=255u8).collect();
-        let mut seed = 7u32;
-        for round in 0..2000 {
-            // Mostly whitespace, some of everything else.
-            let input: Vec<u8> = (0..48)
-                .map(|_| {
-                    seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
-                    let r = (seed >> 16) as usize;
-                    if r.is_multiple_of(4) {
-                        bytes[r % 256]
-                    } else {
-                        b" \n\r\t"[r % 4]
-                    }
-                })
-                .collect();
-            for p in 0..input.len() {
-                assert_eq!(non_ws16(&input, p), non_ws16_portable(&input, p));
-                let want = (p..input.len())
-                    .find(|&i| !is_ws(input[i]))
-                    .unwrap_or(input.len());
-                assert_eq!(skip_ws(&input, p), want, "round {round} p {p}");
-                for next in p..=input.len() {
-                    if next == input.len() || !is_ws(input[next]) {
-                        assert_eq!(gap_end(&input, p, next), want.min(next));
-                    }
-                }
-                let mut end = input.len();
-                while end > p && is_ws(input[end - 1]) {
-                    end -= 1;
-                }
-                assert_eq!(trim_end(&input, p, input.len()), end);
-            }
-        }
-    }
 }

@@ -5,27 +5,35 @@
 //! ```text
 //! bytes -> scan (stage 1: structural index, SIMD)
 //!       -> index (stage 2: grammar + matching closers, container table)
+//!       -> document (input + index + child tables)
 //!       -> doc / cursor / path (reads)  -> decode (strings, numbers)
+//!                                       | edit (overlay of edits, written back
+//!                                         with untouched bytes copied)
 //! ```
+//!
+//! `lex` holds the whitespace and string-end helpers that the index and the
+//! reads share.
 //!
 //! The core knows nothing of Python or Lua: `python/` holds the PyO3 glue
 //! (feature `python`, on by default).
 //!
 //! ```
-//! use qjson::{Doc, Index, Options};
+//! use qjson::{Document, Options};
 //! let input = br#"{"model": "gpt-4o", "messages": [{"role": "user"}]}"#;
-//! let index = Index::build(input, &Options::default()).unwrap();
-//! let doc = Doc::new(input, &index);
+//! let document = Document::parse(&input[..], &Options::default()).unwrap();
+//! let doc = document.doc();
 //! assert_eq!(doc.get_str(doc.root(), "messages[0].role").unwrap(), "user");
 //! ```
 
 pub mod capi;
 pub mod decode;
 pub mod doc;
+pub mod document;
 pub mod edit;
 pub mod encode;
 pub mod error;
 pub mod index;
+mod lex;
 pub mod many;
 pub mod patch;
 pub mod path;
@@ -36,5 +44,6 @@ mod python;
 
 pub use decode::Number;
 pub use doc::{Cursor, DistinctItems, Doc, Value};
+pub use document::Document;
 pub use error::{AccessError, Error, ErrorKind, JsonType};
 pub use index::{Index, Options};

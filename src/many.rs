@@ -37,7 +37,8 @@
 //! document's ordinal and a byte offset into the buffer.
 
 use crate::error::{Error, ErrorKind};
-use crate::index::{is_ws, skip_ws, Index, Options};
+use crate::index::{Index, Options};
+use crate::lex::{is_ws, skip_ws};
 use crate::scan::{self, Scan};
 
 /// The UTF-8 byte order mark, skipped at the start of a stream.

@@ -2,7 +2,7 @@
 //! against serde_json on generated documents.
 
 use proptest::prelude::*;
-use qjson::{AccessError, Doc, ErrorKind, Index, JsonType, Number, Options, Value};
+use qjson::{AccessError, Doc, Document, ErrorKind, Index, JsonType, Number, Options, Value};
 use serde_json::Value as J;
 
 fn strict() -> Options {
@@ -122,8 +122,8 @@ fn first_duplicate_wins_small_and_wide() {
         s.push_str(&format!("\"k{}\": {},", i % 700, i));
     }
     s.push_str("\"\\u006b5\": -1}");
-    let index = build(s.as_bytes());
-    let d = Doc::new(s.as_bytes(), &index);
+    let document = Document::new(s.as_bytes(), build(s.as_bytes()));
+    let d = document.doc();
     for i in 0..700 {
         assert_eq!(d.get_i64(d.root(), &format!("k{i}")).unwrap(), i);
     }
@@ -225,8 +225,8 @@ fn long_arrays_read_in_order_and_backwards() {
             .collect::<Vec<_>>()
             .join(",")
     );
-    let index = build(s.as_bytes());
-    let d = Doc::new(s.as_bytes(), &index);
+    let document = Document::new(s.as_bytes(), build(s.as_bytes()));
+    let d = document.doc();
     for i in (0..n).chain((0..n).rev()) {
         assert_eq!(d.get_i64(d.root(), &format!("[{i}].v")).unwrap(), i as i64);
     }
@@ -520,8 +520,8 @@ fn wide_objects_miss_fast_and_find_escaped_keys() {
     }
     s.push_str("\"last\": 0}");
     for opts in [strict(), lazy()] {
-        let index = Index::build(s.as_bytes(), &opts).unwrap();
-        let d = Doc::new(s.as_bytes(), &index);
+        let document = Document::parse(s.as_bytes(), &opts).unwrap();
+        let d = document.doc();
         for i in 0..100 {
             assert_eq!(d.get_i64(d.root(), &format!("ké{i}")).unwrap(), i);
         }
@@ -541,8 +541,8 @@ fn wide_objects_miss_fast_and_find_escaped_keys() {
         s.push_str(&format!("\"k{i}\": {i}, "));
     }
     s.push_str("\"last\": 0}");
-    let index = Index::build(s.as_bytes(), &lazy()).unwrap();
-    let d = Doc::new(s.as_bytes(), &index);
+    let document = Document::parse(s.as_bytes(), &lazy()).unwrap();
+    let d = document.doc();
     assert_eq!(d.get_i64(d.root(), "k42").unwrap(), 42);
     assert!(d.find(d.root(), "bad\\x").is_err());
 }

@@ -1,4 +1,4 @@
-//! Hardening (issue 7): the 4 GiB boundary, and the C ABI's panic barrier.
+//! Hardening: the 4 GiB boundary, and the C ABI's panic barrier.
 //!
 //! The 4 GiB inputs are zeroed allocations (`alloc_zeroed`, like
 //! `vec![0u8; n]`): the allocator gets them zeroed from the OS (calloc /

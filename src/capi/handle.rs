@@ -1,7 +1,7 @@
 //! The document handle: `qjson_parse` and `qjson_free`.
 
 use super::status::{guard, Fail, Status};
-use crate::doc::Doc;
+use crate::document::Document;
 use crate::index::{self, Index};
 use std::ffi::{c_char, c_int};
 
@@ -16,31 +16,46 @@ pub struct Options {
     pub max_depth: u32,
 }
 
-/// A parsed document (`qjson_doc`): the index, owned, and the input,
-/// borrowed through a raw pointer. Plain reads never mutate it; the child
-/// tables inside the index are behind a mutex, so a handle may be read from
-/// several threads.
-pub struct Handle {
-    input: *const u8,
+/// The input of a C-ABI document: `len` bytes at `ptr`, borrowed. The
+/// caller of `qjson_parse` (or of `qjson_many_next`) keeps them alive and
+/// unchanged until `qjson_free`.
+#[derive(Debug)]
+pub struct Borrowed {
+    ptr: *const u8,
     len: usize,
-    index: Index,
 }
 
-impl Handle {
-    /// The core document over the borrowed input.
-    #[inline]
-    pub(crate) fn doc(&self) -> Doc<'_> {
-        let input: &[u8] = if self.len == 0 {
-            &[]
-        } else {
-            // SAFETY: `qjson_parse` stored a pointer to `len` readable bytes,
-            // and its contract makes the caller keep them alive and unchanged
-            // until `qjson_free` destroys this handle, which outlives `&self`.
-            unsafe { std::slice::from_raw_parts(self.input, self.len) }
-        };
-        Doc::new(input, &self.index)
+impl Borrowed {
+    /// Borrow `bytes` past their lifetime.
+    ///
+    /// # Safety
+    /// The bytes must stay alive and unchanged for as long as the result
+    /// (and every document holding it) lives.
+    unsafe fn new(bytes: &[u8]) -> Borrowed {
+        Borrowed {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+        }
     }
 }
+
+impl AsRef<[u8]> for Borrowed {
+    #[inline]
+    fn as_ref(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `Borrowed::new`'s contract keeps the `len` bytes at `ptr`
+        // alive and unchanged for as long as `self` lives.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// A parsed document (`qjson_doc`): the core [`Document`] over borrowed
+/// input, with its index and child tables owned. Plain reads never mutate
+/// it; the child tables are behind a mutex, so a handle may be read from
+/// several threads.
+pub type Handle = Document<Borrowed>;
 
 /// The core options from `qjson_options` (null: the defaults).
 pub(crate) fn options(o: Option<Options>) -> index::Options {
@@ -55,14 +70,15 @@ pub(crate) fn options(o: Option<Options>) -> index::Options {
 }
 
 impl Handle {
-    /// A document over `input` (borrowed through a raw pointer: the caller
-    /// keeps it alive until the handle is freed) and its index.
-    pub(crate) fn borrowing(input: &[u8], index: Index) -> Handle {
-        Handle {
-            input: input.as_ptr(),
-            len: input.len(),
-            index,
-        }
+    /// A document over `input` and its index. The input is borrowed, not
+    /// copied.
+    ///
+    /// # Safety
+    /// `input` must stay alive and unchanged until the handle is freed.
+    pub(crate) unsafe fn borrowing(input: &[u8], index: Index) -> Handle {
+        // SAFETY: the caller keeps `input` alive and unchanged for as long
+        // as the handle lives (this function's contract).
+        Document::new(unsafe { Borrowed::new(input) }, index)
     }
 }
 
@@ -106,11 +122,9 @@ pub unsafe extern "C" fn qjson_parse(
             unsafe { std::slice::from_raw_parts(input.cast::<u8>(), len) }
         };
         let index = Index::build(bytes, &options)?;
-        let h = Box::new(Handle {
-            input: bytes.as_ptr(),
-            len,
-            index,
-        });
+        // SAFETY: per the contract, the caller keeps the input alive and
+        // unchanged until `qjson_free` destroys the handle.
+        let h = Box::new(unsafe { Handle::borrowing(bytes, index) });
         // SAFETY: `out` is non-null and, per the contract, writable.
         unsafe { *out = Box::into_raw(h) };
         Ok(Status::Ok)

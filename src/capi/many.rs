@@ -115,7 +115,10 @@ pub unsafe extern "C" fn qjson_many_next(
         }
         let (idx, _) = piece.result.map_err(Fail::Json)?;
         let bytes = &m.bytes()[piece.start..piece.end];
-        let h = Box::new(Handle::borrowing(bytes, idx));
+        // SAFETY: the stream's input outlives every document taken from it
+        // (`qjson_many_new`'s contract: the caller keeps it alive until the
+        // last of them is freed).
+        let h = Box::new(unsafe { Handle::borrowing(bytes, idx) });
         // SAFETY: `out` is non-null and, per the contract, writable.
         unsafe { *out = Box::into_raw(h) };
         Ok(Status::Ok)

@@ -23,15 +23,19 @@
 //! accepts exactly the documents the strict grammar accepts, up to the
 //! nesting limit.
 //!
-//! `loads` uses the same index and walk ([`for_loads`]), which then also
-//! records each container's child count and leaves the scalar tokens to
-//! the builder, which checks each one as it parses it.
+//! An eager decoder (the Python edge's `loads`) uses the same index and
+//! walk ([`eager`]), which then also records each container's child count
+//! and leaves the scalar tokens to the decoder, which checks each one as it
+//! parses it.
 
 use super::check_strings;
 use crate::decode::number::scalar_end;
 use crate::scan::{self, Scan};
 use std::cell::Cell;
 use std::mem::MaybeUninit;
+
+#[cfg(feature = "python")]
+pub(crate) mod eager;
 
 /// Containers nested deeper than this are left to the exact path.
 const STACK: usize = 256;
@@ -95,9 +99,6 @@ thread_local! {
             escapes_valid: false,
         })
     };
-    /// The same for the child-count table of `loads`.
-    #[cfg(feature = "python")]
-    static SPARE_LENS: Cell<Vec<u32>> = const { Cell::new(Vec::new()) };
 }
 
 /// An empty [`Scan`], with the capacity the last one on this thread left.
@@ -111,81 +112,6 @@ fn give_back_scan(scan: Scan) {
     if scan.structurals.capacity() <= KEEP_MAX && scan.escapes.capacity() <= KEEP_MAX {
         // (Fails only while the thread exits; `scan` is then just dropped.)
         let _ = SPARE_SCAN.try_with(|c| c.set(scan));
-    }
-}
-
-/// The token index `loads` builds from (see [`for_loads`]).
-#[cfg(feature = "python")]
-pub(crate) struct LoadsIndex {
-    /// Offsets of the tokens (structurals, opening quotes, scalar starts),
-    /// then `input.len()`.
-    pub structurals: Vec<u32>,
-    /// Stage 1's escape offsets.
-    pub escapes: Vec<u32>,
-    /// The number of children of each container, in the order of their
-    /// openers.
-    pub lens: Vec<u32>,
-    /// Whether any byte is >= 0x80.
-    pub non_ascii: bool,
-}
-
-/// The token index of `input` for `loads`, with everything checked but the
-/// scalar tokens (which `loads` checks as it parses them: it must then
-/// reject every scalar token that is not exactly one valid number or
-/// literal followed by whitespace up to the next token). `None` means "not
-/// known to be valid": the caller takes the exact path.
-#[cfg(feature = "python")]
-pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
-    let mut scan = take_scan();
-    match scan::scan_tokens(input, &mut scan) {
-        Some(Ok(())) if scan.first_control.is_none() => {}
-        _ => {
-            give_back_scan(scan);
-            return None;
-        }
-    }
-    let s = &scan.structurals;
-    // Two tokens per container at most; most documents have far fewer.
-    let mut lens = SPARE_LENS.try_with(Cell::take).unwrap_or_default();
-    if lens.capacity() < s.len() / 8 + 1 {
-        lens = Vec::with_capacity(s.len() / 8 + 1); // (no copy of the old)
-    }
-    lens.clear();
-    let mut counts = ChildCounts {
-        lens,
-        limit: s.len() / 2 + 1,
-    };
-    let ok = walk(input, s, max_depth, &mut counts)
-        && check_strings(input, escapes_left(&scan), None, scan.non_ascii).is_ok();
-    let index = LoadsIndex {
-        structurals: scan.structurals,
-        escapes: scan.escapes,
-        lens: counts.lens,
-        non_ascii: scan.non_ascii,
-    };
-    if ok {
-        Some(index)
-    } else {
-        index.give_back();
-        None
-    }
-}
-
-#[cfg(feature = "python")]
-impl LoadsIndex {
-    /// Keep the vectors for the next call on this thread (see
-    /// [`take_scan`]), unless they are large.
-    pub(crate) fn give_back(self) {
-        give_back_scan(Scan {
-            structurals: self.structurals,
-            escapes: self.escapes,
-            first_control: None,
-            non_ascii: false,
-            escapes_valid: false,
-        });
-        if self.lens.capacity() <= KEEP_MAX {
-            let _ = SPARE_LENS.try_with(|c| c.set(self.lens));
-        }
     }
 }
 
@@ -215,35 +141,6 @@ impl Record for Check {
     #[inline(always)]
     fn next_ord(&self) -> usize {
         0
-    }
-}
-
-/// `loads`: each container's child count, by ordinal.
-#[cfg(feature = "python")]
-struct ChildCounts {
-    lens: Vec<u32>,
-    /// The most containers the input can hold (the first reservation is a
-    /// guess; when it runs out, the table jumps to this bound at once).
-    limit: usize,
-}
-
-#[cfg(feature = "python")]
-impl Record for ChildCounts {
-    const CHECK_SCALARS: bool = false;
-    #[inline(always)]
-    fn open(&mut self) {
-        if self.lens.len() == self.lens.capacity() {
-            self.lens.reserve_exact(self.limit - self.lens.len());
-        }
-        self.lens.push(0);
-    }
-    #[inline(always)]
-    fn close(&mut self, ord: usize, len: u32) {
-        self.lens[ord] = len;
-    }
-    #[inline(always)]
-    fn next_ord(&self) -> usize {
-        self.lens.len()
     }
 }
 
@@ -302,20 +199,6 @@ fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
             b'f' => input.get(p + 1..p + 5) == Some(b"alse") && ends_token(input, p + 5),
             _ => false,
         }
-    }
-}
-
-/// Whether `input[p..]` starts with `true`, `null` or `false` followed by
-/// a byte that ends a token (`input[p]` is a token's first byte); `false`
-/// also means "not known" (the last 7 bytes of input). In the token index
-/// the literal then is the whole token and only whitespace follows it up
-/// to the next token.
-#[cfg(feature = "python")]
-#[inline(always)]
-pub(crate) fn literal_token(input: &[u8], p: usize) -> bool {
-    match input.get(p..).and_then(<[u8]>::first_chunk::<8>) {
-        Some(w) => w[0] > b'9' && literal8(u64::from_le_bytes(*w), w[0]),
-        None => false,
     }
 }
 
@@ -400,15 +283,6 @@ fn ends_token(input: &[u8], e: usize) -> bool {
 #[inline(always)]
 fn plain_number(input: &[u8], p: usize, q: usize) -> bool {
     plain_number_shape(input, p, q).is_some()
-}
-
-/// Whether `input[p..q]` is exactly one plain number with a fraction, as
-/// [`plain_number`] checks (`loads` then hands it to the float parser
-/// directly, without reading its digits first).
-#[cfg(feature = "python")]
-#[inline(always)]
-pub(crate) fn plain_fraction(input: &[u8], p: usize, q: usize) -> bool {
-    plain_number_shape(input, p, q) == Some(true)
 }
 
 /// [`plain_number`]: `Some(has_fraction)` when it is one.

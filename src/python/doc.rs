@@ -11,7 +11,8 @@ use super::convert;
 use super::errors::{access_error, decode_error};
 use super::input::Input;
 use super::path::PathArg;
-use crate::doc::{Cursor as CoreCursor, Doc as CoreDoc};
+use crate::doc::Cursor as CoreCursor;
+use crate::document::Document;
 use crate::error::{AccessError, JsonType};
 use crate::index::{Index, Options};
 use pyo3::prelude::*;
@@ -22,18 +23,9 @@ use std::sync::{Arc, OnceLock};
 /// Inputs at least this large are scanned with the GIL released.
 const DETACH_MIN: usize = 64 * 1024;
 
-/// An input and its index.
-pub(crate) struct Parsed {
-    pub(crate) input: Input,
-    pub(crate) index: Index,
-}
-
-impl Parsed {
-    #[inline]
-    pub(crate) fn doc(&self) -> CoreDoc<'_> {
-        CoreDoc::new(self.input.bytes(), &self.index)
-    }
-}
+/// An input, its index and child tables: the core document over a Python
+/// input (`parsed.input`, `parsed.index`, `parsed.doc()`).
+pub(crate) type Parsed = Document<Input>;
 
 /// The `default=` argument of `get`: present (even when it is `None`) or not.
 pub(crate) struct Fallback(Option<Py<PyAny>>);
@@ -64,7 +56,7 @@ pub(crate) fn parse(
     };
     match built {
         Ok(index) => {
-            let parsed = Arc::new(Parsed { input, index });
+            let parsed = Arc::new(Parsed::new(input, index));
             let root = parsed.doc().root();
             Ok(Doc {
                 parsed,

@@ -294,3 +294,10 @@ pub(crate) fn str_utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
         std::str::from_utf8_unchecked(std::slice::from_raw_parts(p.cast(), size as usize))
     })
 }
+
+impl AsRef<[u8]> for Input {
+    #[inline]
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
+    }
+}

@@ -52,9 +52,9 @@ use super::errors::decode_error;
 use super::input::Input;
 use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
 use crate::decode::Number;
-use crate::index::{
-    literal_token, plain_fraction, skip_ws, string_close, Container, Index, Options,
-};
+use crate::index::eager::{literal_token, plain_fraction};
+use crate::index::{Container, Index, Options};
+use crate::lex::{skip_ws, string_close};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -123,7 +123,7 @@ pub(crate) fn loads(
     // without a token scan on this CPU), else the exact path. Either way
     // stage 2 leaves the numbers and literals to the builder, which checks
     // each one as it parses it (one pass instead of two).
-    let fast = || crate::index::tokens_for_loads(bytes, max_depth);
+    let fast = || crate::index::eager::for_loads(bytes, max_depth);
     let tokens = if bytes.len() >= DETACH_MIN {
         py.detach(fast)
     } else {

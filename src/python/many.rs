@@ -199,7 +199,7 @@ impl DocIterator {
                 Input::slice_of_shared(&f.buf, piece.start, piece.end, f.object.clone_ref(py))
             }
         };
-        let doc = Doc::from_parsed(Arc::new(Parsed { input, index }));
+        let doc = Doc::from_parsed(Arc::new(Parsed::new(input, index)));
         Py::new(py, doc).map(Py::into_any).map_err(|e| {
             e.restore(py);
             None

@@ -1,6 +1,6 @@
 """Wildcard paths, get_all / get_many and compiled paths (qjson.path) through
 the Lua API inside lupa's LuaJIT: the same table of cases and the same
-generated paths as tests/test_wildcards.py, against the same reference.
+generated paths as tests/read/test_wildcards.py, against the same reference.
 
 Lua answers with one JSON text per call (built with qjson.encode): each
 value tagged with its kind, numbers as %.17g strings, containers as their

@@ -1,4 +1,4 @@
-"""Threads (issue 7): one Doc (and its cursors and views) read from several
+"""Threads: one Doc (and its cursors and views) read from several
 threads at once gives the same answers as a single thread, including while
 the child tables of large containers are being built (they are created
 lazily, on the second lookup, behind a mutex); parses on several threads at

@@ -1,4 +1,4 @@
-"""dumps: findings of the safety review (session 11).
+"""dumps under memory and stack pressure, and with hostile subclasses.
 
 - the size guess taken from a large earlier result must not make later,
   small calls fail when that much memory cannot be had;

@@ -1,4 +1,4 @@
-"""Leaks (issue 7): 10^5 iterations of parse / get / open / views / loads /
+"""Leaks: 10^5 iterations of parse / get / open / views / loads /
 validate / dumps (and decode / edit / dumps when the build has it) keep RSS
 stable and reference counts unchanged.
 

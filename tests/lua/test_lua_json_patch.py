@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_json_patch import RFC7396_APPENDIX_A, ROOTS, patches, suite_params
+from patch_cases import RFC7396_APPENDIX_A, ROOTS, patches, suite_params
 
 pytest.importorskip("lupa", reason="lupa is not installed (pip install 'qjson[lua]')")
 import qjson.luajit  # noqa: E402

@@ -1,4 +1,4 @@
-"""Fuzzing the Python API with hypothesis (issue 7): random bytes, random
+"""Fuzzing the Python API with hypothesis: random bytes, random
 paths and random Python objects through parse / get / open / len / raw /
 type / typed getters, views, loads / validate / dumps, and decode / edit /
 dumps when the build has ``qjson.decode``.

@@ -1,4 +1,4 @@
-"""Hostile inputs (issue 7): deep nesting, huge strings and numbers, invalid
+"""Hostile inputs: deep nesting, huge strings and numbers, invalid
 UTF-8 of every class, very wide containers, inputs changed after parse, and
 lifetimes of views and cursors. Each answer must be a clean result or one of
 qjson's documented exceptions: never a crash, a hang or a Rust panic.
@@ -553,7 +553,7 @@ def test_readonly_memoryview_holds_an_export() -> None:
 
 def test_readonly_view_of_a_bytearray_is_copied() -> None:
     """A read-only memoryview over a bytearray is still writable through the
-    bytearray, so it is copied like a writable buffer (issue 7 finding: it
+    bytearray, so it is copied like a writable buffer (the hardening review found it
     used to be held by export, and writes through the bytearray showed up
     in later reads)."""
     ba = bytearray(b'{"a": "hello", "b": [1, 2, 3]}')

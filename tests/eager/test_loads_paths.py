@@ -1,4 +1,4 @@
-"""loads: the unescape fast path and the known-hash dict insert (session 12).
+"""loads: the unescape fast path and the known-hash dict insert.
 
 Escapes at every offset around the 8-byte copy steps, in keys and values,
 ASCII and not; keys cached (hash known) and not (longer than the cache's

@@ -175,7 +175,7 @@ def test_lone_surrogate() -> None:
 
 
 def test_blns() -> None:
-    path = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "orjson-data"
+    path = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "orjson-data"
     blns = path / "blns.txt"
     if not blns.exists():
         pytest.skip(f"test data not found: {blns}")

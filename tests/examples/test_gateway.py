@@ -30,7 +30,7 @@ import aiohttp  # noqa: E402
 # transport one bytes object is what the gateway does too, and what we test.
 pytestmark = pytest.mark.filterwarnings("ignore:Sending a large body:ResourceWarning")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "gateway"
 MAX_BODY = 12 << 20  # the gateways' limit in these tests: 10 MB passes, more than 12 MiB is 413
 

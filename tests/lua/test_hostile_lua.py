@@ -1,4 +1,4 @@
-"""Hostile inputs and lifetimes on the Lua side (issue 7), through lupa's
+"""Hostile inputs and lifetimes on the Lua side, through lupa's
 LuaJIT: deep nesting stops cleanly at max_depth, invalid UTF-8 and bad
 numbers are Lua errors naming the byte offset, and documents collected while
 cursors and proxies are alive do not free what those still use."""
