@@ -21,32 +21,29 @@
 //!
 //! A view is *dirty* when it is Edited or patched, or one of its cached
 //! child views is dirty; writing a view first works this out for every
-//! view cached below it in one walk ([`mark_dirty`]). A clean view is one
-//! copy of its original bytes (the root view: the whole input, surrounding
-//! whitespace included). A dirty view is written
-//! child by child: each run of untouched children with consecutive original
-//! ordinals is one copy of the input from the first child's start to the
-//! last child's end (separators and whitespace included); new values go
-//! through the serializer and dirty child views recurse. The cost is
-//! O(bytes copied + bytes encoded + children of the dirty containers).
-//! In a strict document two shapes are spliced instead, their own bytes
-//! copied with only the edited spans replaced (cost: the edits, plus one
-//! key walk for objects): a lazy array whose only changes are in cached
-//! child views ([`splice_views`]), and a lazy object with distinct keys
-//! whose patches replace or add members ([`splice_object`]).
-//! [`Sink`] is where the bytes go; `dumps` implements it.
-//!
-//! In a lazy document (`parse(lazy=True)`) values were never validated, so
-//! every range is strictly validated before it is copied; an invalid one
-//! raises `JSONDecodeError` rather than being passed on.
+//! view cached below it in one walk (`dirty`). A clean view is one copy of
+//! its original bytes (the root view: the whole input, surrounding
+//! whitespace included). A dirty view is written by the core edit engine
+//! (`crate::edit`: splice into the original bytes, or member by member
+//! with runs of untouched members copied at once, ranges of lazy
+//! documents validated first); `write` is the Python host of that engine
+//! and [`Sink`] is where the bytes go (`dumps` implements it).
 //!
 //! # Depth
 //!
 //! Cached views can nest as deep as the document. Nothing here recurses
 //! without a bound on the C stack: the dirty check walks with a list of
-//! its own ([`mark_dirty`]), the writers stop with an error when the
-//! thread's stack runs low (`stack`), and a dropped view releases deep
-//! descendants in a loop ([`release`]).
+//! its own (`dirty`), the writers stop with an error when the thread's
+//! stack runs low (`stack`), and a dropped view releases deep descendants
+//! in a loop (`drop`).
+//!
+//! # Files
+//!
+//! `view.rs`: the types, reads and edits; `view/cache.rs`: cached child
+//! views; `view/patch.rs`: patches of lazy objects (the core's, over Python
+//! keys); `view/edit.rs`: hooks for `qjson.patch` and snapshots;
+//! `view/dirty.rs`: the dirty walk; `view/write.rs`: writing through the
+//! core engine; `view/drop.rs`: dropping deep trees of views.
 
 use super::convert;
 use super::doc::{Doc, Parsed};
@@ -60,21 +57,22 @@ use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
 use pyo3::PyTraverseError;
-use smallvec::SmallVec;
 
 mod cache;
+mod dirty;
+mod drop;
 mod edit;
 mod patch;
 mod write;
 
 use cache::ViewCache;
+use dirty::{dirty_now, mark_dirty, new_era};
 pub(crate) use edit::{
     array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
     object_has, object_replace, object_set, pristine_twin, snapshot, Saved,
 };
 use patch::{KeyState, Patches};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 pub(crate) use write::{is_view, write, Sink};
 
@@ -184,180 +182,6 @@ fn visit_slot(slot: &Slot, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
         Slot::New(v) | Slot::Orig { view: Some(v), .. } => visit.call(v),
         Slot::Orig { view: None, .. } => Ok(()),
     }
-}
-
-/// Work out which views under `root` (itself included) have edits to
-/// write, in one walk, and note the answer in each ([`Marked::mark`], with
-/// the current [`ERA`]); returns `root`'s. A view is dirty when it holds
-/// edits of its own (it is Edited or patched) or a view cached below it is
-/// dirty.
-///
-/// The walk reaches every view a writer of `root` may ask about: the views
-/// cached by lazy containers (patched ones included) and by the original
-/// slots of Edited ones; new values are walked when they are written. The
-/// writers then read the notes ([`dirty_now`]), so writing a tree of
-/// cached views costs O(views) for this, however deep they nest (a writer
-/// asking at every level would cost views times levels), unless Python
-/// code runs in between (a new era: the views asked about are walked
-/// again). The walk uses a list of its own rather than recursion, since a
-/// chain of cached views can be as deep as the document.
-///
-/// The answer must be exact: a clean view is written as one copy of its
-/// bytes (the root with the whitespace around it; in a lazy document, or
-/// with repeated keys, as written), which the edit path would not give. A
-/// view that cannot be borrowed (being changed right now) counts as dirty.
-fn mark_dirty<'py>(py: Python<'py>, root: &impl Marked) -> bool {
-    /// A view met by the walk: where its note is, the position of its
-    /// parent, and whether it is dirty (its own edits first, then its
-    /// children's).
-    struct Met {
-        mark: *const AtomicU64,
-        parent: usize,
-        dirty: bool,
-    }
-    /// `v`'s note and own edits, its cached child views given to `each`
-    /// (`None`: not a view, or one that cannot be borrowed).
-    fn visit(
-        v: Borrowed<'_, '_, PyAny>,
-        each: &mut impl FnMut(&Py<PyAny>),
-    ) -> Option<(*const AtomicU64, bool)> {
-        if let Ok(o) = v.cast_exact::<Object>() {
-            let o = o.try_borrow().ok()?;
-            return Some((o.mark(), o.edits_and_views(each)));
-        }
-        let a = v.cast_exact::<Array>().ok()?.try_borrow().ok()?;
-        Some((a.mark(), a.edits_and_views(each)))
-    }
-    // Borrowed pointers: each view met is kept alive by the cache of a
-    // view the caller holds (and a note by its view), and the walk runs no
-    // Python code (type tests, borrow flags, and reference counts that
-    // never reach zero), so under the interpreter lock (the module
-    // declares `gil_used`) no other thread runs either, and none of them
-    // is changed or freed meanwhile.
-    //
-    // Views to visit, with the position of their parent in `met`.
-    let mut todo: SmallVec<[(*mut ffi::PyObject, usize); 8]> = SmallVec::new();
-    let (mark, own) = (
-        root.mark(),
-        root.edits_and_views(&mut |c| todo.push((c.as_ptr(), 0))),
-    );
-    let era = ERA.load(Relaxed);
-    if todo.is_empty() {
-        mark.store(note(era, own), Relaxed);
-        return own;
-    }
-    let mut met: SmallVec<[Met; 8]> = SmallVec::new();
-    met.push(Met {
-        mark: mark as *const AtomicU64,
-        parent: 0,
-        dirty: own,
-    });
-    // `todo` holds the children of `met[0]`; from here on, the children
-    // of each view met are listed right after it is met.
-    let mut next = 0;
-    while next < todo.len() {
-        let (p, parent) = todo[next];
-        next += 1;
-        let i = met.len();
-        // SAFETY: `p` is a live object for the whole walk (see above).
-        let child = unsafe { Borrowed::from_ptr(py, p) };
-        let mut add = |c: &Py<PyAny>| todo.push((c.as_ptr(), i));
-        match visit(child, &mut add) {
-            Some((mark, own)) => met.push(Met {
-                mark,
-                parent,
-                dirty: own,
-            }),
-            // A cached view being changed right now counts as dirty.
-            None => met[parent].dirty = true,
-        }
-    }
-    // Children come after their parents: one backward pass passes each
-    // child's answer up.
-    for i in (1..met.len()).rev() {
-        if met[i].dirty {
-            let parent = met[i].parent;
-            met[parent].dirty = true;
-        }
-    }
-    for m in &met {
-        // SAFETY: each note is in a view met, alive for the walk (above).
-        unsafe { &*m.mark }.store(note(era, m.dirty), Relaxed);
-    }
-    met[0].dirty
-}
-
-/// A view, as [`mark_dirty`] sees it.
-trait Marked {
-    /// Where the walk notes its answer (see [`note`]).
-    fn mark(&self) -> &AtomicU64;
-    /// Whether the view holds edits of its own (it is Edited or patched);
-    /// `each` is given every child view it caches.
-    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool;
-}
-
-impl Marked for Object {
-    fn mark(&self) -> &AtomicU64 {
-        &self.dirty_mark
-    }
-
-    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool {
-        match &self.state {
-            ObjState::Lazy { views, patches, .. } => {
-                views.for_each(each);
-                !patches.is_empty()
-            }
-            ObjState::Edited(m) => {
-                m.iter().for_each(|m| cached(&m.slot, each));
-                true
-            }
-        }
-    }
-}
-
-impl Marked for Array {
-    fn mark(&self) -> &AtomicU64 {
-        &self.dirty_mark
-    }
-
-    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool {
-        match &self.state {
-            ArrState::Lazy { views } => {
-                views.for_each(each);
-                false
-            }
-            ArrState::Edited(s) => {
-                s.iter().for_each(|slot| cached(slot, each));
-                true
-            }
-        }
-    }
-}
-
-/// Notes taken by [`mark_dirty`] are good until Python code may have run:
-/// a writer that hands a value to the serializer (a `default` hook, a
-/// property) starts a new era, and a note from an earlier one is not
-/// trusted. Views start with note 0, from no era.
-static ERA: AtomicU64 = AtomicU64::new(1);
-
-/// Python code may have run since the views were marked.
-fn new_era() {
-    ERA.fetch_add(1, Relaxed);
-}
-
-/// A view's note: the era it was taken in, and the answer.
-fn note(era: u64, dirty: bool) -> u64 {
-    era << 1 | u64::from(dirty)
-}
-
-/// Whether a view has edits to write: its note when taken in this era,
-/// else a fresh walk (which notes the views below it anew).
-fn dirty_now<'py>(py: Python<'py>, v: &impl Marked) -> bool {
-    let note = v.mark().load(Relaxed);
-    if note >> 1 == ERA.load(Relaxed) {
-        return note & 1 == 1;
-    }
-    mark_dirty(py, v)
 }
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
@@ -1150,159 +974,6 @@ impl Array {
 
     fn __clear__(&mut self) {
         self.state = ArrState::Edited(Vec::new());
-    }
-}
-
-// ----------------------------------------------------------------- dropping
-
-/// The child objects a dropped view releases, kept on the stack for the
-/// usual few.
-type Orphans = SmallVec<[Py<PyAny>; 4]>;
-
-/// What dropping a view needs of its type.
-trait Holder {
-    /// Whether the view holds no Python objects for its children.
-    fn holds_nothing(&self) -> bool;
-    /// Move every Python object the view holds for its children (cached
-    /// views, new values) into `out`; the view is left empty.
-    fn take_children(&mut self, out: &mut Orphans);
-    /// Drop them in place.
-    fn clear_children(&mut self);
-}
-
-impl Holder for Object {
-    fn holds_nothing(&self) -> bool {
-        self.unedited().is_some_and(ViewCache::is_empty)
-    }
-
-    fn take_children(&mut self, out: &mut Orphans) {
-        match &mut self.state {
-            ObjState::Lazy { views, patches, .. } => {
-                views.drain_into(out);
-                out.extend(patches.drain().filter_map(|p| p.value));
-            }
-            ObjState::Edited(m) => {
-                for member in std::mem::take(m).list.into_iter().flatten() {
-                    out.extend(member.slot.into_held());
-                }
-            }
-        }
-    }
-
-    fn clear_children(&mut self) {
-        self.state = ObjState::Edited(Members::default());
-    }
-}
-
-impl Holder for Array {
-    fn holds_nothing(&self) -> bool {
-        self.unedited().is_some_and(ViewCache::is_empty)
-    }
-
-    fn take_children(&mut self, out: &mut Orphans) {
-        match &mut self.state {
-            ArrState::Lazy { views } => views.drain_into(out),
-            ArrState::Edited(s) => out.extend(s.drain(..).filter_map(Slot::into_held)),
-        }
-    }
-
-    fn clear_children(&mut self) {
-        self.state = ArrState::Edited(Vec::new());
-    }
-}
-
-thread_local! {
-    /// Views being dropped on this thread, one inside the other.
-    static DROPPING: Cell<u32> = const { Cell::new(0) };
-}
-
-/// Views nested deeper than this, being dropped, release their children in
-/// a loop (see [`release`]).
-const DROP_RECURSION_MAX: u32 = 32;
-
-/// Release the children of a dropped view without recursing.
-///
-/// Dropping a view drops its cached child views, whose drops drop theirs: a
-/// chain of views as deep as the document (`x = x["k"]` a thousand times)
-/// recursed once per level in `tp_dealloc` and overflowed a small thread
-/// stack (measured: ~310 bytes a level, so 1,023 levels crashed a 256 KiB
-/// thread). CPython's own containers avoid this with the "trashcan". Here
-/// the first [`DROP_RECURSION_MAX`] nested drops recurse as usual (cheap,
-/// and all that a request's few views need); below that a view releases
-/// its children itself, and each child that is a view nobody else holds
-/// first gives up its own children to the same loop, so its drop has
-/// nothing left to recurse into. Other values (a dict holding views) are
-/// dropped as they are: CPython bounds their recursion, and a view inside
-/// one starts a loop of its own.
-fn release(py: Python<'_>, mut todo: Orphans) {
-    while let Some(v) = todo.pop() {
-        // A count of one: this loop holds the only reference, so nothing
-        // can see the view emptied.
-        if v.get_refcnt(py) == 1 {
-            let v = v.bind(py);
-            if let Ok(o) = v.cast_exact::<Object>() {
-                if let Ok(mut o) = o.try_borrow_mut() {
-                    o.take_children(&mut todo);
-                }
-            } else if let Ok(a) = v.cast_exact::<Array>() {
-                if let Ok(mut a) = a.try_borrow_mut() {
-                    a.take_children(&mut todo);
-                }
-            }
-        }
-        drop(v);
-    }
-}
-
-/// Run `clear`, which drops a view's children, as one more nested drop;
-/// false (and `clear` not run) when drops already nest
-/// [`DROP_RECURSION_MAX`] deep on this thread.
-#[inline(always)]
-fn nested_drop(clear: impl FnOnce()) -> bool {
-    /// Puts the count back however `clear` ends (a finalizer it runs may
-    /// panic through it).
-    struct Restore<'a>(&'a Cell<u32>, u32);
-    impl Drop for Restore<'_> {
-        fn drop(&mut self) {
-            self.0.set(self.1);
-        }
-    }
-    DROPPING.with(|count| {
-        let depth = count.get();
-        if depth >= DROP_RECURSION_MAX {
-            return false;
-        }
-        count.set(depth + 1);
-        let _restore = Restore(count, depth);
-        clear();
-        true
-    })
-}
-
-/// Drop a view's children: in place while drops nest less than
-/// [`DROP_RECURSION_MAX`] deep on this thread, else by [`release`].
-fn drop_view(v: &mut impl Holder) {
-    if v.holds_nothing() {
-        return;
-    }
-    if !nested_drop(|| v.clear_children()) {
-        let mut todo = Orphans::new();
-        v.take_children(&mut todo);
-        // SAFETY: a view is dropped with the interpreter attached: by its
-        // `tp_dealloc`, or by the code of this module, which runs attached.
-        release(unsafe { Python::assume_attached() }, todo);
-    }
-}
-
-impl Drop for Object {
-    fn drop(&mut self) {
-        drop_view(self);
-    }
-}
-
-impl Drop for Array {
-    fn drop(&mut self) {
-        drop_view(self);
     }
 }
 
