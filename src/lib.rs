@@ -7,6 +7,8 @@
 //!       -> index (stage 2: grammar + matching closers, container table)
 //!       -> document (input + index + child tables)
 //!       -> doc / cursor / path (reads)  -> decode (strings, numbers)
+//!                                       | edit (overlay of edits, written back
+//!                                         with untouched bytes copied)
 //! ```
 //!
 //! `lex` holds the whitespace and string-end helpers that the index and the
@@ -28,6 +30,7 @@ pub mod cpu;
 pub mod decode;
 pub mod doc;
 pub mod document;
+pub mod edit;
 pub mod encode;
 pub mod error;
 pub mod index;
