@@ -10,6 +10,9 @@ once, outside the timed loops):
            cjson.encode.
 - edits:   decode, one edit (set model + temperature / add a top-level field /
            replace messages[1].content), encode; qjson proxies vs cjson tables.
+- % of pass: decode + set model ([1].title on github) + encode, the 3-op
+           JSON Patch of patch_bench.py, and a small merge patch, each as a
+           fraction of qjson's own passthrough (interleaved rounds).
 - small:   the small-object marshal/unmarshal loop ({key="hello", conf={4 x
            {name, value}}}): encode, and decode + read `key`.
 - fleece:  encode of the Fleece tables (1000 elements): ns per element.
@@ -146,6 +149,35 @@ for name, edit in pairs(EDITS) do
         edit(t)
         return cjson.encode(t)
     end
+end
+
+-- Edits and patches as a fraction of the passthrough (the "% of pass" table).
+W.qjson_edit_model = function(s)
+    local t = qjson.decode(s)
+    t.model = "gpt-4o-mini"
+    return qjson.encode(t)
+end
+W.qjson_edit_github = function(s)
+    local t = qjson.decode(s)
+    t[1].title = "A better title"
+    return qjson.encode(t)
+end
+local PATCHES = {
+    chat = {{op = "replace", path = "/model", value = "gpt-4o-mini"},
+            {op = "remove", path = "/stream"},
+            {op = "add", path = "/messages/0", value = {role = "system", content = "Be brief."}}},
+    github = {{op = "replace", path = "/0/title", value = "A better title"},
+              {op = "remove", path = "/1/body"},
+              {op = "add", path = "/2/labels/0", value = {name = "triage", color = "ededed"}}},
+}
+for kind, ops in pairs(PATCHES) do
+    W["qjson_patch_" .. kind] = function(s)
+        return qjson.encode(qjson.patch(qjson.decode(s), ops))
+    end
+end
+local MERGE = '{"metadata": {"tenant": "acme"}, "logprobs": null, "temperature": 0.2}'
+W.qjson_merge_chat = function(s)
+    return qjson.encode(qjson.merge_patch(qjson.decode(s), MERGE))
 end
 
 local small = {key = "hello", conf = {
@@ -369,7 +401,7 @@ def main() -> int:
             return q, c
         return b.ops_per_s(qw, p=p)[0], None
 
-    n_steps = len(loads) + sum(k == "chat" for _, _, k in loads) + 2 + 4
+    n_steps = 2 * len(loads) + sum(k == "chat" for _, _, k in loads) + 2 + 4
     n_steps += 2 if args.live_tables else 1
     progress = Progress(n_steps, "lua", every=0.0)
     print(
@@ -409,6 +441,33 @@ def main() -> int:
             record(name, len(data), f"edit_{e}", "cjson", ce, f"cjson_edit_{e}", name)
             cells.append(f"{fmt(qe)} ({fmt(ce)})")
         print(f"{name:>14} {fmt(q):>11} {fmt(c):>11} {ratio(q, c):>7}   " + " / ".join(cells))
+
+    print("\n== Lua edits and patches, % of the Lua passthrough rate (target >= 70%) ==")
+    print("   (decode + edit + encode; set = model (chat) / [1].title (github); patch = 3 ops;")
+    print("    merge = a small merge patch as text; workloads interleaved round by round)")
+    print(f"{'payload':>14} {'pass ops/s':>11} {'set':>6} {'patch':>6} {'merge':>6}")
+    for name, data, kind in loads:
+        progress.step(f"{name} edits vs passthrough")
+        ws = ["qjson_pass", f"qjson_edit_{'model' if kind == 'chat' else 'github'}"]
+        ws.append(f"qjson_patch_{kind}")
+        if kind == "chat":
+            ws.append("qjson_merge_chat")
+        ops = b.ops_per_s(*ws, p=name)
+        cells = [f"{o / ops[0]:>6.0%}" for o in ops[1:]] + ([] if kind == "chat" else ["-"])
+        for label, o in zip(["set", "patch", "merge"], ops[1:]):
+            rows.append(
+                {
+                    "scenario": name,
+                    "bytes": len(data),
+                    "workload": f"{label}_vs_pass",
+                    "library": "qjson",
+                    "ops_per_s": o,
+                    "pass_ops_per_s": ops[0],
+                    "ratio": o / ops[0],
+                    "rounds": b.rounds,
+                }
+            )
+        print(f"{name:>14} {fmt(ops[0]):>11} " + " ".join(f"{c:>6}" for c in cells))
 
     print("\n== small object marshal / unmarshal ==")
     for op in ("encode", "decode"):

@@ -4,9 +4,11 @@ dumps_many against fastsimdjson, msgspec and orjson.
     python benchmarks/many_bench.py               # 100 MB batch file, 5 rounds
     python benchmarks/many_bench.py --mb 20 --rounds 3
     python benchmarks/many_bench.py --quick       # a short smoke run
+    python benchmarks/many_bench.py --gc-off      # the collector paused throughout
 
-Rows (ratio = peer time / qjson time, medians of interleaved rounds, the
-collector on):
+Rows (ratio = peer time / qjson time, medians of interleaved rounds of the
+calling thread's CPU time (benchmarks/clock.py), the collector on unless
+--gc-off):
 
 - read: custom_id and body.model of every line of a generated batch-API
   file in memory: qjson parse_many vs fastsimdjson parse_many and orjson
@@ -15,11 +17,16 @@ collector on):
   parse_many of the file's bytes; each in a fresh subprocess, with its
   peak RSS growth;
 - loads_many of amazon_cellphones.ndjson and of the batch file vs
-  fastsimdjson loads_many and msgspec decode_lines;
+  fastsimdjson loads_many and msgspec decode_lines; with the collector on,
+  also "steady": each library alone in a fresh process, rounds that keep
+  the last result alive, so that collections a call leaves pending (as
+  fastsimdjson's loads_many does: it returns with the collector's
+  allocation count raised by every object it built) are charged to it
+  rather than to whichever call runs next;
 - rewrite: body.model of every line set, then dumps_many, vs orjson
   loads + dumps per line;
 - threads: two threads each reading its own file with open_many (speedup
-  over one thread doing both files).
+  over one thread doing both files; wall time, the only clock for this).
 
 Results go to benchmarks/results/many.json.
 """
@@ -45,25 +52,28 @@ sys.path.insert(0, str(HERE.parent))
 
 import qjson  # noqa: E402
 
+from benchmarks import clock  # noqa: E402
 from benchmarks.payloads import batch_file, write_batch_file  # noqa: E402
 
 AMAZON = HERE.parent / ".." / "shared" / "data" / "jsonexamples" / "amazon_cellphones.ndjson"
 
 
-def timed(fn: Callable[[], object]) -> float:
-    t = time.perf_counter()
+def timed(fn: Callable[[], object], now: Callable[[], float]) -> float:
+    t = now()
     fn()
-    return time.perf_counter() - t
+    return now() - t
 
 
-def interleave(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+def interleave(
+    fns: dict[str, Callable[[], object]], rounds: int, now: Callable[[], float] = clock.now
+) -> dict[str, float]:
     """Median seconds of each function, the functions taking turns."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     for fn in fns.values():  # warm-up
         fn()
     for _ in range(rounds):
         for name, fn in fns.items():
-            times[name].append(timed(fn))
+            times[name].append(timed(fn, now))
     return {k: statistics.median(v) for k, v in times.items()}
 
 
@@ -121,7 +131,8 @@ def peak():
 import qjson, fastsimdjson
 which, path = sys.argv[1], sys.argv[2]
 base = peak()
-t = time.perf_counter()
+t = time.thread_time()
+w = time.perf_counter()
 n = 0
 if which.startswith("qjson"):
     for d in qjson.open_many(path, lazy=which == "qjson_lazy"):
@@ -131,14 +142,14 @@ else:
         data = f.read()
     for d in fastsimdjson.parse_many(data):
         n += len(d["custom_id"]) + len(d["body"]["model"])
-dt = time.perf_counter() - t
-print(dt, peak() - base, n)
+dt = time.thread_time() - t
+print(dt, peak() - base, n, time.perf_counter() - w)
 """
 
 
 def file_row(path: Path, rounds: int) -> dict:
     script = FILE_SCRIPT.format(root=str(HERE.parent))
-    runs: dict[str, list[tuple[float, int, int]]] = {
+    runs: dict[str, list[tuple[float, int, int, float]]] = {
         "qjson": [],
         "qjson_lazy": [],
         "fastsimdjson": [],
@@ -151,19 +162,22 @@ def file_row(path: Path, rounds: int) -> dict:
                 text=True,
                 check=True,
             ).stdout.split()
-            runs[which].append((float(out[0]), int(out[1]), int(out[2])))
+            runs[which].append((float(out[0]), int(out[1]), int(out[2]), float(out[3])))
     assert runs["qjson"][0][2] == runs["fastsimdjson"][0][2]
     t = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
+    wall = {k: statistics.median(r[3] for r in v) for k, v in runs.items()}
     rss = {k: max(r[1] for r in v) for k, v in runs.items()}
     return {
         "seconds": t,
         "ratio": ratios(t, "qjson"),
+        "wall_seconds": wall,
+        "wall_ratio": ratios(wall, "qjson"),
         "peak_rss_growth_bytes": rss,
         "file_bytes": path.stat().st_size,
     }
 
 
-def loads_row(data: bytes, rounds: int) -> dict:
+def loads_row(data: bytes, path: Path, rounds: int) -> dict:
     import fastsimdjson
     import msgspec
 
@@ -175,7 +189,42 @@ def loads_row(data: bytes, rounds: int) -> dict:
         "msgspec": lambda: msgspec.json.Decoder().decode_lines(data),
     }
     t = interleave(fns, rounds)
-    return {"bytes": len(data), "seconds": t, "ratio": ratios(t, "qjson")}
+    row = {"bytes": len(data), "seconds": t, "ratio": ratios(t, "qjson")}
+    if gc.isenabled():
+        steady = {k: steady_loads(k, path, rounds) for k in fns}
+        row["steady_seconds"] = steady
+        row["steady_ratio"] = ratios(steady, "qjson")
+    return row
+
+
+STEADY_SCRIPT = """
+import sys, time
+import qjson, fastsimdjson, msgspec
+which, path, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = open(path, "rb").read()
+f = {
+    "qjson": lambda: qjson.loads_many(data),
+    "fastsimdjson": lambda: list(fastsimdjson.loads_many(data)),
+    "msgspec": lambda: msgspec.json.Decoder().decode_lines(data),
+}[which]
+keep = f()
+t = time.thread_time()
+for _ in range(rounds):
+    keep = f()
+    junk = [[] for _ in range(1000)]  # the caller's own next allocations
+print((time.thread_time() - t) / rounds)
+"""
+
+
+def steady_loads(which: str, path: Path, rounds: int) -> float:
+    """Seconds per loads_many call in steady state (see the module doc)."""
+    out = subprocess.run(
+        [sys.executable, "-c", STEADY_SCRIPT, which, str(path), str(max(rounds, 3))],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(out.stdout)
 
 
 def rewrite_row(data: bytes, rounds: int) -> dict:
@@ -221,7 +270,7 @@ def threads_row(paths: list[Path], rounds: int) -> dict:
         for t in ts:
             t.join()
 
-    t = interleave({"one_thread": one, "two_threads": two}, rounds)
+    t = interleave({"one_thread": one, "two_threads": two}, rounds, time.perf_counter)
     return {"seconds": t, "speedup": round(t["one_thread"] / t["two_threads"], 2)}
 
 
@@ -240,6 +289,7 @@ def machine() -> dict:
         "backend": qjson.backend(),
         "python": platform.python_version(),
         "gc_enabled": gc.isenabled(),
+        "clock": clock.name(),
     }
 
 
@@ -248,29 +298,36 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=100)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--gc-off", action="store_true", help="pause the collector throughout")
+    ap.add_argument("--clock", choices=sorted(clock.CLOCKS), default="thread")
     ap.add_argument("--out", default=str(HERE / "results" / "many.json"))
     a = ap.parse_args()
     if a.quick:
         a.mb, a.rounds = 5, 1
+    clock.use(a.clock)
+    if a.gc_off:
+        gc.disable()
     size = int(a.mb * 1024 * 1024)
-    data = batch_file(size)
-    res: dict = {"machine": machine(), "batch_bytes": len(data), "batch_lines": data.count(b"\n")}
+    res: dict = {"machine": machine()}
     print(json.dumps(res["machine"]), flush=True)
-    res["read"] = read_row(data, a.rounds)
-    print("read", json.dumps(res["read"]), flush=True)
-    res["loads_many_batch"] = loads_row(data, a.rounds)
-    print("loads_many batch", json.dumps(res["loads_many_batch"]), flush=True)
-    if AMAZON.exists():
-        amazon = AMAZON.read_bytes()
-        res["loads_many_amazon"] = loads_row(amazon, max(a.rounds, 20))
-        print("loads_many amazon", json.dumps(res["loads_many_amazon"]), flush=True)
-    res["rewrite"] = rewrite_row(data, a.rounds)
-    print("rewrite", json.dumps(res["rewrite"]), flush=True)
-    del data
     with tempfile.TemporaryDirectory() as tmp:
         p1, p2 = Path(tmp) / "a.jsonl", Path(tmp) / "b.jsonl"
         write_batch_file(p1, size, seed=3)
         write_batch_file(p2, size, seed=4)
+        data = p1.read_bytes()
+        assert data == batch_file(size, seed=3)
+        res["batch_bytes"], res["batch_lines"] = len(data), data.count(b"\n")
+        res["read"] = read_row(data, a.rounds)
+        print("read", json.dumps(res["read"]), flush=True)
+        res["loads_many_batch"] = loads_row(data, p1, a.rounds)
+        print("loads_many batch", json.dumps(res["loads_many_batch"]), flush=True)
+        if AMAZON.exists():
+            amazon = AMAZON.read_bytes()
+            res["loads_many_amazon"] = loads_row(amazon, AMAZON, max(a.rounds, 20))
+            print("loads_many amazon", json.dumps(res["loads_many_amazon"]), flush=True)
+        res["rewrite"] = rewrite_row(data, a.rounds)
+        print("rewrite", json.dumps(res["rewrite"]), flush=True)
+        del data
         res["file"] = file_row(p1, a.rounds)
         print("file", json.dumps(res["file"]), flush=True)
         res["threads"] = threads_row([p1, p2], a.rounds)

@@ -201,6 +201,18 @@ int qjson_many_next(qjson_many *m, qjson_doc **out, uint64_t *index,
                     size_t *start);
 /* Destroy a stream (NULL is ignored); its documents stay valid. */
 void qjson_many_free(qjson_many *m);
+/* A stream whose input comes one window at a time (a chunked reader):
+   `window` is the most bytes one scan covers (0: the default). */
+int qjson_many_stream(const qjson_options *opts, size_t window,
+                      qjson_many **out);
+/* The next window, once qjson_many_next said QJSON_END: the bytes of the
+   last window from qjson_many_consumed on, then more input (borrowed like
+   qjson_many_new's input); at_end nonzero when nothing follows. Offsets
+   (*start, error offsets) of its documents count from its first byte. */
+int qjson_many_window(qjson_many *m, const char *input, size_t len,
+                      int at_end);
+/* How many bytes of the current window the documents taken so far used. */
+size_t qjson_many_consumed(const qjson_many *m);
 
 /* The Lua encoder's strings: `len` bytes at `s` written at `out` as
    lua-cjson writes them (`"`, `\\`, `/`, bytes below 0x20 and DEL
@@ -209,6 +221,46 @@ void qjson_many_free(qjson_many *m);
    qjson_cjson_escape writes no quotes and needs 6 * len. */
 size_t qjson_cjson_string(const char *s, size_t len, char *out);
 size_t qjson_cjson_escape(const char *s, size_t len, char *out);
+
+/* Edits for hosts that keep their own values (qjson.lua's proxies): one
+   state per edited object or array, naming host values by ids > 0.
+   Objects: qjson_edit_set (*added, if not NULL: 1 when the key's patch
+   adds a member, 0 when it replaces one) / qjson_edit_delete
+   (QJSON_NOT_FOUND when the key is absent) keep the engine's patches
+   (src/edit/), as Python's views do. Arrays
+   (0-based positions): qjson_edit_slot answers an original element's
+   ordinal (>= 0) or a host value (-id); put / insert / remove change the
+   slots (QJSON_ERR_ARG out of range). qjson_edit_changed: 1 when the
+   state holds changes. qjson_edit_plan writes the container as segments
+   (valid until the next plan or free of the state): kind 0 = `len` bytes
+   at `p`, 1 = host value `id`, 2 = the dirty child view views[id]; the
+   bytes are those the Python views write for the same edits. */
+typedef struct qjson_edit qjson_edit;
+typedef struct qjson_seg {
+    const char *p;
+    size_t len;
+    uint32_t kind;
+    uint32_t id;
+} qjson_seg;
+int qjson_edit_new(const qjson_doc *doc, const qjson_cursor *at,
+                   qjson_edit **out);
+int qjson_edit_clone(qjson_edit *e, qjson_edit **out);
+void qjson_edit_free(qjson_edit *e);
+int qjson_edit_changed(const qjson_edit *e);
+int qjson_edit_len(const qjson_doc *doc, qjson_edit *e, size_t *out);
+int qjson_edit_set(const qjson_doc *doc, qjson_edit *e, const char *key,
+                   size_t len, uint32_t id, int *added);
+int qjson_edit_delete(const qjson_doc *doc, qjson_edit *e, const char *key,
+                      size_t len);
+int qjson_edit_slot(const qjson_doc *doc, qjson_edit *e, size_t i,
+                    int64_t *out);
+int qjson_edit_put(const qjson_doc *doc, qjson_edit *e, size_t i, uint32_t id);
+int qjson_edit_insert(const qjson_doc *doc, qjson_edit *e, size_t i,
+                      uint32_t id);
+int qjson_edit_remove(const qjson_doc *doc, qjson_edit *e, size_t i);
+int qjson_edit_plan(const qjson_doc *doc, qjson_edit *e,
+                    const qjson_cursor *views, size_t nviews,
+                    const qjson_seg **segs, size_t *nsegs);
 
 /* QJSON_CDEF_END */
 

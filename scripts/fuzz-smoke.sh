@@ -20,7 +20,7 @@ set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_EACH=${FUZZ_SECONDS:-15}
-TARGETS=${FUZZ_TARGETS:-"parse_diff path capi"}
+TARGETS=${FUZZ_TARGETS:-"parse_diff path capi edit"}
 NICE=${FUZZ_NICE:-19}
 
 if ! cargo fuzz --version >/dev/null 2>&1; then

@@ -347,15 +347,7 @@ impl<'a> Doc<'a> {
         let t = self.input.get(c.start as usize..)?;
         let neg = t.first() == Some(&b'-');
         let t = &t[neg as usize..];
-        let mut v = 0i64;
-        let mut i = 0;
-        while i < 18 {
-            match t.get(i).map(|b| b.wrapping_sub(b'0')) {
-                Some(d @ 0..=9) => v = v * 10 + i64::from(d),
-                _ => break,
-            }
-            i += 1;
-        }
+        let (v, i) = leading_digits(t);
         if i == 0 || (i > 1 && t[0] == b'0') {
             return None;
         }
@@ -610,13 +602,15 @@ impl<'a> Doc<'a> {
             Keys::Prints(prints) => {
                 let want = m.print();
                 // Equal prints are candidates (the key's length and first
-                // eight bytes); the first whose key matches wins.
-                let found = prints
-                    .iter()
-                    .zip(&t.pos)
-                    .find(|&(&p, pos)| p == want && hit(pos));
-                if let Some((_, &p)) = found {
-                    return Some(self.child_value(p, true));
+                // eight bytes); the first whose key matches wins. The search
+                // for the next candidate is a plain scan of words.
+                let mut from = 0;
+                while let Some(j) = prints[from..].iter().position(|&p| p == want) {
+                    let p = t.pos[from + j];
+                    if hit(&p) {
+                        return Some(self.child_value(p, true));
+                    }
+                    from += j + 1;
                 }
                 if !t.undecodable {
                     return None;
@@ -1042,6 +1036,69 @@ fn word_of(key: &[u8]) -> u64 {
         .fold(0, |w, (i, &b)| w | u64::from(b) << (8 * i))
 }
 
+/// Powers of ten up to 10^8.
+const POW10: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// The value and the number of the leading ASCII digits of `t`, at most 18
+/// of them (the caller looks at the byte after them).
+///
+/// Eight bytes at a time while eight remain: XOR with `'0'` turns digits
+/// into 0..=9 and every other byte into something larger; a byte is a digit
+/// when its low seven bits plus 0x76 stay below 0x80 and its top bit is
+/// clear (no carry leaves a byte), so the first non-digit is the lowest set
+/// top bit. The leading digits are shifted to the top of the word (the
+/// bytes below become leading zeros) and combined by three multiplies
+/// (pairs, quads, then the eight digits). The input's last bytes go one at
+/// a time.
+#[inline(always)]
+fn leading_digits(t: &[u8]) -> (i64, usize) {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const TOP: u64 = 0x8080_8080_8080_8080;
+    let mut v = 0u64;
+    let mut i = 0;
+    while i < 18 {
+        let Some(chunk) = t.get(i..i + 8) else { break };
+        let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes")) ^ 0x3030_3030_3030_3030;
+        let not_digit = (((x & LOW7) + 0x7676_7676_7676_7676) | x) & TOP;
+        let n = ((not_digit.trailing_zeros() / 8) as usize).min(18 - i);
+        if n == 0 {
+            return (v as i64, i);
+        }
+        v = v * POW10[n] + eight_digits(x << (8 * (8 - n)));
+        i += n;
+        if n < 8 {
+            return (v as i64, i);
+        }
+    }
+    while i < 18 {
+        match t.get(i).map(|b| b.wrapping_sub(b'0')) {
+            Some(d @ 0..=9) => v = v * 10 + u64::from(d),
+            _ => break,
+        }
+        i += 1;
+    }
+    (v as i64, i)
+}
+
+/// The number written by eight digit values (0..=9, one per byte, the first
+/// in the lowest byte).
+#[inline(always)]
+fn eight_digits(x: u64) -> u64 {
+    let x = (x.wrapping_mul(10 << 8 | 1) >> 8) & 0x00FF_00FF_00FF_00FF;
+    let x = (x.wrapping_mul(100 << 16 | 1) >> 16) & 0x0000_FFFF_0000_FFFF;
+    x.wrapping_mul(10_000 << 32 | 1) >> 32
+}
+
 /// A key's fingerprint: its length and first eight bytes (as a word from
 /// [`first_word`] or [`word_of`]). Keys with different prints differ.
 #[inline(always)]
@@ -1197,7 +1254,50 @@ mod matches;
 
 #[cfg(test)]
 mod tests {
-    use super::has_backslash;
+    use super::{has_backslash, leading_digits};
+
+    /// The word-at-a-time digit reader against a byte loop: every digit
+    /// string to 24 digits (so every chunk boundary and the 18-digit cap),
+    /// ended by every kind of byte or by the end of the input.
+    #[test]
+    fn leading_digits_match_a_byte_loop() {
+        let slow = |t: &[u8]| {
+            let n = t.iter().take(18).take_while(|b| b.is_ascii_digit()).count();
+            let v = t[..n]
+                .iter()
+                .fold(0i64, |v, &b| v * 10 + i64::from(b - b'0'));
+            (v, n)
+        };
+        let digits = b"987654321098765432109876";
+        for n in 0..=digits.len() {
+            for end in [
+                None,
+                Some(b','),
+                Some(b'}'),
+                Some(b'.'),
+                Some(b'/'),
+                Some(b':'),
+                Some(0xB9),
+                Some(b'e'),
+            ] {
+                for pad in 0..9 {
+                    let mut t = digits[..n].to_vec();
+                    t.extend(end);
+                    t.extend(std::iter::repeat_n(b'7', pad));
+                    assert_eq!(
+                        leading_digits(&t),
+                        slow(&t),
+                        "{:?}",
+                        String::from_utf8_lossy(&t)
+                    );
+                }
+            }
+        }
+        for b in 0..=255u8 {
+            let t = [b'1', b'2', b, b'3', b'4', b'5', b'6', b'7', b'8', b'9'];
+            assert_eq!(leading_digits(&t), slow(&t), "{b}");
+        }
+    }
 
     /// The word-at-a-time search against a byte loop: every length to 40,
     /// a backslash (or none) at every position, neighbours that differ from

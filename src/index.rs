@@ -21,10 +21,13 @@
 //! input first, so on that cold path the prefix before them is walked
 //! again to find an earlier error (see [`stage1_error`]).
 //!
-//! [`validate`] first tries a faster walk ([`tokens`]) over a token index
-//! in which stage 1 also marks where each number and literal starts, so
-//! that no gap needs measuring; it only ever answers "valid", and anything
-//! else goes to the exact walk described here.
+//! [`validate`] and strict [`Index::build`] first try a faster walk
+//! ([`tokens`]) over a token index in which stage 1 also marks where each
+//! number and literal starts, so that no gap needs measuring; it only ever
+//! answers "valid" (the build then records the same container table and
+//! drops the scalar tokens from the list, which leaves exactly the
+//! structurals of the exact walk), and anything else goes to the exact
+//! walk described here. Lazy builds take the exact walk directly.
 //!
 //! Strings are not read here: a string ends at the last `"` before the next
 //! structural (see [`crate::lex::string_close`]), so a 1 MB base64 string costs nothing
@@ -221,6 +224,24 @@ impl Index {
         opts: &Options,
         check_scalars: bool,
     ) -> Result<(Index, Vec<u32>), Error> {
+        // Strict builds try the token walk first (see [`tokens::build`]):
+        // it needs no gap measured, and answers only for valid input.
+        if !opts.lazy && check_scalars {
+            if let Some(b) = tokens::build(input, opts.max_depth) {
+                let index = Index::assemble(b.structurals, b.containers, false, b.non_ascii);
+                return Ok((index, b.escapes));
+            }
+        }
+        Index::exact_parts(input, opts, check_scalars)
+    }
+
+    /// [`Index::build_parts`] without the token walk: stage 1, then the
+    /// exact walk, which also finds the first error.
+    fn exact_parts(
+        input: &[u8],
+        opts: &Options,
+        check_scalars: bool,
+    ) -> Result<(Index, Vec<u32>), Error> {
         let mut scan = Scan::default();
         if let Err(e) = scan::scan(input, &mut scan) {
             return Err(reported(input, stage1_error(input, e, opts)));
@@ -263,18 +284,28 @@ impl Index {
                 (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(reported(input, e)),
             }
         };
+        let index = Index::assemble(structurals, containers, opts.lazy, non_ascii);
+        Ok((index, escapes))
+    }
+
+    /// The index from its parts, spare capacity given back when it is both
+    /// over [`SHRINK_MIN`] bytes and more than what is used: a Doc then
+    /// retains at most twice its index plus a little (the first guess
+    /// over-reserves on string-heavy input, and the chat ladder's index
+    /// must stay a few percent of the input), while growth by doubling,
+    /// which never leaves more spare than used, costs no realloc.
+    fn assemble(
+        structurals: Vec<u32>,
+        containers: Vec<Container>,
+        lazy: bool,
+        non_ascii: bool,
+    ) -> Index {
         let mut index = Index {
             structurals,
             containers,
-            lazy: opts.lazy,
+            lazy,
             non_ascii,
         };
-        // Give back spare capacity when it is both over SHRINK_MIN and more
-        // than what is used: a Doc then retains at most twice its index plus
-        // a little (the first guess over-reserves on string-heavy input, and
-        // the chat ladder's index must stay a few percent of the input),
-        // while growth by doubling, which never leaves more spare than used,
-        // costs no realloc.
         fn shrink<T>(v: &mut Vec<T>) {
             let spare = (v.capacity() - v.len()) * std::mem::size_of::<T>();
             if spare > SHRINK_MIN && spare > v.len() * std::mem::size_of::<T>() {
@@ -283,7 +314,7 @@ impl Index {
         }
         shrink(&mut index.structurals);
         shrink(&mut index.containers);
-        Ok((index, escapes))
+        index
     }
 
     /// Bytes of heap memory the index holds.
@@ -561,31 +592,19 @@ fn walk<const TABLE: bool>(
         ) -> Result<Vec<Container>, Error> {
             walk_impl::<TABLE>(input, s, opts)
         }
-        // SAFETY: `has_avx2` checked every feature `walk_avx2` enables.
+        // SAFETY: `has_avx2` is true only when the CPU has every feature
+        // `walk_avx2` enables (`cpu::Features::avx2_walk`).
         return unsafe { walk_avx2::<TABLE>(input, s, opts) };
     }
     walk_impl::<TABLE>(input, s, opts)
 }
 
-/// Whether this CPU has the features of the AVX2 build of [`walk`]
-/// (detected once).
+/// Whether the AVX2 build of [`walk`] runs (see [`crate::cpu`]: the CPU
+/// has every feature it enables, and `QJSON_BACKEND` allows it).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn has_avx2() -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    static HAS: AtomicU8 = AtomicU8::new(2);
-    match HAS.load(Ordering::Relaxed) {
-        2 => {
-            let yes = std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("bmi1")
-                && std::arch::is_x86_feature_detected!("bmi2")
-                && std::arch::is_x86_feature_detected!("lzcnt")
-                && std::arch::is_x86_feature_detected!("popcnt");
-            HAS.store(yes as u8, Ordering::Relaxed);
-            yes
-        }
-        h => h == 1,
-    }
+    crate::cpu::kernels().avx2_walk
 }
 
 ///

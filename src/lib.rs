@@ -7,10 +7,12 @@
 //!       -> index (stage 2: grammar + matching closers, container table)
 //!       -> document (input + index + child tables)
 //!       -> doc / cursor / path (reads)  -> decode (strings, numbers)
+//!                                       | edit (overlay of edits, written back
+//!                                         with untouched bytes copied)
 //! ```
 //!
 //! `lex` holds the whitespace and string-end helpers that the index and the
-//! reads share.
+//! reads share; `cpu` picks every SIMD kernel's build once per process.
 //!
 //! The core knows nothing of Python or Lua: `python/` holds the PyO3 glue
 //! (feature `python`, on by default).
@@ -24,9 +26,11 @@
 //! ```
 
 pub mod capi;
+pub mod cpu;
 pub mod decode;
 pub mod doc;
 pub mod document;
+pub mod edit;
 pub mod encode;
 pub mod error;
 pub mod index;

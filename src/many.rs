@@ -33,8 +33,14 @@
 //! (extended to more lines while a pretty-printed document continues) gets
 //! its own pass, so a broken line is reported on its own and the next line
 //! starts afresh. A document that fails is abandoned at the end of the line
-//! it begins on (or at its own end, if later); the error carries the
-//! document's ordinal and a byte offset into the buffer.
+//! it begins on, or, when its brackets balance on a later line (a
+//! pretty-printed document), at the end of that line; the error carries the
+//! document's ordinal and a byte offset into the buffer. (A line whose
+//! brackets do not match takes later lines with it only when one of them
+//! is unbalanced the other way, itself an error.) A failing document cut
+//! by the end of a region is read on to its end when it fails past its
+//! first line and is shorter than the window; otherwise (a truncated line)
+//! it is abandoned at the end of its first line.
 
 use crate::error::{Error, ErrorKind};
 use crate::index::{Index, Options};
@@ -43,6 +49,16 @@ use crate::scan::{self, Scan};
 
 /// The UTF-8 byte order mark, skipped at the start of a stream.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The bracket depth change of each byte: +1 for `{` `[`, -1 for `}` `]`.
+static DEPTH: [i8; 256] = {
+    let mut t = [0i8; 256];
+    t[b'{' as usize] = 1;
+    t[b'[' as usize] = 1;
+    t[b'}' as usize] = -1;
+    t[b']' as usize] = -1;
+    t
+};
 
 /// The default window: how many bytes one stage-1 pass covers.
 pub const WINDOW: usize = 1 << 20;
@@ -185,6 +201,9 @@ impl Splitter {
                 break;
             }
             let mut e = eol(buf, p);
+            // A stage-1 error on a later line of a region extended for a
+            // document that continues: the region was cut before its line.
+            let mut cap: Option<Error> = None;
             loop {
                 let last = e == n && at_end;
                 if e == n && !at_end && buf[n - 1] != b'\n' {
@@ -202,6 +221,13 @@ impl Splitter {
                         break;
                     }
                     Stop::Stuck => {
+                        if let Some(err) = cap.take() {
+                            // The document runs into the line of that error.
+                            let r = eol(buf, err.offset);
+                            self.push(out, p, r, Err(err));
+                            p = r;
+                            break;
+                        }
                         if e == n {
                             return p;
                         }
@@ -209,6 +235,17 @@ impl Splitter {
                         e = eol(buf, (p + 2 * (e - p)).min(n - 1));
                     }
                     Stop::Dirty(err) | Stop::Scan(err) => {
+                        // An error past the first line of the document at
+                        // `q` is not its own unless the document reaches
+                        // it: split up to the error's line first.
+                        let cut =
+                            memchr::memrchr(b'\n', &buf[..err.offset.min(n)]).map_or(0, |i| i + 1);
+                        if cap.is_none() && cut > q && err.offset >= eol(buf, q) {
+                            p = q;
+                            e = cut;
+                            cap = Some(err);
+                            continue;
+                        }
                         let r = eol(buf, q);
                         self.push(out, q, r, Err(err));
                         p = r;
@@ -296,30 +333,10 @@ impl Splitter {
             let sk = s[k] as usize;
             let (end, k_end, complete) = if sk == p {
                 match input[p] {
-                    b'{' | b'[' => {
-                        let mut depth = 0u32;
-                        let mut j = k;
-                        let mut found = false;
-                        while j < sentinel {
-                            match input[s[j] as usize] {
-                                b'{' | b'[' => depth += 1,
-                                b'}' | b']' => {
-                                    depth -= 1;
-                                    if depth == 0 {
-                                        found = true;
-                                        break;
-                                    }
-                                }
-                                _ => {}
-                            }
-                            j += 1;
-                        }
-                        if found {
-                            (s[j] as usize + 1, j + 1, true)
-                        } else {
-                            (len, sentinel, false)
-                        }
-                    }
+                    b'{' | b'[' => match closer(input, &s[..sentinel], k) {
+                        Some(j) => (s[j] as usize + 1, j + 1, true),
+                        None => (len, sentinel, false),
+                    },
                     b'"' => match string_end(input, p) {
                         Some(c) => (c + 1, k + 1, true),
                         None => (len, sentinel, false),
@@ -340,6 +357,16 @@ impl Splitter {
                 // bytes if what there is of it is a valid beginning (a line
                 // truncated in the middle of a stream is not).
                 match self.index_one(input, scan, p, len, k, sentinel, &mut next_escape) {
+                    // Failing past its first line: a pretty-printed
+                    // document, worth reading to its end (up to a window's
+                    // worth) so that its other lines are not reported.
+                    Err(e)
+                        if e.kind != ErrorKind::UnexpectedEnd
+                            && e.offset >= eol(input, p)
+                            && len - p < self.window =>
+                    {
+                        return (a + p, Stop::Stuck)
+                    }
                     Err(e) if e.kind != ErrorKind::UnexpectedEnd => {
                         self.push(out, a + p, a + len, Err(shift(e, a)));
                         p = eol(input, p);
@@ -360,7 +387,13 @@ impl Splitter {
             let failed = result.is_err();
             self.push(out, a + p, a + end, result.map_err(|e| shift(e, a)));
             if failed {
+                // Abandoned at the end of its line, or of the line of its
+                // closer when it spans lines (a pretty-printed document:
+                // its other lines are not documents of their own).
                 p = eol(input, p);
+                if complete {
+                    p = p.max(eol(input, end - 1));
+                }
             } else {
                 p = end;
                 k = k_end;
@@ -431,6 +464,38 @@ fn eol(input: &[u8], p: usize) -> usize {
         Some(i) => p + i + 1,
         None => input.len(),
     }
+}
+
+/// The index of the structural that closes the container opened by
+/// structural `k`, if `s` holds it. Without a branch per structural: four
+/// depth changes are summed at a time and only a group in which the depth
+/// may reach zero is looked at one by one.
+fn closer(input: &[u8], s: &[u32], k: usize) -> Option<usize> {
+    let d = |o: u32| i32::from(DEPTH[input[o as usize] as usize]);
+    let mut depth = 0i32;
+    let mut j = k;
+    for g in s[k..].chunks_exact(4) {
+        let (a, b, c, e) = (d(g[0]), d(g[1]), d(g[2]), d(g[3]));
+        // The lowest depth within the group (each step is -1, 0 or +1,
+        // so zero is reached only if the minimum is <= 0).
+        let m1 = depth + a;
+        let m2 = m1 + b;
+        let m3 = m2 + c;
+        let m4 = m3 + e;
+        if m1.min(m2).min(m3.min(m4)) <= 0 {
+            break;
+        }
+        depth = m4;
+        j += 4;
+    }
+    while j < s.len() {
+        depth += d(s[j]);
+        if depth == 0 {
+            return Some(j);
+        }
+        j += 1;
+    }
+    None
 }
 
 /// The closing quote of the string opened at `open`, if any.
@@ -656,6 +721,23 @@ mod tests {
             assert_eq!(split_chunked(&input, chunk), whole, "chunk {chunk}");
         }
         assert_eq!(whole.iter().filter(|w| w.2.is_some()).count(), 12);
+    }
+
+    #[test]
+    fn a_bad_pretty_printed_document_is_one_error() {
+        let input = b"{\n  \"a\": [1,],\n  \"b\": 2\n}\n{\"c\": 3}\n[\n  1,\n  2 3\n]\n[4]\n";
+        for window in [64, 1 << 20] {
+            let got = spans(&split_all(input, window, false));
+            let kinds: Vec<_> = got.iter().map(|g| g.2).collect();
+            let e = Some(ErrorKind::ExpectedValue);
+            assert_eq!(
+                kinds,
+                vec![e, None, Some(ErrorKind::ExpectedArrayCommaOrEnd), None],
+                "{got:?}"
+            );
+            assert_eq!(&input[got[1].0..got[1].1], b"{\"c\": 3}");
+            assert_eq!(&input[got[3].0..got[3].1], b"[4]");
+        }
     }
 
     #[test]

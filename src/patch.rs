@@ -24,7 +24,12 @@
 
 use crate::error::AccessError;
 use crate::path::{segments, Segment};
+use smallvec::SmallVec;
 use std::borrow::Cow;
+
+/// The tokens of a pointer; the common paths (`/model`,
+/// `/messages/0/content`) fit without a heap allocation.
+pub type Tokens<'a> = SmallVec<[Cow<'a, [u8]>; 4]>;
 
 /// The six operations of RFC 6902.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,25 +89,33 @@ impl std::fmt::Display for PatchFault {
 }
 
 /// The unescaped tokens of `path`, a JSON Pointer (`""` has none).
-pub fn pointer(path: &str) -> Result<Vec<Cow<'_, [u8]>>, PatchFault> {
+pub fn pointer(path: &str) -> Result<Tokens<'_>, PatchFault> {
     if !path.is_empty() && !path.starts_with('/') {
         return Err(PatchFault::BadPointer(format!(
             "path {path:?} is not a JSON Pointer (it must be empty or start with '/')"
         )));
     }
     if path.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Tokens::new());
     }
-    if !path.contains('~') {
-        // Nothing to unescape: the tokens are the pieces between slashes
-        // (what the resolver gives, without its per-segment state machine).
-        let bytes = path.as_bytes();
-        let mut tokens = Vec::with_capacity(4);
-        let mut start = 1;
-        for slash in memchr::memchr_iter(b'/', &bytes[1..]) {
-            tokens.push(Cow::Borrowed(&bytes[start..slash + 1]));
-            start = slash + 2;
+    // Without a `~` there is nothing to unescape: the tokens are the pieces
+    // between slashes (what the resolver gives, without its per-segment
+    // state machine). Patch paths are short: one pass over the bytes finds
+    // the slashes and looks for a `~`.
+    let bytes = path.as_bytes();
+    let mut tokens = Tokens::new();
+    let mut start = 1;
+    let mut escaped = false;
+    for (i, &b) in bytes.iter().enumerate().skip(1) {
+        if b == b'/' {
+            tokens.push(Cow::Borrowed(&bytes[start..i]));
+            start = i + 1;
+        } else if b == b'~' {
+            escaped = true;
+            break;
         }
+    }
+    if !escaped {
         tokens.push(Cow::Borrowed(&bytes[start..]));
         return Ok(tokens);
     }
@@ -198,7 +211,10 @@ mod tests {
         }
         assert!(pointer("").unwrap().is_empty());
         let t = pointer("/a~1b/~0c/").unwrap();
-        assert_eq!(t, vec![&b"a/b"[..], b"~c", b""]);
+        assert_eq!(t.to_vec(), vec![&b"a/b"[..], b"~c", b""]);
+        let long = pointer("/a/b/c/d/e/f").unwrap();
+        assert_eq!(long.len(), 6);
+        assert_eq!(&*long[5], b"f");
         assert!(pointer("a/b").is_err());
         assert!(pointer("/a~2").is_err());
     }

@@ -10,6 +10,8 @@ LuaJIT's FFI, lazy table proxies, and a lua-cjson-compatible encoder.
     qjson.path(text) -> compiled path, accepted wherever a path is
     qjson.decode(s) -> lazy proxy;  qjson.encode(v) -> string
     qjson.pairs / qjson.ipairs / qjson.len;  qjson.null;  qjson.materialize(v)
+    qjson.insert(t, [pos,] v) / qjson.remove(t [, pos]) / qjson.append(t, v) on array proxies
+    qjson.patch / merge_patch / incr / mul: the same bytes as Python for the same edits
 
 Loading the library: inside Python, qjson.luajit.install(runtime) passes the
 path of the extension module (`qjson._qjson.__file__`) as the chunk's second
@@ -100,13 +102,42 @@ int qjson_many_new(const char *input, size_t len, const qjson_options *opts,
 int qjson_many_next(qjson_many *m, qjson_doc **out, uint64_t *index,
                     size_t *start);
 void qjson_many_free(qjson_many *m);
+int qjson_many_stream(const qjson_options *opts, size_t window, qjson_many **out);
+int qjson_many_window(qjson_many *m, const char *input, size_t len, int at_end);
+size_t qjson_many_consumed(const qjson_many *m);
 size_t qjson_cjson_string(const char *s, size_t len, char *out);
 size_t qjson_cjson_escape(const char *s, size_t len, char *out);
+typedef struct qjson_edit qjson_edit;
+typedef struct qjson_seg {
+    const char *p;
+    size_t len;
+    uint32_t kind;
+    uint32_t id;
+} qjson_seg;
+int qjson_edit_new(const qjson_doc *doc, const qjson_cursor *at,
+                   qjson_edit **out);
+int qjson_edit_clone(qjson_edit *e, qjson_edit **out);
+void qjson_edit_free(qjson_edit *e);
+int qjson_edit_changed(const qjson_edit *e);
+int qjson_edit_len(const qjson_doc *doc, qjson_edit *e, size_t *out);
+int qjson_edit_set(const qjson_doc *doc, qjson_edit *e, const char *key,
+                   size_t len, uint32_t id, int *added);
+int qjson_edit_delete(const qjson_doc *doc, qjson_edit *e, const char *key,
+                      size_t len);
+int qjson_edit_slot(const qjson_doc *doc, qjson_edit *e, size_t i,
+                    int64_t *out);
+int qjson_edit_put(const qjson_doc *doc, qjson_edit *e, size_t i, uint32_t id);
+int qjson_edit_insert(const qjson_doc *doc, qjson_edit *e, size_t i,
+                      uint32_t id);
+int qjson_edit_remove(const qjson_doc *doc, qjson_edit *e, size_t i);
+int qjson_edit_plan(const qjson_doc *doc, qjson_edit *e,
+                    const qjson_cursor *views, size_t nviews,
+                    const qjson_seg **segs, size_t *nsegs);
 ]]
 
 -- Declare once per Lua state (a second ffi.cdef of the structs would fail,
 -- e.g. when install() runs twice on one runtime).
-if not pcall(ffi.typeof, "qjson_iter") then
+if not pcall(ffi.typeof, "qjson_seg") then
     ffi.cdef(CDEF)
 end
 
@@ -620,6 +651,7 @@ end
 local encode_value -- (b, v, depth, stack)
 local put_table -- (b, t, depth, stack)
 local put_proxy -- (b, t, st, depth, stack)
+local era = 0 -- counts qjson.encode calls (see "encode (proxies)")
 
 local MAX_DEPTH = 1000
 
@@ -849,17 +881,18 @@ function qjson.encode(v)
     if type(v) == "table" then
         local st = getmetatable(v)
         if type(st) == "table" and rawget(st, "__qjson") and not st.dirty then
+            if st.root then
+                return st.s
+            end
             local rc = C.qjson_span(st.h, st.cur, "", 0, len_out, len_out + 1)
             if rc ~= OK then
                 raise(rc)
             end
             local a, e = len_out[0], len_out[1]
-            if a == 0 and e == #st.s then
-                return st.s
-            end
             return ffi_string(ffi.cast(charp_t, st.s) + a, e - a)
         end
     end
+    era = era + 1
     -- No pcall around the walk: returning through a pcall frame is not
     -- compiled by LuaJIT (a trace ending in the walk could not return here,
     -- and every call would finish in the interpreter). After an error, the
@@ -885,19 +918,33 @@ end
     __qjson  OBJECT or ARRAY
     h, s     the document handle and the pinned input
     cur      the qjson_cursor of the container
+    root     the proxy is the whole document (written clean: the whole input)
     parent   the state of the proxy it was read from (edits mark it dirty)
-    cache    key (objects) or 0-based original index (arrays) -> value read
-    dirty    an edit happened in this proxy or below: encode must splice
-  objects:   edits = {key -> value | DELETED}, added = {new keys, in order}
-  arrays:    once edited, n (length), src = {slot -> 0-based original index},
-             vals = {slot -> new value}; a slot with neither is a hole (null)
+    cache    key (objects) or 0-based original ordinal (arrays) -> value read
+    dirty    an edit happened in this proxy or below (a hint: encode works
+             out whether edits remain, see is_dirty)
+    e        once edited, the core's edit state (src/capi/edit.rs), which
+             names the values set by ids into `vals` (id -> value; a nil
+             value is written as null)
+  objects:   ks = {key -> the state of an edited key: id > 0, it replaces
+             the original member with vals[id]; -id, it is added with
+             vals[id]; 0, the original member is deleted},
+             added = {added keys, in order}
+  arrays:    n = the length once edited
+The core keeps the edits as the Python views do, and plans the writing of
+an edited container (qjson_edit_plan): byte ranges of the input (untouched
+members in runs, keys and whitespace as written), a few literal bytes, and
+the values set, which this side encodes. So the same edits give the same
+bytes as in Python, values set aside (lua-cjson's encoder writes them).
 Values read from proxies: strings, numbers (doubles), booleans, qjson.null,
 and proxies for containers (the same proxy each time).
 ]]
 
-local DELETED = setmetatable({}, { __tostring = function() return "qjson.DELETED" end })
+local new_proxy -- (h, s, cp, parent, root) -> proxy
 
-local new_proxy -- (h, s, cp, parent) -> proxy
+local edit_out = ffi_new("qjson_edit *[1]")
+local slot_out = ffi_new("int64_t[1]")
+local size_out = ffi_new("size_t[1]")
 
 local function is_proxy(v)
     if type(v) ~= "table" then
@@ -914,7 +961,7 @@ end
 local function child_value(st, cp)
     local t = cp[0].type
     if t == OBJECT or t == ARRAY then
-        return new_proxy(st.h, st.s, cp, st)
+        return new_proxy(st.h, st.s, cp, st, false)
     end
     return scalar(st.h, cp, t)
 end
@@ -926,7 +973,30 @@ local function mark_dirty(st)
     end
 end
 
---- Original element `o` (0-based) of an array proxy.
+--- The edit state of `st`, made on first use.
+local function edit_state(st)
+    local e = st.e
+    if e == nil then
+        local rc = C.qjson_edit_new(st.h, st.cur, edit_out)
+        if rc ~= OK then
+            raise(rc, nil, 3)
+        end
+        e = ffi_gc(edit_out[0], C.qjson_edit_free)
+        st.e = e
+        st.vals, st.next_id = {}, 0
+    end
+    return e
+end
+
+--- A new host value id for `v` in `st`.
+local function new_id(st, v)
+    local id = st.next_id + 1
+    st.next_id = id
+    st.vals[id] = v
+    return id
+end
+
+--- Original element `o` (0-based ordinal) of an array proxy.
 local function orig_elem(st, o)
     local cache = st.cache
     local v = cache[o]
@@ -942,18 +1012,19 @@ local function orig_elem(st, o)
     return v
 end
 
-local function orig_len(st)
-    local rc = C.qjson_len(st.h, st.cur, "", 0, len_out)
-    if rc ~= OK then
-        raise(rc, nil, 3)
-    end
-    return tonumber(len_out[0])
-end
-
 local function arr_len(st)
     local n = st.n
     if n == nil then
-        n = orig_len(st)
+        local rc
+        if st.e ~= nil then
+            rc = C.qjson_edit_len(st.h, st.e, len_out)
+        else
+            rc = C.qjson_len(st.h, st.cur, "", 0, len_out)
+        end
+        if rc ~= OK then
+            raise(rc, nil, 3)
+        end
+        n = tonumber(len_out[0])
         st.n = n
     end
     return n
@@ -961,14 +1032,14 @@ end
 
 local function obj_index(t, k)
     local st = getmetatable(t)
-    local e = st.edits
-    if e ~= nil then
-        local v = e[k]
-        if v ~= nil then
-            if v == DELETED then
+    local ks = st.ks
+    if ks ~= nil then
+        local id = ks[k]
+        if id ~= nil then
+            if id == 0 then
                 return nil
             end
-            return v
+            return st.vals[id < 0 and -id or id]
         end
     end
     local cache = st.cache
@@ -995,28 +1066,91 @@ local function has_orig_key(st, k)
     return C.qjson_field(st.h, st.cur, k, #k, cur_out) == OK
 end
 
+local function remove_added(st, k)
+    local added = st.added
+    for i = 1, #added do
+        if added[i] == k then
+            table.remove(added, i)
+            return
+        end
+    end
+end
+
 local function obj_newindex(t, k, v)
     local st = getmetatable(t)
     if type(k) ~= "string" then
         error("qjson: object proxy keys must be strings, got " .. type(k), 2)
     end
-    local e = st.edits
-    if e == nil then
-        e = {}
-        st.edits = e
-        st.added = {}
+    local e = edit_state(st)
+    local ks = st.ks
+    if ks == nil then
+        ks = {}
+        st.ks = ks
     end
-    if e[k] == nil and not has_orig_key(st, k) then
-        local added = st.added
-        added[#added + 1] = k
-    end
+    local old = ks[k]
     if v == nil then
-        e[k] = DELETED
+        local rc = C.qjson_edit_delete(st.h, e, k, #k)
+        if rc == NOT_FOUND then
+            return
+        elseif rc ~= OK then
+            raise(rc, k)
+        end
+        if old ~= nil and old ~= 0 then
+            st.vals[old < 0 and -old or old] = nil
+        end
+        if old ~= nil and old < 0 then
+            -- The added key's patch is gone: the original member, if any,
+            -- stays deleted.
+            remove_added(st, k)
+            ks[k] = has_orig_key(st, k) and 0 or nil
+        else
+            ks[k] = 0
+        end
     else
-        e[k] = v
+        local id
+        if old ~= nil and old ~= 0 then
+            id = old < 0 and -old or old
+            st.vals[id] = v
+        else
+            id = new_id(st, v)
+        end
+        local rc = C.qjson_edit_set(st.h, e, k, #k, id, int_out)
+        if rc ~= OK then
+            raise(rc, k)
+        end
+        if int_out[0] ~= 0 then
+            if old == nil or old >= 0 then
+                local added = st.added
+                if added == nil then
+                    added = {}
+                    st.added = added
+                end
+                added[#added + 1] = k
+            end
+            ks[k] = -id
+        else
+            ks[k] = id
+        end
     end
     st.cache[k] = nil
     mark_dirty(st)
+end
+
+--- What array slot `i` (1-based, in range) holds.
+local function arr_slot(st, i)
+    local e = st.e
+    if e == nil then
+        return orig_elem(st, i - 1)
+    end
+    local rc = C.qjson_edit_slot(st.h, e, i - 1, slot_out)
+    if rc ~= OK then
+        raise(rc, nil, 3)
+    end
+    local o = slot_out[0]
+    if o >= 0 then
+        return orig_elem(st, tonumber(o))
+    end
+    return st.vals[tonumber(-o)]
 end
 
 local function arr_index(t, i)
@@ -1028,15 +1162,41 @@ local function arr_index(t, i)
     if i < 1 or i > n or floor(i) ~= i then
         return nil
     end
-    local src = st.src
-    if src == nil then
-        return orig_elem(st, i - 1)
+    return arr_slot(st, i)
+end
+
+--- Insert `v` before 1-based slot `i` (1 <= i <= n + 1) of an array proxy.
+local function arr_insert_at(st, i, v)
+    local n = arr_len(st)
+    local e = edit_state(st)
+    local rc = C.qjson_edit_insert(st.h, e, i - 1, new_id(st, v))
+    if rc ~= OK then
+        raise(rc, nil, 3)
     end
-    local o = src[i]
-    if o ~= nil then
-        return orig_elem(st, o)
+    st.n = n + 1
+    mark_dirty(st)
+end
+
+--- Remove 1-based slot `i` (in range) of an array proxy.
+local function arr_remove_at(st, i)
+    local n = arr_len(st)
+    local e = edit_state(st)
+    local rc = C.qjson_edit_remove(st.h, e, i - 1)
+    if rc ~= OK then
+        raise(rc, nil, 3)
     end
-    return st.vals[i]
+    st.n = n - 1
+    mark_dirty(st)
+end
+
+--- Slot `i` (1-based, in range) of an array proxy becomes `v`.
+local function arr_put(st, i, v)
+    local e = edit_state(st)
+    local rc = C.qjson_edit_put(st.h, e, i - 1, new_id(st, v))
+    if rc ~= OK then
+        raise(rc, nil, 3)
+    end
+    mark_dirty(st)
 end
 
 local function arr_newindex(t, i, v)
@@ -1045,36 +1205,32 @@ local function arr_newindex(t, i, v)
         error("qjson: array proxy index must be a positive integer, got " .. tostring(i), 2)
     end
     local n = arr_len(st)
-    local src = st.src
-    if src == nil then
-        src = {}
-        for j = 1, n do
-            src[j] = j - 1
-        end
-        st.src, st.vals = src, {}
-    end
     if i > n then
         if v == nil then
             return
         end
-        st.n = i
+        -- Past the end: the holes before it are null.
+        for j = n + 1, i - 1 do
+            arr_insert_at(st, j, nil)
+        end
+        arr_insert_at(st, i, v)
+        return
     end
-    src[i] = nil
-    st.vals[i] = v
-    if v == nil and i == st.n then
+    if v == nil and i == n then
         -- Removing the last element shortens the array (like t[#t] = nil),
         -- and so do the holes left before it.
+        arr_remove_at(st, i)
         local m = i - 1
-        while m > 0 and src[m] == nil and st.vals[m] == nil do
+        while m > 0 and arr_slot(st, m) == nil do
+            arr_remove_at(st, m)
             m = m - 1
         end
-        st.n = m
+        return
     end
-    mark_dirty(st)
+    arr_put(st, i, v)
 end
 
---- The distinct original keys of an object proxy, in document order, with
---- the 0-based position of each key's first occurrence (`st.keys`).
+--- The distinct original keys of an object proxy, in document order.
 local function orig_keys(st)
     local keys = st.keys
     if keys ~= nil then
@@ -1105,27 +1261,24 @@ local function orig_keys(st)
 end
 
 --- The keys of an object proxy as they are now, in order: original keys
---- (minus deleted ones), then added keys.
+--- (minus deleted ones and those deleted and set again), then added keys.
 local function current_keys(st)
     local keys = orig_keys(st)
-    local e = st.edits
-    if e == nil then
+    local ks = st.ks
+    if ks == nil then
         return keys
     end
     local list = {}
     for i = 1, #keys do
         local k = keys[i]
-        if e[k] ~= DELETED then
+        local id = ks[k]
+        if id == nil or id > 0 then
             list[#list + 1] = k
         end
     end
-    local added = st.added
+    local added = st.added or {}
     for i = 1, #added do
-        local k = added[i]
-        local v = e[k]
-        if v ~= nil and v ~= DELETED then
-            list[#list + 1] = k
-        end
+        list[#list + 1] = added[i]
     end
     return list
 end
@@ -1183,16 +1336,16 @@ local function proxy_ipairs(t)
     end, t, 0
 end
 
-new_proxy = function(h, s, cp, parent)
+new_proxy = function(h, s, cp, parent, root)
     local st
     if cp[0].type == OBJECT then
         st = { __qjson = OBJECT, __index = obj_index, __newindex = obj_newindex,
             __len = proxy_len, __pairs = proxy_pairs, __ipairs = proxy_ipairs,
-            h = h, s = s, cur = cursor_t(cp[0]), parent = parent, cache = {} }
+            h = h, s = s, cur = cursor_t(cp[0]), parent = parent, cache = {}, root = root }
     else
         st = { __qjson = ARRAY, __index = arr_index, __newindex = arr_newindex,
             __len = proxy_len, __pairs = proxy_pairs, __ipairs = proxy_ipairs,
-            h = h, s = s, cur = cursor_t(cp[0]), parent = parent, cache = {} }
+            h = h, s = s, cur = cursor_t(cp[0]), parent = parent, cache = {}, root = root }
     end
     return setmetatable({}, st)
 end
@@ -1214,7 +1367,7 @@ function qjson.decode(s)
     end
     local t = cur_out[0].type
     if t == OBJECT or t == ARRAY then
-        return new_proxy(h, s, cur_out, nil)
+        return new_proxy(h, s, cur_out, nil, true)
     end
     return scalar(h, cur_out, t)
 end
@@ -1245,6 +1398,73 @@ function qjson.ipairs(t)
     return ipairs(t)
 end
 
+--- qjson.insert(t, [pos,] v): table.insert for array proxies (and plain
+--- tables): `v` goes before position `pos` (1 <= pos <= len + 1; default:
+--- the end).
+function qjson.insert(t, pos, v)
+    local st = is_proxy(t)
+    if st == nil then
+        if v == nil then
+            table.insert(t, pos)
+        else
+            table.insert(t, pos, v)
+        end
+        return
+    end
+    if st.__qjson ~= ARRAY then
+        error("qjson.insert: expected an array, got an object proxy", 2)
+    end
+    local n = arr_len(st)
+    if v == nil then
+        pos, v = n + 1, pos
+    end
+    if type(pos) ~= "number" or floor(pos) ~= pos or pos < 1 or pos > n + 1 then
+        error("qjson.insert: position out of bounds", 2)
+    end
+    arr_insert_at(st, pos, v)
+end
+
+--- qjson.append(t, v): `v` after the last element.
+function qjson.append(t, v)
+    local st = is_proxy(t)
+    if st == nil then
+        t[#t + 1] = v
+        return
+    end
+    if st.__qjson ~= ARRAY then
+        error("qjson.append: expected an array, got an object proxy", 2)
+    end
+    arr_insert_at(st, arr_len(st) + 1, v)
+end
+
+--- qjson.remove(t [, pos]) -> the removed value: table.remove for array
+--- proxies (and plain tables); default: the last element.
+function qjson.remove(t, pos)
+    local st = is_proxy(t)
+    if st == nil then
+        if pos == nil then
+            return table.remove(t)
+        end
+        return table.remove(t, pos)
+    end
+    if st.__qjson ~= ARRAY then
+        error("qjson.remove: expected an array, got an object proxy", 2)
+    end
+    local n = arr_len(st)
+    if pos == nil then
+        if n == 0 then
+            return nil
+        end
+        pos = n
+    end
+    if type(pos) ~= "number" or floor(pos) ~= pos or pos < 1 or pos > n then
+        error("qjson.remove: position out of bounds", 2)
+    end
+    local v = arr_slot(st, pos)
+    arr_remove_at(st, pos)
+    return v
+end
+
 --- Plain Lua tables from proxies (recursively; JSON null stays qjson.null).
 --- Plain tables are copied with their values materialized; scalars are
 --- returned as they are.
@@ -1257,8 +1477,20 @@ local function materialize(v, depth)
     end
     local r = {}
     if is_proxy(v) then
-        for k, x in proxy_pairs(v) do
-            r[k] = materialize(x, depth + 1)
+        local st = getmetatable(v)
+        if st.__qjson == ARRAY then
+            -- Holes (nil values set) are null.
+            for i = 1, st.n or arr_len(st) do
+                local x = v[i]
+                if x == nil then
+                    x = null
+                end
+                r[i] = materialize(x, depth + 1)
+            end
+        else
+            for k, x in proxy_pairs(v) do
+                r[k] = materialize(x, depth + 1)
+            end
         end
     else
         for k, x in next, v do
@@ -1274,11 +1506,41 @@ end
 
 -- ---------------------------------------------------------------- encode (proxies)
 
-local span_cur = ffi_new("qjson_cursor[1]")
+-- The walk of dirty views: each qjson.encode call is an era; is_dirty notes
+-- its answer per proxy for the era (`era`, declared above qjson.encode).
+local views_buf = ffi_new("qjson_cursor[?]", 64)
+local views_cap = 64
+local segs_out = ffi_new("const qjson_seg *[1]")
 
---- The original text of the value at `cp` in `st`'s input.
-local function put_span(b, st, cp)
-    local rc = C.qjson_span(st.h, cp, "", 0, len_out, len_out + 1)
+--- Whether proxy state `st` has edits to write (its own, or a cached
+--- child's); the children's answers are noted too.
+local function is_dirty(st)
+    if not st.dirty then
+        return false
+    end
+    if st.era == era then
+        return st.dirty_now
+    end
+    local d = st.e ~= nil and C.qjson_edit_changed(st.e) ~= 0
+    for _, v in next, st.cache do
+        if type(v) == "table" then
+            local cst = is_proxy(v)
+            if cst and is_dirty(cst) then
+                d = true
+            end
+        end
+    end
+    st.era, st.dirty_now = era, d
+    return d
+end
+
+--- The original text of the container `st` (the root: the whole input).
+local function put_clean(b, st)
+    if st.root then
+        b:put(st.s)
+        return
+    end
+    local rc = C.qjson_span(st.h, st.cur, "", 0, len_out, len_out + 1)
     if rc ~= OK then
         raise(rc, nil, 3)
     end
@@ -1286,89 +1548,57 @@ local function put_span(b, st, cp)
     b:putcdata(ffi.cast(charp_t, st.s) + a, len_out[1] - a)
 end
 
---- An original child (of either kind): the proxy read from it if there is
---- one (it may hold edits), else the original bytes.
-local function put_orig(b, st, key, cp, depth, stack)
-    local v = st.cache[key]
-    if v ~= nil and type(v) == "table" and v ~= null then
-        put_table(b, v, depth, stack)
-    else
-        put_span(b, st, cp)
-    end
-end
-
 put_proxy = function(b, t, st, depth, stack)
-    if not st.dirty then
-        put_span(b, st, st.cur)
+    if not is_dirty(st) then
+        put_clean(b, st)
         return
     end
-    local h = st.h
-    if st.__qjson == ARRAY then
-        local n = st.n or arr_len(st)
-        local src, vals = st.src, st.vals
-        b:put("[")
-        for i = 1, n do
-            if i > 1 then
-                b:put(",")
-            end
-            local o = src and src[i] or (src == nil and i - 1) or nil
-            if o ~= nil then
-                local rc = C.qjson_index(h, st.cur, o, span_cur)
-                if rc ~= OK then
-                    raise(rc, nil, 2)
-                end
-                put_orig(b, st, o, span_cur, depth, stack)
-            else
-                encode_value(b, vals[i], depth, stack)
-            end
-        end
-        b:put("]")
-        return
+    -- Being written in this encode call: a cycle (an encode that failed
+    -- half-way left an older era here, which does not count).
+    if st.writing == era then
+        error("Cannot serialise table: cycle detected", 0)
     end
-    local e = st.edits or {}
-    local keys = orig_keys(st)
-    local first = true
-    b:put("{")
-    for i = 1, #keys do
-        local k = keys[i]
-        local v = e[k]
-        if v ~= DELETED then
-            if first then
-                first = false
-            else
-                b:put(",")
-            end
-            put_string(b, k)
-            b:put(":")
-            if v ~= nil then
-                encode_value(b, v, depth, stack)
-            else
-                local rc = C.qjson_field(h, st.cur, k, #k, span_cur)
-                if rc ~= OK then
-                    raise(rc, nil, 2)
+    local e = edit_state(st)
+    -- The dirty child views, in a list of the cursors the plan names them by.
+    local views, nv = nil, 0
+    for _, v in next, st.cache do
+        if type(v) == "table" then
+            local cst = is_proxy(v)
+            if cst and cst.dirty_now and cst.era == era then
+                if views == nil then
+                    views = {}
                 end
-                put_orig(b, st, k, span_cur, depth, stack)
+                if nv == views_cap then
+                    local bigger = ffi_new("qjson_cursor[?]", 2 * views_cap)
+                    ffi.copy(bigger, views_buf, ffi.sizeof("qjson_cursor") * nv)
+                    views_buf, views_cap = bigger, 2 * views_cap
+                end
+                views_buf[nv] = cst.cur
+                nv = nv + 1
+                views[nv] = v
             end
         end
     end
-    local added = st.added
-    if added then
-        for i = 1, #added do
-            local k = added[i]
-            local v = e[k]
-            if v ~= nil and v ~= DELETED then
-                if first then
-                    first = false
-                else
-                    b:put(",")
-                end
-                put_string(b, k)
-                b:put(":")
-                encode_value(b, v, depth, stack)
-            end
+    local rc = C.qjson_edit_plan(st.h, e, views_buf, nv, segs_out, size_out)
+    if rc ~= OK then
+        raise(rc, nil, 2)
+    end
+    local segs, n = segs_out[0], tonumber(size_out[0])
+    local vals = st.vals
+    st.writing = era
+    for i = 0, n - 1 do
+        local s = segs[i]
+        local kind = s.kind
+        if kind == 0 then
+            b:putcdata(s.p, s.len)
+        elseif kind == 1 then
+            encode_value(b, vals[s.id], depth, stack)
+        else
+            local v = views[s.id + 1]
+            put_proxy(b, v, getmetatable(v), depth, stack)
         end
     end
-    b:put("}")
+    st.writing = nil
 end
 
 -- ---------------------------------------------------------------- patches
@@ -1385,8 +1615,9 @@ an untouched proxy becomes a fresh proxy of the same bytes (a text patch's
 values are written as their original text), an edited one is materialized,
 plain tables are copied; `move` moves the value itself.
 
-Atomic: before a container is first changed, its overlay (edits, added,
-cache, src, vals, n, dirty, and the dirty flags of its parents) or, for a
+Atomic: before a container is first changed, its overlay (a copy of its
+core edit state, ks, added, cache, vals, n, and the dirty
+flags of it and its parents) or, for a
 plain table, its contents are saved; a failing op puts every saved
 container back and raises a PatchError: a table {message =, op_index =
 (0-based)} whose metatable is qjson.PatchError (tostring gives the
@@ -1505,33 +1736,13 @@ local function c_get(v, k, key)
     return v[key]
 end
 
---- Unfolded slots of an array proxy (as arr_newindex makes them).
-local function arr_slots(st)
-    local n = arr_len(st)
-    if st.src == nil then
-        local src = {}
-        for j = 1, n do
-            src[j] = j - 1
-        end
-        st.src, st.vals = src, {}
-    end
-    return n
-end
-
 local function arr_insert(v, i, x)
     local st = is_proxy(v)
     if not st then
         table.insert(v, i + 1, x)
         return
     end
-    local n = arr_slots(st)
-    local src, vals = st.src, st.vals
-    for j = n, i + 1, -1 do
-        src[j + 1], vals[j + 1] = src[j], vals[j]
-    end
-    src[i + 1], vals[i + 1] = nil, x
-    st.n = n + 1
-    mark_dirty(st)
+    arr_insert_at(st, i + 1, x)
 end
 
 local function arr_remove(v, i)
@@ -1540,14 +1751,7 @@ local function arr_remove(v, i)
         table.remove(v, i + 1)
         return
     end
-    local n = arr_slots(st)
-    local src, vals = st.src, st.vals
-    for j = i + 1, n - 1 do
-        src[j], vals[j] = src[j + 1], vals[j + 1]
-    end
-    src[n], vals[n] = nil, nil
-    st.n = n - 1
-    mark_dirty(st)
+    arr_remove_at(st, i + 1)
 end
 
 local function arr_replace(v, i, x)
@@ -1556,9 +1760,7 @@ local function arr_replace(v, i, x)
         v[i + 1] = x
         return
     end
-    arr_slots(st)
-    st.src[i + 1], st.vals[i + 1] = nil, x
-    mark_dirty(st)
+    arr_put(st, i + 1, x)
 end
 
 local function shallow(t)
@@ -1592,8 +1794,16 @@ local function touch(journal, v)
         flags[#flags + 1] = p.dirty or false
         p = p.parent
     end
-    journal[#journal + 1] = { v, st, shallow(st.edits), shallow(st.added), shallow(st.cache),
-        shallow(st.src), shallow(st.vals), st.n, st.keys, flags }
+    local e = false
+    if st.e ~= nil then
+        local rc = C.qjson_edit_clone(st.e, edit_out)
+        if rc ~= OK then
+            raise(rc, nil, 2)
+        end
+        e = ffi_gc(edit_out[0], C.qjson_edit_free)
+    end
+    journal[#journal + 1] = { v, st, shallow(st.ks), shallow(st.added), shallow(st.cache),
+        shallow(st.vals), st.next_id, st.n, e, flags }
 end
 
 local function undo_all(journal)
@@ -1601,8 +1811,9 @@ local function undo_all(journal)
         local r = journal[i]
         local v, st = r[1], r[2]
         if st then
-            st.edits, st.added, st.cache, st.src, st.vals, st.n, st.keys =
-                r[3], r[4], r[5], r[6], r[7], r[8], r[9]
+            st.ks, st.added, st.cache, st.vals, st.next_id, st.n =
+                r[3], r[4], r[5], r[6], r[7], r[8]
+            st.e = r[9] or nil
             local flags = r[10]
             for j = #flags - 1, 1, -2 do
                 flags[j].dirty = flags[j + 1]
@@ -1634,7 +1845,7 @@ local function own(v, depth)
         end
         local cp = ffi_new("qjson_cursor[1]")
         cp[0] = st.cur
-        return new_proxy(st.h, st.s, cp, nil)
+        return new_proxy(st.h, st.s, cp, nil, st.root)
     end
     local c = {}
     for k, x in next, v do
@@ -1872,9 +2083,25 @@ function qjson.patch(t, ops)
     return state.root
 end
 
---- MergePatch({}, patch): the patch with its null members dropped.
+--- Whether object `v` has a null member, at any depth of objects.
+local function has_null_member(v, depth)
+    if depth > MAX_DEPTH then
+        error("qjson.merge_patch: patch nested too deeply", 0)
+    end
+    for _, k in ipairs(object_keys(v)) do
+        local x = v[k]
+        if x == null or (kind_of(x) == OBJECT and has_null_member(x, depth + 1)) then
+            return true
+        end
+    end
+    return false
+end
+
+--- MergePatch({}, patch): the patch with its null members dropped (the
+--- patch value itself when it has none, as Python does: a text patch's
+--- value is then written as its original bytes).
 local function merged_new(patch, depth)
-    if kind_of(patch) ~= OBJECT then
+    if kind_of(patch) ~= OBJECT or not has_null_member(patch, depth) then
         return own(patch)
     end
     local out = {}
@@ -2036,6 +2263,24 @@ local many_out = ffi.typeof("qjson_many *[1]")
 local many_index = ffi.typeof("uint64_t[1]")
 local ERR_JSON = 5 -- QJSON_ERR_JSON
 
+--- The options of parse_many / open_many: skip mode and qjson_options (or nil).
+local function many_options(name, opts)
+    if opts == nil then
+        return false, nil
+    end
+    if opts.errors ~= nil and opts.errors ~= "raise" and opts.errors ~= "skip" then
+        error(name .. ': errors must be "raise" or "skip"', 3)
+    end
+    local o = ffi_new("qjson_options")
+    o.lazy = opts.lazy and 1 or 0
+    local d = opts.max_depth or 0
+    if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
+        error(name .. ": max_depth must be a positive integer", 3)
+    end
+    o.max_depth = d
+    return opts.errors == "skip", o
+end
+
 --[[ qjson.parse_many(s [, {lazy = bool, max_depth = n, errors = "raise" | "skip"}])
     -> an iterator of Docs over the documents of `s` (NDJSON / JSON Lines, or
     JSON texts separated by any whitespace), usable in a generic for:
@@ -2048,21 +2293,7 @@ function qjson.parse_many(s, opts)
     if type(s) ~= "string" then
         error("qjson.parse_many: expected a string, got " .. type(s), 2)
     end
-    local skip = false
-    local o = nil
-    if opts ~= nil then
-        if opts.errors ~= nil and opts.errors ~= "raise" and opts.errors ~= "skip" then
-            error('qjson.parse_many: errors must be "raise" or "skip"', 2)
-        end
-        skip = opts.errors == "skip"
-        o = ffi_new("qjson_options")
-        o.lazy = opts.lazy and 1 or 0
-        local d = opts.max_depth or 0
-        if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
-            error("qjson.parse_many: max_depth must be a positive integer", 2)
-        end
-        o.max_depth = d
-    end
+    local skip, o = many_options("qjson.parse_many", opts)
     local mo = many_out()
     local rc = C.qjson_many_new(s, #s, o, mo)
     if rc ~= OK then
@@ -2097,6 +2328,101 @@ function qjson.parse_many(s, opts)
             end
             local errs = it.errors
             errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
+        end
+    end
+    return setmetatable(it, { __call = step })
+end
+
+--[[ qjson.open_many(file [, opts]) -> the iterator of parse_many over a
+    file read in chunks: `file` is a path or an open file (anything with a
+    read(n) method returning a string, or nil at the end); opts as
+    parse_many's plus chunk_size (bytes read at a time, default 1 MiB).
+    Memory stays bounded by the chunk size plus the largest document (a
+    document longer than a chunk is carried into the next read, which
+    grows to its size): each Doc pins the window (carried bytes + chunk)
+    it was read in, not the file. Error offsets count in the whole file. A
+    file opened from a path is closed at the end of the iteration. ]]
+function qjson.open_many(file, opts)
+    local fh, owned
+    if type(file) == "string" then
+        local f, err = io.open(file, "rb")
+        if not f then
+            error("qjson.open_many: " .. tostring(err), 2)
+        end
+        fh, owned = f, true
+    elseif (type(file) == "table" or type(file) == "userdata") and file.read then
+        fh = file
+    else
+        error("qjson.open_many: expected a path or a file, got " .. type(file), 2)
+    end
+    local skip, o = many_options("qjson.open_many", opts)
+    local chunk = opts and opts.chunk_size or 1048576
+    if type(chunk) ~= "number" or chunk < 1 or chunk ~= floor(chunk) then
+        error("qjson.open_many: chunk_size must be a positive integer", 2)
+    end
+    local mo = many_out()
+    local rc = C.qjson_many_stream(o, chunk, mo)
+    if rc ~= OK then
+        raise(rc, nil, 2)
+    end
+    local m = ffi_gc(mo[0], C.qjson_many_free)
+    local idx = many_index()
+    local start = ffi_new("size_t[1]")
+    local dout = ffi_new("qjson_doc *[1]")
+    -- The current window (a Lua string the stream borrows), its stream
+    -- offset, and the finaliser that pins it for the handles cut from it.
+    local win, at, eof = "", 0, false
+    local ptr = ffi.cast(charp_t, win)
+    local free = C.qjson_free
+    local function refill()
+        local used = tonumber(C.qjson_many_consumed(m))
+        local rest = win:sub(used + 1)
+        at = at + used
+        local data = fh:read(chunk > #rest and chunk or #rest)
+        if data == nil or data == "" then
+            eof = true
+            data = ""
+            if owned then
+                fh:close()
+            end
+        elseif type(data) ~= "string" then
+            error("qjson.open_many: read() returned a " .. type(data), 3)
+        end
+        local w = rest .. data
+        win, ptr = w, ffi.cast(charp_t, w)
+        free = function(h)
+            local _ = w
+            C.qjson_free(h)
+        end
+        local r = C.qjson_many_window(m, w, #w, eof and 1 or 0)
+        if r ~= OK then
+            raise(r, nil, 3)
+        end
+    end
+    local it = { errors = {} }
+    local function step()
+        while true do
+            local r = C.qjson_many_next(m, dout, idx, start)
+            if r == OK then
+                local h = ffi_gc(adopt(dout[0]), free)
+                return setmetatable({ _h = h, _s = ptr + start[0] }, Doc)
+            elseif r == END then
+                if eof then
+                    return nil
+                end
+                refill()
+            else
+                local msg, _, off = last_error()
+                local i = tonumber(idx[0])
+                -- The offset (also in the message) counts in the window.
+                msg = gsub(msg, " at byte %d+$", " at byte " .. (off + at))
+                off = off + at
+                if not skip or r ~= ERR_JSON then
+                    error(format("qjson: %s (document %d, byte %d)", msg, i, off), 2)
+                end
+                local errs = it.errors
+                errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
+            end
         end
     end
     return setmetatable(it, { __call = step })

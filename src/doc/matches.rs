@@ -30,8 +30,7 @@
 //! (The scan compares keys itself rather than through `field`, whose table
 //! bookkeeping it avoids; it relies only on the child-walking helpers.)
 
-use super::{has_backslash, ArrayItems, Cursor, DistinctItems, Doc};
-use crate::decode::string::body_eq;
+use super::{ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher};
 use crate::error::{AccessError, JsonType};
 use crate::path::{segments, wildcard_error, Compiled, Segment};
 use smallvec::SmallVec;
@@ -194,32 +193,13 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// Member `key` of object `c` by a scan of its members (first
-    /// occurrence). In a strict document a key body without a backslash is
-    /// the key's own bytes, and an escape decodes shorter than it is
-    /// written: a body of the key's length matches exactly when the bytes
-    /// are equal, a shorter one never does, and only a longer one holding a
-    /// backslash is decoded. Lazy documents decode every body compared.
+    /// Member `key` of object `c` by a walk over its members (first
+    /// occurrence), the walk [`Doc::field`] makes before an object has a
+    /// table: a wildcard visits each object once, too few reads to repay
+    /// building one (nor the lock on the tables).
     fn field_scan(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        use std::cmp::Ordering::{Equal, Less};
-        let exact = !self.index.lazy && !has_backslash(key);
-        let len = self.container_len(c);
-        let mut p = self.first_child(c);
-        for i in 0..len {
-            let raw = self.string_body(p.k);
-            let hit = match raw.len().cmp(&key.len()) {
-                Equal if exact => raw == key,
-                Less if exact => false,
-                _ => (!exact || has_backslash(raw)) && body_eq(raw, key),
-            };
-            if hit {
-                return Some(self.child_value(p, true));
-            }
-            if i + 1 < len {
-                p = self.advance(p, true);
-            }
-        }
-        None
+        self.walk_field(c, &KeyMatcher::new(self.input, self.index.lazy, key))
+            .1
     }
 
     /// Element `i` of array `c` (negative counts from the end) by skipping

@@ -211,13 +211,14 @@ fn needs_escape_word(w: u64) -> bool {
 const WIDE_MIN: usize = 64;
 
 /// [`write_str`] for any string: 64-byte blocks with AVX-512BW when the
-/// CPU has it (detected at run time; the build targets baseline x86-64),
-/// else 16-byte blocks.
+/// CPU has it and `QJSON_BACKEND` allows it (see [`crate::cpu`]; the build
+/// targets baseline x86-64), else 16-byte blocks.
 #[inline(never)]
 fn write_str_general<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
     #[cfg(target_arch = "x86_64")]
-    if s.len() >= WIDE_MIN && std::is_x86_feature_detected!("avx512bw") {
-        // SAFETY: the CPU has AVX-512F and AVX-512BW (BW implies F).
+    if s.len() >= WIDE_MIN && crate::cpu::kernels().avx512_escape {
+        // SAFETY: `avx512_escape` is true only when the CPU has AVX-512F
+        // and AVX-512BW (`cpu::Features::avx512_escape`).
         unsafe { write_str_avx512(out, s) };
         return;
     }

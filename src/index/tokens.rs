@@ -28,7 +28,7 @@
 //! and leaves the scalar tokens to the decoder, which checks each one as it
 //! parses it.
 
-use super::check_strings;
+use super::{check_strings, Container};
 use crate::decode::number::scalar_end;
 use crate::scan::{self, Scan};
 use std::cell::Cell;
@@ -81,8 +81,10 @@ fn escapes_left(scan: &Scan) -> &[u32] {
 }
 
 /// Index vectors with at most this many entries of capacity are kept for
-/// the next call on the same thread (64 KiB each); larger ones are freed.
-const KEEP_MAX: usize = 16 * 1024;
+/// the next call on the same thread (512 KiB each: a thread that parses
+/// documents of up to about 1 MB of dense JSON, twitter.json's 75 000
+/// tokens, reuses one list); larger ones are freed.
+const KEEP_MAX: usize = 128 * 1024;
 
 thread_local! {
     /// The last scan's vectors, kept for the next one on this thread: for
@@ -118,15 +120,21 @@ fn give_back_scan(scan: Scan) {
 /// What the walk does besides checking the grammar.
 trait Record {
     /// Whether scalar tokens are checked here (else by the caller, who
-    /// gets each one's offset and the next token's). Also: whether nothing
-    /// is recorded (the walk then skips its bookkeeping).
+    /// gets each one's offset and the next token's).
     const CHECK_SCALARS: bool;
+    /// Whether containers are recorded (else the walk skips its
+    /// bookkeeping and calls none of the methods below but `scalar`).
+    const RECORD: bool;
     /// A container opens (its first child, if any, follows).
     fn open(&mut self);
-    /// The innermost open container closes with `len` children.
-    fn close(&mut self, ord: usize, len: u32);
+    /// The container with ordinal `ord` closes at token `k` with `len`
+    /// children.
+    fn close(&mut self, ord: usize, len: u32, k: usize);
     /// The ordinal the next container will get.
     fn next_ord(&self) -> usize;
+    /// A scalar token was passed (in document order).
+    #[inline(always)]
+    fn scalar(&mut self) {}
 }
 
 /// Validation only: nothing recorded.
@@ -134,14 +142,155 @@ struct Check;
 
 impl Record for Check {
     const CHECK_SCALARS: bool = true;
+    const RECORD: bool = false;
     #[inline(always)]
     fn open(&mut self) {}
     #[inline(always)]
-    fn close(&mut self, _: usize, _: u32) {}
+    fn close(&mut self, _: usize, _: u32, _: usize) {}
     #[inline(always)]
     fn next_ord(&self) -> usize {
         0
     }
+}
+
+/// The strict index: the container table, with each closer's position in
+/// the structurals that remain once the scalar tokens are dropped (token
+/// `k` is structural `k - scalars`, `scalars` counting the scalar tokens
+/// before it).
+struct Table {
+    containers: Vec<Container>,
+    /// The most containers the input can hold (see [`ChildCounts`]'s).
+    limit: usize,
+    scalars: u32,
+}
+
+impl Record for Table {
+    const CHECK_SCALARS: bool = true;
+    const RECORD: bool = true;
+    #[inline(always)]
+    fn open(&mut self) {
+        if self.containers.len() == self.containers.capacity() {
+            // The first guess was short: go straight to the upper bound.
+            self.containers
+                .reserve_exact(self.limit - self.containers.len());
+        }
+        self.containers.push(Container::default());
+    }
+    #[inline(always)]
+    fn close(&mut self, ord: usize, len: u32, k: usize) {
+        let next = self.containers.len() as u32;
+        self.containers[ord] = Container {
+            close: k as u32 - self.scalars,
+            next,
+            len,
+        };
+    }
+    #[inline(always)]
+    fn next_ord(&self) -> usize {
+        self.containers.len()
+    }
+    #[inline(always)]
+    fn scalar(&mut self) {
+        self.scalars += 1;
+    }
+}
+
+/// The bytes a token of the strict index starts with (all but the scalar
+/// tokens' first bytes).
+static STRUCTURAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let chars = *b"{}[]:,\"";
+    let mut i = 0;
+    while i < chars.len() {
+        t[chars[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// The strict index built from the token scan, with stage 1's escapes.
+pub(super) struct Built {
+    pub structurals: Vec<u32>,
+    pub containers: Vec<Container>,
+    pub escapes: Vec<u32>,
+    /// Whether any byte is 0x80 or above.
+    pub non_ascii: bool,
+}
+
+/// The strict index of `input` built from the token scan: the same
+/// structurals and container table as [`super::Index::build`]'s exact walk
+/// (the token walk checks the same grammar; the scalar tokens are then
+/// left out of the list). `None` means "not known to be valid" (an error,
+/// nesting deeper than the walk's stack, no token scan on this CPU): the
+/// caller takes the exact path, which also finds the error.
+///
+/// The token list is scratch, so it is the thread's spare one (see
+/// [`take_scan`]): no allocation and no growth once the thread has scanned
+/// a document as large; the index gets an exactly sized copy.
+pub(super) fn build(input: &[u8], max_depth: usize) -> Option<Built> {
+    let mut scan = take_scan();
+    let built = table(input, max_depth, &mut scan).map(|(containers, scalars)| Built {
+        structurals: structurals_of(input, &scan.structurals, scalars),
+        containers,
+        escapes: scan.escapes.clone(),
+        non_ascii: scan.non_ascii,
+    });
+    give_back_scan(scan);
+    built
+}
+
+/// [`build`] up to the container table and the number of scalar tokens,
+/// scanning into `scan`.
+fn table(input: &[u8], max_depth: usize, scan: &mut Scan) -> Option<(Vec<Container>, u32)> {
+    match scan::scan_tokens(input, scan) {
+        Some(Ok(())) if scan.first_control.is_none() => {}
+        _ => return None,
+    }
+    let s = &scan.structurals;
+    // As the exact walk guesses: small documents take the upper bound
+    // (two tokens per container) at once, others a sixteenth of it.
+    let limit = s.len() / 2 + 1;
+    let guess = if s.len() <= super::SMALL {
+        limit
+    } else {
+        s.len() / 16 + 1
+    };
+    let mut table = Table {
+        containers: Vec::with_capacity(guess),
+        limit,
+        scalars: 0,
+    };
+    let ok = walk(input, s, max_depth, &mut table)
+        && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
+    ok.then_some((table.containers, table.scalars))
+}
+
+/// The tokens of `tokens` that are not scalar tokens (`scalars` of them
+/// are), and the sentinel, in an exactly sized vector; no branch per token.
+fn structurals_of(input: &[u8], tokens: &[u32], scalars: u32) -> Vec<u32> {
+    let (&sentinel, tokens) = tokens.split_last().expect("the sentinel");
+    let len = tokens.len() - scalars as usize + 1;
+    let mut out: Vec<u32> = Vec::with_capacity(len);
+    let dst = out.as_mut_ptr();
+    let mut j = 0;
+    for &p in tokens {
+        // SAFETY: the index is clamped below `len`, the capacity. (The
+        // walk counted the scalar tokens, so `j` stays below `len - 1`
+        // anyway; the clamp keeps a miscount from writing out of bounds,
+        // and the assertion below reports it.)
+        unsafe { dst.add(j.min(len - 1)).write(p) };
+        // (Every token but the sentinel starts at a byte of the input.)
+        j += input
+            .get(p as usize)
+            .is_some_and(|&b| STRUCTURAL[b as usize]) as usize;
+    }
+    assert_eq!(j + 1, len, "scalar tokens miscounted");
+    // SAFETY: the first `j` entries were written above; the sentinel fits.
+    unsafe {
+        dst.add(j).write(sentinel);
+        out.set_len(len);
+    }
+    out
 }
 
 /// The grammar walk, compiled for AVX2 when the CPU has it (as
@@ -161,7 +310,8 @@ fn walk<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) -> bo
         ) -> bool {
             walk_impl(input, s, max_depth, rec)
         }
-        // SAFETY: `has_avx2` checked every feature `walk_avx2` enables.
+        // SAFETY: `has_avx2` is true only when the CPU has every feature
+        // `walk_avx2` enables (`cpu::Features::avx2_walk`).
         return unsafe { walk_avx2(input, s, max_depth, rec) };
     }
     walk_impl(input, s, max_depth, rec)
@@ -394,11 +544,15 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                 let close = if open == b'{' { b'}' } else { b']' };
                 if tok(k + 1) == Some(close) {
                     // Empty: no frame.
-                    rec.open();
+                    if R::RECORD {
+                        let o = rec.next_ord();
+                        rec.open();
+                        rec.close(o, 0, k + 1);
+                    }
                     k += 2;
                 } else {
                     stack[depth] = MaybeUninit::new(kind);
-                    if !R::CHECK_SCALARS {
+                    if R::RECORD {
                         ords[depth] = MaybeUninit::new(ord as u32);
                         commas[depth] = MaybeUninit::new(comma);
                         ord = rec.next_ord();
@@ -419,7 +573,10 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                     continue 'value;
                 }
             }
-            Some(_) if value_ok::<R>(input, s, k) => k += 1,
+            Some(_) if value_ok::<R>(input, s, k) => {
+                rec.scalar();
+                k += 1
+            }
             _ => return false,
         }
         // --- after a value: token k must continue or close `kind` ---
@@ -429,14 +586,17 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                     match tok(k) {
                         Some(b',') => {
                             k += 1;
-                            if !R::CHECK_SCALARS {
+                            if R::RECORD {
                                 comma += 1;
                             }
                             // Elements that are strings or scalars stay here.
                             match tok(k) {
                                 Some(b'"') => k += 1,
                                 Some(b'{' | b'[') => continue 'value,
-                                Some(_) if value_ok::<R>(input, s, k) => k += 1,
+                                Some(_) if value_ok::<R>(input, s, k) => {
+                                    rec.scalar();
+                                    k += 1
+                                }
                                 _ => return false,
                             }
                         }
@@ -452,7 +612,7 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                                 return false;
                             }
                             k += 3;
-                            if !R::CHECK_SCALARS {
+                            if R::RECORD {
                                 comma += 1;
                             }
                             // Members whose values are strings or scalars
@@ -460,7 +620,10 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                             match tok(k) {
                                 Some(b'"') => k += 1,
                                 Some(b'{' | b'[') => continue 'value,
-                                Some(_) if value_ok::<R>(input, s, k) => k += 1,
+                                Some(_) if value_ok::<R>(input, s, k) => {
+                                    rec.scalar();
+                                    k += 1
+                                }
                                 _ => return false,
                             }
                         }
@@ -479,11 +642,11 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             // after it opened with a frame); depths only grow by one push
             // and shrink by one pop.
             kind = unsafe { stack[depth].assume_init() };
-            if !R::CHECK_SCALARS {
-                rec.close(ord, comma + 1);
+            if R::RECORD {
+                rec.close(ord, comma + 1, k - 1);
                 // SAFETY: as for `stack`: frame `depth` was written (with
-                // `!CHECK_SCALARS`, as here) when the container now closing
-                // opened at this depth.
+                // `RECORD`, as here) when the container now closing opened
+                // at this depth.
                 unsafe {
                     ord = ords[depth].assume_init() as usize;
                     comma = commas[depth].assume_init();
@@ -614,6 +777,75 @@ mod tests {
             assert!(!got || valid, "{:?}", String::from_utf8_lossy(&tok));
             if plain && valid && tok.len() <= 32 {
                 assert!(got, "{:?}", String::from_utf8_lossy(&tok));
+            }
+        }
+    }
+
+    /// The token-built strict index equals the exact walk's (structurals,
+    /// container table, escapes) on every document the token walk accepts,
+    /// and it accepts every valid one here.
+    #[test]
+    fn token_index_equals_exact_index() {
+        let opts = crate::index::Options::default();
+        let same = |input: &[u8]| {
+            let exact = crate::index::Index::exact_parts(input, &opts, true);
+            let Some(Built {
+                structurals: s,
+                containers: c,
+                escapes: esc,
+                non_ascii,
+            }) = build(input, opts.max_depth)
+            else {
+                // (Nesting deeper than the walk's stack is left to the
+                // exact walk.)
+                let deep = input.iter().filter(|&&b| b == b'[').count() > STACK;
+                if scan::scan_tokens(input, &mut Scan::default()).is_some() && !deep {
+                    assert!(exact.is_err(), "{:?}", String::from_utf8_lossy(input));
+                }
+                return;
+            };
+            let (index, escapes) = exact.unwrap();
+            assert_eq!(s, index.structurals, "{:?}", String::from_utf8_lossy(input));
+            let t = |c: &[Container]| {
+                c.iter()
+                    .map(|c| (c.close, c.next, c.len))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(t(&c), t(&index.containers));
+            assert_eq!(esc, escapes);
+            assert_eq!(non_ascii, index.non_ascii);
+        };
+        let docs: [&[u8]; 14] = [
+            b"{}",
+            b"[]",
+            b"1",
+            b" \"a\\nb\" ",
+            b"[1, [2, []], {}, {\"a\": [true, null, -1.5e3]}]",
+            b"{\"a\": {\"b\": {}}, \"c\": [[[]]], \"d\": \"\\u00e9\"}",
+            b"[1,2,]",
+            b"{\"a\" 1}",
+            b"[tru]",
+            b"[1 2]",
+            "[\"\u{e9}\", 1e5, -0.5, false]".as_bytes(),
+            b"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+            b"{\"k\":1,\"k2\":{\"x\":[1,2,{\"y\":null}]},\"z\":\"s\"}",
+            b"",
+        ];
+        for d in docs {
+            same(d);
+        }
+        let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+        same(deep.as_bytes());
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+        for sub in ["jsonexamples", "JSONTestSuite/test_parsing"] {
+            let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+                eprintln!("skipped: {} is absent", dir.join(sub).display());
+                continue;
+            };
+            for e in entries.flatten() {
+                if e.path().extension().is_some_and(|x| x == "json") {
+                    same(&std::fs::read(e.path()).unwrap());
+                }
             }
         }
     }

@@ -11,7 +11,8 @@ use super::convert;
 use super::errors::{access_error, decode_error};
 use super::input::Input;
 use super::path::PathArg;
-use crate::doc::Cursor as CoreCursor;
+use crate::decode::Number;
+use crate::doc::{Cursor as CoreCursor, Value};
 use crate::document::Document;
 use crate::error::{AccessError, JsonType};
 use crate::index::{Index, Options};
@@ -136,12 +137,11 @@ macro_rules! getters {
                 let doc = self.parsed.doc();
                 let c = self.find(py, path)?;
                 match doc.type_of(c) {
-                    JsonType::String => {
-                        let s = doc
-                            .get_str(c, "")
-                            .map_err(|e| access_error(py, e, &self.parsed.input, path))?;
-                        Ok(convert::new_str(py, &s).unbind())
-                    }
+                    JsonType::String => match doc.value(c) {
+                        Ok(Value::String(s)) => Ok(convert::new_str(py, &s).unbind()),
+                        Ok(_) => unreachable!("the value of a string is a string"),
+                        Err(e) => Err(access_error(py, e, &self.parsed.input, path)),
+                    },
                     found => Err(self.type_error(py, path, "string", found)),
                 }
             }
@@ -149,36 +149,49 @@ macro_rules! getters {
             /// The integer at `path`, exact at any size (TypeError for floats,
             /// bools and other types).
             fn get_int(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                use crate::decode::Number;
                 let path = &PathArg::new(path)?;
                 let doc = self.parsed.doc();
                 let c = self.find(py, path)?;
-                match doc.get_number(c, "") {
-                    Ok(n @ (Number::Int(_) | Number::BigInt(_))) => convert::number(py, n),
-                    Ok(Number::Float(_)) => Err(self.type_error(py, path, "integer", JsonType::Number)),
-                    Err(AccessError::Type { found, .. }) => Err(self.type_error(py, path, "integer", found)),
-                    Err(e) => Err(access_error(py, e, &self.parsed.input, path)),
+                match doc.type_of(c) {
+                    JsonType::Number => match doc.value(c) {
+                        Ok(Value::Number(n @ (Number::Int(_) | Number::BigInt(_)))) => convert::number(py, n),
+                        Ok(_) => Err(self.type_error(py, path, "integer", JsonType::Number)),
+                        Err(e) => Err(access_error(py, e, &self.parsed.input, path)),
+                    },
+                    found => Err(self.type_error(py, path, "integer", found)),
                 }
             }
 
             /// The number at `path` as a float (integers are converted).
             fn get_float(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<f64> {
                 let path = &PathArg::new(path)?;
+                let doc = self.parsed.doc();
                 let c = self.find(py, path)?;
-                self.parsed
-                    .doc()
-                    .get_f64(c, "")
-                    .map_err(|e| access_error(py, e, &self.parsed.input, path))
+                match doc.type_of(c) {
+                    JsonType::Number => match doc.value(c) {
+                        Ok(Value::Number(Number::Int(v))) => Ok(v as f64),
+                        Ok(Value::Number(Number::BigInt(t))) => Ok(t.parse::<f64>().unwrap_or(f64::NAN)),
+                        Ok(Value::Number(Number::Float(v))) => Ok(v),
+                        Ok(_) => unreachable!("the value of a number is a number"),
+                        Err(e) => Err(access_error(py, e, &self.parsed.input, path)),
+                    },
+                    found => Err(self.type_error(py, path, "number", found)),
+                }
             }
 
             /// The boolean at `path` (TypeError for any other type).
             fn get_bool(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<bool> {
                 let path = &PathArg::new(path)?;
+                let doc = self.parsed.doc();
                 let c = self.find(py, path)?;
-                self.parsed
-                    .doc()
-                    .get_bool(c, "")
-                    .map_err(|e| access_error(py, e, &self.parsed.input, path))
+                match doc.type_of(c) {
+                    JsonType::Bool => match doc.value(c) {
+                        Ok(Value::Bool(b)) => Ok(b),
+                        Ok(_) => unreachable!("the value of a bool is a bool"),
+                        Err(e) => Err(access_error(py, e, &self.parsed.input, path)),
+                    },
+                    found => Err(self.type_error(py, path, "bool", found)),
+                }
             }
 
             /// "object", "array", "string", "number", "bool" or "null".

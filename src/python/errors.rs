@@ -3,7 +3,7 @@
 //! The exception classes live in `qjson/_errors.py` (so `JSONDecodeError`
 //! can subclass `json.JSONDecodeError`) and are imported on first use.
 
-use super::input::Input;
+use super::input::{Input, Origin};
 use crate::error::{AccessError, Error};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -29,7 +29,30 @@ fn line_col(input: &[u8], pos: usize) -> (usize, usize) {
 #[cold]
 #[inline(never)]
 pub(crate) fn decode_error(py: Python<'_>, e: Error, input: &Input) -> PyErr {
-    decode_error_in(py, e, input.bytes(), input.object().bind(py))
+    match input.origin() {
+        Some((origin, buf)) => stream_error(py, e, input, origin, buf),
+        None => decode_error_in(py, e, input.bytes(), input.object().bind(py)),
+    }
+}
+
+/// [`decode_error`] in a document of a stream: the position counts in the
+/// whole stream, and `doc_index` names the document.
+#[cold]
+#[inline(never)]
+fn stream_error(py: Python<'_>, e: Error, input: &Input, origin: Origin, buf: &[u8]) -> PyErr {
+    let pos = origin.at as usize + e.offset;
+    let (lineno, colno) = match line_col(buf, origin.in_buf + e.offset) {
+        (l, c) if origin.line == 0 => (l, c),
+        (1, c) => (origin.line as usize, origin.col as usize + c - 1),
+        (l, c) => (origin.line as usize + l - 1, c),
+    };
+    let make = || -> PyResult<PyErr> {
+        let ty = DECODE_ERROR.import(py, "qjson._errors", "JSONDecodeError")?;
+        let exc = ty.call1((e.kind.message(), input.object(), pos, lineno, colno))?;
+        exc.setattr("doc_index", origin.doc_index)?;
+        Ok(PyErr::from_value(exc))
+    };
+    make().unwrap_or_else(|err| err)
 }
 
 /// `qjson.JSONDecodeError` for an error at `e.offset` of `bytes`, the UTF-8

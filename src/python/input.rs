@@ -96,9 +96,26 @@ enum Owner {
     /// A private copy of a writable buffer.
     Copy(#[allow(dead_code)] Box<[u8]>),
     /// A slice of another input (`parse_many`), kept alive with it.
-    Parent(#[allow(dead_code)] std::sync::Arc<Input>),
+    Parent(std::sync::Arc<Input>, Origin),
     /// A slice of a buffer read from a file (`open_many`).
-    Shared(#[allow(dead_code)] std::sync::Arc<[u8]>),
+    Shared(std::sync::Arc<Vec<u8>>, Origin),
+}
+
+/// Where a document of a stream (`parse_many`, `open_many`) begins, so that
+/// errors found when it is read (lazy documents) count in the whole stream.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Origin {
+    /// Ordinal of the document in the stream.
+    pub(crate) doc_index: u64,
+    /// Stream offset of its first byte.
+    pub(crate) at: u64,
+    /// Offset of its first byte in the buffer it is a slice of (the parent
+    /// input, or the chunk buffer).
+    pub(crate) in_buf: usize,
+    /// Line and column (1-based) of the buffer's first byte in the stream
+    /// (a chunk buffer); `line` 0 when the buffer begins the stream.
+    pub(crate) line: u64,
+    pub(crate) col: u64,
 }
 
 /// The bytes of a Python input, kept alive and unchanged for as long as this lives.
@@ -202,29 +219,41 @@ impl Input {
         parent: &std::sync::Arc<Input>,
         a: usize,
         b: usize,
+        origin: Origin,
     ) -> Input {
         let bytes = &parent.bytes()[a..b];
         Input {
             ptr: bytes.as_ptr(),
             len: bytes.len(),
             object: parent.object.clone_ref(py),
-            _owner: Owner::Parent(parent.clone()),
+            _owner: Owner::Parent(parent.clone(), origin),
         }
     }
 
     /// The bytes `a..b` of a shared buffer, without a copy; errors name `object`.
     pub(crate) fn slice_of_shared(
-        buf: &std::sync::Arc<[u8]>,
+        buf: &std::sync::Arc<Vec<u8>>,
         a: usize,
         b: usize,
         object: Py<PyAny>,
+        origin: Origin,
     ) -> Input {
         let bytes = &buf[a..b];
         Input {
             ptr: bytes.as_ptr(),
             len: bytes.len(),
             object,
-            _owner: Owner::Shared(buf.clone()),
+            _owner: Owner::Shared(buf.clone(), origin),
+        }
+    }
+
+    /// For a document of a stream: where it begins, and the buffer it is a
+    /// slice of.
+    pub(crate) fn origin(&self) -> Option<(Origin, &[u8])> {
+        match &self._owner {
+            Owner::Parent(parent, o) => Some((*o, parent.bytes())),
+            Owner::Shared(buf, o) => Some((*o, &buf[..])),
+            _ => None,
         }
     }
 

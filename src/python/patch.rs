@@ -20,6 +20,18 @@
 //! the caller, reaches the patch's objects or another place of the
 //! document. `move` moves the value itself.
 //!
+//! # Reading the ops
+//!
+//! Each op is read when its turn comes (a malformed op fails in its turn,
+//! after the ops before it were applied and then undone): from a dict, its
+//! members by one C lookup each; from a patch given as JSON text, straight
+//! from the text's index ([`TextPatch`]: strings borrowed, the value a
+//! fresh view of the text, so no view of the patch is made). A text given
+//! as `bytes` or `str` is parsed and read once and kept ([`TEXT_PATCHES`],
+//! found by identity or equal bytes): a gateway applies the same
+//! configured patch to every request. Pointers split without a heap
+//! allocation for up to four tokens.
+//!
 //! # Atomicity
 //!
 //! Before a container is first changed by a patch, its overlay is saved
@@ -28,7 +40,9 @@
 //! back, newest first, so the target reads, writes and `dumps` exactly as
 //! before, and the views the caller holds are the same objects in the
 //! same state. Saving costs O(edits + cached views) of each changed
-//! container, never O(document).
+//! container, never O(document). The last op's change to a view is not
+//! saved: a view's edit happens whole or not at all, and nothing fails
+//! after it (a `move`, which removes and then adds, is still saved).
 //!
 //! # Equality (`test`)
 //!
@@ -37,13 +51,18 @@
 //! the target's views are read member by member (never unfolded, so a
 //! `test` leaves how they are written as it was).
 
-use super::errors::path_error;
+use super::convert::{self, new_str};
+use super::doc::Parsed;
+use super::errors::{access_error, path_error};
+use super::input::str_utf8;
 use super::stack;
 use super::view::{
     self, array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
     object_has, object_replace, object_set, pristine_twin, snapshot, Array, Object, Saved,
 };
-use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place};
+use crate::doc::{Cursor, Value};
+use crate::error::JsonType;
+use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place, Tokens};
 use crate::path::{segments, Segment};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
@@ -53,7 +72,9 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple,
     PyType,
 };
+use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
 
 static PATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -125,6 +146,32 @@ fn node<'py>(v: &Bound<'py, PyAny>) -> Node<'py> {
     }
 }
 
+/// `d[key]` without the `KeyError` (`None` when absent). For an exact
+/// dict, one C lookup (the key is a str, whose hash is cached); a subclass
+/// goes through pyo3's lookup.
+fn dict_get<'py>(
+    d: &Bound<'py, PyDict>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if !d.is_exact_instance_of::<PyDict>() {
+        return d.get_item(key);
+    }
+    let py = d.py();
+    // SAFETY: `d` is a dict and `key` a str, both alive, and the
+    // interpreter is attached. The result is a borrowed reference (or
+    // NULL, with an exception set only on an error), made owned at once.
+    unsafe {
+        let p = pyo3::ffi::PyDict_GetItemWithError(d.as_ptr(), key.as_ptr());
+        if p.is_null() {
+            return match PyErr::take(py) {
+                Some(e) => Err(e),
+                None => Ok(None),
+            };
+        }
+        Ok(Some(Bound::from_borrowed_ptr(py, p)))
+    }
+}
+
 impl<'py> Node<'py> {
     fn len(&self) -> PyResult<usize> {
         match self {
@@ -139,7 +186,7 @@ impl<'py> Node<'py> {
         let py = key.py();
         match self {
             Node::Obj(o) => Ok(object_get(o, key)?.map(|v| v.into_bound(py))),
-            Node::Dict(d) => d.get_item(key),
+            Node::Dict(d) => dict_get(d, key),
             _ => Ok(None),
         }
     }
@@ -235,30 +282,37 @@ impl<'py> Node<'py> {
 /// The containers a patch changed, as they were before.
 struct Journal<'py> {
     py: Python<'py>,
-    views: Vec<Saved>,
+    views: SmallVec<[Saved; 2]>,
     /// Plain dicts and lists: (the container, a shallow copy).
     plain: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
-    seen: Vec<*mut pyo3::ffi::PyObject>,
+    seen: SmallVec<[*mut pyo3::ffi::PyObject; 4]>,
+    /// Whether views are saved. Off for the last change of a patch: a
+    /// view's edit (one overlay write, see `view::edit`) either happens
+    /// whole or fails before changing anything, and nothing can fail after
+    /// the last change, so there is nothing to undo. Plain dicts and lists
+    /// are always saved (a subclass may run code that fails half way).
+    save_views: bool,
 }
 
 impl<'py> Journal<'py> {
     fn new(py: Python<'py>) -> Self {
         Journal {
             py,
-            views: Vec::new(),
+            views: SmallVec::new(),
             plain: Vec::new(),
-            seen: Vec::new(),
+            seen: SmallVec::new(),
+            save_views: true,
         }
     }
 
     /// Save `n` before its first change.
     fn touch(&mut self, n: &Node<'py>) -> PyResult<()> {
         let any = match n {
-            Node::Obj(o) => o.as_any(),
-            Node::Arr(a) => a.as_any(),
+            Node::Obj(o) if self.save_views => o.as_any(),
+            Node::Arr(a) if self.save_views => a.as_any(),
             Node::Dict(d) => d.as_any(),
             Node::List(l) => l.as_any(),
-            Node::Leaf => return Ok(()),
+            Node::Obj(_) | Node::Arr(_) | Node::Leaf => return Ok(()),
         };
         if self.seen.contains(&any.as_ptr()) {
             return Ok(());
@@ -306,6 +360,10 @@ fn own<'py>(v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 
 fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
     let py = v.py();
+    // Scalars first (what most ops add): immutable, shared as they are.
+    if is_scalar(v) {
+        return Ok(v.clone());
+    }
     if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
         return Err(PyValueError::new_err(
             "qjson.patch: value nested too deeply",
@@ -318,6 +376,11 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
         };
     }
     if let Ok(d) = v.cast::<PyDict>() {
+        // A dict of scalars (`{"role": "system", "content": "..."}`) is
+        // one C-level copy.
+        if d.is_exact_instance_of::<PyDict>() && d.iter().all(|(_, x)| is_scalar(&x)) {
+            return Ok(d.copy()?.into_any());
+        }
         let out = PyDict::new(py);
         for (k, x) in d.iter() {
             out.set_item(k, own_at(&x, depth + 1)?)?;
@@ -332,6 +395,16 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
         return Ok(out.into_any());
     }
     Ok(v.clone())
+}
+
+/// An immutable JSON scalar of an exact built-in type (a subclass may
+/// carry state of its own, and goes the general way).
+fn is_scalar(v: &Bound<'_, PyAny>) -> bool {
+    v.is_exact_instance_of::<PyString>()
+        || v.is_exact_instance_of::<PyInt>()
+        || v.is_exact_instance_of::<PyFloat>()
+        || v.is_none()
+        || v.is_exact_instance_of::<PyBool>()
 }
 
 fn is_number(v: &Bound<'_, PyAny>) -> bool {
@@ -364,7 +437,10 @@ fn json_eq(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, depth: usize) -> PyResult
         if a.len()? != b.len()? {
             return Ok(false);
         }
-        for (k, w) in object_items(b)? {
+        for (k, w) in Part::Py(b.clone()).items(b.py())? {
+            let Part::Py(w) = w else {
+                unreachable!("members of a Python value are Python values")
+            };
             match x.member(&k)? {
                 Some(v) if json_eq(&v, &w, depth + 1)? => {}
                 _ => return Ok(false),
@@ -392,7 +468,7 @@ fn json_eq(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, depth: usize) -> PyResult
 /// A pointer's tokens as the walk uses them.
 struct Pointer<'a> {
     text: &'a str,
-    tokens: Vec<Cow<'a, [u8]>>,
+    tokens: Tokens<'a>,
 }
 
 fn parse_pointer(text: &str) -> Step<Pointer<'_>> {
@@ -404,7 +480,7 @@ fn parse_pointer(text: &str) -> Step<Pointer<'_>> {
 
 fn key<'py>(py: Python<'py>, token: &[u8]) -> Bound<'py, PyString> {
     // Tokens come from a str, unescaped ASCII for ASCII: valid UTF-8.
-    PyString::new(py, std::str::from_utf8(token).unwrap_or_default())
+    new_str(py, std::str::from_utf8(token).unwrap_or_default())
 }
 
 /// The array index `token` names in `parent` (an array), by RFC 6902's rules
@@ -438,7 +514,7 @@ fn child<'py>(
 }
 
 /// The container holding the value `p` points to, and the last token.
-fn parent_of<'py, 'a>(root: &Bound<'py, PyAny>, p: &'a Pointer<'a>) -> Step<(Node<'py>, &'a [u8])> {
+fn parent_of<'py, 'p>(root: &Bound<'py, PyAny>, p: &'p Pointer<'_>) -> Step<(Node<'py>, &'p [u8])> {
     let py = root.py();
     let (last, path) = p.tokens.split_last().expect("a pointer with tokens");
     let mut at = node(root);
@@ -530,48 +606,37 @@ impl<'py> Doc<'py> {
         Ok(())
     }
 
-    fn apply(&mut self, op: &Bound<'py, PyAny>) -> Step<()> {
-        let py = op.py();
-        let op = node(op);
-        let name = text_member(&op, intern!(py, "op"))?;
-        let name = name.to_cow()?;
-        let Some(kind) = Op::parse(&name) else {
-            return fail(format!("unknown op {name:?}"));
-        };
-        let path_text = text_member(&op, intern!(py, "path"))?;
-        let path_text = path_text.to_cow()?;
-        let path = parse_pointer(&path_text)?;
-        let value = if kind.needs_value() {
-            match member(&op, intern!(py, "value"))? {
-                Some(v) => Some(v),
-                None => return fail(format!("a {name:?} op needs a \"value\"")),
+    /// Apply one op; `last`: no op follows it (see [`Journal::save_views`]).
+    fn apply(&mut self, op: OpIn<'_, 'py>, last: bool) -> Step<()> {
+        // A move removes, then adds: the add may still fail.
+        self.journal.save_views = !last || op.kind == Op::Move;
+        let path_text = op.path.as_str()?;
+        let path = parse_pointer(path_text)?;
+        let own_value = || -> PyResult<Bound<'py, PyAny>> {
+            let v = op.value.as_ref().expect("read with the op");
+            if op.owned {
+                Ok(v.clone())
+            } else {
+                own(v)
             }
-        } else {
-            None
         };
-        let from_text = if kind.needs_from() {
-            Some(text_member(&op, intern!(py, "from"))?)
-        } else {
-            None
-        };
-        match kind {
-            Op::Add => self.add(&path, own(&value.expect("checked above"))?),
-            Op::Replace => self.replace(&path, own(&value.expect("checked above"))?),
+        match op.kind {
+            Op::Add => self.add(&path, own_value()?),
+            Op::Replace => self.replace(&path, own_value()?),
             Op::Remove => self.remove(&path),
             Op::Test => {
                 let here = value_at(&self.root, &path)?;
-                if json_eq(&here, &value.expect("checked above"), 0)? {
+                if json_eq(&here, op.value.as_ref().expect("read with the op"), 0)? {
                     Ok(())
                 } else {
                     fail(format!("test failed: the value at {path_text:?} differs"))
                 }
             }
             Op::Move | Op::Copy => {
-                let from_text = from_text.expect("checked above");
-                let from_text = from_text.to_cow()?;
-                let from = parse_pointer(&from_text)?;
+                let from_text = op.from.as_ref().expect("read with the op").as_str()?;
+                let from = parse_pointer(from_text)?;
                 let v = value_at(&self.root, &from)?;
-                if kind == Op::Copy {
+                if op.kind == Op::Copy {
                     return self.add(&path, own(&v)?);
                 }
                 if from.tokens == path.tokens {
@@ -589,23 +654,290 @@ impl<'py> Doc<'py> {
     }
 }
 
-/// Member `name` (an interned str) of op `op` (`None` when absent).
-fn member<'py>(op: &Node<'py>, name: &Bound<'py, PyString>) -> Step<Option<Bound<'py, PyAny>>> {
-    match op {
-        Node::Obj(_) | Node::Dict(_) => Ok(op.member(name)?),
-        _ => fail("an op must be an object"),
+// -------------------------------------------------------------- reading ops
+
+/// A string member of an op: the caller's `str`, or a string of a patch
+/// given as JSON text (borrowed from the text when it has no escapes).
+enum Text<'a, 'py> {
+    Str(Bound<'py, PyString>),
+    Raw(Cow<'a, str>),
+}
+
+impl Text<'_, '_> {
+    fn as_str(&self) -> PyResult<&str> {
+        match self {
+            Text::Str(s) => str_utf8(s),
+            Text::Raw(t) => Ok(t),
+        }
     }
 }
 
-/// String member `name` of op `op`.
-fn text_member<'py>(op: &Node<'py>, name: &Bound<'py, PyString>) -> Step<Bound<'py, PyString>> {
-    match member(op, name)? {
-        Some(v) => match v.cast_into::<PyString>() {
-            Ok(s) => Ok(s),
-            Err(_) => fail(format!("the op's {name} must be a string")),
-        },
-        None => fail(format!("the op has no {name:?}")),
+/// One op, read and checked for its members, not yet applied.
+struct OpIn<'a, 'py> {
+    kind: Op,
+    path: Text<'a, 'py>,
+    /// `move` / `copy` only.
+    from: Option<Text<'a, 'py>>,
+    /// `add` / `replace` / `test` only.
+    value: Option<Bound<'py, PyAny>>,
+    /// Whether `value` is already the document's own (read from a JSON
+    /// text patch: a fresh view or scalar, shared with nothing).
+    owned: bool,
+}
+
+fn missing<T>(name: &str) -> Step<T> {
+    fail(format!("the op has no {name:?}"))
+}
+
+fn not_text<T>(name: &str) -> Step<T> {
+    fail(format!("the op's {name} must be a string"))
+}
+
+fn unknown<T>(name: &str) -> Step<T> {
+    fail(format!("unknown op {name:?}"))
+}
+
+fn no_value<T>(kind: &str) -> Step<T> {
+    fail(format!("a {kind:?} op needs a \"value\""))
+}
+
+/// Op `op` of a patch given as Python objects (a dict or an `Object`).
+fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'static, 'py>> {
+    let py = op.py();
+    let op = node(op);
+    if !op.is_object() {
+        return fail("an op must be an object");
     }
+    let text = |name: &Bound<'py, PyString>| -> Step<Text<'static, 'py>> {
+        match op.member(name)? {
+            Some(v) => match v.cast_into::<PyString>() {
+                Ok(s) => Ok(Text::Str(s)),
+                Err(_) => not_text(&name.to_cow()?),
+            },
+            None => missing(&name.to_cow()?),
+        }
+    };
+    let name = text(intern!(py, "op"))?;
+    let name = name.as_str()?;
+    let Some(kind) = Op::parse(name) else {
+        return unknown(name);
+    };
+    let path = text(intern!(py, "path"))?;
+    let value = if kind.needs_value() {
+        match op.member(intern!(py, "value"))? {
+            Some(v) => Some(v),
+            None => return no_value(name),
+        }
+    } else {
+        None
+    };
+    let from = if kind.needs_from() {
+        Some(text(intern!(py, "from"))?)
+    } else {
+        None
+    };
+    Ok(OpIn {
+        kind,
+        path,
+        from,
+        value,
+        owned: false,
+    })
+}
+
+// ------------------------------------------------------- patches as text
+
+/// One op of a patch given as JSON text, read from the text's index: the
+/// strings unescaped, the value where it is in the text.
+struct TextOp {
+    kind: Op,
+    path: Box<str>,
+    from: Option<Box<str>>,
+    value: Option<Cursor>,
+}
+
+impl TextOp {
+    /// The op, ready to apply: its value a fresh view of the text (or a
+    /// scalar), shared with nothing, so nothing of the cache is reachable
+    /// from the document.
+    fn op_in<'a, 'py>(&'a self, py: Python<'py>, parsed: &Arc<Parsed>) -> Step<OpIn<'a, 'py>> {
+        let value = match self.value {
+            Some(c) => Some(convert::value(py, parsed, c)?.into_bound(py)),
+            None => None,
+        };
+        Ok(OpIn {
+            kind: self.kind,
+            path: Text::Raw(Cow::Borrowed(&self.path)),
+            from: self.from.as_deref().map(|f| Text::Raw(Cow::Borrowed(f))),
+            value,
+            owned: true,
+        })
+    }
+}
+
+/// A patch given as JSON text, parsed and read: the ops of a JSON array
+/// (each one read, or why it is malformed, reported when its turn comes),
+/// or `None` when the text is not an array.
+struct TextPatch {
+    parsed: Arc<Parsed>,
+    ops: Option<Vec<Result<TextOp, String>>>,
+}
+
+/// Texts up to this size are kept in [`TEXT_PATCHES`].
+const TEXT_PATCH_MAX: usize = 16 * 1024;
+/// How many texts [`TEXT_PATCHES`] keeps.
+const TEXT_PATCH_SLOTS: usize = 8;
+
+/// The patch texts read last (`bytes` and `str` only: they cannot change),
+/// newest last. A gateway applies the same configured patch to every
+/// request; the parse and the reading of its ops (most of the cost of a
+/// small patch) are then done once. A text is found by identity or by
+/// equal bytes, so a hit gives exactly what reading it again would.
+static TEXT_PATCHES: Mutex<Vec<Arc<TextPatch>>> = Mutex::new(Vec::new());
+
+/// The bytes of `ops` when it is `bytes` or `str` (immutable) and small
+/// enough to keep.
+fn cacheable_text<'a>(ops: &'a Bound<'_, PyAny>) -> Option<&'a [u8]> {
+    let b = if let Ok(b) = ops.cast_exact::<PyBytes>() {
+        b.as_bytes()
+    } else if let Ok(s) = ops.cast_exact::<PyString>() {
+        // A str with lone surrogates is not kept (reading it raises).
+        str_utf8(s).ok()?.as_bytes()
+    } else {
+        return None;
+    };
+    (b.len() <= TEXT_PATCH_MAX).then_some(b)
+}
+
+/// `ops` (JSON text) parsed and read, from [`TEXT_PATCHES`] when it is there.
+fn text_patch(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<Arc<TextPatch>> {
+    let key = cacheable_text(ops);
+    if let Some(bytes) = key {
+        let cache = TEXT_PATCHES.lock().unwrap_or_else(|e| e.into_inner());
+        let hit = cache.iter().rev().find(|t| {
+            t.parsed.input.object().as_ptr() == ops.as_ptr() || t.parsed.input.bytes() == bytes
+        });
+        if let Some(t) = hit {
+            return Ok(t.clone());
+        }
+    }
+    let parsed = super::doc::parse(py, ops, false, 1024)?.parsed;
+    let doc = parsed.doc();
+    let root = doc.root();
+    let ops_read = match doc.array_items(root) {
+        Ok(items) => Some(
+            items
+                .map(|c| read_text_op(py, &parsed, c))
+                .collect::<PyResult<Vec<_>>>()?,
+        ),
+        Err(_) => None,
+    };
+    let t = Arc::new(TextPatch {
+        parsed: parsed.clone(),
+        ops: ops_read,
+    });
+    if key.is_some() {
+        let mut cache = TEXT_PATCHES.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= TEXT_PATCH_SLOTS {
+            // Dropped after the lock is released (it holds a Python object).
+            let oldest = cache.remove(0);
+            drop(cache);
+            drop(oldest);
+            TEXT_PATCHES
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(t.clone());
+        } else {
+            cache.push(t.clone());
+        }
+    }
+    Ok(t)
+}
+
+/// Op `c` of a patch given as JSON text, read from its index (no view of
+/// the patch is made); `Err(message)` when it is malformed.
+fn read_text_op(
+    py: Python<'_>,
+    parsed: &Arc<Parsed>,
+    c: Cursor,
+) -> PyResult<Result<TextOp, String>> {
+    let doc = parsed.doc();
+    /// A failed read: a malformed op (kept, raised in its turn) or an
+    /// error of Python's (raised now).
+    fn bad<T>(m: Step<()>) -> PyResult<Result<T, String>> {
+        match m {
+            Err(Fail::Patch(msg)) => Ok(Err(msg)),
+            Err(Fail::Py(e)) => Err(e),
+            Ok(()) => unreachable!("called with a failure"),
+        }
+    }
+    if doc.type_of(c) != JsonType::Object {
+        return bad(fail("an op must be an object"));
+    }
+    // The first occurrence of each member, in one walk.
+    let (mut op, mut path, mut value, mut from) = (None, None, None, None);
+    let items = doc
+        .object_items(c)
+        .map_err(|e| access_error(py, e, &parsed.input, ""))?;
+    for (raw, v) in items {
+        // Keys are compared unescaped (`"o\u0070"` is `op`).
+        let k: Cow<[u8]> = if raw.contains(&b'\\') {
+            match doc.key_str(raw) {
+                Ok(k) => Cow::Owned(k.into_owned().into_bytes()),
+                Err(e) => return Err(access_error(py, e, &parsed.input, "")),
+            }
+        } else {
+            Cow::Borrowed(raw)
+        };
+        let slot = match &*k {
+            b"op" => &mut op,
+            b"path" => &mut path,
+            b"value" => &mut value,
+            b"from" => &mut from,
+            _ => continue,
+        };
+        slot.get_or_insert(v);
+    }
+    let text = |at: Option<Cursor>, name: &str| -> PyResult<Result<Box<str>, String>> {
+        let Some(at) = at else {
+            return bad(missing(name));
+        };
+        match doc
+            .value(at)
+            .map_err(|e| access_error(py, e, &parsed.input, ""))?
+        {
+            Value::String(s) => Ok(Ok(s.into())),
+            _ => bad(not_text(name)),
+        }
+    };
+    let name = match text(op, "op")? {
+        Ok(n) => n,
+        Err(m) => return Ok(Err(m)),
+    };
+    let Some(kind) = Op::parse(&name) else {
+        return bad(unknown(&name));
+    };
+    let path = match text(path, "path")? {
+        Ok(p) => p,
+        Err(m) => return Ok(Err(m)),
+    };
+    if kind.needs_value() && value.is_none() {
+        return bad(no_value(&name));
+    }
+    let from = if kind.needs_from() {
+        match text(from, "from")? {
+            Ok(f) => Some(f),
+            Err(m) => return Ok(Err(m)),
+        }
+    } else {
+        None
+    };
+    Ok(Ok(TextOp {
+        kind,
+        path,
+        from,
+        value: value.filter(|_| kind.needs_value()),
+    }))
 }
 
 fn is_text(v: &Bound<'_, PyAny>) -> bool {
@@ -615,29 +947,6 @@ fn is_text(v: &Bound<'_, PyAny>) -> bool {
         || v.is_instance_of::<pyo3::types::PyMemoryView>()
 }
 
-/// The ops of a patch: a list / tuple / `Array` of op objects, or JSON text.
-fn op_list<'py>(ops: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let py = ops.py();
-    let text = is_text(ops);
-    let ops = if text {
-        view::decode(py, ops, 1024)?.into_bound(py)
-    } else {
-        ops.clone()
-    };
-    match node(&ops) {
-        Node::Arr(a) => (0..array_len(&a)?)
-            .map(|i| Ok(array_get(&a, i)?.into_bound(py)))
-            .collect(),
-        Node::List(l) => Ok(l.iter().collect()),
-        _ if ops.cast::<PyTuple>().is_ok() => Ok(ops.try_iter()?.collect::<PyResult<_>>()?),
-        _ if text => Err(patch_error(py, "a JSON Patch is an array of ops", None)),
-        _ => Err(PyTypeError::new_err(format!(
-            "qjson.patch: ops must be a list of dicts or JSON text, not {}",
-            ops.get_type().name()?
-        ))),
-    }
-}
-
 /// `qjson.patch(target, ops) -> target`: RFC 6902, atomic.
 #[pyfunction]
 pub(crate) fn patch<'py>(
@@ -645,68 +954,160 @@ pub(crate) fn patch<'py>(
     ops: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = target.py();
-    let ops = op_list(ops)?;
     let mut doc = Doc {
         root: target.clone(),
         journal: Journal::new(py),
     };
-    for (i, op) in ops.iter().enumerate() {
-        if let Err(f) = doc.apply(op) {
-            doc.journal.undo()?;
-            return Err(match f {
-                Fail::Patch(msg) => patch_error(py, &format!("op {i}: {msg}"), Some(i)),
-                Fail::Py(e) => e,
-            });
+    // Op `i` of `n`: read, then applied; on a failure, undo and raise.
+    let mut run = |i: usize, n: usize, op: Step<OpIn<'_, 'py>>| -> PyResult<()> {
+        let Err(f) = op.and_then(|op| doc.apply(op, i + 1 == n)) else {
+            return Ok(());
+        };
+        std::mem::replace(&mut doc.journal, Journal::new(py)).undo()?;
+        Err(match f {
+            Fail::Patch(msg) => patch_error(py, &format!("op {i}: {msg}"), Some(i)),
+            Fail::Py(e) => e,
+        })
+    };
+    if is_text(ops) {
+        let text = text_patch(py, ops)?;
+        let Some(text_ops) = &text.ops else {
+            return Err(patch_error(py, "a JSON Patch is an array of ops", None));
+        };
+        for (i, op) in text_ops.iter().enumerate() {
+            let op = match op {
+                Ok(op) => op.op_in(py, &text.parsed),
+                Err(msg) => fail(msg.as_str()),
+            };
+            run(i, text_ops.len(), op)?;
         }
+    } else if ops.is_instance_of::<PyList>() || ops.is_instance_of::<PyTuple>() {
+        // The ops as they are now (the caller's list is not read again).
+        let ops: SmallVec<[Bound<'py, PyAny>; 8]> = match ops.cast::<PyList>() {
+            Ok(l) => l.iter().collect(),
+            Err(_) => ops.cast::<PyTuple>()?.iter().collect(),
+        };
+        for (i, op) in ops.iter().enumerate() {
+            run(i, ops.len(), read_op(op))?;
+        }
+    } else if let Ok(a) = ops.cast_exact::<Array>() {
+        let ops = (0..array_len(a)?)
+            .map(|i| Ok(array_get(a, i)?.into_bound(py)))
+            .collect::<PyResult<Vec<_>>>()?;
+        for (i, op) in ops.iter().enumerate() {
+            run(i, ops.len(), read_op(op))?;
+        }
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "qjson.patch: ops must be a list of dicts or JSON text, not {}",
+            ops.get_type().name()?
+        )));
     }
     Ok(doc.root)
 }
 
 // -------------------------------------------------------------- merge patch
 
+/// A value of a merge patch: a Python value (dict, `Object`, ...), or a
+/// value of a patch given as JSON text, read from the text's index (no
+/// view of the patch is made; what is added becomes a fresh view of the
+/// text, shared with nothing).
+#[derive(Clone)]
+enum Part<'a, 'py> {
+    Py(Bound<'py, PyAny>),
+    Text(&'a Arc<Parsed>, Cursor),
+}
+
+impl<'py> Part<'_, 'py> {
+    fn is_null(&self) -> bool {
+        match self {
+            Part::Py(v) => v.is_none(),
+            Part::Text(p, c) => p.doc().type_of(*c) == JsonType::Null,
+        }
+    }
+
+    fn is_object(&self) -> bool {
+        match self {
+            Part::Py(v) => node(v).is_object(),
+            Part::Text(p, c) => p.doc().type_of(*c) == JsonType::Object,
+        }
+    }
+
+    /// The members of an object (for a repeated key in a text, the first).
+    fn items(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyString>, Self)>> {
+        let key_error = || PyTypeError::new_err("qjson.merge_patch: object keys must be str");
+        let mut out = Vec::new();
+        match self {
+            // An exact dict is walked in place; anything else (an `Object`,
+            // a dict subclass) through its own `items()`.
+            Part::Py(v) if v.is_exact_instance_of::<PyDict>() => {
+                for (k, x) in v.cast::<PyDict>()?.iter() {
+                    out.push((
+                        k.cast_into::<PyString>().map_err(|_| key_error())?,
+                        Part::Py(x),
+                    ));
+                }
+            }
+            Part::Py(v) => {
+                for item in v.call_method0("items")?.try_iter()? {
+                    let (k, x): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
+                    out.push((
+                        k.cast_into::<PyString>().map_err(|_| key_error())?,
+                        Part::Py(x),
+                    ));
+                }
+            }
+            Part::Text(p, c) => {
+                let doc = p.doc();
+                let err = |e| access_error(py, e, &p.input, "");
+                for m in doc.distinct_items(*c).map_err(err)? {
+                    let (_, raw, at) = m.map_err(err)?;
+                    let k = doc.key_str(raw).map_err(err)?;
+                    out.push((new_str(py, &k), Part::Text(p, at)));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The value as the document's own (see [`own`]).
+    fn fresh(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            Part::Py(v) => own(v),
+            Part::Text(p, c) => Ok(convert::value(py, p, *c)?.into_bound(py)),
+        }
+    }
+}
+
 /// Whether an object patch holds a null member at any depth of its
 /// objects (arrays are values, nulls inside them are kept).
-fn has_null_member(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+fn has_null_member(py: Python<'_>, v: &Part<'_, '_>, depth: usize) -> PyResult<bool> {
     if depth > MAX_DEPTH {
         return Err(PyValueError::new_err(
             "qjson.merge_patch: patch nested too deeply",
         ));
     }
-    for (_, x) in object_items(v)? {
-        if x.is_none() || (node(&x).is_object() && has_null_member(&x, depth + 1)?) {
+    for (_, x) in v.items(py)? {
+        if x.is_null() || (x.is_object() && has_null_member(py, &x, depth + 1)?) {
             return Ok(true);
         }
     }
     Ok(false)
 }
 
-/// The members of an object value (a dict or an `Object`).
-fn object_items<'py>(
-    v: &Bound<'py, PyAny>,
-) -> PyResult<Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>> {
-    let mut out = Vec::new();
-    for item in v.call_method0("items")?.try_iter()? {
-        let (k, x): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
-        let k = k
-            .cast_into::<PyString>()
-            .map_err(|_| PyTypeError::new_err("qjson.merge_patch: object keys must be str"))?;
-        out.push((k, x));
-    }
-    Ok(out)
-}
-
 /// MergePatch({}, patch): the patch object with its null members dropped.
-fn merged_new<'py>(patch: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
-    if !node(patch).is_object() {
-        return own(patch);
+fn merged_new<'py>(
+    py: Python<'py>,
+    patch: &Part<'_, 'py>,
+    depth: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    if !patch.is_object() || !has_null_member(py, patch, depth)? {
+        return patch.fresh(py);
     }
-    if !has_null_member(patch, depth)? {
-        return own(patch);
-    }
-    let out = PyDict::new(patch.py());
-    for (k, x) in object_items(patch)? {
-        if !x.is_none() {
-            out.set_item(k, merged_new(&x, depth + 1)?)?;
+    let out = PyDict::new(py);
+    for (k, x) in patch.items(py)? {
+        if !x.is_null() {
+            out.set_item(k, merged_new(py, &x, depth + 1)?)?;
         }
     }
     Ok(out.into_any())
@@ -716,23 +1117,25 @@ fn merged_new<'py>(patch: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'p
 fn merge_into<'py>(
     journal: &mut Journal<'py>,
     target: &Node<'py>,
-    patch: &Bound<'py, PyAny>,
+    patch: &Part<'_, 'py>,
     depth: usize,
 ) -> PyResult<()> {
+    let py = journal.py;
     if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
         return Err(PyValueError::new_err(
             "qjson.merge_patch: patch nested too deeply",
         ));
     }
-    for (k, x) in object_items(patch)? {
-        if x.is_none() {
-            if target.has(&k)? {
-                journal.touch(target)?;
-                target.delete(&k)?;
-            }
+    for (k, x) in patch.items(py)? {
+        if x.is_null() {
+            // One lookup (the delete's): a container already saved is not
+            // saved again, and saving one whose key is absent costs less
+            // than asking first.
+            journal.touch(target)?;
+            target.delete(&k)?;
             continue;
         }
-        if node(&x).is_object() {
+        if x.is_object() {
             if let Some(cur) = target.member(&k)? {
                 let cur = node(&cur);
                 if cur.is_object() {
@@ -741,7 +1144,7 @@ fn merge_into<'py>(
                 }
             }
         }
-        let v = merged_new(&x, depth + 1)?;
+        let v = merged_new(py, &x, depth + 1)?;
         journal.touch(target)?;
         target.set(&k, v)?;
     }
@@ -755,17 +1158,22 @@ pub(crate) fn merge_patch<'py>(
     patch: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = target.py();
-    let patch = if is_text(patch) {
-        view::decode(py, patch, 1024)?.into_bound(py)
+    // A text is parsed once and kept, as for `patch` ([`text_patch`]).
+    let text = if is_text(patch) {
+        Some(text_patch(py, patch)?)
     } else {
-        patch.clone()
+        None
     };
-    if !node(&patch).is_object() {
-        return own(&patch);
+    let patch = match &text {
+        Some(t) => Part::Text(&t.parsed, t.parsed.doc().root()),
+        None => Part::Py(patch.clone()),
+    };
+    if !patch.is_object() {
+        return patch.fresh(py);
     }
     let t = node(target);
     if !t.is_object() {
-        return merged_new(&patch, 0);
+        return merged_new(py, &patch, 0);
     }
     let mut journal = Journal::new(py);
     if let Err(e) = merge_into(&mut journal, &t, &patch, 0) {
@@ -867,16 +1275,34 @@ fn number_op<'py>(
     Ok(new)
 }
 
+/// The `by` of `incr`: 1 when not given. An explicit `None` is not a
+/// number and raises `TypeError`, as `value + None` would (ReJSON's
+/// NUMINCRBY has no default at all; redis-py requires the number).
+pub(crate) enum By<'py> {
+    One,
+    Given(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for By<'py> {
+    type Error = PyErr;
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(By::Given(obj.to_owned()))
+    }
+}
+
 /// `qjson.incr(target, path, by=1)`: ReJSON NUMINCRBY.
 #[pyfunction]
-#[pyo3(signature = (target, path, by = None))]
+#[pyo3(signature = (target, path, by = By::One), text_signature = "(target, path, by=1)")]
 pub(crate) fn incr<'py>(
     target: &Bound<'py, PyAny>,
     path: &str,
-    by: Option<&Bound<'py, PyAny>>,
+    by: By<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let one = 1i64.into_pyobject(target.py())?.into_any();
-    number_op(target, path, by.unwrap_or(&one), Arith::Add)
+    let by = match by {
+        By::One => 1i64.into_pyobject(target.py())?.into_any(),
+        By::Given(v) => v,
+    };
+    number_op(target, path, &by, Arith::Add)
 }
 
 /// `qjson.mul(target, path, by)`: ReJSON NUMMULTBY.

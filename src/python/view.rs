@@ -21,151 +21,70 @@
 //!
 //! A view is *dirty* when it is Edited or patched, or one of its cached
 //! child views is dirty; writing a view first works this out for every
-//! view cached below it in one walk ([`mark_dirty`]). A clean view is one
-//! copy of its original bytes (the root view: the whole input, surrounding
-//! whitespace included). A dirty view is written
-//! child by child: each run of untouched children with consecutive original
-//! ordinals is one copy of the input from the first child's start to the
-//! last child's end (separators and whitespace included); new values go
-//! through the serializer and dirty child views recurse. The cost is
-//! O(bytes copied + bytes encoded + children of the dirty containers).
-//! In a strict document two shapes are spliced instead, their own bytes
-//! copied with only the edited spans replaced (cost: the edits, plus one
-//! key walk for objects): a lazy array whose only changes are in cached
-//! child views ([`splice_views`]), and a lazy object with distinct keys
-//! whose patches replace or add members ([`splice_object`]).
-//! [`Sink`] is where the bytes go; `dumps` implements it.
-//!
-//! In a lazy document (`parse(lazy=True)`) values were never validated, so
-//! every range is strictly validated before it is copied; an invalid one
-//! raises `JSONDecodeError` rather than being passed on.
+//! view cached below it in one walk (`dirty`). A clean view is one copy of
+//! its original bytes (the root view: the whole input, surrounding
+//! whitespace included). A dirty view is written by the core edit engine
+//! (`crate::edit`: splice into the original bytes, or member by member
+//! with runs of untouched members copied at once, ranges of lazy
+//! documents validated first); `write` is the Python host of that engine
+//! and [`Sink`] is where the bytes go (`dumps` implements it).
 //!
 //! # Depth
 //!
 //! Cached views can nest as deep as the document. Nothing here recurses
 //! without a bound on the C stack: the dirty check walks with a list of
-//! its own ([`mark_dirty`]), the writers stop with an error when the
-//! thread's stack runs low (`stack`), and a dropped view releases deep
-//! descendants in a loop ([`release`]).
+//! its own (`dirty`), the writers stop with an error when the thread's
+//! stack runs low (`stack`), and a dropped view releases deep descendants
+//! in a loop (`drop`).
+//!
+//! # Files
+//!
+//! `view.rs`: the types, reads and edits; `view/cache.rs`: cached child
+//! views; `view/patch.rs`: patches of lazy objects (the core's, over Python
+//! keys); `view/edit.rs`: hooks for `qjson.patch` and snapshots;
+//! `view/dirty.rs`: the dirty walk; `view/write.rs`: writing through the
+//! core engine; `view/drop.rs`: dropping deep trees of views.
 
 use super::convert;
 use super::doc::{Doc, Parsed};
-use super::errors::{access_error, decode_error};
+use super::errors::access_error;
 use super::input::str_utf8;
 use crate::doc::Cursor;
 use crate::error::{AccessError, JsonType};
-use crate::index::{Index, Options};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
 use pyo3::PyTraverseError;
-use smallvec::SmallVec;
-use std::collections::HashMap;
 
 mod cache;
+mod dirty;
+mod drop;
 mod edit;
 mod patch;
+mod write;
 
 use cache::ViewCache;
+use dirty::{dirty_now, mark_dirty, new_era};
 pub(crate) use edit::{
     array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
     object_has, object_replace, object_set, pristine_twin, snapshot, Saved,
 };
 use patch::{KeyState, Patches};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+pub(crate) use write::{is_view, write, Sink};
 
-/// One child of an Edited container.
-enum Slot {
-    /// An original child: its cursor, its ordinal among the container's
-    /// original children, and its view once read (containers only).
-    Orig {
-        at: Cursor,
-        i: u32,
-        view: Option<Py<PyAny>>,
-    },
-    /// A value set from Python.
-    New(Py<PyAny>),
-}
+/// One child of an Edited container: an original child (its cursor,
+/// ordinal and cached view) or a value set from Python (see `crate::edit`).
+type Slot = crate::edit::Slot<Py<PyAny>>;
 
 /// A member of an Edited object.
-struct Member {
-    key: Box<str>,
-    /// Offset of the key's opening quote (original members only).
-    key_at: u32,
-    slot: Slot,
-}
+type Member = crate::edit::Member<Py<PyAny>>;
 
-/// Objects with more members than this get a hash index; smaller ones are
-/// searched linearly (cheaper than hashing at this size).
-const INDEX_MIN: usize = 16;
-
-/// The members of an Edited object, in order; deleted ones are `None`.
-#[derive(Default)]
-struct Members {
-    list: Vec<Option<Member>>,
-    /// Number of live members.
-    live: usize,
-    /// Key -> position in `list`, once there are more than [`INDEX_MIN`].
-    index: Option<HashMap<Box<str>, usize>>,
-}
-
-impl Members {
-    fn live(&self) -> usize {
-        self.live
-    }
-
-    fn find(&self, key: &str) -> Option<usize> {
-        match &self.index {
-            Some(ix) => ix.get(key).copied(),
-            None => self
-                .list
-                .iter()
-                .position(|m| m.as_ref().is_some_and(|m| &*m.key == key)),
-        }
-    }
-
-    fn reindex(&mut self) {
-        self.list.retain(Option::is_some);
-        if let Some(ix) = &mut self.index {
-            ix.clear();
-            for (i, m) in self.list.iter().enumerate() {
-                if let Some(m) = m {
-                    ix.insert(m.key.clone(), i);
-                }
-            }
-        }
-    }
-
-    fn remove(&mut self, key: &str) -> Option<Member> {
-        let pos = self.find(key)?;
-        if let Some(ix) = &mut self.index {
-            ix.remove(key);
-        }
-        let m = self.list[pos].take();
-        self.live -= 1;
-        // Keep the tombstones bounded.
-        if self.list.len() > INDEX_MIN && self.list.len() > 2 * self.live {
-            self.reindex();
-        }
-        m
-    }
-
-    fn push(&mut self, m: Member) {
-        if let Some(ix) = &mut self.index {
-            ix.insert(m.key.clone(), self.list.len());
-        }
-        self.list.push(Some(m));
-        self.live += 1;
-        if self.index.is_none() && self.live > INDEX_MIN {
-            self.index = Some(HashMap::with_capacity(2 * self.live));
-            self.reindex();
-        }
-    }
-}
+/// The members of an Edited object, in order (see `crate::edit::Members`).
+type Members = crate::edit::Members<Py<PyAny>>;
 
 /// (key, value cursor, offset of the key's quote, ordinal among all members).
 type DistinctMember = (Box<str>, Cursor, u32, u32);
@@ -251,193 +170,18 @@ fn slot_value(py: Python<'_>, parsed: &Arc<Parsed>, slot: &mut Slot) -> PyResult
     }
 }
 
+/// Give `each` the view an original slot caches, if any.
+fn cached(slot: &Slot, each: &mut impl FnMut(&Py<PyAny>)) {
+    if let Slot::Orig { view: Some(v), .. } = slot {
+        each(v);
+    }
+}
+
 fn visit_slot(slot: &Slot, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
     match slot {
         Slot::New(v) | Slot::Orig { view: Some(v), .. } => visit.call(v),
         Slot::Orig { view: None, .. } => Ok(()),
     }
-}
-
-/// Work out which views under `root` (itself included) have edits to
-/// write, in one walk, and note the answer in each ([`Marked::mark`], with
-/// the current [`ERA`]); returns `root`'s. A view is dirty when it holds
-/// edits of its own (it is Edited or patched) or a view cached below it is
-/// dirty.
-///
-/// The walk reaches every view a writer of `root` may ask about: the views
-/// cached by lazy containers (patched ones included) and by the original
-/// slots of Edited ones; new values are walked when they are written. The
-/// writers then read the notes ([`dirty_now`]), so writing a tree of
-/// cached views costs O(views) for this, however deep they nest (a writer
-/// asking at every level would cost views times levels), unless Python
-/// code runs in between (a new era: the views asked about are walked
-/// again). The walk uses a list of its own rather than recursion, since a
-/// chain of cached views can be as deep as the document.
-///
-/// The answer must be exact: a clean view is written as one copy of its
-/// bytes (the root with the whitespace around it; in a lazy document, or
-/// with repeated keys, as written), which the edit path would not give. A
-/// view that cannot be borrowed (being changed right now) counts as dirty.
-fn mark_dirty<'py>(py: Python<'py>, root: &impl Marked) -> bool {
-    /// A view met by the walk: where its note is, the position of its
-    /// parent, and whether it is dirty (its own edits first, then its
-    /// children's).
-    struct Met {
-        mark: *const AtomicU64,
-        parent: usize,
-        dirty: bool,
-    }
-    /// `v`'s note and own edits, its cached child views given to `each`
-    /// (`None`: not a view, or one that cannot be borrowed).
-    fn visit(
-        v: Borrowed<'_, '_, PyAny>,
-        each: &mut impl FnMut(&Py<PyAny>),
-    ) -> Option<(*const AtomicU64, bool)> {
-        if let Ok(o) = v.cast_exact::<Object>() {
-            let o = o.try_borrow().ok()?;
-            return Some((o.mark(), o.edits_and_views(each)));
-        }
-        let a = v.cast_exact::<Array>().ok()?.try_borrow().ok()?;
-        Some((a.mark(), a.edits_and_views(each)))
-    }
-    // Borrowed pointers: each view met is kept alive by the cache of a
-    // view the caller holds (and a note by its view), and the walk runs no
-    // Python code (type tests, borrow flags, and reference counts that
-    // never reach zero), so under the interpreter lock (the module
-    // declares `gil_used`) no other thread runs either, and none of them
-    // is changed or freed meanwhile.
-    //
-    // Views to visit, with the position of their parent in `met`.
-    let mut todo: SmallVec<[(*mut ffi::PyObject, usize); 8]> = SmallVec::new();
-    let (mark, own) = (
-        root.mark(),
-        root.edits_and_views(&mut |c| todo.push((c.as_ptr(), 0))),
-    );
-    let era = ERA.load(Relaxed);
-    if todo.is_empty() {
-        mark.store(note(era, own), Relaxed);
-        return own;
-    }
-    let mut met: SmallVec<[Met; 8]> = SmallVec::new();
-    met.push(Met {
-        mark: mark as *const AtomicU64,
-        parent: 0,
-        dirty: own,
-    });
-    // `todo` holds the children of `met[0]`; from here on, the children
-    // of each view met are listed right after it is met.
-    let mut next = 0;
-    while next < todo.len() {
-        let (p, parent) = todo[next];
-        next += 1;
-        let i = met.len();
-        // SAFETY: `p` is a live object for the whole walk (see above).
-        let child = unsafe { Borrowed::from_ptr(py, p) };
-        let mut add = |c: &Py<PyAny>| todo.push((c.as_ptr(), i));
-        match visit(child, &mut add) {
-            Some((mark, own)) => met.push(Met {
-                mark,
-                parent,
-                dirty: own,
-            }),
-            // A cached view being changed right now counts as dirty.
-            None => met[parent].dirty = true,
-        }
-    }
-    // Children come after their parents: one backward pass passes each
-    // child's answer up.
-    for i in (1..met.len()).rev() {
-        if met[i].dirty {
-            let parent = met[i].parent;
-            met[parent].dirty = true;
-        }
-    }
-    for m in &met {
-        // SAFETY: each note is in a view met, alive for the walk (above).
-        unsafe { &*m.mark }.store(note(era, m.dirty), Relaxed);
-    }
-    met[0].dirty
-}
-
-/// A view, as [`mark_dirty`] sees it.
-trait Marked {
-    /// Where the walk notes its answer (see [`note`]).
-    fn mark(&self) -> &AtomicU64;
-    /// Whether the view holds edits of its own (it is Edited or patched);
-    /// `each` is given every child view it caches.
-    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool;
-}
-
-impl Marked for Object {
-    fn mark(&self) -> &AtomicU64 {
-        &self.dirty_mark
-    }
-
-    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool {
-        match &self.state {
-            ObjState::Lazy { views, patches, .. } => {
-                views.for_each(each);
-                !patches.is_empty()
-            }
-            ObjState::Edited(m) => {
-                m.list.iter().flatten().for_each(|m| m.slot.cached(each));
-                true
-            }
-        }
-    }
-}
-
-impl Marked for Array {
-    fn mark(&self) -> &AtomicU64 {
-        &self.dirty_mark
-    }
-
-    fn edits_and_views(&self, each: &mut impl FnMut(&Py<PyAny>)) -> bool {
-        match &self.state {
-            ArrState::Lazy { views } => {
-                views.for_each(each);
-                false
-            }
-            ArrState::Edited(s) => {
-                s.iter().for_each(|slot| slot.cached(each));
-                true
-            }
-        }
-    }
-}
-
-/// Notes taken by [`mark_dirty`] are good until Python code may have run:
-/// a writer that hands a value to the serializer (a `default` hook, a
-/// property) starts a new era, and a note from an earlier one is not
-/// trusted. Views start with note 0, from no era.
-static ERA: AtomicU64 = AtomicU64::new(1);
-
-/// Python code may have run since the views were marked.
-fn new_era() {
-    ERA.fetch_add(1, Relaxed);
-}
-
-/// A view's note: the era it was taken in, and the answer.
-fn note(era: u64, dirty: bool) -> u64 {
-    era << 1 | u64::from(dirty)
-}
-
-/// Whether a view has edits to write: its note when taken in this era,
-/// else a fresh walk (which notes the views below it anew).
-fn dirty_now<'py>(py: Python<'py>, v: &impl Marked) -> bool {
-    let note = v.mark().load(Relaxed);
-    if note >> 1 == ERA.load(Relaxed) {
-        return note & 1 == 1;
-    }
-    mark_dirty(py, v)
-}
-
-/// [`dirty_now`] for a cached child view. A writer asks only about views
-/// under one it walked itself, so the notes answer unless Python code ran
-/// in between (and may have edited views). A view that cannot be borrowed
-/// answers dirty, so that writing it raises.
-fn marked_dirty(v: &Bound<'_, PyAny>) -> bool {
-    dirty_view_cursor(v).map_or(true, |c| c.is_some())
 }
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
@@ -496,18 +240,13 @@ impl Object {
     /// The Edited members, unfolding a Lazy object first.
     fn members_mut(&mut self, py: Python<'_>) -> PyResult<&mut Members> {
         if let ObjState::Lazy { views, patches, .. } = &mut self.state {
-            let mut views = std::mem::take(views);
-            let patches = std::mem::take(patches);
-            let mut m = Members::default();
-            for (key, at, key_at, i) in self.distinct_members(py)? {
-                let view = views.remove(at.start);
-                m.push(Member {
-                    key,
-                    key_at,
-                    slot: Slot::Orig { at, i, view },
-                });
-            }
-            apply(py, &mut m, patches)?;
+            // The state changes only once the unfolding succeeded (a lazy
+            // document may hold a malformed member).
+            let mut m = Members::unfold_with(&self.parsed.doc(), self.at, |at| {
+                views.get(at.start).map(|v| v.clone_ref(py))
+            })
+            .map_err(|e| err(py, &self.parsed, e))?;
+            apply(py, &mut m, std::mem::take(patches))?;
             self.state = ObjState::Edited(m);
         }
         match &mut self.state {
@@ -632,17 +371,7 @@ impl Object {
             return patches.set(py, k, value, || doc.field(at, ks.as_bytes()));
         }
         let k = str_utf8(k)?;
-        let m = self.members_mut(py)?;
-        match m.find(k) {
-            Some(pos) => {
-                m.list[pos].as_mut().expect("indexed members are live").slot = Slot::New(value);
-            }
-            None => m.push(Member {
-                key: k.into(),
-                key_at: 0,
-                slot: Slot::New(value),
-            }),
-        }
+        self.members_mut(py)?.set(k, value);
         Ok(())
     }
 
@@ -684,16 +413,7 @@ fn apply(py: Python<'_>, m: &mut Members, patches: Patches) -> PyResult<()> {
             None => {
                 m.remove(key);
             }
-            Some(v) => match m.find(key) {
-                Some(pos) => {
-                    m.list[pos].as_mut().expect("indexed members are live").slot = Slot::New(v)
-                }
-                None => m.push(Member {
-                    key: key.into(),
-                    key_at: 0,
-                    slot: Slot::New(v),
-                }),
-            },
+            Some(v) => m.set(key, v),
         }
     }
     Ok(())
@@ -898,7 +618,7 @@ impl Object {
                 for v in views.values() {
                     visit.call(v)?;
                 }
-                for p in patches.iter() {
+                for p in patches.core().iter() {
                     visit.call(&p.key)?;
                     if let Some(v) = &p.value {
                         visit.call(v)?;
@@ -1257,175 +977,6 @@ impl Array {
     }
 }
 
-// ----------------------------------------------------------------- dropping
-
-/// The child objects a dropped view releases, kept on the stack for the
-/// usual few.
-type Orphans = SmallVec<[Py<PyAny>; 4]>;
-
-/// What dropping a view needs of its type.
-trait Holder {
-    /// Whether the view holds no Python objects for its children.
-    fn holds_nothing(&self) -> bool;
-    /// Move every Python object the view holds for its children (cached
-    /// views, new values) into `out`; the view is left empty.
-    fn take_children(&mut self, out: &mut Orphans);
-    /// Drop them in place.
-    fn clear_children(&mut self);
-}
-
-impl Holder for Object {
-    fn holds_nothing(&self) -> bool {
-        self.unedited().is_some_and(ViewCache::is_empty)
-    }
-
-    fn take_children(&mut self, out: &mut Orphans) {
-        match &mut self.state {
-            ObjState::Lazy { views, patches, .. } => {
-                views.drain_into(out);
-                out.extend(patches.drain().filter_map(|p| p.value));
-            }
-            ObjState::Edited(m) => {
-                for member in std::mem::take(m).list.into_iter().flatten() {
-                    out.extend(member.slot.into_object());
-                }
-            }
-        }
-    }
-
-    fn clear_children(&mut self) {
-        self.state = ObjState::Edited(Members::default());
-    }
-}
-
-impl Holder for Array {
-    fn holds_nothing(&self) -> bool {
-        self.unedited().is_some_and(ViewCache::is_empty)
-    }
-
-    fn take_children(&mut self, out: &mut Orphans) {
-        match &mut self.state {
-            ArrState::Lazy { views } => views.drain_into(out),
-            ArrState::Edited(s) => out.extend(s.drain(..).filter_map(Slot::into_object)),
-        }
-    }
-
-    fn clear_children(&mut self) {
-        self.state = ArrState::Edited(Vec::new());
-    }
-}
-
-impl Slot {
-    fn into_object(self) -> Option<Py<PyAny>> {
-        match self {
-            Slot::Orig { view, .. } => view,
-            Slot::New(v) => Some(v),
-        }
-    }
-
-    /// Give `each` the view an original slot caches, if any.
-    fn cached(&self, each: &mut impl FnMut(&Py<PyAny>)) {
-        if let Slot::Orig { view: Some(v), .. } = self {
-            each(v);
-        }
-    }
-}
-
-thread_local! {
-    /// Views being dropped on this thread, one inside the other.
-    static DROPPING: Cell<u32> = const { Cell::new(0) };
-}
-
-/// Views nested deeper than this, being dropped, release their children in
-/// a loop (see [`release`]).
-const DROP_RECURSION_MAX: u32 = 32;
-
-/// Release the children of a dropped view without recursing.
-///
-/// Dropping a view drops its cached child views, whose drops drop theirs: a
-/// chain of views as deep as the document (`x = x["k"]` a thousand times)
-/// recursed once per level in `tp_dealloc` and overflowed a small thread
-/// stack (measured: ~310 bytes a level, so 1,023 levels crashed a 256 KiB
-/// thread). CPython's own containers avoid this with the "trashcan". Here
-/// the first [`DROP_RECURSION_MAX`] nested drops recurse as usual (cheap,
-/// and all that a request's few views need); below that a view releases
-/// its children itself, and each child that is a view nobody else holds
-/// first gives up its own children to the same loop, so its drop has
-/// nothing left to recurse into. Other values (a dict holding views) are
-/// dropped as they are: CPython bounds their recursion, and a view inside
-/// one starts a loop of its own.
-fn release(py: Python<'_>, mut todo: Orphans) {
-    while let Some(v) = todo.pop() {
-        // A count of one: this loop holds the only reference, so nothing
-        // can see the view emptied.
-        if v.get_refcnt(py) == 1 {
-            let v = v.bind(py);
-            if let Ok(o) = v.cast_exact::<Object>() {
-                if let Ok(mut o) = o.try_borrow_mut() {
-                    o.take_children(&mut todo);
-                }
-            } else if let Ok(a) = v.cast_exact::<Array>() {
-                if let Ok(mut a) = a.try_borrow_mut() {
-                    a.take_children(&mut todo);
-                }
-            }
-        }
-        drop(v);
-    }
-}
-
-/// Run `clear`, which drops a view's children, as one more nested drop;
-/// false (and `clear` not run) when drops already nest
-/// [`DROP_RECURSION_MAX`] deep on this thread.
-#[inline(always)]
-fn nested_drop(clear: impl FnOnce()) -> bool {
-    /// Puts the count back however `clear` ends (a finalizer it runs may
-    /// panic through it).
-    struct Restore<'a>(&'a Cell<u32>, u32);
-    impl Drop for Restore<'_> {
-        fn drop(&mut self) {
-            self.0.set(self.1);
-        }
-    }
-    DROPPING.with(|count| {
-        let depth = count.get();
-        if depth >= DROP_RECURSION_MAX {
-            return false;
-        }
-        count.set(depth + 1);
-        let _restore = Restore(count, depth);
-        clear();
-        true
-    })
-}
-
-/// Drop a view's children: in place while drops nest less than
-/// [`DROP_RECURSION_MAX`] deep on this thread, else by [`release`].
-fn drop_view(v: &mut impl Holder) {
-    if v.holds_nothing() {
-        return;
-    }
-    if !nested_drop(|| v.clear_children()) {
-        let mut todo = Orphans::new();
-        v.take_children(&mut todo);
-        // SAFETY: a view is dropped with the interpreter attached: by its
-        // `tp_dealloc`, or by the code of this module, which runs attached.
-        release(unsafe { Python::assume_attached() }, todo);
-    }
-}
-
-impl Drop for Object {
-    fn drop(&mut self) {
-        drop_view(self);
-    }
-}
-
-impl Drop for Array {
-    fn drop(&mut self) {
-        drop_view(self);
-    }
-}
-
 // ------------------------------------------------------ decode, materialize
 
 /// `qjson.decode(data)`: the lazy view (or scalar) of a strictly validated document.
@@ -1602,459 +1153,4 @@ pub(crate) fn materialize<'py>(
         open: Vec::new(),
     }
     .value(view)
-}
-
-// ------------------------------------------------------------------ writing
-
-/// Where [`write`] puts a view's bytes (implemented by `dumps`).
-pub(crate) trait Sink<'py> {
-    fn py(&self) -> Python<'py>;
-    /// Copy `input[a..b]` of `parsed` (already validated).
-    fn raw(&mut self, parsed: &Arc<Parsed>, a: usize, b: usize);
-    fn byte(&mut self, b: u8);
-    /// A JSON string literal for `key`.
-    fn key(&mut self, key: &str);
-    /// Any Python value, through the serializer.
-    fn value(&mut self, v: &Bound<'py, PyAny>) -> PyResult<()>;
-    /// Entering / leaving a container (cycle and depth checks).
-    fn enter(&mut self, p: *mut ffi::PyObject) -> PyResult<()>;
-    fn leave(&mut self);
-}
-
-/// Whether `obj` is written by [`write`]: an `Object`, `Array` or `Doc`.
-pub(crate) fn is_view(obj: &Bound<'_, PyAny>) -> bool {
-    obj.is_exact_instance_of::<Object>()
-        || obj.is_exact_instance_of::<Array>()
-        || obj.is_exact_instance_of::<Doc>()
-}
-
-/// Write `obj` (a view, a `Doc`, or any value) compactly: views as their
-/// original bytes with edits spliced in, a `Doc` as its input.
-pub(crate) fn write<'py, S: Sink<'py>>(sink: &mut S, obj: &Bound<'py, PyAny>) -> PyResult<()> {
-    if let Ok(o) = obj.cast_exact::<Object>() {
-        return write_object(sink, o);
-    }
-    if let Ok(a) = obj.cast_exact::<Array>() {
-        return write_array(sink, a);
-    }
-    if let Ok(d) = obj.cast_exact::<Doc>() {
-        let d = d.get();
-        // Edits made through `Doc.root` are part of the document.
-        if let Some(root) = d.root_view() {
-            return write(sink, &root.bind(obj.py()).clone());
-        }
-        let len = d.parsed.input.bytes().len();
-        return copy(sink, &d.parsed, 0, len);
-    }
-    let done = sink.value(obj);
-    if !is_plain_scalar(obj) {
-        // The serializer may have run Python code, which may have edited
-        // views marked before (see `ERA`).
-        new_era();
-    }
-    done
-}
-
-/// A value whose serialization runs no Python code: an exact `str`,
-/// `int`, `float`, `bool` or `None`.
-fn is_plain_scalar(obj: &Bound<'_, PyAny>) -> bool {
-    obj.is_none()
-        || obj.is_exact_instance_of::<PyString>()
-        || obj.is_exact_instance_of::<PyInt>()
-        || obj.is_exact_instance_of::<PyFloat>()
-        || obj.is_exact_instance_of::<PyBool>()
-}
-
-/// Validate `input[a..b]` when the document is lazy (strict documents were
-/// validated by `parse`).
-fn check(py: Python<'_>, parsed: &Parsed, a: usize, b: usize) -> PyResult<()> {
-    if !parsed.index.is_lazy() {
-        return Ok(());
-    }
-    let opts = Options {
-        lazy: false,
-        max_depth: usize::MAX,
-    };
-    match Index::build(&parsed.input.bytes()[a..b], &opts) {
-        Ok(_) => Ok(()),
-        Err(mut e) => {
-            e.offset += a;
-            Err(decode_error(py, e, &parsed.input))
-        }
-    }
-}
-
-fn copy<'py, S: Sink<'py>>(sink: &mut S, parsed: &Arc<Parsed>, a: usize, b: usize) -> PyResult<()> {
-    check(sink.py(), parsed, a, b)?;
-    sink.raw(parsed, a, b);
-    Ok(())
-}
-
-/// The whole value at `c` (the root: the whole input, whitespace included).
-fn copy_value<'py, S: Sink<'py>>(sink: &mut S, parsed: &Arc<Parsed>, c: Cursor) -> PyResult<()> {
-    let doc = parsed.doc();
-    let (a, b) = if c == doc.root() {
-        (0, doc.input().len())
-    } else {
-        doc.span(c)
-    };
-    copy(sink, parsed, a, b)
-}
-
-/// The children of a dirty container, coalescing untouched neighbours.
-struct Runs<'a> {
-    parsed: &'a Arc<Parsed>,
-    /// The pending run: its first byte, its last child (whose end closes
-    /// the run, found only when the run is written) and that child's ordinal.
-    run: Option<(usize, Cursor, u32)>,
-    first: bool,
-}
-
-impl<'a> Runs<'a> {
-    fn new(parsed: &'a Arc<Parsed>) -> Self {
-        Runs {
-            parsed,
-            run: None,
-            first: true,
-        }
-    }
-
-    fn flush<'py, S: Sink<'py>>(&mut self, sink: &mut S) {
-        if let Some((a, last, _)) = self.run.take() {
-            let (_, b) = self.parsed.doc().span(last);
-            sink.raw(self.parsed, a, b);
-        }
-    }
-
-    fn comma<'py, S: Sink<'py>>(&mut self, sink: &mut S) {
-        if !self.first {
-            sink.byte(b',');
-        }
-        self.first = false;
-    }
-
-    /// Original child `i` whose bytes start at `a` (an object member: its
-    /// key's quote) and whose value is `at`, with its cached view if any.
-    fn orig<'py, S: Sink<'py>>(
-        &mut self,
-        sink: &mut S,
-        i: u32,
-        a: usize,
-        at: Cursor,
-        view: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<()> {
-        let py = sink.py();
-        if let Some(v) = view.filter(|v| marked_dirty(v)) {
-            self.flush(sink);
-            self.comma(sink);
-            // The key and colon as written (keys were checked when decoded).
-            if a < at.start as usize {
-                sink.raw(self.parsed, a, at.start as usize);
-            }
-            return write_edited(sink, v);
-        }
-        if self.parsed.index.is_lazy() {
-            let (start, b) = self.parsed.doc().span(at);
-            check(py, self.parsed, start, b)?;
-        }
-        match self.run {
-            Some((s, _, last)) if last + 1 == i => self.run = Some((s, at, i)),
-            _ => {
-                self.flush(sink);
-                self.comma(sink);
-                self.run = Some((a, at, i));
-            }
-        }
-        Ok(())
-    }
-
-    /// A new value for an original object member whose key (from its quote
-    /// at `a` to its value at `b`) is copied as written.
-    fn replaced<'py, S: Sink<'py>>(
-        &mut self,
-        sink: &mut S,
-        a: usize,
-        b: usize,
-        v: &Bound<'py, PyAny>,
-    ) -> PyResult<()> {
-        self.flush(sink);
-        self.comma(sink);
-        sink.raw(self.parsed, a, b);
-        write(sink, v)
-    }
-
-    /// A new value (with its key in objects).
-    fn fresh<'py, S: Sink<'py>>(
-        &mut self,
-        sink: &mut S,
-        key: Option<&str>,
-        v: &Bound<'py, PyAny>,
-    ) -> PyResult<()> {
-        self.flush(sink);
-        self.comma(sink);
-        if let Some(k) = key {
-            sink.key(k);
-            sink.byte(b':');
-        }
-        write(sink, v)
-    }
-}
-
-/// A lazy array of a strict document whose only changes are inside
-/// cached child views: its bytes as written, with each dirty child's span
-/// replaced by that child's output. The cost follows the dirty children,
-/// not the array's length (a request's `messages[0]` among thousands).
-fn splice_views<'py, S: Sink<'py>>(
-    sink: &mut S,
-    parsed: &Arc<Parsed>,
-    at: Cursor,
-    views: &ViewCache,
-) -> PyResult<()> {
-    let py = sink.py();
-    let doc = parsed.doc();
-    // Cached children are containers of this document, at their cursors.
-    let mut dirty: SmallVec<[(Cursor, &Bound<'py, PyAny>); 2]> = SmallVec::new();
-    for v in views.values() {
-        let v = v.bind(py);
-        if let Some(c) = dirty_view_cursor(v)? {
-            dirty.push((c, v));
-        }
-    }
-    dirty.sort_unstable_by_key(|&(c, _)| c.start);
-    let (mut pos, end) = doc.span(at);
-    for (child, v) in dirty {
-        sink.raw(parsed, pos, child.start as usize);
-        write_edited(sink, v)?;
-        pos = doc.span(child).1;
-    }
-    sink.raw(parsed, pos, end);
-    Ok(())
-}
-
-/// A lazy object of a strict document whose keys are distinct and whose
-/// patches replace or add members (none deletes one): its bytes as
-/// written, with the value of each replaced member and the span of each
-/// dirty child view replaced, and the added members after the last
-/// original one. The cost follows the edits, not the object's size; keys
-/// and whitespace stay as written.
-fn splice_object<'py, S: Sink<'py>>(
-    sink: &mut S,
-    parsed: &Arc<Parsed>,
-    at: Cursor,
-    views: &ViewCache,
-    patches: &Patches,
-) -> PyResult<()> {
-    let py = sink.py();
-    let doc = parsed.doc();
-    let e = |e| err(py, parsed, e);
-    // (value, new value or dirty view, whether it is a view)
-    let mut edits: SmallVec<[(Cursor, &Bound<'py, PyAny>, bool); 4]> = SmallVec::new();
-    for p in patches.iter() {
-        if let (Some(c), Some(v)) = (p.orig, &p.value) {
-            edits.push((c, v.bind(py), false));
-        }
-    }
-    for v in views.values() {
-        let v = v.bind(py);
-        if let Some(c) = dirty_view_cursor(v)? {
-            // A replaced member's old view is not written.
-            if patches.for_original(c.start).is_none() {
-                edits.push((c, v, true));
-            }
-        }
-    }
-    edits.sort_unstable_by_key(|&(c, ..)| c.start);
-    let (mut pos, end) = doc.span(at);
-    for (c, v, view) in edits {
-        sink.raw(parsed, pos, c.start as usize);
-        if view {
-            write_edited(sink, v)?;
-        } else {
-            write(sink, v)?;
-        }
-        pos = doc.span(c).1;
-    }
-    let mut added = patches.added().peekable();
-    if added.peek().is_some() {
-        let tail = doc.children_end(at).map_err(e)?;
-        sink.raw(parsed, pos, tail);
-        pos = tail;
-        let mut first = doc.len(at).map_err(e)? == 0;
-        for (k, v) in added {
-            if !first {
-                sink.byte(b',');
-            }
-            first = false;
-            sink.key(str_utf8(k.bind(py))?);
-            sink.byte(b':');
-            write(sink, v.bind(py))?;
-        }
-    }
-    sink.raw(parsed, pos, end);
-    Ok(())
-}
-
-/// The cursor of a cached child view (always an `Object` or `Array`) when
-/// it holds edits; `None` when it is untouched.
-fn dirty_view_cursor(v: &Bound<'_, PyAny>) -> PyResult<Option<Cursor>> {
-    let py = v.py();
-    if let Ok(o) = v.cast_exact::<Object>() {
-        let o = o.try_borrow()?;
-        return Ok(dirty_now(py, &*o).then_some(o.at));
-    }
-    if let Ok(a) = v.cast_exact::<Array>() {
-        let a = a.try_borrow()?;
-        return Ok(dirty_now(py, &*a).then_some(a.at));
-    }
-    Err(PyTypeError::new_err("qjson: a cached child is not a view"))
-}
-
-/// Write a cached child view marked dirty (its check is not repeated).
-fn write_edited<'py, S: Sink<'py>>(sink: &mut S, v: &Bound<'py, PyAny>) -> PyResult<()> {
-    if let Ok(o) = v.cast_exact::<Object>() {
-        return write_object_edits(sink, o, &*o.try_borrow()?);
-    }
-    if let Ok(a) = v.cast_exact::<Array>() {
-        return write_array_edits(sink, a, &*a.try_borrow()?);
-    }
-    write(sink, v)
-}
-
-fn write_object<'py, S: Sink<'py>>(sink: &mut S, o: &Bound<'py, Object>) -> PyResult<()> {
-    let me = o.try_borrow()?;
-    if !mark_dirty(sink.py(), &*me) {
-        return copy_value(sink, &me.parsed, me.at);
-    }
-    write_object_edits(sink, o, &me)
-}
-
-fn write_object_edits<'py, S: Sink<'py>>(
-    sink: &mut S,
-    o: &Bound<'py, Object>,
-    me: &Object,
-) -> PyResult<()> {
-    let py = sink.py();
-    sink.enter(o.as_ptr())?;
-    let strict = !me.parsed.index.is_lazy();
-    if let ObjState::Lazy { views, patches, .. } = &me.state {
-        if strict
-            && patches.iter().all(|p| p.value.is_some())
-            && me
-                .parsed
-                .doc()
-                .keys_unique(me.at)
-                .map_err(|e| err(py, &me.parsed, e))?
-        {
-            splice_object(sink, &me.parsed, me.at, views, patches)?;
-            sink.leave();
-            return Ok(());
-        }
-    }
-    sink.byte(b'{');
-    let mut runs = Runs::new(&me.parsed);
-    match &me.state {
-        ObjState::Lazy { views, patches, .. } => {
-            // The members as they are (later repeats of a key dropped, as
-            // reads do), patches spliced in.
-            let doc = me.parsed.doc();
-            let base = doc.input().as_ptr() as usize;
-            let items = doc
-                .distinct_items(me.at)
-                .map_err(|e| err(py, &me.parsed, e))?;
-            for m in items {
-                let (i, raw, c) = m.map_err(|e| err(py, &me.parsed, e))?;
-                match patches.for_original(c.start) {
-                    Some(p) => {
-                        if let Some(v) = &p.value {
-                            if strict {
-                                // The key and colon as written: checked with
-                                // the document, and it equals the patch's key.
-                                let key_at = raw.as_ptr() as usize - base - 1;
-                                runs.replaced(sink, key_at, c.start as usize, v.bind(py))?;
-                            } else {
-                                runs.fresh(sink, Some(str_utf8(p.key.bind(py))?), v.bind(py))?;
-                            }
-                        }
-                    }
-                    None => {
-                        let key_at = raw.as_ptr() as usize - base - 1;
-                        let view = views.get(c.start).map(|v| v.bind(py));
-                        runs.orig(sink, i, key_at, c, view)?;
-                    }
-                }
-            }
-            for (k, v) in patches.added() {
-                runs.fresh(sink, Some(str_utf8(k.bind(py))?), v.bind(py))?;
-            }
-        }
-        ObjState::Edited(m) => {
-            for member in m.list.iter().flatten() {
-                match &member.slot {
-                    Slot::Orig { at, i, view } => {
-                        let view = view.as_ref().map(|v| v.bind(py));
-                        runs.orig(sink, *i, member.key_at as usize, *at, view)?
-                    }
-                    Slot::New(v) => runs.fresh(sink, Some(&member.key), v.bind(py))?,
-                }
-            }
-        }
-    }
-    runs.flush(sink);
-    sink.byte(b'}');
-    sink.leave();
-    Ok(())
-}
-
-fn write_array<'py, S: Sink<'py>>(sink: &mut S, a: &Bound<'py, Array>) -> PyResult<()> {
-    let me = a.try_borrow()?;
-    if !mark_dirty(sink.py(), &*me) {
-        return copy_value(sink, &me.parsed, me.at);
-    }
-    write_array_edits(sink, a, &me)
-}
-
-fn write_array_edits<'py, S: Sink<'py>>(
-    sink: &mut S,
-    a: &Bound<'py, Array>,
-    me: &Array,
-) -> PyResult<()> {
-    let py = sink.py();
-    sink.enter(a.as_ptr())?;
-    if let ArrState::Lazy { views } = &me.state {
-        if !me.parsed.index.is_lazy() {
-            splice_views(sink, &me.parsed, me.at, views)?;
-            sink.leave();
-            return Ok(());
-        }
-    }
-    sink.byte(b'[');
-    let mut runs = Runs::new(&me.parsed);
-    match &me.state {
-        ArrState::Lazy { views } => {
-            let items = me
-                .parsed
-                .doc()
-                .array_items(me.at)
-                .map_err(|e| err(py, &me.parsed, e))?;
-            for (i, c) in items.enumerate() {
-                let view = views.get(c.start).map(|v| v.bind(py));
-                runs.orig(sink, i as u32, c.start as usize, c, view)?;
-            }
-        }
-        ArrState::Edited(s) => {
-            for slot in s {
-                match slot {
-                    Slot::Orig { at, i, view } => {
-                        let view = view.as_ref().map(|v| v.bind(py));
-                        runs.orig(sink, *i, at.start as usize, *at, view)?
-                    }
-                    Slot::New(v) => runs.fresh(sink, None, v.bind(py))?,
-                }
-            }
-        }
-    }
-    runs.flush(sink);
-    sink.byte(b']');
-    sink.leave();
-    Ok(())
 }

@@ -22,19 +22,11 @@ use super::vector::{Block64, Masks, TokenBlock};
 use super::Scan;
 use crate::error::Error;
 
-/// Whether this CPU has the features the backend is compiled with.
-pub(crate) fn detected() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("pclmulqdq")
-        && std::arch::is_x86_feature_detected!("popcnt")
-        && std::arch::is_x86_feature_detected!("bmi1")
-}
-
 /// Scans `input` into `out`.
 ///
 /// # Safety
 ///
-/// The CPU must support the features [`detected`] checks.
+/// The CPU must support the features `crate::cpu::Features::avx2_scan` checks.
 #[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
 pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     // SAFETY: this function's target features are Avx2's, and our caller
@@ -47,7 +39,7 @@ pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
 ///
 /// # Safety
 ///
-/// The CPU must support the features [`detected`] checks.
+/// The CPU must support the features `crate::cpu::Features::avx2_scan` checks.
 #[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
 pub(crate) unsafe fn scan_tokens(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     // SAFETY: this function's target features are Avx2's, and our caller

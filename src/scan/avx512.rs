@@ -23,22 +23,11 @@ use super::vector::{Block64, EscapeMasks, Masks, TokenBlock};
 use super::Scan;
 use crate::error::Error;
 
-/// The features this backend is compiled with, as `is_x86_feature_detected!` names them.
-pub(crate) fn detected() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx512vbmi")
-        && std::arch::is_x86_feature_detected!("avx512vbmi2")
-        && std::arch::is_x86_feature_detected!("pclmulqdq")
-        && std::arch::is_x86_feature_detected!("popcnt")
-        && std::arch::is_x86_feature_detected!("bmi1")
-}
-
 /// Scans `input` into `out`.
 ///
 /// # Safety
 ///
-/// The CPU must support the features [`detected`] checks.
+/// The CPU must support the features `crate::cpu::Features::avx512_scan` checks.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,pclmulqdq,popcnt,bmi1")]
 pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     // SAFETY: this function's target features are Avx512's, and our caller
@@ -51,7 +40,7 @@ pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
 ///
 /// # Safety
 ///
-/// The CPU must support the features [`detected`] checks.
+/// The CPU must support the features `crate::cpu::Features::avx512_scan` checks.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,pclmulqdq,popcnt,bmi1")]
 pub(crate) unsafe fn scan_tokens(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     // SAFETY: this function's target features are Avx512's, and our caller

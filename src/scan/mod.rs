@@ -32,10 +32,10 @@
 //! (`block.rs`, simdjson's stage 1, explained there) written once against a
 //! small vector trait (`vector.rs`: `Block64`) and instantiated per instruction
 //! set: AVX-512 (BW, VBMI, VBMI2), AVX2 (both with PCLMULQDQ) and NEON (with
-//! PMULL). The CPU is detected once; the choice is cached in a function
-//! pointer. `QJSON_BACKEND=scalar|avx2|avx512|neon` forces one (an
-//! unsupported choice falls back to detection). [`scan_with`] runs a given
-//! backend, for tests and benchmarks.
+//! PMULL). The backend is [`crate::cpu`]'s level, chosen once for every
+//! kernel (`QJSON_BACKEND=scalar|avx2|avx512|neon` forces it); the choice is
+//! cached in a function pointer. [`scan_with`] runs a given backend, for
+//! tests and benchmarks.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -80,64 +80,23 @@ impl Scan {
     }
 }
 
-/// A scanner implementation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Scalar,
-    Avx2,
-    Avx512,
-    Neon,
-}
+pub use crate::cpu::Backend;
 
-impl Backend {
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Scalar => "scalar",
-            Backend::Avx2 => "avx2",
-            Backend::Avx512 => "avx512",
-            Backend::Neon => "neon",
-        }
-    }
-
-    /// Every backend this CPU can run, best first (scalar always last).
-    pub fn available() -> Vec<Backend> {
-        let mut v = Vec::new();
+/// The entry point of `backend`'s scan, if it is compiled for this target.
+/// Calling it is only sound when the backend is [`Backend::available`].
+fn scan_fn(backend: Backend) -> Option<ScanFn> {
+    match backend {
+        Backend::Scalar => Some(scalar_scan as ScanFn),
         #[cfg(target_arch = "x86_64")]
-        {
-            if avx512::detected() {
-                v.push(Backend::Avx512);
-            }
-            if avx2::detected() {
-                v.push(Backend::Avx2);
-            }
-        }
+        Backend::Avx512 => Some(avx512::scan as ScanFn),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => Some(avx2::scan as ScanFn),
         #[cfg(target_arch = "aarch64")]
-        {
-            if neon::detected() {
-                v.push(Backend::Neon);
-            }
-        }
-        v.push(Backend::Scalar);
-        v
-    }
-
-    /// The entry point of this backend, if it is compiled for this target.
-    /// Calling it is only sound when the backend is [`Backend::available`].
-    fn scan_fn(self) -> Option<ScanFn> {
-        match self {
-            Backend::Scalar => Some(scalar_scan as ScanFn),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => Some(avx512::scan as ScanFn),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => Some(avx2::scan as ScanFn),
-            #[cfg(target_arch = "aarch64")]
-            Backend::Neon => Some(neon::scan as ScanFn),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        }
+        Backend::Neon => Some(neon::scan as ScanFn),
+        #[allow(unreachable_patterns)]
+        _ => None,
     }
 }
-
 /// A backend's entry point.
 ///
 /// # Safety
@@ -156,18 +115,10 @@ unsafe fn scalar_scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
 
 static ACTIVE: AtomicPtr<()> = AtomicPtr::new(detect_and_scan as *mut ());
 
-/// The backend chosen for this process (detected once, or forced by `QJSON_BACKEND`).
+/// The backend chosen for this process (detected once, or forced by
+/// `QJSON_BACKEND`; see [`crate::cpu`]).
 pub fn active_backend() -> Backend {
-    static CHOSEN: std::sync::OnceLock<Backend> = std::sync::OnceLock::new();
-    *CHOSEN.get_or_init(|| {
-        let available = Backend::available();
-        if let Ok(want) = std::env::var("QJSON_BACKEND") {
-            if let Some(b) = available.iter().find(|b| b.name() == want.trim()) {
-                return *b;
-            }
-        }
-        available[0]
-    })
+    crate::cpu::kernels().backend
 }
 
 /// The first value of [`ACTIVE`]: picks the backend, caches its entry point
@@ -177,7 +128,7 @@ pub fn active_backend() -> Backend {
 ///
 /// Always safe to call; `unsafe` only to match [`ScanFn`].
 unsafe fn detect_and_scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
-    let f = active_backend().scan_fn().unwrap_or(scalar_scan as ScanFn);
+    let f = scan_fn(active_backend()).unwrap_or(scalar_scan as ScanFn);
     ACTIVE.store(f as *mut (), Ordering::Relaxed);
     // SAFETY: `active_backend` only returns backends in
     // `Backend::available()`, which this CPU supports.
@@ -248,7 +199,7 @@ pub fn scan_with(backend: Backend, input: &[u8], out: &mut Scan) -> Option<Resul
     if !Backend::available().contains(&backend) {
         return None;
     }
-    let f = backend.scan_fn()?;
+    let f = scan_fn(backend)?;
     // SAFETY: the backend is available on this CPU (checked above).
     Some(check_len(input).and_then(|()| unsafe { f(input, out) }))
 }

@@ -19,17 +19,11 @@ use super::vector::{Block64, Masks};
 use super::Scan;
 use crate::error::Error;
 
-/// Whether this CPU has the features the backend is compiled with.
-pub(crate) fn detected() -> bool {
-    std::arch::is_aarch64_feature_detected!("neon")
-        && std::arch::is_aarch64_feature_detected!("pmull")
-}
-
 /// Scans `input` into `out`.
 ///
 /// # Safety
 ///
-/// The CPU must support the features [`detected`] checks.
+/// The CPU must support the features `crate::cpu::Features::neon_scan` checks.
 #[target_feature(enable = "neon,aes")]
 pub(crate) unsafe fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     // SAFETY: this function's target features are Neon's, and our caller

@@ -181,6 +181,48 @@ def test_patch_rejects_wrong_kinds() -> None:
         qjson.patch(v, b"[")
 
 
+def test_text_patch_read_again_gives_fresh_values() -> None:
+    """A patch text applied twice (read once, kept): each document gets
+    values of its own, and a malformed op fails in its turn each time."""
+    text = (
+        b'[{"op": "add", "path": "/a", "value": {"x": [1]}},'
+        b' {"op": "add", "path": "/n", "value": 2}]'
+    )
+    first = qjson.decode(b"{}")
+    qjson.patch(first, text)
+    first["a"]["x"].append(5)
+    first["a"]["y"] = 0
+    for again in (text, bytes(text), text.decode(), bytearray(text), memoryview(text)):
+        v = qjson.decode(b"{}")
+        assert qjson.patch(v, again) is v
+        assert reloaded(v) == {"a": {"x": [1]}, "n": 2}
+        assert b'{"x": [1]}' in qjson.dumps(v)
+    assert reloaded(first) == {"a": {"x": [1, 5], "y": 0}, "n": 2}
+    bad = b'[{"op": "add", "path": "/a", "value": 1}, {"op": "add", "value": 1}]'
+    for _ in range(2):
+        v = qjson.decode(b'{"b": 0}')
+        with pytest.raises(qjson.PatchError) as info:
+            qjson.patch(v, bad)
+        assert info.value.op_index == 1
+        assert "path" in str(info.value)
+        assert qjson.dumps(v) == b'{"b": 0}'
+    # Escaped member names are read unescaped; the first occurrence wins.
+    v = qjson.decode(b"{}")
+    qjson.patch(v, rb'[{"o\u0070": "add", "path": "/k", "path": "/no", "value": 1}]')
+    assert reloaded(v) == {"k": 1}
+
+
+def test_text_patch_cache_keeps_no_stale_text() -> None:
+    """Many different texts in turn (more than are kept), then the first
+    again: every one reads as itself."""
+    texts = [json.dumps([{"op": "add", "path": f"/k{i}", "value": i}]) for i in range(20)]
+    for t in [*texts, *texts[:3]]:
+        v = qjson.decode(b"{}")
+        qjson.patch(v, t)
+        op = json.loads(t)[0]
+        assert reloaded(v) == {op["path"][1:]: op["value"]}
+
+
 # -------------------------------------------------------------- atomicity
 
 DOC = (
@@ -331,9 +373,16 @@ def test_number_ops_on_non_numbers(path: str) -> None:
 
 def test_number_ops_operand() -> None:
     v = qjson.decode(b'{"n": 1}')
-    for bad in (True, "1", [1]):
+    for bad in (True, "1", [1], None):
         with pytest.raises(TypeError):
             qjson.incr(v, "n", bad)
+        with pytest.raises(TypeError):
+            qjson.incr(v, "n", by=bad)
+        with pytest.raises(TypeError):
+            qjson.mul(v, "n", bad)
+    assert qjson.dumps(v) == b'{"n": 1}'
+    # Left out, `by` is 1.
+    assert qjson.incr(v, "n") == 2 and qjson.incr(target=v, path="/n") == 3
 
 
 @pytest.mark.parametrize("path", ["/missing", "missing", "/a/5", "a[5]", "/a/x", "/n/x", "a.b"])

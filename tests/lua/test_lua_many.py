@@ -102,6 +102,127 @@ def test_errors_raise_and_skip(lua, read_all):
     assert "Unterminated string" in msg and "document 1" in msg
 
 
+def test_docs_keep_the_input_alive(lua):
+    """A Doc points into the input string: the string must live as long as
+    the Doc (and its cursors), not as long as the caller's variable."""
+    f = lua.eval(
+        """function(n)
+            local qjson = require("qjson")
+            local docs, cursors = {}, {}
+            local function line(i)
+                local fmt = '{"id": %d, "s": "%s", "a": [%d]}'
+                return string.format(fmt, i, string.rep("v", i % 40), i)
+            end
+            do
+                local parts = {}
+                for i = 1, n do
+                    parts[i] = line(i)
+                end
+                local s = table.concat(parts, "\\n")
+                for d in qjson.parse_many(s) do
+                    docs[#docs + 1] = d
+                    cursors[#cursors + 1] = d:open("a")
+                end
+            end
+            for _ = 1, 3 do collectgarbage() end
+            local junk = {}
+            for i = 1, 20000 do
+                junk[i] = string.rep(string.char(65 + i % 26), 64) .. i
+            end
+            junk = nil
+            collectgarbage()
+            local bad = 0
+            for i, d in ipairs(docs) do
+                local c = cursors[i]:raw("")
+                if d:raw("") ~= line(i) or d:get("id") ~= i or c ~= "[" .. i .. "]" then
+                    bad = bad + 1
+                end
+            end
+            return #docs, bad
+        end"""
+    )
+    assert tuple(f(500)) == (500, 0)
+
+
+@pytest.fixture(scope="module")
+def open_all(lua):
+    """open_all(path, opts_json, how) -> JSON text: [raw of every doc], errors;
+    how: "path", "file" (an io file) or "reader" (a table whose read(n)
+    returns at most 7 bytes at a time)."""
+    return lua.eval(
+        """function(path, opts_json, how)
+            local qjson = require("qjson")
+            local opts = opts_json and qjson.materialize(qjson.decode(opts_json)) or nil
+            local src = path
+            if how == "file" then
+                src = assert(io.open(path, "rb"))
+            elseif how == "reader" then
+                local f = assert(io.open(path, "rb"))
+                src = { read = function(self, n) return f:read(n < 7 and n or 7) end }
+            end
+            local out = {}
+            local it = qjson.open_many(src, opts)
+            for d in it do
+                out[#out + 1] = d:raw("")
+            end
+            local errs = {}
+            for _, e in ipairs(it.errors) do
+                errs[#errs + 1] = { e.message, e.offset, e.doc_index }
+            end
+            return qjson.encode({ out, errs })
+        end"""
+    )
+
+
+@pytest.mark.parametrize("chunk", [1024, 64 * 1024, 1 << 20])
+def test_open_many_amazon(open_all, chunk):
+    path = data_path("jsonexamples", "amazon_cellphones.ndjson")
+    lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+    docs, errs = json.loads(open_all(str(path), json.dumps({"chunk_size": chunk}), "path"))
+    assert not errs
+    assert [d.encode() for d in docs] == lines
+    assert [json.loads(d) for d in docs] == [json.loads(line) for line in lines]
+
+
+@pytest.mark.parametrize("how", ["path", "file", "reader"])
+@pytest.mark.parametrize("chunk", [1, 5, 64, 1 << 20])
+def test_open_many_matches_parse_many(tmp_path, read_all, open_all, how, chunk):
+    data = (
+        b'\xef\xbb\xbf[1]\n{"a": "open}\n[2]\n[[[[[[]]]]]]\n\n  {"b": {"c": "%s"}}\n'
+        b'{\n  "pretty": [1,],\n  "x": 2\n}\n[3]\n\\\n{"long": "%s"}\n[4'
+    ) % (b"y" * 100, b"z" * 300)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    opts = {"errors": "skip", "max_depth": 4}
+    want = json.loads(read_all(data, json.dumps(opts)))
+    opts["chunk_size"] = chunk
+    docs, errs = json.loads(open_all(str(path), json.dumps(opts), how))
+    assert docs == [d[0] for d in want[0]]
+    assert errs == want[1]
+    assert [e[2] for e in errs] == [1, 3, 5, 7, 9]
+
+
+def test_open_many_raises_with_stream_offset(tmp_path, lua):
+    path = tmp_path / "bad.jsonl"
+    good = b'{"n": %d}\n'
+    data = b"".join(good % i for i in range(100)) + b'{"n": tru}\n'
+    path.write_bytes(data)
+    f = lua.eval(
+        """function(path)
+            local qjson = require("qjson")
+            local n = 0
+            local ok, e = pcall(function()
+                for d in qjson.open_many(path, { chunk_size = 16 }) do n = n + 1 end
+            end)
+            return ok, tostring(e), n
+        end"""
+    )
+    ok, msg, n = f(str(path))
+    assert not ok and n == 100
+    at = data.index(b"tru}")
+    assert f"document 100, byte {at}" in msg, msg
+
+
 def test_bad_arguments(lua):
     f = lua.eval(
         """function(code)
@@ -114,6 +235,12 @@ def test_bad_arguments(lua):
     assert not ok and "expected a string" in msg
     ok, msg = f('qjson.parse_many("1", {errors = "ignore"})')
     assert not ok and "errors" in msg
+    ok, msg = f("qjson.open_many(12)")
+    assert not ok and "expected a path or a file" in msg
+    ok, msg = f('qjson.open_many("/nonexistent/qjson-many.jsonl")')
+    assert not ok and "No such file" in msg
+    ok, msg = f('qjson.open_many({read = function() return "" end}, {chunk_size = 0})')
+    assert not ok and "chunk_size" in msg
 
 
 STANDALONE = r"""
@@ -126,12 +253,16 @@ local it = qjson.parse_many(s .. '\n{"a": "open}\n[1]\n', {errors = "skip"})
 for d in it do
     n = n + 1
 end
-io.write(n, " ", #it.errors, " ", it.errors[1].doc_index, "\n")
+local m = 0
+for d in qjson.open_many(arg[1], {chunk_size = 4096}) do
+    m = m + 1
+end
+io.write(n, " ", #it.errors, " ", it.errors[1].doc_index, " ", m, "\n")
 """
 
 
 def test_standalone_luajit(tmp_path):
-    """The same iterator in standalone LuaJIT over the C-ABI build."""
+    """The same iterators in standalone LuaJIT over the C-ABI build."""
     import os
     import shutil
     import subprocess
@@ -149,4 +280,4 @@ def test_standalone_luajit(tmp_path):
     env = dict(os.environ, QJSON_LIB=str(lib), LUA_PATH=f"{LUA.parent}/?.lua;;")
     out = subprocess.run([luajit, str(script), str(data)], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [str(lines + 1), "1", str(lines)]
+    assert out.stdout.split() == [str(lines + 1), "1", str(lines), str(lines)]

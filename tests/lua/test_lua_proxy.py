@@ -111,11 +111,12 @@ def test_encode_splices_edits(run):
         "t.model = 'm2'; t.messages[2].content[2] = 7; t.new = {1, 2}; return qjson.encode(t)"
     )
     # Untouched parts keep their bytes ("2.50" stays unless replaced, the
-    # duplicate key is emitted once).
+    # duplicate key is emitted once); keys and whitespace as written, as
+    # Python's views write the same edits (test_lua_edit_diff.py).
     assert out == (
-        '{"model":"m2","t":0.7,"n":null,"ok":true,"x\\/y":"a\\u00e9",'
-        '"messages":[{"role": "system", "content": "hi"},'
-        '{"role":"user","content":[1,7,3]}],"dup":1,"new":[1,2]}'
+        '{"model": "m2","t": 0.7, "n": null, "ok": true, "x/y": "a\\u00e9",'
+        '"messages": [{"role": "system", "content": "hi"}, '
+        '{"role": "user", "content": [1,7,3]}],"dup": 1,"new":[1,2]}'
     )
     out = run("t.messages = nil; t.ok = nil; t.n = false; return qjson.encode(t)")
     assert json.loads(out) == {"model": "gpt-4o", "t": 0.7, "n": False, "x/y": "aé", "dup": 1}
@@ -124,13 +125,37 @@ def test_encode_splices_edits(run):
         "local c = t.messages[2].content; c[4] = 'x'; c[6] = true; return qjson.encode(c),"
         " qjson.len(c)"
     )
-    assert out == ('[1,2.50,3,"x",null,true]', 6)
+    assert out == ('[1, 2.50, 3,"x",null,true]', 6)
     out = run("local c = t.messages[2].content; c[3] = nil; return qjson.encode(c), qjson.len(c)")
-    assert out == ("[1,2.50]", 2)
-    # A delete and re-add keeps the key's original position.
+    assert out == ("[1, 2.50]", 2)
+    # A delete and re-add moves the key to the end (as a dict does).
     out = run("t.t = nil; t.t = 1; t.extra = 2; t.extra = nil; return qjson.encode(t)")
-    assert json.loads(out)["t"] == 1 and "extra" not in json.loads(out)
-    assert list(json.loads(out))[:2] == ["model", "t"]
+    assert out == (
+        '{"model": "gpt-4o","n": null, "ok": true, "x/y": "a\\u00e9",  "messages": '
+        '[{"role": "system", "content": "hi"}, {"role": "user", "content": [1, 2.50, 3]}], '
+        '"dup": 1,"t":1}'
+    )
+
+
+def test_insert_remove_append(run):
+    out = run(
+        "local c = t.messages[2].content; qjson.insert(c, 1, 0); qjson.append(c, 9);"
+        " qjson.insert(c, 'end'); local r = qjson.remove(c, 2); local last = qjson.remove(c);"
+        " return qjson.encode(c), r, last, qjson.len(c)"
+    )
+    assert out == ("[0,2.50, 3,9]", 1, "end", 4)
+    assert run("local ok, e = pcall(qjson.insert, t.messages, 5, 1); return e").endswith(
+        "position out of bounds"
+    )
+    assert run("local ok, e = pcall(qjson.remove, t.messages, 0); return e").endswith(
+        "position out of bounds"
+    )
+    assert "expected an array" in run("local ok, e = pcall(qjson.append, t, 1); return e")
+    assert run("local e = qjson.decode('[]'); return qjson.remove(e)") is None
+    # Plain tables: table.insert / table.remove.
+    assert run(
+        "local p = {1}; qjson.append(p, 2); qjson.insert(p, 1, 0); return qjson.encode(p)"
+    ) == ("[0,1,2]")
 
 
 def test_edit_errors(run):
@@ -139,6 +164,11 @@ def test_edit_errors(run):
         "local ok, e = pcall(function() t.messages.x = 2 end); return e"
     )
     assert "cycle" in run("t.self = t; local ok, e = pcall(qjson.encode, t); return e")
+    # A failed encode leaves nothing behind: the next one works.
+    assert run(
+        "t.f = print; local ok, e = pcall(qjson.encode, t); t.f = nil; t.ok = 1;"
+        " return e, qjson.decode(qjson.encode(t)).ok"
+    ) == ("Cannot serialise function: type not supported", 1)
 
 
 def test_decode_errors(run, lua):

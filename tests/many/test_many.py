@@ -233,6 +233,30 @@ def test_unterminated_string_does_not_swallow_following_lines():
         assert [e.lineno for e in it.errors] == [101, 1501], name
 
 
+def test_bad_pretty_printed_document_is_one_error():
+    bad = b'{\n  "a": [1,],\n  "b": 2\n}\n'
+    data = b'{"c": 3}\n' + bad + b'[\n  4\n]\n{"d": 5}\n'
+    for name, it in all_readers(data, errors="skip"):
+        assert [qjson.materialize(d.root) for d in it] == [{"c": 3}, [4], {"d": 5}], name
+        assert [(e.doc_index, e.lineno, e.pos) for e in it.errors] == [(1, 3, 21)], name
+
+
+def test_error_on_a_later_line_is_not_the_pretty_documents():
+    # After an unterminated string the splitter goes line by line; a
+    # pretty-printed document there is read on over several lines, which
+    # must not make a later line's error its own (or report it twice).
+    data = b'[1]\n{"a": "open}\n{\n  "p": [1,],\n  "x": 2\n}\n[3]\n\\\n{"n": 4}\n{\n  "q": 5\n}\n[6'
+    for name, it in all_readers(data, errors="skip"):
+        assert [qjson.materialize(d.root) for d in it] == [[1], [3], {"n": 4}, {"q": 5}], name
+        got = [(e.doc_index, e.msg, e.pos) for e in it.errors]
+        assert got == [
+            (1, "Unterminated string", 10),
+            (2, "Expecting value", data.index(b"],")),
+            (4, "Backslash outside a string", data.index(b"\\")),
+            (7, "Unexpected end of input", len(data)),
+        ], name
+
+
 def test_lazy_defers_value_errors():
     data = b'{"a": 01}\n{"a": 2}\n'
     docs = list(qjson.parse_many(data, lazy=True))
@@ -240,6 +264,27 @@ def test_lazy_defers_value_errors():
     with pytest.raises(qjson.JSONDecodeError):
         docs[0].get("a")
     assert docs[1].get("a") == 2
+
+
+def test_lazy_read_errors_count_in_the_whole_stream():
+    bad = b'{"b": 1, "a": 01}'
+    with pytest.raises(qjson.JSONDecodeError) as one:
+        qjson.parse(bad, lazy=True).get("a")
+    rel = one.value.pos
+    data = b'{"a": 1}\n\n{"a": 2}\n' + bad + b"\n[3]\n"
+    start = data.index(bad)
+    readers = [("parse_many", qjson.parse_many(data, lazy=True))]
+    for chunk in (4, 1 << 20):
+        readers.append(
+            (f"open_many/{chunk}", qjson.open_many(io.BytesIO(data), chunk_size=chunk, lazy=True))
+        )
+    for name, it in readers:
+        docs = list(it)
+        assert len(docs) == 4, name
+        with pytest.raises(qjson.JSONDecodeError) as ei:
+            docs[2].get("a")
+        e = ei.value
+        assert (e.pos, e.lineno, e.colno, e.doc_index) == (start + rel, 4, rel + 1, 2), name
 
 
 def test_arguments():

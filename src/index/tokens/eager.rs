@@ -111,6 +111,7 @@ struct ChildCounts {
 
 impl Record for ChildCounts {
     const CHECK_SCALARS: bool = false;
+    const RECORD: bool = true;
     #[inline(always)]
     fn open(&mut self) {
         if self.lens.len() == self.lens.capacity() {
@@ -119,7 +120,7 @@ impl Record for ChildCounts {
         self.lens.push(0);
     }
     #[inline(always)]
-    fn close(&mut self, ord: usize, len: u32) {
+    fn close(&mut self, ord: usize, len: u32, _: usize) {
         self.lens[ord] = len;
     }
     #[inline(always)]

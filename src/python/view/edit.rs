@@ -13,7 +13,7 @@
 //! the restored state; their own edits are undone by their own snapshots.
 
 use super::patch::KeyState;
-use super::{mark_dirty, new_era, ArrState, Array, Member, Members, ObjState, Object, Slot};
+use super::{mark_dirty, new_era, ArrState, Array, ObjState, Object, Slot};
 use crate::python::input::str_utf8;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -25,40 +25,6 @@ pub(crate) struct Saved(Kept);
 enum Kept {
     Object(Py<Object>, ObjState),
     Array(Py<Array>, ArrState),
-}
-
-impl Slot {
-    fn dup(&self, py: Python<'_>) -> Slot {
-        match self {
-            Slot::Orig { at, i, view } => Slot::Orig {
-                at: *at,
-                i: *i,
-                view: view.as_ref().map(|v| v.clone_ref(py)),
-            },
-            Slot::New(v) => Slot::New(v.clone_ref(py)),
-        }
-    }
-}
-
-impl Members {
-    fn dup(&self, py: Python<'_>) -> Members {
-        let list = self
-            .list
-            .iter()
-            .map(|m| {
-                m.as_ref().map(|m| Member {
-                    key: m.key.clone(),
-                    key_at: m.key_at,
-                    slot: m.slot.dup(py),
-                })
-            })
-            .collect();
-        Members {
-            list,
-            live: self.live,
-            index: self.index.clone(),
-        }
-    }
 }
 
 impl ObjState {
@@ -73,7 +39,7 @@ impl ObjState {
                 distinct: *distinct,
                 patches: patches.dup(py),
             },
-            ObjState::Edited(m) => ObjState::Edited(m.dup(py)),
+            ObjState::Edited(m) => ObjState::Edited(m.dup_with(|v| v.clone_ref(py))),
         }
     }
 }
@@ -84,7 +50,11 @@ impl ArrState {
             ArrState::Lazy { views } => ArrState::Lazy {
                 views: views.dup(py),
             },
-            ArrState::Edited(s) => ArrState::Edited(s.iter().map(|s| s.dup(py)).collect()),
+            ArrState::Edited(s) => ArrState::Edited(
+                s.iter()
+                    .map(|s| s.dup_with(&mut |v| v.clone_ref(py)))
+                    .collect(),
+            ),
         }
     }
 }

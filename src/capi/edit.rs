@@ -1,0 +1,816 @@
+//! The edit engine (`src/edit/`) for hosts that keep their own values
+//! (qjson.lua's proxies): one edit state per edited object or array, and
+//! its output as a flat plan (`qjson_edit_*`).
+//!
+//! # Model
+//!
+//! The host keeps the values it sets; an edit state ([`Edit`]) keeps what
+//! changed, in the engine's types, naming each host value by an id (> 0)
+//! the host chose:
+//!
+//! - **objects** keep the engine's [`Patches`] (keys are the host's bytes):
+//!   a replacement or deletion of an original member, or an added key; the
+//!   state of a key is its last patch. Setting a key deleted from the
+//!   original adds it anew at the end (as a dict does); deleting an added
+//!   key removes its patch. Lua never needs the unfolded form (`Members`).
+//! - **arrays** stay lazy until the first change, which unfolds them into
+//!   the engine's [`Slot`]s: an original element or a host value. Inserts
+//!   and removals move slots.
+//!
+//! # Writing
+//!
+//! [`qjson_edit_plan`] runs the engine's writer for the container's shape
+//! (`write_clean`, `write_lazy_object`, `write_lazy_array`, `write_slots`)
+//! into a [`Plan`] of segments: byte ranges (into the input, or into the
+//! punctuation and keys the plan owns) and host values or dirty child
+//! views for the host to write in between. The dirty child views (cached
+//! child containers with edits of their own) are given by the host as
+//! cursors for each plan: the engine asks [`Out::edited`] about them and
+//! places each where it belongs. The host's work per container is one
+//! call plus a loop over O(edits) segments, however large the copied
+//! ranges: the bytes are those Python's views write for the same edits
+//! (the engine decides splicing, runs of untouched members, keys and
+//! whitespace as written), except the host values, which the host encodes.
+
+use super::handle::{handle, Handle};
+use super::read::{put, CCursor};
+use super::status::{guard, Fail, Status};
+use crate::doc::{Cursor, Doc};
+use crate::edit::{
+    unfold_array, write_clean, write_lazy_array, write_lazy_object, write_slots, EditError, Out,
+    Patches, Slot,
+};
+use crate::encode::escape::write_str;
+use crate::error::JsonType;
+use std::convert::Infallible;
+use std::ffi::{c_char, c_int};
+
+/// A segment kind: bytes at `p`, `len` long.
+const SEG_BYTES: u32 = 0;
+/// A segment kind: the host value `id`.
+const SEG_VALUE: u32 = 1;
+/// A segment kind: the dirty child view given at position `id` (0-based).
+const SEG_VIEW: u32 = 2;
+
+/// One step of a plan (`qjson_seg`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Seg {
+    pub p: *const c_char,
+    pub len: usize,
+    pub kind: u32,
+    pub id: u32,
+}
+
+/// A host value, as the engine carries it: a value the host set (its id),
+/// or a dirty child view the host passed to the plan (its position in the
+/// list, and its cursor).
+#[derive(Debug, Clone, Copy)]
+enum Host {
+    Value(u32),
+    View(u32, Cursor),
+}
+
+/// The edit state of one container (`qjson_edit`): the engine's patches
+/// (objects) or slots (arrays, once unfolded), and the last plan.
+pub struct Edit {
+    at: Cursor,
+    object: bool,
+    patches: Patches<Box<[u8]>, Host>,
+    slots: Option<Vec<Slot<Host>>>,
+    /// The last plan: segments (literal ones point into `lits` once done).
+    segs: Vec<Seg>,
+    lits: Vec<u8>,
+}
+
+/// The engine's output for one container as segments: input ranges,
+/// literal bytes (offsets into `lits` until [`Plan::finish`]) and host
+/// values.
+struct Plan<'d, 'e> {
+    doc: Doc<'d>,
+    segs: &'e mut Vec<Seg>,
+    lits: &'e mut Vec<u8>,
+    /// For each segment, whether it is literal (its `p` is an offset).
+    literal: Vec<bool>,
+}
+
+impl Plan<'_, '_> {
+    /// Literal bytes written by `f` into `lits`.
+    fn lit(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        let a = self.lits.len();
+        f(self.lits);
+        let n = self.lits.len() - a;
+        if let (Some(last), Some(true)) = (self.segs.last_mut(), self.literal.last()) {
+            if last.p as usize + last.len == a {
+                last.len += n;
+                return;
+            }
+        }
+        self.segs.push(Seg {
+            p: a as *const c_char,
+            len: n,
+            kind: SEG_BYTES,
+            id: 0,
+        });
+        self.literal.push(true);
+    }
+
+    fn host(&mut self, kind: u32, id: u32) {
+        self.segs.push(Seg {
+            p: std::ptr::null(),
+            len: 0,
+            kind,
+            id,
+        });
+        self.literal.push(false);
+    }
+
+    /// Literal segments get their pointers.
+    fn finish(self) {
+        let base = self.lits.as_ptr();
+        for (s, &lit) in self.segs.iter_mut().zip(&self.literal) {
+            if lit {
+                // SAFETY: a literal segment's `p` holds its offset into
+                // `lits`, and offset + len <= lits.len().
+                s.p = unsafe { base.add(s.p as usize) }.cast();
+            }
+        }
+    }
+}
+
+impl Out for Plan<'_, '_> {
+    type Key = Box<[u8]>;
+    type Value = Host;
+    type Error = Fail;
+
+    fn copy(&mut self, a: usize, b: usize) {
+        if a >= b {
+            return;
+        }
+        let p = self.doc.input()[a..].as_ptr().cast::<c_char>();
+        if let (Some(last), Some(false)) = (self.segs.last_mut(), self.literal.last()) {
+            // Consecutive input ranges become one segment. The pointer is
+            // only compared, never read through.
+            if last.kind == SEG_BYTES && last.p.wrapping_add(last.len) == p {
+                last.len += b - a;
+                return;
+            }
+        }
+        self.segs.push(Seg {
+            p,
+            len: b - a,
+            kind: SEG_BYTES,
+            id: 0,
+        });
+        self.literal.push(false);
+    }
+
+    fn byte(&mut self, b: u8) {
+        self.lit(|l| l.push(b));
+    }
+
+    fn key_text(&mut self, key: &str) {
+        self.lit(|l| write_str(l, key.as_bytes()));
+    }
+
+    fn key(&mut self, key: &Box<[u8]>) -> Result<(), Fail> {
+        self.lit(|l| write_str(l, key));
+        Ok(())
+    }
+
+    fn value(&mut self, v: &Host) -> Result<(), Fail> {
+        match *v {
+            Host::Value(id) => self.host(SEG_VALUE, id),
+            Host::View(i, _) => self.host(SEG_VIEW, i),
+        }
+        Ok(())
+    }
+
+    fn child(&mut self, v: &Host) -> Result<(), Fail> {
+        self.value(v)
+    }
+
+    fn edited(&mut self, v: &Host) -> Result<Option<Cursor>, Fail> {
+        // Only the views the host passed (the dirty ones) are children.
+        Ok(match *v {
+            Host::View(_, c) => Some(c),
+            Host::Value(_) => None,
+        })
+    }
+
+    fn fail(&mut self, e: EditError) -> Fail {
+        match e {
+            EditError::Access(e) => Fail::Access(e),
+            EditError::Invalid(e) => Fail::Json(e),
+        }
+    }
+}
+
+fn same(key: &[u8]) -> impl FnMut(&Box<[u8]>) -> Result<bool, Infallible> + '_ {
+    move |k| Ok(&**k == key)
+}
+
+impl Edit {
+    fn new(doc: &Doc<'_>, at: Cursor) -> Result<Edit, Fail> {
+        let object = match doc.type_of(at) {
+            JsonType::Object => true,
+            JsonType::Array => false,
+            _ => return Err(Fail::Arg("not an object or array")),
+        };
+        Ok(Edit {
+            at,
+            object,
+            patches: Patches::default(),
+            slots: None,
+            segs: Vec::new(),
+            lits: Vec::new(),
+        })
+    }
+
+    fn dup(&self) -> Edit {
+        Edit {
+            at: self.at,
+            object: self.object,
+            patches: self.patches.dup_with(|k| k.clone(), |v| *v),
+            slots: self
+                .slots
+                .as_ref()
+                .map(|s| s.iter().map(|x| x.dup_with(&mut |v| *v)).collect()),
+            segs: Vec::new(),
+            lits: Vec::new(),
+        }
+    }
+
+    fn changed(&self) -> bool {
+        if self.object {
+            !self.patches.is_empty()
+        } else {
+            self.slots.is_some()
+        }
+    }
+
+    /// Set `key`; whether its patch is an added member (not a replacement).
+    fn set(&mut self, doc: &Doc<'_>, key: &[u8], id: u32) -> bool {
+        let at = self.at;
+        let Ok(()) = self.patches.set(
+            || key.into(),
+            same(key),
+            Host::Value(id),
+            || doc.field(at, key),
+        );
+        self.patches
+            .iter()
+            .filter(|p| &*p.key == key)
+            .last()
+            .is_some_and(|p| p.orig.is_none())
+    }
+
+    fn delete(&mut self, doc: &Doc<'_>, key: &[u8]) -> bool {
+        let at = self.at;
+        let Ok(found) = self
+            .patches
+            .delete(|| key.into(), same(key), || doc.field(at, key));
+        found
+    }
+
+    fn slots(&mut self, doc: &Doc<'_>) -> Result<&mut Vec<Slot<Host>>, Fail> {
+        if self.slots.is_none() {
+            self.slots = Some(unfold_array(doc, self.at, |_| None)?);
+        }
+        Ok(self.slots.as_mut().expect("unfolded above"))
+    }
+
+    fn len(&self, doc: &Doc<'_>) -> Result<usize, Fail> {
+        if self.object {
+            return Err(Fail::Arg("not an array"));
+        }
+        Ok(match &self.slots {
+            Some(s) => s.len(),
+            None => doc.len(self.at)?,
+        })
+    }
+
+    /// Plan the container's output; `views`: the dirty child views.
+    fn plan(&mut self, doc: Doc<'_>, views: &[Host]) -> Result<(), Fail> {
+        let mut segs = std::mem::take(&mut self.segs);
+        let mut lits = std::mem::take(&mut self.lits);
+        segs.clear();
+        lits.clear();
+        let mut p = Plan {
+            doc,
+            segs: &mut segs,
+            lits: &mut lits,
+            literal: Vec::new(),
+        };
+        let at = self.at;
+        let r = if !self.changed() && views.is_empty() {
+            write_clean(&doc, at, &mut p)
+        } else if self.object {
+            write_lazy_object(&doc, at, &self.patches, views, &mut p)
+        } else if let Some(slots) = &mut self.slots {
+            // The views are the host's for this plan only.
+            let mut by_start: Vec<(u32, Host)> = views
+                .iter()
+                .filter_map(|v| match *v {
+                    Host::View(_, c) => Some((c.start, *v)),
+                    Host::Value(_) => None,
+                })
+                .collect();
+            by_start.sort_unstable_by_key(|&(s, _)| s);
+            for s in slots.iter_mut() {
+                if let Slot::Orig { at, view, .. } = s {
+                    *view = by_start
+                        .binary_search_by_key(&at.start, |&(s, _)| s)
+                        .ok()
+                        .map(|i| by_start[i].1);
+                }
+            }
+            write_slots(&doc, at, slots, &mut p)
+        } else {
+            write_lazy_array(&doc, at, views, &mut p)
+        };
+        if r.is_ok() {
+            p.finish();
+        }
+        self.segs = segs;
+        self.lits = lits;
+        r
+    }
+}
+
+// ------------------------------------------------------------------ exports
+
+/// The edit state behind a pointer from C.
+///
+/// # Safety
+/// `e` is null or a live pointer from `qjson_edit_new` / `qjson_edit_clone`.
+unsafe fn state<'e>(e: *mut Edit) -> Result<&'e mut Edit, Fail> {
+    // SAFETY: per the contract, a non-null `e` is live and not aliased
+    // during the call.
+    unsafe { e.as_mut() }.ok_or(Fail::Arg("null edit state"))
+}
+
+/// `len` bytes at `s` (a key).
+///
+/// # Safety
+/// `s` points to `len` readable bytes (or `len` is 0).
+unsafe fn bytes<'a>(s: *const c_char, len: usize) -> Result<&'a [u8], Fail> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if s.is_null() {
+        return Err(Fail::Arg("null key"));
+    }
+    // SAFETY: per the contract, `s` points to `len` readable bytes.
+    Ok(unsafe { std::slice::from_raw_parts(s.cast::<u8>(), len) })
+}
+
+fn host_id(id: u32) -> Result<u32, Fail> {
+    if id == 0 {
+        return Err(Fail::Arg("host value ids start at 1"));
+    }
+    Ok(id)
+}
+
+/// A new, empty edit state for the object or array at `at` of `doc`.
+///
+/// # Safety
+/// `doc` is a live handle, `at` a valid cursor of it, `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_new(
+    doc: *const Handle,
+    at: *const CCursor,
+    out: *mut *mut Edit,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let d = unsafe { handle(doc) }?.doc();
+        // SAFETY: `at` is null or valid, per the contract.
+        let at = unsafe { at.as_ref() }
+            .ok_or(Fail::Arg("null cursor"))?
+            .core();
+        let e = Box::new(Edit::new(&d, at)?);
+        // SAFETY: `out` is writable per the contract (`put` checks null).
+        unsafe { put(out, Box::into_raw(e)) }?;
+        Ok(Status::Ok)
+    })
+}
+
+/// A copy of an edit state (to put back if a patch fails).
+///
+/// # Safety
+/// `e` is a live edit state, `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_clone(e: *mut Edit, out: *mut *mut Edit) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let e = unsafe { state(e) }?;
+        let c = Box::new(e.dup());
+        // SAFETY: `out` is writable per the contract (`put` checks null).
+        unsafe { put(out, Box::into_raw(c)) }?;
+        Ok(Status::Ok)
+    })
+}
+
+/// Destroy an edit state (null is ignored).
+///
+/// # Safety
+/// `e` is null or a live edit state, freed once.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_free(e: *mut Edit) {
+    if !e.is_null() {
+        // SAFETY: per the contract, `e` came from `Box::into_raw` and is
+        // freed once.
+        let _ = std::panic::catch_unwind(|| drop(unsafe { Box::from_raw(e) }));
+    }
+}
+
+/// 1 when the state holds changes of its own (patches, or an unfolded
+/// array), 0 when not (or for null).
+///
+/// # Safety
+/// `e` is null or a live edit state.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_changed(e: *const Edit) -> c_int {
+    // SAFETY: per the contract, `e` is null or live.
+    match unsafe { e.as_ref() } {
+        Some(e) => c_int::from(e.changed()),
+        None => 0,
+    }
+}
+
+/// Arrays: number of elements now.
+///
+/// # Safety
+/// `doc` is the live handle `e` was made for; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_len(
+    doc: *const Handle,
+    e: *mut Edit,
+    out: *mut usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
+        let n = e.len(&d)?;
+        // SAFETY: `out` is writable per the contract.
+        unsafe { put(out, n) }?;
+        Ok(Status::Ok)
+    })
+}
+
+/// Objects: set `key` to host value `id` (> 0). `*added` (when not null)
+/// receives 1 when the key's patch adds a member (the key is not in the
+/// original, or was deleted from it), 0 when it replaces one.
+///
+/// # Safety
+/// `doc` is the live handle `e` was made for; `key` points to `len` bytes;
+/// `added` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_set(
+    doc: *const Handle,
+    e: *mut Edit,
+    key: *const c_char,
+    len: usize,
+    id: u32,
+    added: *mut c_int,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
+        if !e.object {
+            return Err(Fail::Arg("not an object"));
+        }
+        // SAFETY: forwarded from the contract.
+        let key = unsafe { bytes(key, len) }?;
+        let a = e.set(&d, key, host_id(id)?);
+        if !added.is_null() {
+            // SAFETY: non-null, and writable per the contract.
+            unsafe { put(added, c_int::from(a)) }?;
+        }
+        Ok(Status::Ok)
+    })
+}
+
+/// Objects: delete `key`; `QJSON_NOT_FOUND` when it is absent.
+///
+/// # Safety
+/// `doc` is the live handle `e` was made for; `key` points to `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_delete(
+    doc: *const Handle,
+    e: *mut Edit,
+    key: *const c_char,
+    len: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
+        if !e.object {
+            return Err(Fail::Arg("not an object"));
+        }
+        // SAFETY: forwarded from the contract.
+        let key = unsafe { bytes(key, len) }?;
+        Ok(if e.delete(&d, key) {
+            Status::Ok
+        } else {
+            Status::NotFound
+        })
+    })
+}
+
+/// The array state and slot position `i` (0-based; `i == len` allowed
+/// when `insert`).
+fn slot_at<'e>(
+    d: &Doc<'_>,
+    e: &'e mut Edit,
+    i: usize,
+    insert: bool,
+) -> Result<&'e mut Vec<Slot<Host>>, Fail> {
+    if e.object {
+        return Err(Fail::Arg("not an array"));
+    }
+    let slots = e.slots(d)?;
+    if i > slots.len() || (i == slots.len() && !insert) {
+        return Err(Fail::Arg("array position out of range"));
+    }
+    Ok(slots)
+}
+
+/// Arrays: what slot `i` (0-based) holds: `*out` >= 0 is the ordinal of an
+/// original element, < 0 the host value `-*out`. Reads a lazy array
+/// without unfolding it.
+///
+/// # Safety
+/// `doc` is the live handle `e` was made for; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_slot(
+    doc: *const Handle,
+    e: *mut Edit,
+    i: usize,
+    out: *mut i64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
+        if e.object {
+            return Err(Fail::Arg("not an array"));
+        }
+        let v = match &e.slots {
+            Some(s) => match s.get(i) {
+                Some(Slot::Orig { i, .. }) => i64::from(*i),
+                Some(Slot::New(Host::Value(id))) => -i64::from(*id),
+                Some(Slot::New(Host::View(..))) => {
+                    return Err(Fail::Panic("a view in a new slot".into()))
+                }
+                None => return Ok(Status::NotFound),
+            },
+            None if i < d.len(e.at)? => i as i64,
+            None => return Ok(Status::NotFound),
+        };
+        // SAFETY: `out` is writable per the contract.
+        unsafe { put(out, v) }?;
+        Ok(Status::Ok)
+    })
+}
+
+/// Arrays: slot `i` (0-based) becomes host value `id`.
+///
+/// # Safety
+/// `doc` is the live handle `e` was made for.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_put(
+    doc: *const Handle,
+    e: *mut Edit,
+    i: usize,
+    id: u32,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
+        let id = host_id(id)?;
+        slot_at(&d, e, i, false)?[i] = Slot::New(Host::Value(id));
+        Ok(Status::Ok)
+    })
+}
+
+/// Arrays: insert host value `id` before slot `i` (`i == len` appends).
+///
+/// # Safety
+/// `doc` is the live handle `e` was made for.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_insert(
+    doc: *const Handle,
+    e: *mut Edit,
+    i: usize,
+    id: u32,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
+        let id = host_id(id)?;
+        slot_at(&d, e, i, true)?.insert(i, Slot::New(Host::Value(id)));
+        Ok(Status::Ok)
+    })
+}
+
+/// Arrays: remove slot `i` (0-based).
+///
+/// # Safety
+/// `doc` is the live handle `e` was made for.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_remove(doc: *const Handle, e: *mut Edit, i: usize) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
+        slot_at(&d, e, i, false)?.remove(i);
+        Ok(Status::Ok)
+    })
+}
+
+/// Plan the writing of the container (see the module docs): `views` are
+/// the cursors of its dirty child views (`nviews` of them; a `SEG_VIEW`
+/// segment's id is a position in this list). The segments (`*segs`,
+/// `*nsegs`) stay valid until the next plan or the free of `e`; the
+/// byte segments point into the input or into `e`.
+///
+/// # Safety
+/// `doc` is the live handle `e` was made for; `views` points to `nviews`
+/// cursors (or `nviews` is 0); `segs` and `nsegs` writable.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_plan(
+    doc: *const Handle,
+    e: *mut Edit,
+    views: *const CCursor,
+    nviews: usize,
+    segs: *mut *const Seg,
+    nsegs: *mut usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
+        let given: &[CCursor] = if nviews == 0 {
+            &[]
+        } else if views.is_null() {
+            return Err(Fail::Arg("null views"));
+        } else {
+            // SAFETY: per the contract, `views` points to `nviews` cursors.
+            unsafe { std::slice::from_raw_parts(views, nviews) }
+        };
+        let views: Vec<Host> = given
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Host::View(i as u32, c.core()))
+            .collect();
+        e.plan(d, &views)?;
+        // SAFETY: writable per the contract.
+        unsafe { put(segs, e.segs.as_ptr()) }?;
+        // SAFETY: writable per the contract.
+        unsafe { put(nsegs, e.segs.len()) }?;
+        Ok(Status::Ok)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capi::{qjson_find, qjson_free, qjson_index, qjson_parse};
+
+    /// The output of `e`'s plan, host values written as `vals[id - 1]` and
+    /// views as `views[id]`.
+    fn run(
+        h: *const Handle,
+        e: *mut Edit,
+        views: &[CCursor],
+        texts: &[&str],
+        view_texts: &[&str],
+    ) -> String {
+        let mut segs: *const Seg = std::ptr::null();
+        let mut n = 0usize;
+        // SAFETY: live handle and state; `views` is a valid slice.
+        let rc = unsafe { qjson_edit_plan(h, e, views.as_ptr(), views.len(), &mut segs, &mut n) };
+        assert_eq!(rc, 0);
+        // SAFETY: the plan's segments, valid until the next plan.
+        let segs = unsafe { std::slice::from_raw_parts(segs, n) };
+        let mut out = Vec::new();
+        for s in segs {
+            match s.kind {
+                // SAFETY: a bytes segment points to `len` readable bytes.
+                SEG_BYTES => out.extend_from_slice(unsafe {
+                    std::slice::from_raw_parts(s.p.cast::<u8>(), s.len)
+                }),
+                SEG_VALUE => out.extend_from_slice(texts[s.id as usize - 1].as_bytes()),
+                _ => out.extend_from_slice(view_texts[s.id as usize].as_bytes()),
+            }
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    fn parse(s: &'static [u8]) -> *mut Handle {
+        let mut h = std::ptr::null_mut();
+        // SAFETY: a static input, a valid out pointer.
+        assert_eq!(
+            unsafe { qjson_parse(s.as_ptr().cast(), s.len(), std::ptr::null(), &mut h) },
+            0
+        );
+        h
+    }
+
+    fn new_edit(h: *const Handle, path: &str) -> (*mut Edit, CCursor) {
+        let mut c = CCursor::default();
+        let mut e = std::ptr::null_mut();
+        // SAFETY: live handle, valid pointers.
+        unsafe {
+            assert_eq!(
+                qjson_find(
+                    h,
+                    std::ptr::null(),
+                    path.as_ptr().cast(),
+                    path.len(),
+                    &mut c
+                ),
+                0
+            );
+            assert_eq!(qjson_edit_new(h, &c, &mut e), 0);
+        }
+        (e, c)
+    }
+
+    #[test]
+    fn object_patches_like_python() {
+        let h = parse(br#" {"a": 1,  "b": [2], "c": 3} "#);
+        let (e, _) = new_edit(h, "");
+        let mut added = -1;
+        // SAFETY: live handle and state, static keys.
+        unsafe {
+            assert_eq!(
+                qjson_edit_set(h, e, b"a".as_ptr().cast(), 1, 1, &mut added),
+                0
+            );
+            assert_eq!(added, 0);
+            assert_eq!(
+                run(h, e, &[], &["X"], &[]),
+                r#"{"a": X,  "b": [2], "c": 3}"#
+            );
+            assert_eq!(qjson_edit_delete(h, e, b"c".as_ptr().cast(), 1), 0);
+            assert_eq!(qjson_edit_delete(h, e, b"c".as_ptr().cast(), 1), 2);
+            assert_eq!(
+                qjson_edit_set(h, e, b"d/".as_ptr().cast(), 2, 2, &mut added),
+                0
+            );
+            assert_eq!(added, 1);
+            assert_eq!(
+                run(h, e, &[], &["X", "Y"], &[]),
+                r#"{"a": X,"b": [2],"d/":Y}"#
+            );
+            // A copy keeps the edits; the original goes on alone.
+            let mut c = std::ptr::null_mut();
+            assert_eq!(qjson_edit_clone(e, &mut c), 0);
+            assert_eq!(
+                qjson_edit_set(h, e, b"c".as_ptr().cast(), 1, 3, &mut added),
+                0
+            );
+            assert_eq!(added, 1);
+            assert_eq!(
+                run(h, c, &[], &["X", "Y"], &[]),
+                r#"{"a": X,"b": [2],"d/":Y}"#
+            );
+            assert_eq!(qjson_edit_changed(c), 1);
+            qjson_edit_free(c);
+            qjson_edit_free(e);
+            qjson_free(h);
+        }
+    }
+
+    #[test]
+    fn arrays_and_views() {
+        let h = parse(b"[ {\"a\":1} , 2, 3 ]");
+        let (e, root) = new_edit(h, "");
+        let mut first = CCursor::default();
+        let mut slot = 0i64;
+        // SAFETY: live handle and state.
+        unsafe {
+            assert_eq!(qjson_index(h, &root, 0, &mut first), 0);
+            // Untouched: the whole input (the root).
+            assert_eq!(run(h, e, &[], &[], &[]), "[ {\"a\":1} , 2, 3 ]");
+            assert_eq!(qjson_edit_changed(e), 0);
+            // A lazy array with a dirty child view: spliced.
+            assert_eq!(run(h, e, &[first], &[], &["V"]), "[ V , 2, 3 ]");
+            assert_eq!(qjson_edit_insert(h, e, 1, 1), 0);
+            assert_eq!(qjson_edit_remove(h, e, 3), 0);
+            assert_eq!(qjson_edit_remove(h, e, 3), 6);
+            assert_eq!(qjson_edit_slot(h, e, 1, &mut slot), 0);
+            assert_eq!(slot, -1);
+            assert_eq!(qjson_edit_slot(h, e, 2, &mut slot), 0);
+            assert_eq!(slot, 1);
+            let mut n = 0usize;
+            assert_eq!(qjson_edit_len(h, e, &mut n), 0);
+            assert_eq!(n, 3);
+            assert_eq!(run(h, e, &[first], &["X"], &["V"]), "[V,X,2]");
+            assert_eq!(qjson_edit_put(h, e, 0, 2), 0);
+            assert_eq!(run(h, e, &[first], &["X", "Y"], &["V"]), "[Y,X,2]");
+            qjson_edit_free(e);
+            qjson_free(h);
+        }
+    }
+}

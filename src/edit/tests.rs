@@ -1,0 +1,310 @@
+//! The edit engine against hand-written expectations: each writer's
+//! shape (splice, member by member), key and whitespace handling, lazy
+//! documents, patches' dict semantics, and the plan form.
+
+use super::*;
+use crate::doc::{Cursor, Doc};
+use crate::error::ErrorKind;
+use crate::index::{Index, Options};
+
+/// A host value: JSON text to write, or a cached child view (its cursor,
+/// and its edited output when it holds edits).
+#[derive(Debug, Clone, PartialEq)]
+enum Val {
+    Json(&'static str),
+    View(Cursor, Option<&'static str>),
+}
+
+struct Host<'a> {
+    input: &'a [u8],
+    out: Vec<u8>,
+}
+
+impl Out for Host<'_> {
+    type Key = String;
+    type Value = Val;
+    type Error = EditError;
+    fn copy(&mut self, a: usize, b: usize) {
+        self.out.extend_from_slice(&self.input[a..b]);
+    }
+    fn byte(&mut self, b: u8) {
+        self.out.push(b);
+    }
+    fn key_text(&mut self, key: &str) {
+        self.out.extend_from_slice(format!("{key:?}").as_bytes());
+    }
+    fn key(&mut self, key: &String) -> Result<(), EditError> {
+        self.key_text(key);
+        Ok(())
+    }
+    fn value(&mut self, v: &Val) -> Result<(), EditError> {
+        match v {
+            Val::Json(s) => self.out.extend_from_slice(s.as_bytes()),
+            Val::View(..) => panic!("views are children, not values"),
+        }
+        Ok(())
+    }
+    fn child(&mut self, v: &Val) -> Result<(), EditError> {
+        match v {
+            Val::View(_, Some(s)) => self.out.extend_from_slice(s.as_bytes()),
+            _ => panic!("only edited views are written as children"),
+        }
+        Ok(())
+    }
+    fn edited(&mut self, v: &Val) -> Result<Option<Cursor>, EditError> {
+        Ok(match v {
+            Val::View(c, Some(_)) => Some(*c),
+            _ => None,
+        })
+    }
+    fn fail(&mut self, e: EditError) -> EditError {
+        e
+    }
+}
+
+fn index(input: &[u8], lazy: bool) -> Index {
+    let opts = Options {
+        lazy,
+        ..Options::default()
+    };
+    Index::build(input, &opts).unwrap()
+}
+
+fn host(input: &[u8]) -> Host<'_> {
+    Host {
+        input,
+        out: Vec::new(),
+    }
+}
+
+fn text(h: Host<'_>) -> String {
+    String::from_utf8(h.out).unwrap()
+}
+
+type P = Patches<String, Val>;
+
+fn set(p: &mut P, doc: &Doc<'_>, at: Cursor, k: &str, v: Val) {
+    let r: Result<(), ()> = p.set(
+        || k.to_string(),
+        |x| Ok(x == k),
+        v,
+        || doc.field(at, k.as_bytes()),
+    );
+    r.unwrap();
+}
+
+fn delete(p: &mut P, doc: &Doc<'_>, at: Cursor, k: &str) -> bool {
+    let r: Result<bool, ()> = p.delete(
+        || k.to_string(),
+        |x| Ok(x == k),
+        || doc.field(at, k.as_bytes()),
+    );
+    r.unwrap()
+}
+
+const REQ: &[u8] = b" {\n  \"model\" : \"a\",\n  \"stream\": true,\n  \"n\": [1, 2]\n}\n";
+
+#[test]
+fn clean_root_keeps_surrounding_whitespace() {
+    let ix = index(REQ, false);
+    let doc = Doc::new(REQ, &ix);
+    let mut h = host(REQ);
+    write_clean(&doc, doc.root(), &mut h).unwrap();
+    assert_eq!(h.out, REQ);
+    let n = doc.field(doc.root(), b"n").unwrap();
+    let mut h = host(REQ);
+    write_clean(&doc, n, &mut h).unwrap();
+    assert_eq!(text(h), "[1, 2]");
+}
+
+#[test]
+fn patched_object_is_spliced() {
+    let ix = index(REQ, false);
+    let doc = Doc::new(REQ, &ix);
+    let root = doc.root();
+    let mut p = P::default();
+    set(&mut p, &doc, root, "model", Val::Json("\"b\""));
+    set(&mut p, &doc, root, "user", Val::Json("1"));
+    let mut h = host(REQ);
+    write_lazy_object(&doc, root, &p, [], &mut h).unwrap();
+    assert_eq!(
+        text(h),
+        "{\n  \"model\" : \"b\",\n  \"stream\": true,\n  \"n\": [1, 2],\"user\":1\n}"
+    );
+}
+
+#[test]
+fn added_member_of_an_empty_object_has_no_comma() {
+    let input = b"{ }";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let mut p = P::default();
+    set(&mut p, &doc, doc.root(), "a", Val::Json("1"));
+    let mut h = host(input);
+    write_lazy_object(&doc, doc.root(), &p, [], &mut h).unwrap();
+    assert_eq!(text(h), "{\"a\":1 }");
+}
+
+#[test]
+fn deletion_writes_member_by_member_with_runs() {
+    let input = b"{\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4}";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let mut p = P::default();
+    assert!(delete(&mut p, &doc, root, "b"));
+    assert!(!delete(&mut p, &doc, root, "b"));
+    assert!(!delete(&mut p, &doc, root, "zz"));
+    set(&mut p, &doc, root, "d", Val::Json("5"));
+    let mut h = host(input);
+    write_lazy_object(&doc, root, &p, [], &mut h).unwrap();
+    // "a" alone, then the run "c"; "d" keeps its key as written.
+    assert_eq!(text(h), "{\"a\": 1,\"c\": 3,\"d\": 5}");
+    assert_eq!(p.len_delta(), -1);
+}
+
+#[test]
+fn patches_read_like_a_dict() {
+    let input = b"{\"a\": 1, \"b\": 2}";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let mut p = P::default();
+    let state = |p: &P, k: &str| -> String {
+        let r: Result<_, ()> = p.state(|x| Ok(x == k));
+        match r.unwrap() {
+            KeyState::Set(v) => format!("{v:?}"),
+            KeyState::Deleted => "deleted".into(),
+            KeyState::Untouched => "untouched".into(),
+        }
+    };
+    assert_eq!(state(&p, "a"), "untouched");
+    delete(&mut p, &doc, root, "a");
+    assert_eq!(state(&p, "a"), "deleted");
+    // Set again after a delete: added at the end, as a dict does.
+    set(&mut p, &doc, root, "a", Val::Json("9"));
+    assert_eq!(state(&p, "a"), "Json(\"9\")");
+    let mut h = host(input);
+    write_lazy_object(&doc, root, &p, [], &mut h).unwrap();
+    assert_eq!(text(h), "{\"b\": 2,\"a\":9}");
+    // Deleting an added key removes its patch.
+    set(&mut p, &doc, root, "x", Val::Json("0"));
+    assert!(delete(&mut p, &doc, root, "x"));
+    assert_eq!(p.added().count(), 1);
+}
+
+#[test]
+fn repeated_keys_keep_the_first_occurrence() {
+    let input = b"{\"a\": 1, \"a\": 2, \"b\": 3}";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let mut p = P::default();
+    set(&mut p, &doc, doc.root(), "b", Val::Json("4"));
+    let mut h = host(input);
+    write_lazy_object(&doc, doc.root(), &p, [], &mut h).unwrap();
+    assert_eq!(text(h), "{\"a\": 1,\"b\": 4}");
+}
+
+#[test]
+fn edited_children_are_spliced_in_place() {
+    let input = b"[{\"x\": 1}, 2, {\"y\": [3]}, 4]";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let first = doc.element(doc.root(), 0).unwrap();
+    let third = doc.element(doc.root(), 2).unwrap();
+    let children = [Val::View(third, Some("{\"y\":[]}")), Val::View(first, None)];
+    let mut h = host(input);
+    write_lazy_array(&doc, doc.root(), &children, &mut h).unwrap();
+    assert_eq!(text(h), "[{\"x\": 1}, 2, {\"y\":[]}, 4]");
+}
+
+#[test]
+fn unfolded_members_keep_keys_as_written() {
+    let input = b"{\"x\\/y\" :1, \"b\": [2], \"c\":3, \"d\": 4}";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let b = doc.field(root, b"b").unwrap();
+    let mut m: Members<Val> =
+        Members::unfold_with(&doc, root, |c| (c == b).then_some(Val::View(c, Some("[]")))).unwrap();
+    assert_eq!(m.iter().next().unwrap().key.as_ref(), "x/y");
+    m.remove("c");
+    m.set("e", Val::Json("true"));
+    let mut h = host(input);
+    write_members(&doc, root, &m, &mut h).unwrap();
+    assert_eq!(text(h), "{\"x\\/y\" :1,\"b\": [],\"d\": 4,\"e\":true}");
+}
+
+#[test]
+fn unfolded_array_merges_consecutive_runs() {
+    let input = b"[ 1 , 2 , 3 , 4 ]";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let mut s: Vec<Slot<Val>> = unfold_array(&doc, doc.root(), |_| None).unwrap();
+    s.remove(2);
+    s.insert(0, Slot::New(Val::Json("0")));
+    s.push(Slot::New(Val::Json("5")));
+    let mut h = host(input);
+    write_slots(&doc, doc.root(), &s, &mut h).unwrap();
+    assert_eq!(text(h), "[0,1 , 2,4,5]");
+}
+
+#[test]
+fn lazy_documents_validate_what_they_copy() {
+    let input = b"{\"a\": [1, 2], \"b\": tru, \"c\": 3}";
+    let ix = index(input, true);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let mut p = P::default();
+    set(&mut p, &doc, root, "c", Val::Json("4"));
+    let mut h = host(input);
+    match write_lazy_object(&doc, root, &p, [], &mut h) {
+        Err(EditError::Invalid(e)) => {
+            assert_eq!(e.kind, ErrorKind::InvalidLiteral);
+            assert_eq!(e.offset, 19);
+        }
+        other => panic!("expected an invalid range, got {other:?}"),
+    }
+    // Without the bad member, a lazy document writes member by member,
+    // keys of patched members written anew.
+    let mut p = P::default();
+    delete(&mut p, &doc, root, "b");
+    set(&mut p, &doc, root, "c", Val::Json("4"));
+    let mut h = host(input);
+    write_lazy_object(&doc, root, &p, [], &mut h).unwrap();
+    assert_eq!(text(h), "{\"a\": [1, 2],\"c\":4}");
+    let mut h = host(input);
+    assert!(write_clean(&doc, root, &mut h).is_err());
+}
+
+#[test]
+fn plan_merges_adjacent_pieces() {
+    let input = b"{\"a\": 1, \"b\": 2, \"c\": [3]}";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let c = doc.field(root, b"c").unwrap();
+    let mut m: Members<u32> = Members::unfold_with(&doc, root, |x| (x == c).then_some(7)).unwrap();
+    m.set("z", 1);
+    let mut plan: Plan<String, u32, _> = Plan::new(|&v: &u32| (v == 7).then_some(c));
+    write_members(&doc, root, &m, &mut plan).unwrap();
+    // `"a": 1, "b": 2` is one run; `"c": ` the key of the edited child.
+    let b = input.iter().position(|&x| x == b'[').unwrap();
+    assert_eq!(
+        plan.pieces(),
+        &[
+            Piece::Bytes(0, 1),
+            Piece::Copy(1, 15),
+            Piece::Bytes(1, 2),
+            Piece::Copy(17, b),
+            Piece::Child(7),
+            Piece::Bytes(2, 3),
+            Piece::KeyText(0, 1),
+            Piece::Bytes(3, 4),
+            Piece::Value(1),
+            Piece::Bytes(4, 5),
+        ]
+    );
+    assert_eq!(plan.bytes(), b"{,,:}");
+    assert_eq!(plan.text(), "z");
+}

@@ -1,0 +1,446 @@
+//! The edit writer: one edited container of a document, as copies of its
+//! original bytes and the host's new keys, values and edited children.
+//!
+//! # Algorithm
+//!
+//! A container is in one of four shapes, and each has its own writer:
+//!
+//! | shape | writer | cost |
+//! |---|---|---|
+//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk; else O(members) |
+//! | unfolded object ([`Members`]) | [`write_members`] | O(members) + bytes |
+//! | lazy array | [`write_lazy_array`] | splice: the edited children; else O(elements) |
+//! | unfolded array ([`Slot`]s) | [`write_slots`] | O(elements) + bytes |
+//!
+//! (An untouched container, one whose cached children hold no edits
+//! either, is one copy: [`write_clean`].)
+//!
+//! **Splicing** (strict documents only; a lazy document's bytes were never
+//! validated, see below). The container's bytes are copied as written,
+//! and only the edited spans are replaced: the value of each replaced
+//! member, the span of each edited child; added object members go after
+//! the last original member (before the whitespace that precedes `}`),
+//! each as `,"key":value`. Keys, separators and whitespace of everything
+//! else stay as written. An object is spliced when its patches delete no
+//! member and its keys are distinct (a repeated key must be dropped from
+//! the output, which a splice cannot do); a lazy array always is (in a
+//! strict document).
+//!
+//! **Member by member** (everything else). The container is written
+//! child by child in its current order: each *run* of untouched original
+//! children with consecutive original ordinals is one copy of the input
+//! from the first child's start (an object member: its key's quote) to
+//! the last child's end, separators and whitespace included; between runs,
+//! new children and edited ones, the writer puts a `,`. A member of a lazy
+//! object replaced by a patch keeps its key as written (`"key" :` copied)
+//! in a strict document; a member set in an unfolded object, like a new
+//! one, gets its key written by the host (`"key":`). So an edit
+//! changes only the bytes it must, and the output of a container with
+//! nothing deleted from the middle keeps its layout.
+//!
+//! **Lazy documents.** Their values were never validated, so every
+//! original value is validated (strictly, by [`crate::Index::build`] over
+//! its range) before it is copied; an invalid one is an
+//! [`EditError::Invalid`] (the host raises its decode error), never
+//! passed on.
+//!
+//! **Children.** A host keeps a value for some original child containers
+//! (a cached view); the writer asks [`Out::edited`] about each one it
+//! meets and hands the edited ones to [`Out::child`] at their place, so
+//! the host recurses (or not), never the engine.
+//!
+//! # Driving it
+//!
+//! ```
+//! use qjson::edit::{write_members, EditError, Members, Out, Slot};
+//! use qjson::{Cursor, Doc, Index, Options};
+//!
+//! /// A host whose values are JSON texts, written as they are.
+//! struct Text(Vec<u8>, &'static [u8]);
+//! impl Out for Text {
+//!     type Key = String;
+//!     type Value = String;
+//!     type Error = EditError;
+//!     fn copy(&mut self, a: usize, b: usize) { self.0.extend_from_slice(&self.1[a..b]) }
+//!     fn byte(&mut self, b: u8) { self.0.push(b) }
+//!     fn key_text(&mut self, k: &str) { self.0.extend_from_slice(format!("{k:?}").as_bytes()) }
+//!     fn key(&mut self, k: &String) -> Result<(), EditError> { Ok(self.key_text(k)) }
+//!     fn value(&mut self, v: &String) -> Result<(), EditError> { Ok(self.0.extend_from_slice(v.as_bytes())) }
+//!     fn child(&mut self, v: &String) -> Result<(), EditError> { self.value(v) }
+//!     fn edited(&mut self, _: &String) -> Result<Option<Cursor>, EditError> { Ok(None) }
+//!     fn fail(&mut self, e: EditError) -> EditError { e }
+//! }
+//!
+//! let input: &'static [u8] = br#"{"a": 1,  "b": [2], "c": 3}"#;
+//! let index = Index::build(input, &Options::default()).unwrap();
+//! let doc = Doc::new(input, &index);
+//! // Unfold the root, then `b = true` and add `d`.
+//! let mut m = Members::unfold(&doc, doc.root()).unwrap();
+//! m.set("b", "true".to_string());
+//! m.set("d", "null".to_string());
+//! let mut out = Text(Vec::new(), input);
+//! write_members(&doc, doc.root(), &m, &mut out).unwrap();
+//! // Untouched members keep their bytes; a member set anew is written
+//! // with its key by the host, as a new one is.
+//! assert_eq!(out.0, br#"{"a": 1,"b":true,"c": 3,"d":null}"#);
+//! ```
+
+use super::members::{Members, Slot};
+use super::out::{EditError, Out};
+use super::patches::Patches;
+use crate::doc::{Cursor, Doc};
+use crate::error::AccessError;
+use crate::index::{Index, Options};
+use smallvec::SmallVec;
+
+/// Edited children found among a lazy container's cached ones, by offset.
+type Edited<'v, V> = SmallVec<[(Cursor, &'v V); 4]>;
+
+fn access<O: Out>(out: &mut O, e: AccessError) -> O::Error {
+    out.fail(EditError::Access(e))
+}
+
+/// Validate `input[a..b]` when the document is lazy (strict documents were
+/// validated when indexed).
+pub fn check(doc: &Doc<'_>, a: usize, b: usize) -> Result<(), EditError> {
+    if !doc.index().is_lazy() {
+        return Ok(());
+    }
+    let opts = Options {
+        lazy: false,
+        max_depth: usize::MAX,
+    };
+    match Index::build(&doc.input()[a..b], &opts) {
+        Ok(_) => Ok(()),
+        Err(mut e) => {
+            e.offset += a;
+            Err(EditError::Invalid(e))
+        }
+    }
+}
+
+fn copy_checked<O: Out>(doc: &Doc<'_>, a: usize, b: usize, out: &mut O) -> Result<(), O::Error> {
+    check(doc, a, b).map_err(|e| out.fail(e))?;
+    out.copy(a, b);
+    Ok(())
+}
+
+/// An untouched value: one copy of its bytes (the root: the whole input,
+/// the whitespace around it included), validated in a lazy document.
+pub fn write_clean<O: Out>(doc: &Doc<'_>, at: Cursor, out: &mut O) -> Result<(), O::Error> {
+    let (a, b) = if at == doc.root() {
+        (0, doc.input().len())
+    } else {
+        doc.span(at)
+    };
+    copy_checked(doc, a, b, out)
+}
+
+/// The children of a container written member by member, coalescing
+/// untouched neighbours into runs.
+struct Runs<'d> {
+    doc: Doc<'d>,
+    /// The pending run: its first byte, its last child (whose end closes
+    /// the run, found only when the run is written) and that child's ordinal.
+    run: Option<(usize, Cursor, u32)>,
+    first: bool,
+}
+
+impl<'d> Runs<'d> {
+    fn new(doc: &Doc<'d>) -> Self {
+        Runs {
+            doc: *doc,
+            run: None,
+            first: true,
+        }
+    }
+
+    fn flush<O: Out>(&mut self, out: &mut O) {
+        if let Some((a, last, _)) = self.run.take() {
+            out.copy(a, self.doc.span(last).1);
+        }
+    }
+
+    /// Close the pending run and write the separator of a new piece.
+    fn piece<O: Out>(&mut self, out: &mut O) {
+        self.flush(out);
+        if !self.first {
+            out.byte(b',');
+        }
+        self.first = false;
+    }
+
+    /// Original child `i` whose bytes start at `a` (an object member: its
+    /// key's quote) and whose value is `at`; `edited`: the host's value for
+    /// it when that holds edits.
+    fn orig<O: Out>(
+        &mut self,
+        out: &mut O,
+        i: u32,
+        a: usize,
+        at: Cursor,
+        edited: Option<&O::Value>,
+    ) -> Result<(), O::Error> {
+        if let Some(v) = edited {
+            self.piece(out);
+            // The key and colon as written (keys were checked when read).
+            if a < at.start as usize {
+                out.copy(a, at.start as usize);
+            }
+            return out.child(v);
+        }
+        if self.doc.index().is_lazy() {
+            let (start, b) = self.doc.span(at);
+            check(&self.doc, start, b).map_err(|e| out.fail(e))?;
+        }
+        match self.run {
+            Some((s, _, last)) if last + 1 == i => self.run = Some((s, at, i)),
+            _ => {
+                self.piece(out);
+                self.run = Some((a, at, i));
+            }
+        }
+        Ok(())
+    }
+
+    /// Original child `i` of an unfolded container, with the host's value
+    /// for it if any.
+    fn slot<O: Out>(
+        &mut self,
+        out: &mut O,
+        i: u32,
+        a: usize,
+        at: Cursor,
+        view: Option<&O::Value>,
+    ) -> Result<(), O::Error> {
+        let edited = match view {
+            Some(v) => out.edited(v)?.map(|_| v),
+            None => None,
+        };
+        self.orig(out, i, a, at, edited)
+    }
+}
+
+/// The cached children of a lazy container that hold edits, by offset.
+fn edited_children<'v, O: Out>(
+    out: &mut O,
+    children: impl IntoIterator<Item = &'v O::Value>,
+) -> Result<Edited<'v, O::Value>, O::Error>
+where
+    O::Value: 'v,
+{
+    let mut edited: Edited<'v, O::Value> = SmallVec::new();
+    for v in children {
+        if let Some(c) = out.edited(v)? {
+            edited.push((c, v));
+        }
+    }
+    edited.sort_unstable_by_key(|&(c, _)| c.start);
+    Ok(edited)
+}
+
+fn edited_at<'v, V>(edited: &Edited<'v, V>, c: Cursor) -> Option<&'v V> {
+    edited
+        .binary_search_by_key(&c.start, |&(e, _)| e.start)
+        .ok()
+        .map(|i| edited[i].1)
+}
+
+/// A lazy object (not unfolded) with `patches` and the host's cached
+/// child values `children` (views of original child containers, edited or
+/// not). Spliced when the document is strict, no patch deletes a member
+/// and the keys are distinct; else member by member, the later
+/// occurrences of a repeated key dropped (as reads do).
+pub fn write_lazy_object<'v, O: Out>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    patches: &Patches<O::Key, O::Value>,
+    children: impl IntoIterator<Item = &'v O::Value>,
+    out: &mut O,
+) -> Result<(), O::Error>
+where
+    O::Value: 'v,
+{
+    let strict = !doc.index().is_lazy();
+    let edited = edited_children(out, children)?;
+    if strict && !patches.deletes() && doc.keys_unique(at).map_err(|e| access(out, e))? {
+        return splice_object(doc, at, patches, &edited, out);
+    }
+    out.byte(b'{');
+    let mut runs = Runs::new(doc);
+    let base = doc.input().as_ptr() as usize;
+    let items = doc.distinct_items(at).map_err(|e| access(out, e))?;
+    for m in items {
+        let (i, raw, c) = m.map_err(|e| access(out, e))?;
+        // The key's opening quote.
+        let key_at = raw.as_ptr() as usize - base - 1;
+        match patches.for_original(c.start) {
+            Some(p) => {
+                if let Some(v) = &p.value {
+                    runs.piece(out);
+                    if strict {
+                        // The key and colon as written: checked with the
+                        // document, and it equals the patch's key.
+                        out.copy(key_at, c.start as usize);
+                    } else {
+                        out.key(&p.key)?;
+                        out.byte(b':');
+                    }
+                    out.value(v)?;
+                }
+            }
+            None => runs.orig(out, i, key_at, c, edited_at(&edited, c))?,
+        }
+    }
+    for (k, v) in patches.added() {
+        runs.piece(out);
+        out.key(k)?;
+        out.byte(b':');
+        out.value(v)?;
+    }
+    runs.flush(out);
+    out.byte(b'}');
+    Ok(())
+}
+
+/// [`write_lazy_object`]'s splice: the object's bytes with each replaced
+/// value and each edited child's span replaced, and the added members
+/// after the last original one.
+fn splice_object<O: Out>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    patches: &Patches<O::Key, O::Value>,
+    edited: &Edited<'_, O::Value>,
+    out: &mut O,
+) -> Result<(), O::Error> {
+    // (original value, new value or edited child, whether it is a child)
+    let mut edits: SmallVec<[(Cursor, &O::Value, bool); 4]> = SmallVec::new();
+    for p in patches.iter() {
+        if let (Some(c), Some(v)) = (p.orig, &p.value) {
+            edits.push((c, v, false));
+        }
+    }
+    for &(c, v) in edited {
+        // A replaced member's old child is not written.
+        if patches.for_original(c.start).is_none() {
+            edits.push((c, v, true));
+        }
+    }
+    edits.sort_unstable_by_key(|&(c, ..)| c.start);
+    let (mut pos, end) = doc.span(at);
+    for (c, v, child) in edits {
+        out.copy(pos, c.start as usize);
+        if child {
+            out.child(v)?;
+        } else {
+            out.value(v)?;
+        }
+        pos = doc.span(c).1;
+    }
+    let mut added = patches.added().peekable();
+    if added.peek().is_some() {
+        let tail = doc.children_end(at).map_err(|e| access(out, e))?;
+        out.copy(pos, tail);
+        pos = tail;
+        let mut first = doc.len(at).map_err(|e| access(out, e))? == 0;
+        for (k, v) in added {
+            if !first {
+                out.byte(b',');
+            }
+            first = false;
+            out.key(k)?;
+            out.byte(b':');
+            out.value(v)?;
+        }
+    }
+    out.copy(pos, end);
+    Ok(())
+}
+
+/// An unfolded object, member by member.
+pub fn write_members<O: Out>(
+    doc: &Doc<'_>,
+    _at: Cursor,
+    members: &Members<O::Value>,
+    out: &mut O,
+) -> Result<(), O::Error> {
+    out.byte(b'{');
+    let mut runs = Runs::new(doc);
+    for member in members.iter() {
+        match &member.slot {
+            Slot::Orig { at, i, view } => {
+                runs.slot(out, *i, member.key_at as usize, *at, view.as_ref())?
+            }
+            Slot::New(v) => {
+                runs.piece(out);
+                out.key_text(&member.key);
+                out.byte(b':');
+                out.value(v)?;
+            }
+        }
+    }
+    runs.flush(out);
+    out.byte(b'}');
+    Ok(())
+}
+
+/// A lazy array (not unfolded) with the host's cached child values
+/// `children` (edited or not). In a strict document its bytes with each
+/// edited child's span replaced (the cost follows the edited children,
+/// not the array's length: a request's `messages[0]` among thousands);
+/// in a lazy one element by element, each validated.
+pub fn write_lazy_array<'v, O: Out>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    children: impl IntoIterator<Item = &'v O::Value>,
+    out: &mut O,
+) -> Result<(), O::Error>
+where
+    O::Value: 'v,
+{
+    let edited = edited_children(out, children)?;
+    if !doc.index().is_lazy() {
+        let (mut pos, end) = doc.span(at);
+        for &(child, v) in &edited {
+            out.copy(pos, child.start as usize);
+            out.child(v)?;
+            pos = doc.span(child).1;
+        }
+        out.copy(pos, end);
+        return Ok(());
+    }
+    out.byte(b'[');
+    let mut runs = Runs::new(doc);
+    let items = doc.array_items(at).map_err(|e| access(out, e))?;
+    for (i, c) in items.enumerate() {
+        runs.orig(out, i as u32, c.start as usize, c, edited_at(&edited, c))?;
+    }
+    runs.flush(out);
+    out.byte(b']');
+    Ok(())
+}
+
+/// An unfolded array, element by element.
+pub fn write_slots<O: Out>(
+    doc: &Doc<'_>,
+    _at: Cursor,
+    slots: &[Slot<O::Value>],
+    out: &mut O,
+) -> Result<(), O::Error> {
+    out.byte(b'[');
+    let mut runs = Runs::new(doc);
+    for slot in slots {
+        match slot {
+            Slot::Orig { at, i, view } => {
+                runs.slot(out, *i, at.start as usize, *at, view.as_ref())?
+            }
+            Slot::New(v) => {
+                runs.piece(out);
+                out.value(v)?;
+            }
+        }
+    }
+    runs.flush(out);
+    out.byte(b']');
+    Ok(())
+}

@@ -1,0 +1,330 @@
+"""Edits through Lua proxies and through Python views give the same bytes.
+
+The same random edit sequences (30 steps each) are applied to a document
+decoded by qjson in Python (views) and in LuaJIT through lupa (proxies);
+both outputs must be byte-identical and equal json.loads of a model the
+same edits were applied to. New values are chosen so that both encoders
+write them alike (no `/`, no floats, no object with two keys: a Lua
+table's key order is its own); everything else (copied members, keys as
+written, separators and whitespace) comes from the one edit engine.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+pytest.importorskip("lupa", reason="lupa is not installed (pip install 'qjson[lua]')")
+import qjson  # noqa: E402
+import qjson.luajit  # noqa: E402
+from conftest import reference_loads  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+DOCS = [
+    # Pretty-printed, with escaped keys and strings.
+    json.dumps(
+        {
+            "model": "gpt-4o",
+            "temperature": 0.7,
+            "stream": True,
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": [{"type": "text", "text": "hi"}, 1, 2.5]},
+            ],
+            "meta": {"tags": ["a", "b"], "empty": {}, "none": [], "n": None},
+        },
+        indent=2,
+    ).replace('"meta"', '"x\\/y": 0, "z": 1, "meta"', 1)
+    + "\n",
+    # Compact, keys with escapes, a repeated key.
+    '{"a\\u00e9":1,"b":[1,2,3,[4,5],{"c":{"d":[]}}],"dup":1,"dup":2,"e":{"f":"g"}}',
+    # Odd whitespace everywhere, an array at the root.
+    ' [ 1 , { "a" : [ ] , "b":{ } } ,"s",[ [ 0 ] ] , null ,{"k" :"v"}] \n',
+    # Empty containers.
+    '{ "o": { }, "l": [ ], "x": [ { } ] }',
+]
+
+
+class NewDict(dict):  # type: ignore[type-arg]
+    """A value set by an edit (edits do not go into new values)."""
+
+
+class NewList(list):  # type: ignore[type-arg]
+    """A value set by an edit."""
+
+
+# Keys set on proxies are written by the engine (as Python writes them);
+# keys inside new values by each encoder (Lua's escapes "/": not used there).
+KEYS = ["model", "new", "x/y", "é", 'q"', "b", "dup", "content", "k\\n"]
+VALUE_KEYS = [k for k in KEYS if "/" not in k]
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**9), 10**9),
+    st.text(alphabet='abcé "\\\n\t0', max_size=6),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=1, max_size=3),
+        st.dictionaries(st.sampled_from(VALUE_KEYS), inner, min_size=0, max_size=1),
+    ),
+    max_leaves=4,
+)
+
+
+def lua_str(s: str) -> str:
+    out = []
+    for b in s.encode():
+        if 32 <= b < 127 and b not in (34, 92):
+            out.append(chr(b))
+        else:
+            out.append(f"\\{b:03d}")
+    return '"' + "".join(out) + '"'
+
+
+def lua_value(v: Any) -> str:
+    if v is None:
+        return "qjson.null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return lua_str(v)
+    if isinstance(v, list):
+        return "{" + ", ".join(lua_value(x) for x in v) + "}"
+    return "{" + ", ".join(f"[{lua_str(k)}] = {lua_value(x)}" for k, x in v.items()) + "}"
+
+
+def model_value(v: Any) -> Any:
+    if isinstance(v, list):
+        return NewList(model_value(x) for x in v)
+    if isinstance(v, dict):
+        return NewDict((k, model_value(x)) for k, x in v.items())
+    return v
+
+
+def containers(model: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Paths of the original containers of the model (not new values)."""
+    out = [path]
+    items = model.items() if isinstance(model, dict) else enumerate(model)
+    for k, x in items:
+        if isinstance(x, (dict, list)) and not isinstance(x, (NewDict, NewList)):
+            out.extend(containers(x, (*path, k)))
+    return out
+
+
+def at(root: Any, path: tuple[Any, ...]) -> Any:
+    for k in path:
+        root = root[k]
+    return root
+
+
+def lua_path(path: tuple[Any, ...]) -> str:
+    return "t" + "".join(f"[{k + 1}]" if isinstance(k, int) else f"[{lua_str(k)}]" for k in path)
+
+
+@pytest.fixture(scope="module")
+def lua_apply():
+    rt = qjson.luajit.runtime()
+    return rt.eval(
+        """function(s, code)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            assert(loadstring("local qjson, t = ...; " .. code))(qjson, t)
+            return qjson.encode(t)
+        end"""
+    )
+
+
+def run_steps(data: st.DataObject, doc: str, lua_apply: Any, n_steps: int) -> None:
+    model = reference_loads(doc.encode())
+    view = qjson.decode(doc.encode())
+    lua: list[str] = []
+    for _ in range(n_steps):
+        path = data.draw(st.sampled_from(containers(model)))
+        m, v, p = at(model, path), at(view, path), lua_path(path)
+        if isinstance(m, dict):
+            op = data.draw(st.sampled_from(["set", "set_new", "del", "read"]))
+            if op in ("del", "read", "set") and not m:
+                op = "set_new"
+            if op == "set_new":
+                key = data.draw(st.sampled_from(KEYS))
+            else:
+                key = data.draw(st.sampled_from(sorted(m)))
+            if op == "read":
+                v[key]
+                lua.append(f"local _ = {p}[{lua_str(key)}]")
+            elif op == "del":
+                del m[key]
+                del v[key]
+                lua.append(f"{p}[{lua_str(key)}] = nil")
+            else:
+                x = data.draw(values)
+                m[key] = model_value(x)
+                v[key] = copy.deepcopy(x)
+                lua.append(f"{p}[{lua_str(key)}] = {lua_value(x)}")
+        else:
+            ops = ["insert", "append"] + (["set", "remove", "read"] if m else [])
+            op = data.draw(st.sampled_from(ops))
+            if op in ("set", "remove", "read"):
+                i = data.draw(st.integers(0, len(m) - 1))
+            elif op == "insert":
+                i = data.draw(st.integers(0, len(m)))
+            if op == "read":
+                v[i]
+                lua.append(f"local _ = {p}[{i + 1}]")
+            elif op == "remove":
+                del m[i]
+                del v[i]
+                lua.append(f"qjson.remove({p}, {i + 1})")
+            else:
+                x = data.draw(values)
+                if op == "set":
+                    m[i] = model_value(x)
+                    v[i] = copy.deepcopy(x)
+                    lua.append(f"{p}[{i + 1}] = {lua_value(x)}")
+                elif op == "insert":
+                    m.insert(i, model_value(x))
+                    v.insert(i, copy.deepcopy(x))
+                    lua.append(f"qjson.insert({p}, {i + 1}, {lua_value(x)})")
+                else:
+                    m.append(model_value(x))
+                    v.append(copy.deepcopy(x))
+                    lua.append(f"qjson.append({p}, {lua_value(x)})")
+    out_py = qjson.dumps(view)
+    out_lua = lua_apply(doc.encode(), "\n".join(lua))
+    if isinstance(out_lua, str):
+        out_lua = out_lua.encode()
+    assert json.loads(out_py) == model
+    assert out_lua == out_py, "\n".join(lua)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=range(len(DOCS)))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_fixed_documents(doc: str, data: st.DataObject, lua_apply: Any) -> None:
+    run_steps(data, doc, lua_apply, 30)
+
+
+documents = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(KEYS), inner, max_size=4),
+    ),
+    max_leaves=12,
+).filter(lambda d: isinstance(d, (dict, list)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(doc=documents, indent=st.sampled_from([None, 0, 1, 2]), data=st.data())
+def test_random_documents(
+    doc: Any, indent: int | None, data: st.DataObject, lua_apply: Any
+) -> None:
+    text = json.dumps(doc, indent=indent, ensure_ascii=data.draw(st.booleans()))
+    run_steps(data, text, lua_apply, 30)
+
+
+def test_example_from_the_issue(lua_apply: Any) -> None:
+    body = DOCS[0].encode()
+    v = qjson.decode(body)
+    v["model"] = "x"
+    del v["stream"]
+    v["messages"].append({"role": "user"})
+    code = 't.model = "x"; t.stream = nil; qjson.append(t.messages, {role = "user"})'
+    out = lua_apply(body, code)
+    assert (out.encode() if isinstance(out, str) else out) == qjson.dumps(v)
+    # Keys and whitespace as written, the escaped key kept.
+    assert b'"x\\/y"' in qjson.dumps(v)
+    # Untouched members copied with their whitespace (the deletion makes
+    # the object written member by member: "{" and "}" are the writer's).
+    assert b'{\n      "role": "system",\n      "content": "Be brief."\n    }' in qjson.dumps(v)
+
+
+# ---------------------------------------------------------------- patches
+
+PATCH_DOC = (
+    b'{"model": "gpt-4o",  "stream": true, "max_tokens": 500,\n'
+    b' "messages": [{"role": "system", "content": "Be brief."},\n'
+    b'   {"role": "user", "content": [{"type": "text", "text": "hi"}]}],\n'
+    b' "tools": {"a": {"x": 1}, "b": [1, 2.50]}}'
+)
+
+PATCH_OPS = [
+    {"op": "replace", "path": "/model", "value": "gpt-4o-mini"},
+    {"op": "remove", "path": "/stream"},
+    {"op": "add", "path": "/messages/0", "value": {"role": "system", "content": "x"}},
+    {"op": "add", "path": "/messages/2/content/-", "value": {"type": "text"}},
+    {"op": "move", "from": "/tools/a", "path": "/messages/1/moved"},
+    {"op": "copy", "from": "/tools/b", "path": "/tools/c"},
+    {"op": "remove", "path": "/tools/b/0"},
+    {"op": "test", "path": "/max_tokens", "value": 500.0},
+    {"op": "replace", "path": "/messages/1/content", "value": None},
+    {"op": "add", "path": "/tools/b/-", "value": [1, {"k": " v "}]},
+]
+
+
+@pytest.fixture(scope="module")
+def lua_patch():
+    rt = qjson.luajit.runtime()
+    return rt.eval(
+        """function(s, kind, p, path, by)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            if kind == "patch" then
+                t = qjson.patch(t, p)
+            elseif kind == "merge" then
+                t = qjson.merge_patch(t, p)
+            elseif kind == "incr" then
+                qjson.incr(t, path, by)
+            else
+                qjson.mul(t, path, by)
+            end
+            return qjson.encode(t)
+        end"""
+    )
+
+
+def as_bytes(x: Any) -> bytes:
+    return x.encode() if isinstance(x, str) else x
+
+
+@pytest.mark.parametrize("n", range(1, len(PATCH_OPS) + 1))
+def test_patch_bytes_equal_python(lua_patch: Any, n: int) -> None:
+    # As JSON text, the patch's values are written as their original bytes
+    # by both edges, so every byte of the output must agree.
+    ops = json.dumps(PATCH_OPS[:n], indent=1).encode()
+    out_py = qjson.dumps(qjson.patch(qjson.decode(PATCH_DOC), ops))
+    assert as_bytes(lua_patch(PATCH_DOC, "patch", ops, None, None)) == out_py
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        b'{"model": "m", "stream": null, "tools": {"a": null, "z": {"q": [1, 2]}}}',
+        b'{"messages": [1], "new": {"a": {"b": null}}}',
+        b'{"tools": {"b": null}, "model": null, "max_tokens": 1}',
+    ],
+)
+def test_merge_patch_bytes_equal_python(lua_patch: Any, patch: bytes) -> None:
+    out_py = qjson.dumps(qjson.merge_patch(qjson.decode(PATCH_DOC), patch))
+    assert as_bytes(lua_patch(PATCH_DOC, "merge", patch, None, None)) == out_py
+
+
+@pytest.mark.parametrize(
+    "kind,path,by",
+    [("incr", "/max_tokens", -100), ("mul", "max_tokens", 3), ("incr", "tools.a.x", 41)],
+)
+def test_number_ops_bytes_equal_python(lua_patch: Any, kind: str, path: str, by: int) -> None:
+    v = qjson.decode(PATCH_DOC)
+    (qjson.incr if kind == "incr" else qjson.mul)(v, path, by)
+    assert as_bytes(lua_patch(PATCH_DOC, kind, None, path, by)) == qjson.dumps(v)
