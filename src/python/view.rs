@@ -286,7 +286,7 @@ impl Object {
             }
         }
         for (k, v) in patches.added() {
-            let k = Box::<str>::from(&*str_utf8(k.bind(py))?);
+            let k = Box::<str>::from(str_utf8(k.bind(py))?);
             out.push((k, Live::Set(v.clone_ref(py))));
         }
         Ok(out)
