@@ -116,6 +116,8 @@ typedef struct qjson_seg {
 } qjson_seg;
 int qjson_edit_new(const qjson_doc *doc, const qjson_cursor *at,
                    qjson_edit **out);
+int qjson_edit_new_owned(const qjson_doc *doc, const qjson_cursor *at,
+                         qjson_edit **out);
 int qjson_edit_clone(qjson_edit *e, qjson_edit **out);
 void qjson_edit_free(qjson_edit *e);
 int qjson_edit_changed(const qjson_edit *e);
@@ -973,15 +975,18 @@ local function mark_dirty(st)
     end
 end
 
---- The edit state of `st`, made on first use.
+--- The edit state of `st`, made on first use. The document owns it (it
+--- is freed with st.h): no finaliser of its own, which would cost a
+--- registration per edited container and, run by a GC step while LuaJIT
+--- records a trace, abort the trace.
 local function edit_state(st)
     local e = st.e
     if e == nil then
-        local rc = C.qjson_edit_new(st.h, st.cur, edit_out)
+        local rc = C.qjson_edit_new_owned(st.h, st.cur, edit_out)
         if rc ~= OK then
             raise(rc, nil, 3)
         end
-        e = ffi_gc(edit_out[0], C.qjson_edit_free)
+        e = edit_out[0]
         st.e = e
         st.vals, st.next_id = {}, 0
     end
