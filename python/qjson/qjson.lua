@@ -968,10 +968,13 @@ local function child_value(st, cp)
     return scalar(st.h, cp, t)
 end
 
+-- A tail call, not a loop: a loop here, entered from a trace being
+-- recorded (a set inside the caller's loop), aborted that trace ("inner
+-- loop in root trace").
 local function mark_dirty(st)
-    while st ~= nil and not st.dirty do
+    if st ~= nil and not st.dirty then
         st.dirty = true
-        st = st.parent
+        return mark_dirty(st.parent)
     end
 end
 
