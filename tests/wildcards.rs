@@ -332,10 +332,8 @@ fn c_abi_get_all_and_compiled_paths() {
     let raw = |h: *const Handle, c: &CCursor| {
         let (mut a, mut b) = (0usize, 0usize);
         // SAFETY: a live handle, a cursor from it, writable out-params.
-        assert_eq!(
-            unsafe { capi::qjson_span(h, c, null(), 0, &mut a, &mut b) },
-            0
-        );
+        let status = unsafe { capi::qjson_span(h, c, null(), 0, &mut a, &mut b) };
+        assert_eq!(status, 0);
         String::from_utf8(input[a..b].to_vec()).unwrap()
     };
     // SAFETY: every pointer below is live or null as each call allows; the

@@ -765,10 +765,8 @@ mod tests {
     fn parse(s: &'static [u8]) -> *mut Handle {
         let mut h = std::ptr::null_mut();
         // SAFETY: a static input, a valid out pointer.
-        assert_eq!(
-            unsafe { qjson_parse(s.as_ptr().cast(), s.len(), std::ptr::null(), &mut h) },
-            0
-        );
+        let status = unsafe { qjson_parse(s.as_ptr().cast(), s.len(), std::ptr::null(), &mut h) };
+        assert_eq!(status, 0);
         h
     }
 

@@ -47,7 +47,7 @@ pub unsafe fn write_escaped(dst: *mut u8, s: &[u8]) -> usize {
     let n = s.len();
     let src = s.as_ptr();
     let (mut i, mut o) = (0usize, 0usize);
-    // SAFETY (whole block): loads read `s[i..i + 16]` or `s[i..i + 8]`
+    // SAFETY: (whole block) loads read `s[i..i + 16]` or `s[i..i + 8]`
     // only when that many bytes remain; `o <= MAX_ESCAPE * i` holds
     // throughout (each input byte gives 1..=6 output bytes), so a store of
     // `k <= n - i` bytes at `o` ends by `MAX_ESCAPE * i + k <=

@@ -163,7 +163,7 @@ pub unsafe fn write_medium_str_raw(dst: *mut u8, s: &[u8]) -> usize {
 unsafe fn copy_short(src: *const u8, n: usize, dst: *mut u8) -> bool {
     use std::ptr::{read_unaligned as rd, write_unaligned as wr};
     debug_assert!(n < BLOCK);
-    // SAFETY (whole block): every access is within `0..n` of `src` / `dst`
+    // SAFETY: (whole block) every access is within `0..n` of `src` / `dst`
     // (per the contract): `n - 8 >= 0` when `n >= 8`, `n - 4 >= 0` when
     // `n >= 4`, `n / 2 < n` and `n - 1 >= 0` when `n >= 1`.
     unsafe {
@@ -242,7 +242,7 @@ unsafe fn write_str_avx512<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
     let mut dst = out.as_mut_ptr();
     let mut w = out.len();
     let mut i = 0;
-    // SAFETY (whole block): `out` has room for `n - i + 1 + W` bytes past
+    // SAFETY: (whole block) `out` has room for `n - i + 1 + W` bytes past
     // `w` (reserved above and renewed after each escape), so each 64-byte
     // store at `dst + w` and the closing quote fit; loads read `s[i..]`,
     // the last one masked to `n - i < 64` bytes (masked-off lanes are not
@@ -297,7 +297,7 @@ fn write_str_blocks<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
     // Where the current run of bytes copied without escapes started.
     let mut run = 0;
     let mut i = 0;
-    // SAFETY (whole block): `dst` is the buffer of `out`, which has room for
+    // SAFETY: (whole block) `dst` is the buffer of `out`, which has room for
     // `n - i + 1 + BLOCK` bytes past `w` (reserved above and renewed after
     // each escape), so every 16-byte store at `dst + w` (or just below it)
     // fits; `s` is read only within `0..n` (or through the padded copy);

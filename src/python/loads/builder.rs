@@ -1,0 +1,549 @@
+//! The builder: one left-to-right pass over a validated index that makes
+//! the Python objects directly, with no intermediate tree.
+//!
+//! - In the token index every value is one token: a string, object or
+//!   array by its first byte, else a scalar (number, `true`, `false`,
+//!   `null`); in the structural index, a value starting at byte `q` whose
+//!   first structural candidate is `s[k]` is a scalar when `q < s[k]`,
+//!   else a string, object or array by the byte at `s[k]`.
+//! - Containers are counted in document order, so the `ord`-th opener finds
+//!   its child count in the container table ([`Lens`]): lists are allocated
+//!   at their final size and filled in place.
+//! - Open containers live on an explicit stack of [`Frame`]s (no recursion,
+//!   so any `max_depth` is safe); a finished value is stored into the
+//!   container on top, and the structural after it is a `,` (another child
+//!   follows) or the closer (pop).
+//! - Object members go through `dict_set`, so a repeated key keeps its
+//!   first position and its last value, as `json.loads` does; keys go
+//!   through the key cache.
+//! - Strings without a backslash are handed over as they are; others are
+//!   unescaped into a scratch buffer first
+//!   ([`unescape_validated`]).
+//! - Numbers and literals are checked as they are read (stage 2 left them
+//!   unchecked); a failure sets `bad_scalar`, and the caller finds the
+//!   error with a strict build.
+//!
+//! Everything else the walk reads was validated, so it does not re-check
+//! the grammar; the only failures left are Python's (out of memory), after
+//! which every object built so far is released.
+
+use super::gc::{gc_paused, GC_PAUSE_MIN};
+use super::key_cache::{hash_key, short_eq, tag, KeyCache, Slot, CACHE_KEY_MAX, CACHE_SLOTS};
+#[cfg(not(feature = "abi3"))]
+use super::objects::new_str_non_ascii;
+use super::objects::{dict_set, list_set, new_dict};
+use super::spare::{give_back_scratch, give_back_stack, take_scratch, take_stack};
+use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
+use crate::decode::string::unescape_validated;
+use crate::decode::Number;
+use crate::index::eager::{literal_token, plain_fraction};
+use crate::index::Container;
+use crate::lex::{skip_ws, string_close};
+use crate::python::convert::big_int;
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+/// Run the builder `b` over a document with `containers` containers: the
+/// root object, or `Err(bad_scalar)` (a scalar failed its check, or else a
+/// Python exception is set).
+pub(super) fn build<L: ?Sized + Lens, const TOKENS: bool>(
+    py: Python<'_>,
+    mut b: Builder<'_, L, TOKENS>,
+    containers: usize,
+) -> Result<*mut ffi::PyObject, bool> {
+    // Pause the cyclic collector (when it is enabled) for documents with
+    // many containers (see `gc`).
+    let paused = if containers >= GC_PAUSE_MIN {
+        gc_paused(py)
+    } else {
+        None
+    };
+    // SAFETY: the interpreter is attached (`py`), and the index was built
+    // strictly from exactly these bytes (scalars aside, which the builder
+    // checks).
+    let p = unsafe { b.run() };
+    drop(paused);
+    // `run` leaves the stack empty (every frame popped, or released on
+    // failure).
+    give_back_stack(std::mem::take(&mut b.stack));
+    give_back_scratch(std::mem::take(&mut b.scratch));
+    p.ok_or(b.bad_scalar)
+}
+
+/// An open container: the object being filled, the pending key (objects)
+/// and how many children are still to come.
+pub(super) struct Frame {
+    obj: *mut ffi::PyObject,
+    /// The key of the member being read (owned), or null in arrays.
+    key: *mut ffi::PyObject,
+    object: bool,
+    /// Next list slot (arrays).
+    i: ffi::Py_ssize_t,
+    left: u32,
+}
+
+/// Child counts by container ordinal (in the order of the openers).
+pub(super) trait Lens {
+    fn len_of(&self, ord: usize) -> Option<u32>;
+}
+
+/// The exact path's container table.
+impl Lens for [Container] {
+    #[inline(always)]
+    fn len_of(&self, ord: usize) -> Option<u32> {
+        self.get(ord).map(|c| c.len)
+    }
+}
+
+/// The token walk's counts.
+impl Lens for [u32] {
+    #[inline(always)]
+    fn len_of(&self, ord: usize) -> Option<u32> {
+        self.get(ord).copied()
+    }
+}
+
+/// The builder, over the structural index of the exact path or, with
+/// `TOKENS`, over the token index (where every value is one token: a
+/// scalar starts at its token, and no gap needs skipping).
+pub(super) struct Builder<'a, L: ?Sized + Lens, const TOKENS: bool> {
+    py: Python<'a>,
+    input: &'a [u8],
+    s: &'a [u32],
+    containers: &'a L,
+    /// Stage 1's escape offsets, and the first one not before the string
+    /// being read (strings are read in order).
+    escapes: &'a [u32],
+    next_escape: usize,
+    /// The whole input is ASCII (only the version-specific build uses it).
+    #[cfg_attr(feature = "abi3", allow(dead_code))]
+    ascii: bool,
+    scratch: Vec<u8>,
+    cache: Option<&'a mut KeyCache>,
+    stack: Vec<Frame>,
+    /// A number or literal failed its check (no Python exception is set).
+    bad_scalar: bool,
+}
+
+impl<'a, L: ?Sized + Lens, const TOKENS: bool> Builder<'a, L, TOKENS> {
+    /// A builder over `input` and its index: structurals `s`, child counts
+    /// `containers`, escape offsets `escapes`; `ascii` says the whole input
+    /// is ASCII. The stack and scratch buffer are the spares of this thread.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn new(
+        py: Python<'a>,
+        input: &'a [u8],
+        s: &'a [u32],
+        containers: &'a L,
+        escapes: &'a [u32],
+        ascii: bool,
+        cache: Option<&'a mut KeyCache>,
+    ) -> Self {
+        Builder {
+            py,
+            input,
+            s,
+            containers,
+            escapes,
+            next_escape: 0,
+            ascii,
+            scratch: take_scratch(),
+            cache,
+            stack: take_stack(),
+            bad_scalar: false,
+        }
+    }
+}
+
+impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
+    /// Build the whole document. Returns a new reference, or `None` with a
+    /// Python exception set (everything built so far is released).
+    ///
+    /// # Safety
+    /// The interpreter must be attached, and the index must have been built
+    /// strictly from `self.input`.
+    unsafe fn run(&mut self) -> Option<*mut ffi::PyObject> {
+        // SAFETY: this function's contract is `walk`'s.
+        let r = unsafe { self.walk() };
+        if r.is_none() {
+            for f in self.stack.drain(..) {
+                // SAFETY: frames own their object and (when non-null) key.
+                unsafe {
+                    ffi::Py_DECREF(f.obj);
+                    if !f.key.is_null() {
+                        ffi::Py_DECREF(f.key);
+                    }
+                }
+            }
+        }
+        r
+    }
+
+    /// # Safety
+    /// As for [`Builder::run`].
+    #[inline(always)]
+    unsafe fn walk(&mut self) -> Option<*mut ffi::PyObject> {
+        let input = self.input;
+        let s = self.s;
+        let mut k = 0usize;
+        let mut ord = 0usize;
+        // (The token index needs no gap skipping: `q` stays unused.)
+        let mut q = if TOKENS { 0 } else { skip_ws(input, 0) };
+        'value: loop {
+            let sk = s[k] as usize;
+            // SAFETY: (whole block) the interpreter is attached; every
+            // pointer passed to the C API is a live object we own or borrow.
+            let mut v = unsafe {
+                if !TOKENS && q < sk {
+                    self.scalar(q, sk)?
+                } else {
+                    match input[sk] {
+                        b'"' => {
+                            let close = string_close(input, s, k)?;
+                            k += 1;
+                            self.string(sk + 1, close)?
+                        }
+                        // A literal token, when 8 bytes can be read.
+                        c @ (b't' | b'n' | b'f') if TOKENS && literal_token(input, sk) => {
+                            k += 1;
+                            let lit = match c {
+                                b't' => ffi::Py_True(),
+                                b'n' => ffi::Py_None(),
+                                _ => ffi::Py_False(),
+                            };
+                            // SAFETY: the interpreter is attached; the
+                            // singletons are alive, and we return a new
+                            // reference to one.
+                            ffi::Py_INCREF(lit);
+                            lit
+                        }
+                        // A scalar token: a plain decimal read at once,
+                        // anything else checked and read by `scalar`.
+                        c if TOKENS && c != b'{' && c != b'[' => {
+                            k += 1;
+                            let next = s[k] as usize;
+                            match plain_decimal(input, sk, next) {
+                                Some(n) => self.number_object(n)?,
+                                // Longer fractions (17 significant digits
+                                // in canada.json): read once, by the same
+                                // masks, up to 19 digits.
+                                None => match plain_long_decimal(input, sk, next) {
+                                    Some(n) => self.number_object(n)?,
+                                    None => self.long_number(sk, next)?,
+                                },
+                            }
+                        }
+                        open => {
+                            let object = open == b'{';
+                            let len = self.containers.len_of(ord)?;
+                            ord += 1;
+                            k += 1;
+                            let obj = if object {
+                                new_dict(len)
+                            } else {
+                                ffi::PyList_New(len as ffi::Py_ssize_t)
+                            };
+                            if obj.is_null() {
+                                return None;
+                            }
+                            if len == 0 {
+                                k += 1; // the closer
+                                obj
+                            } else {
+                                let mut key = std::ptr::null_mut();
+                                if object {
+                                    key = self.key(k);
+                                    if key.is_null() {
+                                        ffi::Py_DECREF(obj);
+                                        return None;
+                                    }
+                                    k += 2; // the key and the colon
+                                }
+                                self.stack.push(Frame {
+                                    obj,
+                                    key,
+                                    object,
+                                    i: 0,
+                                    left: len,
+                                });
+                                if !TOKENS {
+                                    q = skip_ws(input, s[k - 1] as usize + 1);
+                                }
+                                continue 'value;
+                            }
+                        }
+                    }
+                }
+            };
+            // Store `v` into the container on top; close finished ones.
+            loop {
+                let Some(top) = self.stack.last_mut() else {
+                    return Some(v);
+                };
+                // SAFETY: `top.obj` is a dict (objects) or a list with
+                // `top.left` unfilled slots from `top.i` on; `v` and
+                // `top.key` are owned references (SetItem on a list steals).
+                unsafe {
+                    if top.object {
+                        let rc = dict_set(top.obj, top.key, v);
+                        ffi::Py_DECREF(top.key);
+                        ffi::Py_DECREF(v);
+                        top.key = std::ptr::null_mut();
+                        if rc != 0 {
+                            return None;
+                        }
+                    } else {
+                        list_set(top.obj, top.i, v);
+                        top.i += 1;
+                    }
+                }
+                top.left -= 1;
+                k += 1; // the `,` or the closer after the value
+                if top.left > 0 {
+                    if top.object {
+                        // SAFETY: as above.
+                        let key = unsafe { self.key(k) };
+                        if key.is_null() {
+                            return None;
+                        }
+                        self.stack.last_mut()?.key = key;
+                        k += 2;
+                    }
+                    if !TOKENS {
+                        q = skip_ws(input, s[k - 1] as usize + 1);
+                    }
+                    continue 'value;
+                }
+                v = self.stack.pop()?.obj;
+            }
+        }
+    }
+
+    /// The scalar token starting at `q`, before the structural at `sk`,
+    /// checked: a valid number or literal followed by nothing but
+    /// whitespace. On failure, `None` with `bad_scalar` set.
+    ///
+    /// # Safety
+    /// The interpreter must be attached.
+    #[inline(always)]
+    unsafe fn scalar(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
+        let input = self.input;
+        let rest = &input[q..sk];
+        // SAFETY: the interpreter is attached (the singletons are read,
+        // `number` makes objects).
+        let (lit, end) = unsafe {
+            match rest[0] {
+                b't' if rest.starts_with(b"true") => (ffi::Py_True(), q + 4),
+                b'f' if rest.starts_with(b"false") => (ffi::Py_False(), q + 5),
+                b'n' if rest.starts_with(b"null") => (ffi::Py_None(), q + 4),
+                b'-' | b'0'..=b'9' => return self.number(q, sk),
+                _ => return self.bad(),
+            }
+        };
+        if !ends_at(input, end, sk) {
+            return self.bad();
+        }
+        // SAFETY: the interpreter is attached; the singletons are immortal
+        // or at least alive, and we return a new reference to them.
+        unsafe { ffi::Py_INCREF(lit) };
+        Some(lit)
+    }
+
+    #[cold]
+    fn bad(&mut self) -> Option<*mut ffi::PyObject> {
+        self.bad_scalar = true;
+        None
+    }
+
+    /// # Safety
+    /// The interpreter must be attached.
+    #[inline(always)]
+    unsafe fn number(&mut self, q: usize, sk: usize) -> Option<*mut ffi::PyObject> {
+        // One pass: the grammar is checked while the digits are read.
+        let Some((n, end)) = parse_number_at(self.input, q).filter(|&(_, end)| end <= sk) else {
+            return self.bad();
+        };
+        if !ends_at(self.input, end, sk) {
+            return self.bad();
+        }
+        // SAFETY: the interpreter is attached.
+        unsafe { self.number_object(n) }
+    }
+
+    /// A scalar token `input[p..q]` that the plain-decimal readers left:
+    /// a plain fraction of more than 19 digits goes straight to the float
+    /// parser (the digit mask has checked its grammar, so its digits are
+    /// read once); anything else is checked and read by [`Self::scalar`].
+    ///
+    /// # Safety
+    /// The interpreter must be attached.
+    #[inline(never)]
+    unsafe fn long_number(&mut self, p: usize, q: usize) -> Option<*mut ffi::PyObject> {
+        if plain_fraction(self.input, p, q) {
+            if let Ok(v) = fast_float2::parse::<f64, _>(&self.input[p..q]) {
+                // SAFETY: the interpreter is attached.
+                return unsafe { self.number_object(Number::Float(v)) };
+            }
+        }
+        // SAFETY: the interpreter is attached.
+        unsafe { self.scalar(p, q) }
+    }
+
+    /// The `int` or `float` of `n` (a new reference, or `None` with an
+    /// exception set).
+    ///
+    /// # Safety
+    /// The interpreter must be attached.
+    #[inline(always)]
+    unsafe fn number_object(&self, n: Number<'_>) -> Option<*mut ffi::PyObject> {
+        // SAFETY: the interpreter is attached.
+        let p = unsafe {
+            match n {
+                Number::Int(v) => ffi::PyLong_FromLongLong(v),
+                Number::Float(v) => ffi::PyFloat_FromDouble(v),
+                Number::BigInt(t) => return big_number(self.py, t),
+            }
+        };
+        (!p.is_null()).then_some(p)
+    }
+
+    /// Whether the string body `input[start..end]` holds an escape: the
+    /// next escape offset at or after `start` says (no search).
+    #[inline(always)]
+    fn has_escape(&mut self, start: usize, end: usize) -> bool {
+        let mut i = self.next_escape;
+        while self.escapes.get(i).is_some_and(|&e| (e as usize) < start) {
+            i += 1;
+        }
+        self.next_escape = i;
+        self.escapes.get(i).is_some_and(|&e| (e as usize) < end)
+    }
+
+    /// A `str` from the string body `input[start..end]` (between the quotes).
+    ///
+    /// # Safety
+    /// The interpreter must be attached; the body was validated.
+    #[inline(always)]
+    unsafe fn string(&mut self, start: usize, end: usize) -> Option<*mut ffi::PyObject> {
+        let body = &self.input[start..end];
+        let escaped = self.has_escape(start, end);
+        let text = if !escaped {
+            body
+        } else {
+            unescape_validated(body, &mut self.scratch)
+        };
+        // Version-specific builds: an ASCII string is one allocation and a
+        // memcpy (the full API exposes the compact string layout). Without
+        // escapes, an all-ASCII input needs no check.
+        #[cfg(not(feature = "abi3"))]
+        if (self.ascii && !escaped) || text.is_ascii() {
+            // SAFETY: the interpreter is attached; `PyUnicode_New(n, 127)`
+            // makes a compact ASCII string whose data holds `n` bytes (plus
+            // the NUL it already wrote), which we fill before anyone sees it.
+            unsafe {
+                let p = ffi::PyUnicode_New(text.len() as ffi::Py_ssize_t, 127);
+                if p.is_null() {
+                    return None;
+                }
+                let dst = ffi::PyUnicode_DATA(p).cast::<u8>();
+                std::ptr::copy_nonoverlapping(text.as_ptr(), dst, text.len());
+                return Some(p);
+            }
+        }
+        // Version-specific builds: other strings are decoded straight into
+        // a `str` of the right width.
+        #[cfg(not(feature = "abi3"))]
+        // SAFETY: the interpreter is attached.
+        let p = unsafe { new_str_non_ascii(text) };
+        // SAFETY: validated bodies unescape to valid UTF-8; the pointer and
+        // length describe a live slice.
+        #[cfg(feature = "abi3")]
+        let p = unsafe {
+            ffi::PyUnicode_FromStringAndSize(text.as_ptr().cast(), text.len() as ffi::Py_ssize_t)
+        };
+        (!p.is_null()).then_some(p)
+    }
+
+    /// The key whose opening quote is structural `k` (a new reference, or
+    /// null with an exception set).
+    ///
+    /// # Safety
+    /// The interpreter must be attached.
+    #[inline(always)]
+    unsafe fn key(&mut self, k: usize) -> *mut ffi::PyObject {
+        let input = self.input;
+        let open = self.s[k] as usize;
+        let Some(close) = string_close(input, self.s, k) else {
+            return std::ptr::null_mut();
+        };
+        let body = &input[open + 1..close];
+        if body.len() > CACHE_KEY_MAX || self.cache.is_none() {
+            // SAFETY: as in `string`.
+            return unsafe { self.string(open + 1, close) }.unwrap_or(std::ptr::null_mut());
+        }
+        let h = hash_key(body);
+        let i = h as usize & (CACHE_SLOTS - 1);
+        let cache = match self.cache.as_deref_mut() {
+            Some(c) => c,
+            None => return std::ptr::null_mut(),
+        };
+        if cache.slots.is_empty() {
+            cache.slots = vec![
+                Slot {
+                    obj: std::ptr::null_mut(),
+                    tag: 0,
+                    key: [0; CACHE_KEY_MAX],
+                };
+                CACHE_SLOTS
+            ];
+        }
+        let t = tag(h, body.len());
+        let slot = &cache.slots[i];
+        if !slot.obj.is_null() && slot.tag == t && short_eq(&slot.key[..body.len()], body) {
+            // SAFETY: the cache owns a reference; we hand out a new one.
+            unsafe { ffi::Py_INCREF(slot.obj) };
+            return slot.obj;
+        }
+        let old = slot.obj;
+        // SAFETY: as in `string`.
+        let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
+            return std::ptr::null_mut();
+        };
+        let cache = match self.cache.as_deref_mut() {
+            Some(c) => c,
+            None => return obj,
+        };
+        // SAFETY: one reference for the cache, one for the caller; the
+        // replaced entry's reference is released.
+        unsafe {
+            ffi::Py_INCREF(obj);
+            if !old.is_null() {
+                ffi::Py_DECREF(old);
+            }
+        }
+        // The key bytes change together with the slot, once the string
+        // exists: a failed `string` leaves the old entry whole.
+        let slot = &mut cache.slots[i];
+        slot.key[..body.len()].copy_from_slice(body);
+        slot.tag = t;
+        slot.obj = obj;
+        obj
+    }
+}
+
+/// Whether only whitespace lies between a token's end and the structural
+/// at `sk` (usually nothing at all).
+#[inline(always)]
+fn ends_at(input: &[u8], end: usize, sk: usize) -> bool {
+    end == sk || skip_ws(input, end) == sk
+}
+
+/// An integer beyond i64 (a new reference, or `None` with an exception set).
+#[cold]
+fn big_number(py: Python<'_>, text: &str) -> Option<*mut ffi::PyObject> {
+    big_int(py, text)
+        .map(Py::into_ptr)
+        .map_err(|e| e.restore(py))
+        .ok()
+}

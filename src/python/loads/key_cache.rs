@@ -1,0 +1,146 @@
+//! The key cache: keys of up to [`CACHE_KEY_MAX`] bytes go through a
+//! process-wide cache of [`CACHE_SLOTS`] `str` objects, direct-mapped on a
+//! hash of the raw key bytes ([`hash_key`]), as orjson does: a repeated key
+//! costs no allocation, and its `str` hash is already computed when the
+//! dict needs it.
+//!
+//! A slot is one cache line (the raw key, its `str` and a tag of hash and
+//! length), so a lookup reads one line. The lookup itself is the builder's
+//! (`Builder::key`, in `builder.rs`: it makes the `str` on a miss, between
+//! reading the slot and filling it); this file holds the table, its hash and
+//! its comparison. The cache sits behind a mutex that
+//! `loads` (and `loads_many`) only try to take: a concurrent or re-entrant
+//! call builds its keys without it.
+
+use pyo3::ffi;
+use std::sync::Mutex;
+
+/// Keys up to this many bytes (raw, as in the input) are cached (a slot,
+/// with its key, then fills one 64-byte cache line).
+pub(super) const CACHE_KEY_MAX: usize = 48;
+/// Number of cache slots (a power of two).
+pub(super) const CACHE_SLOTS: usize = 2048;
+
+/// One cache slot, one cache line: a raw key, its `str` (owned) and a tag
+/// of its hash and length ([`tag`]). A lookup then reads one line, not a
+/// slot and, elsewhere, the key (twice the L1 misses on documents with
+/// many distinct keys).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(super) struct Slot {
+    pub(super) obj: *mut ffi::PyObject,
+    pub(super) tag: u64,
+    pub(super) key: [u8; CACHE_KEY_MAX],
+}
+
+/// The tag of a key of `len` bytes with hash `h`: the length in the low
+/// byte (the hash bits it replaces also chose the slot).
+#[inline(always)]
+pub(super) fn tag(h: u64, len: usize) -> u64 {
+    (h & !0xff) | len as u64
+}
+
+/// A direct-mapped cache from raw key bytes to `str` objects.
+pub(crate) struct KeyCache {
+    pub(super) slots: Vec<Slot>,
+}
+
+// SAFETY: the `str` pointers are only touched with the interpreter attached
+// (`loads` holds the GIL while it holds the lock), and str objects are
+// immutable.
+unsafe impl Send for KeyCache {}
+
+static KEY_CACHE: Mutex<KeyCache> = Mutex::new(KeyCache { slots: Vec::new() });
+
+/// The key cache `loads` shares between calls (`None` while another
+/// thread holds it).
+pub(crate) fn key_cache() -> Option<std::sync::MutexGuard<'static, KeyCache>> {
+    KEY_CACHE.try_lock().ok()
+}
+
+/// A fast hash of a short byte string (8 bytes a step, multiply-rotate).
+#[inline(always)]
+pub(super) fn hash_key(b: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = (b.len() as u64).wrapping_mul(K);
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(a)).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        h = (h.rotate_left(5) ^ tail_le(b, rest.len())).wrapping_mul(K);
+    }
+    h ^ (h >> 29)
+}
+
+/// The last `r` (1..=7) bytes of `b` as a little-endian integer (the
+/// zero-padded tail `hash_key` mixes in), with whole loads only: a copy of
+/// a variable-length tail into a buffer became a `memcpy` call per key.
+#[inline(always)]
+fn tail_le(b: &[u8], r: usize) -> u64 {
+    let n = b.len();
+    let le = |at: usize, w: usize| -> u64 {
+        let mut a = [0u8; 8];
+        a[..w].copy_from_slice(&b[at..at + w]);
+        u64::from_le_bytes(a)
+    };
+    if n >= 8 {
+        // The last eight bytes, the ones already mixed in shifted out.
+        return le(n - 8, 8) >> (8 * (8 - r));
+    }
+    // The whole key is the tail (n == r): two overlapping loads.
+    if r >= 4 {
+        le(0, 4) | le(r - 4, 4) << (8 * (r - 4))
+    } else if r >= 2 {
+        le(0, 2) | le(r - 2, 2) << (8 * (r - 2))
+    } else {
+        b[0] as u64
+    }
+}
+
+/// `a == b` for two short slices of equal length, 8 bytes a step (no
+/// `memcmp` call).
+#[inline(always)]
+pub(super) fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        if x != y {
+            return false;
+        }
+    }
+    ca.remainder()
+        .iter()
+        .zip(cb.remainder())
+        .all(|(x, y)| x == y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hash_key;
+
+    #[test]
+    fn tails_are_the_zero_padded_bytes() {
+        let b: Vec<u8> = (1..=40).collect();
+        for n in 1..=b.len() {
+            let r = n % 8;
+            if r == 0 {
+                continue;
+            }
+            let mut a = [0u8; 8];
+            a[..r].copy_from_slice(&b[n - r..n]);
+            assert_eq!(super::tail_le(&b[..n], r), u64::from_le_bytes(a), "n {n}");
+        }
+    }
+
+    #[test]
+    fn hash_depends_on_every_byte() {
+        let a = hash_key(b"abcdefghijk");
+        assert_ne!(a, hash_key(b"abcdefghijl"));
+        assert_ne!(a, hash_key(b"abcdefghij"));
+        assert_ne!(hash_key(b""), hash_key(b"\0"));
+    }
+}

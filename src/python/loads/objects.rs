@@ -1,0 +1,175 @@
+//! The Python objects the builder makes, through the C API: strings
+//! ([`new_str_non_ascii`]: decoded straight into a `str` of the right
+//! width), dicts presized to their member count ([`new_dict`]) and filled
+//! with [`dict_set`], lists filled in place ([`list_set`]).
+//!
+//! Version-specific builds use what the full API exposes (the compact
+//! string layout, `_PyDict_NewPresized`, `_PyDict_SetItem_KnownHash`
+//! before 3.13, `PyList_SET_ITEM`); the `abi3` build the stable calls.
+
+use pyo3::ffi;
+
+/// A `str` from valid UTF-8 `text` that is not all ASCII (a new reference,
+/// or null with an exception set), built in place: one pass counts the
+/// characters and finds the largest byte, which gives the exact width
+/// (CPython's strings must use the narrowest one: a largest byte up to
+/// 0xC3 means every character is below 256, below 0xF0 below 65536), and
+/// a second pass decodes into the string's data. CPython's own decoder
+/// starts narrow and widens (and reallocates) at the first wider character.
+///
+/// # Safety
+/// The interpreter must be attached.
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+pub(super) unsafe fn new_str_non_ascii(text: &[u8]) -> *mut ffi::PyObject {
+    // Characters are the bytes that do not continue a sequence (0x80..0xC0).
+    let (chars, max) = text.iter().fold((0usize, 0u8), |(n, m), &b| {
+        (n + ((b as i8) >= -0x40) as usize, m.max(b))
+    });
+    let maxchar: u32 = match max {
+        0..=0x7F => 0x7F,
+        0x80..=0xC3 => 0xFF,
+        0xC4..=0xEF => 0xFFFF,
+        _ => 0x10FFFF,
+    };
+    // SAFETY: the interpreter is attached.
+    let p = unsafe { ffi::PyUnicode_New(chars as ffi::Py_ssize_t, maxchar as ffi::Py_UCS4) };
+    if p.is_null() {
+        return p;
+    }
+    // SAFETY: `p` is a new compact string of `chars` characters whose
+    // width `PyUnicode_New` chose from `maxchar` (1 byte up to 0xFF, 2 up to
+    // 0xFFFF, else 4), so its data holds `chars` units of that width; no
+    // one else sees it before we return it. The slices cover exactly that.
+    unsafe {
+        let data = ffi::PyUnicode_DATA(p);
+        match maxchar {
+            0x7F | 0xFF => decode_utf8(
+                text,
+                std::slice::from_raw_parts_mut(data.cast::<u8>(), chars),
+            ),
+            0xFFFF => decode_utf8(
+                text,
+                std::slice::from_raw_parts_mut(data.cast::<u16>(), chars),
+            ),
+            _ => decode_utf8(
+                text,
+                std::slice::from_raw_parts_mut(data.cast::<u32>(), chars),
+            ),
+        }
+    }
+    p
+}
+
+/// Decode valid UTF-8 `text` into `out`, one unit per character; `out` has
+/// exactly one unit per character and each unit type is wide enough for
+/// every character (`TryFrom` cannot fail then; a malformed text would
+/// panic on an index, never write out of bounds).
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+fn decode_utf8<T: TryFrom<u32> + Copy>(text: &[u8], out: &mut [T]) {
+    let unit = |c: u32| T::try_from(c).ok().expect("unit wide enough");
+    let (mut i, mut j) = (0, 0);
+    while i < text.len() {
+        let b = text[i] as u32;
+        let c = if b < 0x80 {
+            i += 1;
+            b
+        } else if b < 0xE0 {
+            i += 2;
+            (b & 0x1F) << 6 | (text[i - 1] as u32 & 0x3F)
+        } else if b < 0xF0 {
+            i += 3;
+            (b & 0x0F) << 12 | (text[i - 2] as u32 & 0x3F) << 6 | (text[i - 1] as u32 & 0x3F)
+        } else {
+            i += 4;
+            (b & 0x07) << 18
+                | (text[i - 3] as u32 & 0x3F) << 12
+                | (text[i - 2] as u32 & 0x3F) << 6
+                | (text[i - 1] as u32 & 0x3F)
+        };
+        out[j] = unit(c);
+        j += 1;
+    }
+}
+
+/// A new dict with room for `len` members without resizing (version-specific
+/// builds: `_PyDict_NewPresized`, which CPython exports for this purpose
+/// and orjson and Cython use too; the stable ABI has only `PyDict_New`).
+///
+/// # Safety
+/// The interpreter must be attached.
+#[inline(always)]
+pub(super) unsafe fn new_dict(len: u32) -> *mut ffi::PyObject {
+    #[cfg(not(feature = "abi3"))]
+    {
+        extern "C" {
+            fn _PyDict_NewPresized(minused: ffi::Py_ssize_t) -> *mut ffi::PyObject;
+        }
+        // Up to 5 members fit the smallest table anyway.
+        if len > 5 {
+            // SAFETY: the interpreter is attached (our caller's contract).
+            return unsafe { _PyDict_NewPresized(len as ffi::Py_ssize_t) };
+        }
+    }
+    let _ = len;
+    // SAFETY: the interpreter is attached (our caller's contract).
+    unsafe { ffi::PyDict_New() }
+}
+
+/// `dict[key] = v` (neither reference stolen), like `PyDict_SetItem`. On
+/// version-specific builds before 3.13, a key whose `str` hash is already
+/// computed (every key from the cache) goes to `_PyDict_SetItem_KnownHash`
+/// with that hash, which skips `PyDict_SetItem`'s type checks and hash
+/// lookup (CPython exports it for this purpose; orjson uses it too).
+///
+/// # Safety
+/// The interpreter must be attached; `dict` is a dict and `key` an exact
+/// `str` (loads only makes those).
+#[inline(always)]
+pub(super) unsafe fn dict_set(
+    dict: *mut ffi::PyObject,
+    key: *mut ffi::PyObject,
+    v: *mut ffi::PyObject,
+) -> std::os::raw::c_int {
+    #[cfg(not(any(feature = "abi3", Py_3_13)))]
+    {
+        extern "C" {
+            fn _PyDict_SetItem_KnownHash(
+                mp: *mut ffi::PyObject,
+                key: *mut ffi::PyObject,
+                item: *mut ffi::PyObject,
+                hash: ffi::Py_hash_t,
+            ) -> std::os::raw::c_int;
+        }
+        // SAFETY: `key` is a live exact `str`, so it has the compact
+        // string header, whose `hash` is -1 until computed.
+        let h = unsafe { (*key.cast::<ffi::PyASCIIObject>()).hash };
+        if h != -1 {
+            // SAFETY: as the caller guarantees; `h` is `key`'s own hash.
+            return unsafe { _PyDict_SetItem_KnownHash(dict, key, v, h) };
+        }
+    }
+    // SAFETY: as the caller guarantees.
+    unsafe { ffi::PyDict_SetItem(dict, key, v) }
+}
+
+/// Store `v` (stolen) into the empty slot `i` of the fresh list `list`.
+///
+/// # Safety
+/// The interpreter must be attached; `list` is a list whose slot `i` is in
+/// range and still empty (NULL), as `PyList_New` leaves it.
+#[inline(always)]
+pub(super) unsafe fn list_set(list: *mut ffi::PyObject, i: ffi::Py_ssize_t, v: *mut ffi::PyObject) {
+    // SAFETY: as the caller guarantees; the full API's macro writes the
+    // slot directly (no type or range check, no old item to release).
+    #[cfg(not(feature = "abi3"))]
+    unsafe {
+        ffi::PyList_SET_ITEM(list, i, v)
+    }
+    // SAFETY: as the caller guarantees.
+    #[cfg(feature = "abi3")]
+    unsafe {
+        ffi::PyList_SetItem(list, i, v);
+    }
+}
