@@ -867,4 +867,39 @@ mod tests {
             qjson_free(h);
         }
     }
+
+    #[test]
+    fn owned_states_are_freed_with_the_document() {
+        let h = parse(br#"{"a": {"x": 1}, "b": [1, 2]}"#);
+        let (mut root, mut a) = (CCursor::default(), CCursor::default());
+        let (mut e1, mut e2) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let mut added = -1;
+        // SAFETY: live handle, valid pointers; the owned states are only
+        // freed by `qjson_free`.
+        unsafe {
+            assert_eq!(
+                qjson_find(h, std::ptr::null(), c"".as_ptr(), 0, &mut root),
+                0
+            );
+            assert_eq!(qjson_find(h, std::ptr::null(), c"a".as_ptr(), 1, &mut a), 0);
+            assert_eq!(qjson_edit_new_owned(h, &root, &mut e1), 0);
+            assert_eq!(qjson_edit_new_owned(h, &a, &mut e2), 0);
+            assert_ne!(e1, e2);
+            assert_eq!(
+                qjson_edit_set(h, e2, b"x".as_ptr().cast(), 1, 1, &mut added),
+                0
+            );
+            assert_eq!(added, 0);
+            assert_eq!(qjson_edit_delete(h, e1, b"b".as_ptr().cast(), 1), 0);
+            assert_eq!(run(h, e2, &[], &["9"], &[]), r#"{"x": 9}"#);
+            assert_eq!(run(h, e1, &[a], &[], &["A"]), r#"{"a": A}"#);
+            // Bad arguments are refused, nothing is kept.
+            let mut e3 = std::ptr::null_mut();
+            assert_eq!(qjson_edit_new_owned(std::ptr::null(), &root, &mut e3), 6);
+            assert_eq!(qjson_edit_new_owned(h, std::ptr::null(), &mut e3), 6);
+            assert!(e3.is_null());
+            assert_eq!((*h).input.edits.0.lock().unwrap().len(), 2);
+            qjson_free(h);
+        }
+    }
 }
