@@ -8,7 +8,9 @@
 //!       -> document (input + index + child tables)
 //!       -> doc / cursor / path (reads)  -> decode (strings, numbers)
 //!                                       | edit (overlay of edits, written back
-//!                                         with untouched bytes copied)
+//!                                         with untouched bytes copied) -> encode
+//!       -> edges: python/ (PyO3 glue: Doc, views, loads/dumps)
+//!                 capi/   (C ABI, include/qjson.h) + python/qjson/qjson.lua (LuaJIT FFI)
 //! ```
 //!
 //! `lex` holds the whitespace and string-end helpers that the index and the

@@ -89,6 +89,14 @@ type Members = crate::edit::Members<Py<PyAny>>;
 /// (key, value cursor, offset of the key's quote, ordinal among all members).
 type DistinctMember = (Box<str>, Cursor, u32, u32);
 
+/// The value of a member of a Lazy object, as its patches leave it.
+enum Live {
+    /// The original value, at this cursor.
+    Orig(Cursor),
+    /// Set by a patch.
+    Set(Py<PyAny>),
+}
+
 enum ObjState {
     Lazy {
         /// Views of container children, by byte offset.
@@ -255,16 +263,33 @@ impl Object {
         }
     }
 
-    /// Unfold a patched object (for the operations patches do not serve).
-    fn settle(&mut self, py: Python<'_>) -> PyResult<()> {
-        if self.patched() {
-            self.members_mut(py)?;
+    /// The members of a Lazy object as its patches leave them, in order,
+    /// read without unfolding it (so a read changes nothing `dumps`
+    /// writes): the distinct original members with each replacement put in
+    /// place and each deletion left out, then the added keys, as the core
+    /// writer walks them (`crate::edit::write_lazy_object`).
+    fn live_members(&self, py: Python<'_>) -> PyResult<Vec<(Box<str>, Live)>> {
+        let ObjState::Lazy { patches, .. } = &self.state else {
+            unreachable!("only Lazy objects have patches")
+        };
+        let patches = patches.core();
+        let members = self.distinct_members(py)?;
+        let mut out = Vec::with_capacity(members.len());
+        for (k, c, ..) in members {
+            match patches.for_original(c.start) {
+                None => out.push((k, Live::Orig(c))),
+                Some(p) => {
+                    if let Some(v) = &p.value {
+                        out.push((k, Live::Set(v.clone_ref(py))));
+                    }
+                }
+            }
         }
-        Ok(())
-    }
-
-    fn patched(&self) -> bool {
-        matches!(&self.state, ObjState::Lazy { patches, .. } if !patches.is_empty())
+        for (k, v) in patches.added() {
+            let k = Box::<str>::from(str_utf8(k.bind(py))?);
+            out.push((k, Live::Set(v.clone_ref(py))));
+        }
+        Ok(out)
     }
 
     /// Whether edits go into patches (the object is lazy).
@@ -320,29 +345,27 @@ impl Object {
     }
 
     fn key_list(&mut self, py: Python<'_>) -> PyResult<Vec<Box<str>>> {
-        self.settle(py)?;
         Ok(match &self.state {
-            ObjState::Lazy { .. } => self
-                .distinct_members(py)?
-                .into_iter()
-                .map(|(k, ..)| k)
-                .collect(),
+            ObjState::Lazy { .. } => self.live_members(py)?.into_iter().map(|(k, _)| k).collect(),
             ObjState::Edited(m) => m.list.iter().flatten().map(|m| m.key.clone()).collect(),
         })
     }
 
     /// (key, value) of every member, in order.
     fn pairs(&mut self, py: Python<'_>) -> PyResult<Vec<(Box<str>, Py<PyAny>)>> {
-        self.settle(py)?;
         let parsed = self.parsed.clone();
         if let ObjState::Lazy { .. } = self.state {
-            let members = self.distinct_members(py)?;
+            let members = self.live_members(py)?;
             let ObjState::Lazy { views, .. } = &mut self.state else {
                 unreachable!("checked above")
             };
             let mut out = Vec::with_capacity(members.len());
-            for (k, c, ..) in members {
-                out.push((k, lazy_child(py, &parsed, views, c)?));
+            for (k, m) in members {
+                let v = match m {
+                    Live::Orig(c) => lazy_child(py, &parsed, views, c)?,
+                    Live::Set(v) => v,
+                };
+                out.push((k, v));
             }
             return Ok(out);
         }
@@ -1037,12 +1060,9 @@ impl<'py> Plain<'py> {
     fn value(&mut self, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         if let Ok(o) = v.cast_exact::<Object>() {
-            if o.try_borrow()?.patched() {
-                o.try_borrow_mut()?.settle(py)?;
-            }
             let me = o.try_borrow()?;
-            if let ObjState::Lazy { views, .. } = &me.state {
-                if views.is_empty() {
+            if let ObjState::Lazy { views, patches, .. } = &me.state {
+                if views.is_empty() && patches.is_empty() {
                     return Ok(convert::materialize(py, &me.parsed, me.at)?.into_bound(py));
                 }
             }
@@ -1050,8 +1070,11 @@ impl<'py> Plain<'py> {
             let dict = PyDict::new(py);
             match &me.state {
                 ObjState::Lazy { views, .. } => {
-                    for (k, c, ..) in me.distinct_members(py)? {
-                        let child = self.child(&me.parsed, c, views.get(c.start))?;
+                    for (k, m) in me.live_members(py)? {
+                        let child = match m {
+                            Live::Orig(c) => self.child(&me.parsed, c, views.get(c.start))?,
+                            Live::Set(n) => self.value(n.bind(py))?,
+                        };
                         dict.set_item(PyString::new(py, &k), child)?;
                     }
                 }

@@ -153,14 +153,31 @@ def run_steps(data: st.DataObject, doc: str, lua_apply: Any, n_steps: int) -> No
         path = data.draw(st.sampled_from(containers(model)))
         m, v, p = at(model, path), at(view, path), lua_path(path)
         if isinstance(m, dict):
-            op = data.draw(st.sampled_from(["set", "set_new", "del", "read"]))
+            op = data.draw(
+                st.sampled_from(["set", "set_new", "del", "read", "keys", "items", "plain"])
+            )
             if op in ("del", "read", "set") and not m:
                 op = "set_new"
             if op == "set_new":
                 key = data.draw(st.sampled_from(KEYS))
+            elif op in ("keys", "items", "plain"):
+                key = ""
             else:
                 key = data.draw(st.sampled_from(sorted(m)))
-            if op == "read":
+            # Whole-object reads (Lua's proxies never unfold on reads; the
+            # Python views must not either, or a patched object's replaced
+            # keys would be rewritten and the bytes would differ).
+            if op == "keys":
+                assert list(v.keys()) == list(m)
+                assert list(v) == list(m)
+                lua.append(f"for _ in qjson.pairs({p}) do end")
+            elif op == "items":
+                assert [(k, qjson.materialize(x)) for k, x in v.items()] == list(m.items())
+                lua.append(f"for _, x in qjson.pairs({p}) do local _ = x end")
+            elif op == "plain":
+                assert qjson.materialize(v) == m
+                lua.append(f"local _ = qjson.materialize({p})")
+            elif op == "read":
                 v[key]
                 lua.append(f"local _ = {p}[{lua_str(key)}]")
             elif op == "del":
