@@ -244,6 +244,10 @@ typedef struct qjson_seg {
 } qjson_seg;
 int qjson_edit_new(const qjson_doc *doc, const qjson_cursor *at,
                    qjson_edit **out);
+/* As qjson_edit_new, but the state belongs to doc: qjson_free(doc) frees it
+   (never pass it to qjson_edit_free). */
+int qjson_edit_new_owned(const qjson_doc *doc, const qjson_cursor *at,
+                         qjson_edit **out);
 int qjson_edit_clone(qjson_edit *e, qjson_edit **out);
 void qjson_edit_free(qjson_edit *e);
 int qjson_edit_changed(const qjson_edit *e);

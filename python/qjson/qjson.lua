@@ -116,6 +116,8 @@ typedef struct qjson_seg {
 } qjson_seg;
 int qjson_edit_new(const qjson_doc *doc, const qjson_cursor *at,
                    qjson_edit **out);
+int qjson_edit_new_owned(const qjson_doc *doc, const qjson_cursor *at,
+                         qjson_edit **out);
 int qjson_edit_clone(qjson_edit *e, qjson_edit **out);
 void qjson_edit_free(qjson_edit *e);
 int qjson_edit_changed(const qjson_edit *e);
@@ -966,22 +968,28 @@ local function child_value(st, cp)
     return scalar(st.h, cp, t)
 end
 
+-- A tail call, not a loop: a loop here, entered from a trace being
+-- recorded (a set inside the caller's loop), aborted that trace ("inner
+-- loop in root trace").
 local function mark_dirty(st)
-    while st ~= nil and not st.dirty do
+    if st ~= nil and not st.dirty then
         st.dirty = true
-        st = st.parent
+        return mark_dirty(st.parent)
     end
 end
 
---- The edit state of `st`, made on first use.
+--- The edit state of `st`, made on first use. The document owns it (it
+--- is freed with st.h): no finaliser of its own, which would cost a
+--- registration per edited container and, run by a GC step while LuaJIT
+--- records a trace, abort the trace.
 local function edit_state(st)
     local e = st.e
     if e == nil then
-        local rc = C.qjson_edit_new(st.h, st.cur, edit_out)
+        local rc = C.qjson_edit_new_owned(st.h, st.cur, edit_out)
         if rc ~= OK then
             raise(rc, nil, 3)
         end
-        e = ffi_gc(edit_out[0], C.qjson_edit_free)
+        e = edit_out[0]
         st.e = e
         st.vals, st.next_id = {}, 0
     end

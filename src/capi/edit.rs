@@ -44,6 +44,7 @@ use crate::encode::escape::write_str;
 use crate::error::JsonType;
 use std::convert::Infallible;
 use std::ffi::{c_char, c_int};
+use std::sync::Mutex;
 
 /// A segment kind: bytes at `p`, `len` long.
 const SEG_BYTES: u32 = 0;
@@ -392,6 +393,61 @@ pub unsafe extern "C" fn qjson_edit_new(
         let e = Box::new(Edit::new(&d, at)?);
         // SAFETY: `out` is writable per the contract (`put` checks null).
         unsafe { put(out, Box::into_raw(e)) }?;
+        Ok(Status::Ok)
+    })
+}
+
+/// The edit states a document owns (`qjson_edit_new_owned`): freed when
+/// the document is.
+#[derive(Debug, Default)]
+pub struct Owned(Mutex<Vec<*mut Edit>>);
+
+impl Owned {
+    /// Keep `e` (from `Box::into_raw`) until the owner is dropped.
+    fn keep(&self, e: *mut Edit) {
+        // A poisoned lock only means a panic elsewhere while pushing; the
+        // list itself is still whole.
+        let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        v.push(e);
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        let v = self.0.get_mut().unwrap_or_else(|p| p.into_inner());
+        for &e in v.iter() {
+            // SAFETY: each pointer came from `Box::into_raw` in
+            // `qjson_edit_new_owned`, is owned by this list only (the host
+            // never frees it) and is dropped once, here.
+            drop(unsafe { Box::from_raw(e) });
+        }
+    }
+}
+
+/// As [`qjson_edit_new`], but the state belongs to `doc`: it is freed by
+/// `qjson_free(doc)` and must not be given to `qjson_edit_free`. A host
+/// that frees documents from a garbage collector's finaliser then needs no
+/// finaliser per edit state.
+///
+/// # Safety
+/// `doc` is a live handle, `at` a valid cursor of it, `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_new_owned(
+    doc: *const Handle,
+    at: *const CCursor,
+    out: *mut *mut Edit,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let h = unsafe { handle(doc) }?;
+        // SAFETY: `at` is null or valid, per the contract.
+        let at = unsafe { at.as_ref() }
+            .ok_or(Fail::Arg("null cursor"))?
+            .core();
+        let e = Box::into_raw(Box::new(Edit::new(&h.doc(), at)?));
+        h.input.edits.keep(e);
+        // SAFETY: `out` is writable per the contract (`put` checks null).
+        unsafe { put(out, e) }?;
         Ok(Status::Ok)
     })
 }
@@ -808,6 +864,41 @@ mod tests {
             assert_eq!(qjson_edit_put(h, e, 0, 2), 0);
             assert_eq!(run(h, e, &[first], &["X", "Y"], &["V"]), "[Y,X,2]");
             qjson_edit_free(e);
+            qjson_free(h);
+        }
+    }
+
+    #[test]
+    fn owned_states_are_freed_with_the_document() {
+        let h = parse(br#"{"a": {"x": 1}, "b": [1, 2]}"#);
+        let (mut root, mut a) = (CCursor::default(), CCursor::default());
+        let (mut e1, mut e2) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let mut added = -1;
+        // SAFETY: live handle, valid pointers; the owned states are only
+        // freed by `qjson_free`.
+        unsafe {
+            assert_eq!(
+                qjson_find(h, std::ptr::null(), c"".as_ptr(), 0, &mut root),
+                0
+            );
+            assert_eq!(qjson_find(h, std::ptr::null(), c"a".as_ptr(), 1, &mut a), 0);
+            assert_eq!(qjson_edit_new_owned(h, &root, &mut e1), 0);
+            assert_eq!(qjson_edit_new_owned(h, &a, &mut e2), 0);
+            assert_ne!(e1, e2);
+            assert_eq!(
+                qjson_edit_set(h, e2, b"x".as_ptr().cast(), 1, 1, &mut added),
+                0
+            );
+            assert_eq!(added, 0);
+            assert_eq!(qjson_edit_delete(h, e1, b"b".as_ptr().cast(), 1), 0);
+            assert_eq!(run(h, e2, &[], &["9"], &[]), r#"{"x": 9}"#);
+            assert_eq!(run(h, e1, &[a], &[], &["A"]), r#"{"a": A}"#);
+            // Bad arguments are refused, nothing is kept.
+            let mut e3 = std::ptr::null_mut();
+            assert_eq!(qjson_edit_new_owned(std::ptr::null(), &root, &mut e3), 6);
+            assert_eq!(qjson_edit_new_owned(h, std::ptr::null(), &mut e3), 6);
+            assert!(e3.is_null());
+            assert_eq!((*h).input.edits.0.lock().unwrap().len(), 2);
             qjson_free(h);
         }
     }

@@ -1,5 +1,6 @@
 //! The document handle: `qjson_parse` and `qjson_free`.
 
+use super::edit::Owned;
 use super::status::{guard, Fail, Status};
 use crate::document::Document;
 use crate::index::{self, Index};
@@ -18,11 +19,15 @@ pub struct Options {
 
 /// The input of a C-ABI document: `len` bytes at `ptr`, borrowed. The
 /// caller of `qjson_parse` (or of `qjson_many_next`) keeps them alive and
-/// unchanged until `qjson_free`.
+/// unchanged until `qjson_free`. It also owns the edit states made with
+/// `qjson_edit_new_owned` for the document, which are freed with it (one
+/// finaliser per document on the host's side, not one per edited
+/// container).
 #[derive(Debug)]
 pub struct Borrowed {
     ptr: *const u8,
     len: usize,
+    pub(crate) edits: Owned,
 }
 
 impl Borrowed {
@@ -35,6 +40,7 @@ impl Borrowed {
         Borrowed {
             ptr: bytes.as_ptr(),
             len: bytes.len(),
+            edits: Owned::default(),
         }
     }
 }
