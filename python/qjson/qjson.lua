@@ -2289,6 +2289,16 @@ local function many_options(name, opts)
     return opts.errors == "skip", o
 end
 
+-- A document of a parse_many / open_many stream failed: raise at the
+-- iterator's caller, or (errors = "skip", a JSON error) record it.
+local function many_failed(it, skip, r, msg, off, i)
+    if not skip or r ~= ERR_JSON then
+        error(format("qjson: %s (document %d, byte %d)", msg, i, off), 3)
+    end
+    local errs = it.errors
+    errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
+end
+
 --[[ qjson.parse_many(s [, {lazy = bool, max_depth = n, errors = "raise" | "skip"}])
     -> an iterator of Docs over the documents of `s` (NDJSON / JSON Lines, or
     JSON texts separated by any whitespace), usable in a generic for:
@@ -2330,12 +2340,7 @@ function qjson.parse_many(s, opts)
                 return nil
             end
             local msg, _, off = last_error()
-            local i = tonumber(idx[0])
-            if not skip or r ~= ERR_JSON then
-                error(format("qjson: %s (document %d, byte %d)", msg, i, off), 2)
-            end
-            local errs = it.errors
-            errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
+            many_failed(it, skip, r, msg, off, tonumber(idx[0]))
         end
     end
     return setmetatable(it, { __call = step })
@@ -2425,11 +2430,7 @@ function qjson.open_many(file, opts)
                 -- The offset (also in the message) counts in the window.
                 msg = gsub(msg, " at byte %d+$", " at byte " .. (off + at))
                 off = off + at
-                if not skip or r ~= ERR_JSON then
-                    error(format("qjson: %s (document %d, byte %d)", msg, i, off), 2)
-                end
-                local errs = it.errors
-                errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
+                many_failed(it, skip, r, msg, off, i)
             end
         end
     end
