@@ -221,7 +221,7 @@ end
 -- ---------------------------------------------------------------- Doc / cursor
 
 --[[ A Doc and its cursors share one set of methods. Fields:
-    _h   the qjson_doc * (freed by ffi.gc when no Doc, cursor or proxy holds it)
+    _h   the qjson_doc * (freed once no Doc, cursor or proxy holds it: see adopt)
     _s   the input string, pinned for the handle's lifetime
     _at  nil for the Doc (paths from the root), a qjson_cursor for a cursor
 ]]
@@ -229,10 +229,6 @@ local Doc = {}
 Doc.__index = Doc
 Doc.__tostring = function(self)
     return self._at and "qjson.Cursor" or "qjson.Doc"
-end
-
-local function new_cursor(self, cp)
-    return setmetatable({ _h = self._h, _s = self._s, _at = cursor_t(cp[0]) }, Doc)
 end
 
 -- LuaJIT's collector does not see the index memory the handles hold (it
@@ -256,7 +252,50 @@ local GC_FLOOR, GC_MAX, GC_STEP, GC_NS = 256 * 1024, 64 * 1024 * 1024, 256 * 102
 local native_new, budget, pending, gc_time, cycles = 0, GC_FLOOR, 0, 0, 0
 local collectgarbage, newproxy, clock = collectgarbage, newproxy, os.clock
 
+-- The handles themselves are not given ffi.gc finalisers: a finaliser per
+-- document is a table insert at parse time and a call from the collector
+-- per document freed, and a finaliser that runs while LuaJIT records a
+-- trace aborts the recording ("error thrown or hook called during
+-- recording"); with one per document, parse loops were aborted until
+-- their traces were blacklisted and ran in the interpreter. Instead, a
+-- registry: slot i holds the handle's address (reg_addr, strong), what it
+-- borrows (reg_pin: the input string or window, strong) and the handle
+-- cdata that every Doc, cursor and proxy of the document shares (reg_live,
+-- a weak-valued table). The collector clears reg_live[i] in the cycle in
+-- which the last holder became unreachable; the sentinel's finaliser,
+-- which runs after that clearing, frees those handles and compacts the
+-- slots: one finaliser call per cycle, whatever the number of documents.
+-- At lua_close, `reg_anchor`'s ffi.gc finaliser (run after the userdata
+-- finalisers) frees every handle left. The anchor is an upvalue of
+-- new_cursor and new_proxy, so it lives as long as any holder can.
+local reg_addr, reg_pin, reg_live, reg_n = {}, {}, setmetatable({}, { __mode = "v" }), 0
+local doc_ptr_t = ffi.typeof("qjson_doc *")
+local intptr_t = ffi.typeof("intptr_t")
+local qjson_free = C.qjson_free
+
+--- Free the handles no longer held (all of them when `all`).
+local function sweep(all)
+    local j = 0
+    for i = 1, reg_n do
+        local live = reg_live[i]
+        if live == nil or all then
+            qjson_free(ffi.cast(doc_ptr_t, reg_addr[i]))
+        else
+            j = j + 1
+            reg_addr[j], reg_pin[j], reg_live[j] = reg_addr[i], reg_pin[i], live
+        end
+    end
+    for i = j + 1, reg_n do
+        reg_addr[i], reg_pin[i], reg_live[i] = nil, nil, nil
+    end
+    reg_n = j
+end
+local reg_anchor = ffi_gc(ffi_new("char[1]"), function()
+    sweep(true)
+end)
+
 local function cycle_ended(sentinel)
+    sweep(false)
     if native_new > budget then
         local ns = gc_time * 1e9 / native_new
         if ns > GC_NS then
@@ -274,8 +313,12 @@ local function cycle_ended(sentinel)
 end
 getmetatable(newproxy(true)).__gc = cycle_ended
 
---- Take ownership of a new handle: freed by ffi.gc, and counted for pacing.
-local function adopt(h)
+--- Take ownership of a new handle that borrows `pin`: registered (freed
+--- once no holder is left, see above) and counted for pacing.
+local function adopt(h, pin)
+    local n = reg_n + 1
+    reg_n = n
+    reg_addr[n], reg_pin[n], reg_live[n] = tonumber(ffi.cast(intptr_t, h)), pin, h
     local m = tonumber(C.qjson_memory(h)) + 256
     native_new = native_new + m
     if native_new > budget then
@@ -289,7 +332,12 @@ local function adopt(h)
             end
         end
     end
-    return ffi_gc(h, C.qjson_free)
+    return h
+end
+
+local function new_cursor(self, cp)
+    local _ = reg_anchor -- keeps the registry's anchor alive (see above)
+    return setmetatable({ _h = self._h, _s = self._s, _at = cursor_t(cp[0]) }, Doc)
 end
 
 --- qjson.parse(s [, {lazy = bool, max_depth = n}]) -> Doc
@@ -311,7 +359,7 @@ function qjson.parse(s, opts)
     if rc ~= OK then
         raise(rc, nil, 2)
     end
-    return setmetatable({ _h = adopt(doc_out[0]), _s = s }, Doc)
+    return setmetatable({ _h = adopt(doc_out[0], s), _s = s }, Doc)
 end
 
 function Doc:get_str(p)
@@ -1345,6 +1393,7 @@ local function proxy_ipairs(t)
 end
 
 new_proxy = function(h, s, cp, parent, root)
+    local _ = reg_anchor -- keeps the registry's anchor alive (see "Doc / cursor")
     local st
     if cp[0].type == OBJECT then
         st = { __qjson = OBJECT, __index = obj_index, __newindex = obj_newindex,
@@ -1368,7 +1417,7 @@ function qjson.decode(s)
     if rc ~= OK then
         raise(rc, nil, 2)
     end
-    local h = adopt(doc_out[0])
+    local h = adopt(doc_out[0], s)
     rc = C.qjson_find(h, nil, "", 0, cur_out)
     if rc ~= OK then
         raise(rc, nil, 2)
@@ -2322,19 +2371,15 @@ function qjson.parse_many(s, opts)
     local start = ffi_new("size_t[1]")
     local dout = ffi_new("qjson_doc *[1]")
     local base = ffi.cast(charp_t, s)
-    -- The handle borrows s: its finaliser pins it (cursors share the
+    -- The handle borrows s: the registry pins it (cursors share the
     -- handle). `_s` is a pointer to the document's first byte, which is
     -- all Doc:raw needs of it (no copy of the line).
-    local function free(h)
-        local _ = s
-        C.qjson_free(h)
-    end
     local it = { errors = {} }
     local function step()
         while true do
             local r = C.qjson_many_next(m, dout, idx, start)
             if r == OK then
-                local h = ffi_gc(adopt(dout[0]), free)
+                local h = adopt(dout[0], s)
                 return setmetatable({ _h = h, _s = base + start[0] }, Doc)
             elseif r == END then
                 return nil
@@ -2382,11 +2427,10 @@ function qjson.open_many(file, opts)
     local idx = many_index()
     local start = ffi_new("size_t[1]")
     local dout = ffi_new("qjson_doc *[1]")
-    -- The current window (a Lua string the stream borrows), its stream
-    -- offset, and the finaliser that pins it for the handles cut from it.
+    -- The current window (a Lua string the stream borrows; the registry
+    -- pins it for the handles cut from it) and its stream offset.
     local win, at, eof = "", 0, false
     local ptr = ffi.cast(charp_t, win)
-    local free = C.qjson_free
     local function refill()
         local used = tonumber(C.qjson_many_consumed(m))
         local rest = win:sub(used + 1)
@@ -2403,10 +2447,6 @@ function qjson.open_many(file, opts)
         end
         local w = rest .. data
         win, ptr = w, ffi.cast(charp_t, w)
-        free = function(h)
-            local _ = w
-            C.qjson_free(h)
-        end
         local r = C.qjson_many_window(m, w, #w, eof and 1 or 0)
         if r ~= OK then
             raise(r, nil, 3)
@@ -2417,7 +2457,7 @@ function qjson.open_many(file, opts)
         while true do
             local r = C.qjson_many_next(m, dout, idx, start)
             if r == OK then
-                local h = ffi_gc(adopt(dout[0]), free)
+                local h = adopt(dout[0], win)
                 return setmetatable({ _h = h, _s = ptr + start[0] }, Doc)
             elseif r == END then
                 if eof then
