@@ -143,7 +143,8 @@ def main() -> int:
         for s in sides:
             s.set(n.encode(), data)
 
-    print(f"{'payload':>8} {'work':>7} {'A ops/s':>11} {'B ops/s':>11} {'B/A':>6} {'A %pass':>8} {'B %pass':>8}")
+    head = ["payload", "work", "A ops/s", "B ops/s", "B/A", "A %pass", "B %pass"]
+    print(" ".join(f"{h:>{w}}" for h, w in zip(head, (8, 7, 11, 11, 6, 8, 8))))
     for n in names:
         kind = "github" if n == "github" else "chat"
         pb = n.encode()
@@ -184,7 +185,8 @@ def main() -> int:
             a, b = ops[(w, 0)], ops[(w, 1)]
             pa = a / ops[("pass", 0)] if ("pass", 0) in ops else float("nan")
             pbb = b / ops[("pass", 1)] if ("pass", 1) in ops else float("nan")
-            print(f"{n:>8} {w.split('_')[0]:>7} {a:>11,.0f} {b:>11,.0f} {b / a:>6.2f} {pa:>8.0%} {pbb:>8.0%}")
+            label = w.split("_")[0]
+            print(f"{n:>8} {label:>7} {a:>11,.0f} {b:>11,.0f} {b / a:>6.2f} {pa:>8.0%} {pbb:>8.0%}")
         sys.stdout.flush()
     return 0
 
