@@ -14,10 +14,10 @@ a share of its side's passthrough (decode + encode unmodified).
 
 Workloads: pass, set (model / [1].title on github), patch (3 ops, as
 lua_bench.py), merge, read (decode + the access reads of lua_bench.py), copy
-(the copy floor: decode, then ffi.string of the input less a few bytes: one
-new Lua string of about the payload's size). Repeated identical results
-(set, patch, merge) may find their previous copy still in LuaJIT's string
-table: then the string costs a compare of the bytes instead of a copy.
+(the copy floor: decode, then ffi.string of the input less its last byte:
+a Lua string of about the payload's size; as for the edited results, equal
+on every call, LuaJIT's string table may hold the previous one, and then the
+string costs a compare of the bytes instead of a copy).
 """
 
 from __future__ import annotations
@@ -45,15 +45,14 @@ local qjson = require("qjson")
 local ffi = require("ffi")
 local W, P = {}, {}
 W.pass = function(s) return qjson.encode(qjson.decode(s)) end
--- The copy floor: decode, then one new Lua string of about the payload's
--- size. The length varies (61 values) so that the result is not the
--- input, nor a recent result still in the string table: LuaJIT interns
--- every string, and an equal one found there costs a compare, not a copy.
-local cut = 0
+-- The copy floor: decode, then a Lua string of the input less its last
+-- byte. Like the edited results (equal on every call), it is found in
+-- LuaJIT's string table while the previous one is alive, and then costs a
+-- hash and a compare of the bytes instead of a copy; a length that varies
+-- from call to call was worse than a copy (long-string hash collisions).
 W.copy = function(s)
     qjson.decode(s)
-    cut = cut < 60 and cut + 1 or 0
-    return ffi.string(ffi.cast("const char *", s), #s - 1 - cut)
+    return ffi.string(ffi.cast("const char *", s), #s - 1)
 end
 W.set_chat = function(s)
     local t = qjson.decode(s)
