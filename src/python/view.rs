@@ -39,8 +39,8 @@
 //!
 //! # Files
 //!
-//! `view.rs`: the types, reads and edits; `view/cache.rs`: cached child
-//! views; `view/patch.rs`: patches of lazy objects (the core's, over Python
+//! `view.rs`: the types, reads and edits; `view/entry.rs`: raw CPython
+//! entry points of the common reads; `view/cache.rs`: cached child views; `view/patch.rs`: patches of lazy objects (the core's, over Python
 //! keys); `view/edit.rs`: hooks for `qjson.patch` and snapshots;
 //! `view/dirty.rs`: the dirty walk; `view/write.rs`: writing through the
 //! core engine; `view/drop.rs`: dropping deep trees of views.
@@ -62,6 +62,8 @@ mod cache;
 mod dirty;
 mod drop;
 mod edit;
+#[cfg(not(feature = "abi3"))]
+mod entry;
 mod patch;
 mod write;
 
@@ -71,6 +73,8 @@ pub(crate) use edit::{
     array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
     object_has, object_replace, object_set, pristine_twin, snapshot, Saved,
 };
+#[cfg(not(feature = "abi3"))]
+pub(crate) use entry::install as install_entries;
 use patch::{KeyState, Patches};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
