@@ -766,7 +766,14 @@ impl Array {
 }
 
 fn index_of(index: &Bound<'_, PyAny>) -> PyResult<isize> {
-    index.extract().map_err(|_| {
+    index.extract::<isize>().map_err(|e| {
+        // An integer beyond the index range is out of range, as for a list.
+        if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(index.py()) {
+            return PyIndexError::new_err(format!(
+                "cannot fit '{}' into an index-sized integer",
+                type_name(index)
+            ));
+        }
         PyTypeError::new_err(format!(
             "qjson.Array indices must be integers or slices, not {}",
             type_name(index)
