@@ -49,7 +49,7 @@ use super::convert;
 use super::doc::{Doc, Parsed};
 use super::errors::access_error;
 use super::input::str_utf8;
-use crate::doc::Cursor;
+use crate::doc::{Cursor, Value};
 use crate::error::{AccessError, JsonType};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -151,17 +151,18 @@ fn lazy_child(
     views: &mut ViewCache,
     c: Cursor,
 ) -> PyResult<Py<PyAny>> {
-    match parsed.doc().type_of(c) {
-        JsonType::Object | JsonType::Array => {
-            if let Some(v) = views.get(c.start) {
-                return Ok(v.clone_ref(py));
-            }
-            let v = convert::value(py, parsed, c)?;
-            views.insert(c.start, v.clone_ref(py));
-            Ok(v)
+    // One decode, one dispatch: a container's value is its cursor (nothing
+    // is read), a scalar's is what the Python object is made from.
+    let v = parsed.doc().value(c).map_err(|e| err(py, parsed, e))?;
+    if let Value::Object(_) | Value::Array(_) = v {
+        if let Some(v) = views.get(c.start) {
+            return Ok(v.clone_ref(py));
         }
-        _ => convert::value(py, parsed, c),
+        let v = convert::scalar_or_view(py, parsed, v)?;
+        views.insert(c.start, v.clone_ref(py));
+        return Ok(v);
     }
+    convert::scalar_or_view(py, parsed, v)
 }
 
 /// The Python value of a slot; an original container's view is cached in it.
