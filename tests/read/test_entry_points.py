@@ -170,3 +170,29 @@ def test_reads_release_what_they_make():
     assert sys.getrefcount(v) == before
     c = cur.open("o")
     assert sys.getrefcount(c) == 2
+
+
+@pytest.mark.parametrize("order", ["forward", "backward", "shuffled", "iter-then-index"])
+def test_child_views_keep_their_identity_in_any_visit_order(order):
+    """The view cache of a wide array (sorted vector while visits come in
+    document order, hash map after one out of order): one view per child."""
+    import random
+
+    n = 200
+    v = qjson.decode(json.dumps([{"i": i} for i in range(n)]).encode())
+    idx = list(range(n))
+    if order == "backward":
+        idx.reverse()
+    elif order == "shuffled":
+        random.Random(5).shuffle(idx)
+    if order == "iter-then-index":
+        first = list(v)
+        assert [x["i"] for x in first] == list(range(n))
+    else:
+        first = [None] * n
+        for i in idx:
+            first[i] = v[i]
+    assert all(v[i] is first[i] and v[i - n] is first[i] for i in range(n))
+    assert [x["i"] for x in v] == list(range(n)) and list(v) == first
+    first[7]["i"] = -1  # an edit through a cached child reaches dumps
+    assert json.loads(qjson.dumps(v))[7] == {"i": -1}
