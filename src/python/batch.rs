@@ -45,7 +45,7 @@ fn filled_list(
     // SAFETY: the thread is attached. `PyList_New(n)` makes a list of `n`
     // NULL slots (NULL result: its error is fetched), owned by `list` from
     // here on, so it is released on every return. Each slot is written
-    // once with a new reference (`PyList_SET_ITEM` steals it) before the
+    // once with a new reference (`PyList_SET_ITEM` / `PyList_SetItem` steal it) before the
     // list is returned; a list dropped with NULL slots left (an error
     // part-way) is valid: its dealloc skips them.
     unsafe {
@@ -55,7 +55,12 @@ fn filled_list(
             if i == len {
                 break;
             }
+            #[cfg(not(feature = "abi3"))]
             pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), i, v?.into_ptr());
+            // The stable ABI has only the checked call (which cannot fail
+            // here: `i` is in range).
+            #[cfg(feature = "abi3")]
+            pyo3::ffi::PyList_SetItem(list.as_ptr(), i, v?.into_ptr());
             i += 1;
         }
         if i != len {
