@@ -119,9 +119,52 @@ impl Splitter {
         }
     }
 
+    /// The options documents are parsed with.
+    pub fn options(&self) -> Options {
+        self.opts
+    }
+
     /// How many documents (good or bad) have been produced.
     pub fn count(&self) -> u64 {
         self.next_ordinal
+    }
+
+    /// The line fast path of a caller that holds the whole stream (`buf`
+    /// and `pos` as for [`Splitter::split`] with `at_end`). When `pos` is
+    /// at a line start (nothing but whitespace follows it up to a
+    /// newline), the next line holding more than whitespace is
+    /// `buf[start..end]` (without its newline) and `Some((start, end))` is
+    /// returned, `Some((n, n))` when only whitespace is left; `None` when
+    /// `pos` is inside a line. The caller checks the line on its own (one
+    /// document per line is the common case): if it is one valid document
+    /// it takes it with [`Splitter::take_ordinal`] and goes on at `end`;
+    /// otherwise it calls [`Splitter::split`] at `start`, which finds the
+    /// documents and errors there exactly as without the fast path.
+    pub fn line(&mut self, buf: &[u8], pos: usize) -> Option<(usize, usize)> {
+        let mut pos = pos;
+        let mut line_start = pos == 0 || buf[pos - 1] == b'\n';
+        if !self.started {
+            self.started = true;
+            if buf[pos..].starts_with(BOM) {
+                pos += BOM.len();
+            }
+            line_start = true;
+        }
+        let start = skip_ws(buf, pos);
+        // Only whitespace may stand between the last document and the
+        // line's end.
+        if !line_start && memchr::memchr(b'\n', &buf[pos..start]).is_none() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        Some((start, end))
+    }
+
+    /// The ordinal of a document the caller took itself (see
+    /// [`Splitter::line`]).
+    pub fn take_ordinal(&mut self) -> u64 {
+        self.next_ordinal += 1;
+        self.next_ordinal - 1
     }
 
     /// Split documents from `buf[pos..]`, appending them to `out`, and

@@ -461,3 +461,44 @@ def test_skip_mode_matches_json_loads_line_by_line(rows, chunk):
         assert [e.doc_index for e in it.errors] == bad
     got = qjson.loads_many(data, errors="skip")
     assert list(got) == want and [e.doc_index for e in got.errors] == bad
+
+
+MIXED = [
+    b"\xef\xbb\xbf" + b'{"a": 1}',
+    b"  [1, 2]  \r",
+    b"",
+    b"  \t ",
+    b'1 2 "three"',
+    b"{",
+    b'  "pretty": [',
+    b"    true",
+    b"  ]",
+    b"}",
+    b'{"bad": 01}',
+    b'{"open": "x',
+    b'[1, {"b": null}] [2]',
+    b"[3]x",
+    b'{"after": "errors"}',
+    b"[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]",
+    b'"last"',
+]
+
+
+@pytest.mark.parametrize("end", [b"", b"\n", b"\r\n"])
+def test_loads_many_line_path_matches_the_exact_path(end):
+    """loads_many reads a line that is one valid document on its own; every
+    other line goes through the same splitter as parse_many: documents,
+    doc_index and stream offsets agree with parse_many's."""
+    data = b"\n".join(MIXED) + end
+    it = qjson.parse_many(data, max_depth=16, errors="skip")
+    want = [qjson.materialize(d.root) if d.type() in ("object", "array") else d.get() for d in it]
+    got = qjson.loads_many(data, max_depth=16, errors="skip")
+    assert list(got) == want
+    assert len(want) == 10
+    assert [(e.doc_index, e.pos, e.msg) for e in got.errors] == [
+        (e.doc_index, e.pos, e.msg) for e in it.errors
+    ]
+    assert [e.doc_index for e in got.errors] == [6, 7, 10, 12]
+    with pytest.raises(qjson.JSONDecodeError) as ei:
+        qjson.loads_many(data, max_depth=16)
+    assert ei.value.doc_index == 6 and ei.value.pos == it.errors[0].pos
