@@ -123,6 +123,33 @@ def test_dumps_many_plain_objects_and_options():
         qjson.dumps_many([object()])
 
 
+def test_dumps_many_is_dumps_of_each_object_in_one_buffer():
+    """One output buffer for all objects: the same bytes as dumps per
+    object, views (untouched, edited, Docs) and plain objects mixed, with
+    every option; a failure part way raises and keeps nothing."""
+    data = batch_file(256 * 1024)
+    docs = list(qjson.parse_many(data))
+    docs[1].root["body"]["model"] = "gpt-5"
+    del docs[2].root["body"]["messages"][0]
+    objs = [d.root for d in docs[:4]] + [docs[4], {"z": [1.5, None]}, "s", [docs[5].root["body"]]]
+    for opts in ({}, {"sort_keys": True}, {"indent": 2}, {"default": str}):
+        want = b"".join(qjson.dumps(o, **opts) + b"\n" for o in objs)
+        assert qjson.dumps_many(iter(objs), **opts) == want, opts
+        assert qjson.dumps_many(objs * 3, **opts) == want * 3, opts
+    assert qjson.dumps_many([1, {2}], default=sorted) == b"1\n[2]\n"
+
+    def gen():
+        yield docs[0].root
+        raise KeyError("from the iterable")
+
+    with pytest.raises(KeyError):
+        qjson.dumps_many(gen())
+    with pytest.raises(qjson.JSONEncodeError):
+        qjson.dumps_many([docs[0].root, object()])
+    with pytest.raises(TypeError):
+        qjson.dumps_many(5)
+
+
 def test_batch_lines_generator_is_valid_json_lines():
     lines = list(batch_lines(200 * 1024))
     assert all(line.endswith(b"\n") and line.count(b"\n") == 1 for line in lines)
