@@ -13,6 +13,7 @@ use super::container::CYCLE_CHECK_DEPTH;
 #[cfg(not(feature = "abi3"))]
 use super::out::{self, Out};
 use super::serializer::Serializer;
+#[cfg(not(feature = "abi3"))]
 use crate::encode::Buf;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
