@@ -374,28 +374,6 @@ impl Splitter {
                 k += 1;
             }
             let sk = s[k] as usize;
-            // The common case first: a container that fills its line. Its
-            // closer is then the last structural before the newline, found
-            // without walking the depth; stage 2 confirms it (it accepts
-            // exactly one value whose closer is the last structural). Any
-            // other outcome takes the exact path below, as if untried.
-            if sk == p {
-                if let Some(j) = line_closer(input, &s[..sentinel], k) {
-                    let end = s[j] as usize + 1;
-                    if end <= limit && (end == len || is_ws(input[end])) {
-                        let from = next_escape;
-                        match self.index_one(input, scan, p, end, k, j + 1, &mut next_escape) {
-                            Ok(built) => {
-                                self.push(out, a + p, a + end, Ok(built));
-                                p = end;
-                                k = j + 1;
-                                continue;
-                            }
-                            Err(_) => next_escape = from,
-                        }
-                    }
-                }
-            }
             let (end, k_end, complete) = if sk == p {
                 match input[p] {
                     b'{' | b'[' => match closer(input, &s[..sentinel], k) {
@@ -561,34 +539,6 @@ fn closer(input: &[u8], s: &[u32], k: usize) -> Option<usize> {
         j += 1;
     }
     None
-}
-
-/// The structural that closes the container opened by structural `k` if
-/// that container fills its line: the last structural before the line's
-/// newline, when it is a closer of the same kind (`}` for `{`, `]` for
-/// `[`). A guess: only stage 2 knows whether they match.
-fn line_closer(input: &[u8], s: &[u32], k: usize) -> Option<usize> {
-    let open = s[k] as usize;
-    if !matches!(input[open], b'{' | b'[') {
-        return None;
-    }
-    let nl = (open + memchr::memchr(b'\n', &input[open..])?) as u32;
-    // The first structural past the newline: galloping from `k` (a line
-    // holds a few hundred structurals; the region, many thousands).
-    let mut lo = k + 1;
-    let mut step = 16;
-    let hi = loop {
-        let probe = lo.saturating_add(step).min(s.len());
-        if probe == s.len() || s[probe] > nl {
-            break probe;
-        }
-        lo = probe;
-        step *= 2;
-    };
-    let j = lo + s[lo..hi].partition_point(|&o| o < nl);
-    let j = j.checked_sub(1).filter(|&j| j > k)?;
-    // `{` + 2 is `}` and `[` + 2 is `]`.
-    (input[s[j] as usize] == input[open] + 2).then_some(j)
 }
 
 /// The closing quote of the string opened at `open`, if any.
