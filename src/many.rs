@@ -795,6 +795,26 @@ mod tests {
     }
 
     #[test]
+    fn the_line_fast_path_finds_lines_and_bows_out_inside_one() {
+        let buf = b"\xEF\xBB\xBF [1]\n\n  {\"a\": 2} \r\n3 4\n \n";
+        let mut sp = Splitter::new(Options::default(), false, 64);
+        assert_eq!(sp.line(buf, 0), Some((4, 7)));
+        assert_eq!(sp.take_ordinal(), 0);
+        // At the newline ending the line, or just after it.
+        assert_eq!(sp.line(buf, 7), Some((11, 21)));
+        assert_eq!(sp.line(buf, 8), Some((11, 21)));
+        assert_eq!(sp.take_ordinal(), 1);
+        assert_eq!(sp.line(buf, 22), Some((22, 25)));
+        // After the first document of a line, only the splitter knows.
+        assert_eq!(sp.line(buf, 23), None);
+        assert_eq!(sp.line(buf, 25), Some((buf.len(), buf.len())));
+        let mut out = Vec::new();
+        assert_eq!(sp.split(buf, 22, true, &mut out), buf.len());
+        let ords: Vec<_> = out.iter().map(|p| (p.ordinal, p.start, p.end)).collect();
+        assert_eq!(ords, vec![(2, 22, 23), (3, 24, 25)]);
+    }
+
+    #[test]
     fn lines_are_counted() {
         let buf = b"ab\ncd\n\nef";
         let mut lc = LineCounter::default();
