@@ -187,6 +187,37 @@ pub(crate) fn from_index(
     build(py, b, index.containers.len())
 }
 
+/// The fast path of `loads` alone, for one document of a stream
+/// (`loads_many` tries it on each line): the token index, then the
+/// builder. `None` when it does not answer (the input is not known to be
+/// valid, a scalar failed its check, or the CPU has no token scan): the
+/// caller then takes its exact path, which finds the error if there is
+/// one. `Some(Err(()))` when a Python exception is set.
+pub(crate) fn from_tokens(
+    py: Python<'_>,
+    bytes: &[u8],
+    max_depth: usize,
+    cache: Option<&mut KeyCache>,
+) -> Option<Result<*mut ffi::PyObject, ()>> {
+    let t = crate::index::eager::for_loads(bytes, max_depth)?;
+    let b = Builder::<[u32], true>::new(
+        py,
+        bytes,
+        &t.structurals,
+        &t.lens[..],
+        &t.escapes,
+        !t.non_ascii,
+        cache,
+    );
+    let p = build(py, b, t.lens.len());
+    t.give_back();
+    match p {
+        Ok(p) => Some(Ok(p)),
+        Err(true) => None,
+        Err(false) => Some(Err(())),
+    }
+}
+
 /// Cold path: the builder met an invalid number or literal (or garbage
 /// after one); a strict build finds the first error of the document, which
 /// is the one to report.
