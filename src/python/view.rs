@@ -729,12 +729,15 @@ impl Array {
     /// The Edited slots, unfolding a Lazy array first.
     fn slots(&mut self, py: Python<'_>) -> PyResult<&mut Vec<Slot>> {
         if let ArrState::Lazy { views } = &mut self.state {
-            let mut views = std::mem::take(views);
+            // The cached views are taken only once the items are known: a
+            // lazy document may hold a malformed array, and the views
+            // (with their edits) must stay cached when that fails.
             let items = self
                 .parsed
                 .doc()
                 .array_items(self.at)
                 .map_err(|e| err(py, &self.parsed, e))?;
+            let mut views = std::mem::take(views);
             let slots = items
                 .enumerate()
                 .map(|(i, at)| Slot::Orig {
