@@ -29,8 +29,10 @@
 //! fresh view of the text, so no view of the patch is made). A text given
 //! as `bytes` or `str` is parsed and read once and kept ([`TEXT_PATCHES`],
 //! found by identity or equal bytes): a gateway applies the same
-//! configured patch to every request. Pointers split without a heap
-//! allocation for up to four tokens.
+//! configured patch to every request. A pointer is split, unescaped and
+//! its tokens made Python `str`s once: a text's with the text, a `str`'s
+//! kept by the identity of the `str` ([`POINTERS`]), so the same
+//! configured dicts cost no parsing from the second call on.
 //!
 //! # Atomicity
 //!
@@ -62,7 +64,7 @@ use super::view::{
 };
 use crate::doc::{Cursor, Value};
 use crate::error::JsonType;
-use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place, Tokens};
+use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place};
 use crate::path::{segments, Segment};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
@@ -465,17 +467,87 @@ fn json_eq(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, depth: usize) -> PyResult
 
 // ------------------------------------------------------------------- paths
 
-/// A pointer's tokens as the walk uses them.
-struct Pointer<'a> {
-    text: &'a str,
-    tokens: Tokens<'a>,
+/// One token of a pointer: its unescaped bytes, and the same text as a
+/// Python `str`, made once (the key an object is read or edited with).
+struct Token {
+    raw: Box<[u8]>,
+    key: Py<PyString>,
 }
 
-fn parse_pointer(text: &str) -> Step<Pointer<'_>> {
+impl AsRef<[u8]> for Token {
+    fn as_ref(&self) -> &[u8] {
+        &self.raw
+    }
+}
+
+/// A JSON Pointer, split and unescaped once (see [`POINTERS`]).
+struct Pointer {
+    text: Box<str>,
+    tokens: Box<[Token]>,
+}
+
+fn parse_pointer(py: Python<'_>, text: &str) -> Result<Pointer, PatchFault> {
+    let tokens = pointer(text)?
+        .iter()
+        .map(|t| Token {
+            raw: (**t).into(),
+            key: key(py, t).unbind(),
+        })
+        .collect();
     Ok(Pointer {
-        text,
-        tokens: pointer(text)?,
+        text: text.into(),
+        tokens,
     })
+}
+
+/// How many pointers [`POINTERS`] keeps.
+const POINTER_SLOTS: usize = 16;
+
+/// The pointers read last, by the identity of the `str` they were given as
+/// (held here, so the identity cannot be reused), oldest replaced first.
+/// Patches given as dicts are usually the same objects on every call (a
+/// gateway's configured patch, or literals in the caller's code), and a
+/// `str` cannot change: a hit gives exactly what parsing it again would,
+/// without the split, the unescaping and the key strs.
+struct PointerCache {
+    slots: Vec<(Py<PyString>, Arc<Pointer>)>,
+    next: usize,
+}
+
+static POINTERS: Mutex<PointerCache> = Mutex::new(PointerCache {
+    slots: Vec::new(),
+    next: 0,
+});
+
+/// The pointer `s` holds, from [`POINTERS`] when it is there.
+fn pointer_of(s: &Bound<'_, PyString>) -> Step<Arc<Pointer>> {
+    let py = s.py();
+    // A subclass of str is parsed each time (it might not hash or compare
+    // like its text).
+    let exact = s.is_exact_instance_of::<PyString>();
+    if exact {
+        let cache = POINTERS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, p)) = cache.slots.iter().find(|(k, _)| k.as_ptr() == s.as_ptr()) {
+            return Ok(p.clone());
+        }
+    }
+    let p = Arc::new(parse_pointer(py, str_utf8(s)?)?);
+    if exact {
+        let mut cache = POINTERS.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = (s.clone().unbind(), p.clone());
+        let old = if cache.slots.len() < POINTER_SLOTS {
+            cache.slots.push(entry);
+            None
+        } else {
+            let at = cache.next;
+            cache.next = (at + 1) % POINTER_SLOTS;
+            Some(std::mem::replace(&mut cache.slots[at], entry))
+        };
+        // The replaced entry (Python objects) is dropped after the lock.
+        drop(cache);
+        drop(old);
+    }
+    Ok(p)
 }
 
 fn key<'py>(py: Python<'py>, token: &[u8]) -> Bound<'py, PyString> {
@@ -494,16 +566,16 @@ fn index_in(parent: &Node<'_>, token: &[u8], place: Place, p: &Pointer) -> Step<
 fn child<'py>(
     py: Python<'py>,
     parent: &Node<'py>,
-    token: &[u8],
+    token: &Token,
     p: &Pointer,
 ) -> Step<Bound<'py, PyAny>> {
     match parent {
-        Node::Obj(_) | Node::Dict(_) => match parent.member(&key(py, token))? {
+        Node::Obj(_) | Node::Dict(_) => match parent.member(token.key.bind(py))? {
             Some(v) => Ok(v),
             None => fail(format!("path {:?} not found", p.text)),
         },
         Node::Arr(_) | Node::List(_) => {
-            let i = index_in(parent, token, Place::Existing, p)?;
+            let i = index_in(parent, &token.raw, Place::Existing, p)?;
             Ok(parent.element(i)?)
         }
         Node::Leaf => fail(format!(
@@ -514,7 +586,7 @@ fn child<'py>(
 }
 
 /// The container holding the value `p` points to, and the last token.
-fn parent_of<'py, 'p>(root: &Bound<'py, PyAny>, p: &'p Pointer<'_>) -> Step<(Node<'py>, &'p [u8])> {
+fn parent_of<'py, 'p>(root: &Bound<'py, PyAny>, p: &'p Pointer) -> Step<(Node<'py>, &'p Token)> {
     let py = root.py();
     let (last, path) = p.tokens.split_last().expect("a pointer with tokens");
     let mut at = node(root);
@@ -552,9 +624,9 @@ impl<'py> Doc<'py> {
         let (parent, last) = parent_of(&self.root, p)?;
         if parent.is_object() {
             self.journal.touch(&parent)?;
-            parent.set(&key(py, last), v)?;
+            parent.set(last.key.bind(py), v)?;
         } else if parent.is_array() {
-            let i = index_in(&parent, last, Place::Insert, p)?;
+            let i = index_in(&parent, &last.raw, Place::Insert, p)?;
             self.journal.touch(&parent)?;
             parent.insert(i, v)?;
         } else {
@@ -571,11 +643,11 @@ impl<'py> Doc<'py> {
         let (parent, last) = parent_of(&self.root, p)?;
         if parent.is_object() {
             self.journal.touch(&parent)?;
-            if !parent.delete(&key(py, last))? {
+            if !parent.delete(last.key.bind(py))? {
                 return fail(format!("path {:?} not found", p.text));
             }
         } else if parent.is_array() {
-            let i = index_in(&parent, last, Place::Existing, p)?;
+            let i = index_in(&parent, &last.raw, Place::Existing, p)?;
             self.journal.touch(&parent)?;
             parent.remove(i)?;
         } else {
@@ -593,11 +665,11 @@ impl<'py> Doc<'py> {
         let (parent, last) = parent_of(&self.root, p)?;
         if parent.is_object() {
             self.journal.touch(&parent)?;
-            if !parent.replace_member(&key(py, last), v)? {
+            if !parent.replace_member(last.key.bind(py), v)? {
                 return fail(format!("path {:?} not found", p.text));
             }
         } else if parent.is_array() {
-            let i = index_in(&parent, last, Place::Existing, p)?;
+            let i = index_in(&parent, &last.raw, Place::Existing, p)?;
             self.journal.touch(&parent)?;
             parent.replace(i, v)?;
         } else {
@@ -607,11 +679,10 @@ impl<'py> Doc<'py> {
     }
 
     /// Apply one op; `last`: no op follows it (see [`Journal::save_views`]).
-    fn apply(&mut self, op: OpIn<'_, 'py>, last: bool) -> Step<()> {
+    fn apply(&mut self, op: OpIn<'py>, last: bool) -> Step<()> {
         // A move removes, then adds: the add may still fail.
         self.journal.save_views = !last || op.kind == Op::Move;
-        let path_text = op.path.as_str()?;
-        let path = parse_pointer(path_text)?;
+        let path = &*op.path;
         let own_value = || -> PyResult<Bound<'py, PyAny>> {
             let v = op.value.as_ref().expect("read with the op");
             if op.owned {
@@ -621,34 +692,39 @@ impl<'py> Doc<'py> {
             }
         };
         match op.kind {
-            Op::Add => self.add(&path, own_value()?),
-            Op::Replace => self.replace(&path, own_value()?),
-            Op::Remove => self.remove(&path),
+            Op::Add => self.add(path, own_value()?),
+            Op::Replace => self.replace(path, own_value()?),
+            Op::Remove => self.remove(path),
             Op::Test => {
-                let here = value_at(&self.root, &path)?;
+                let here = value_at(&self.root, path)?;
                 if json_eq(&here, op.value.as_ref().expect("read with the op"), 0)? {
                     Ok(())
                 } else {
-                    fail(format!("test failed: the value at {path_text:?} differs"))
+                    fail(format!("test failed: the value at {:?} differs", path.text))
                 }
             }
             Op::Move | Op::Copy => {
-                let from_text = op.from.as_ref().expect("read with the op").as_str()?;
-                let from = parse_pointer(from_text)?;
-                let v = value_at(&self.root, &from)?;
+                let from = &**op.from.as_ref().expect("read with the op");
+                let v = value_at(&self.root, from)?;
                 if op.kind == Op::Copy {
-                    return self.add(&path, own(&v)?);
+                    return self.add(path, own(&v)?);
                 }
-                if from.tokens == path.tokens {
+                if from
+                    .tokens
+                    .iter()
+                    .map(|t| &t.raw)
+                    .eq(path.tokens.iter().map(|t| &t.raw))
+                {
                     return Ok(());
                 }
                 if is_proper_prefix(&from.tokens, &path.tokens) {
                     return fail(format!(
-                        "cannot move {from_text:?} into its own child {path_text:?}"
+                        "cannot move {:?} into its own child {:?}",
+                        from.text, path.text
                     ));
                 }
-                self.remove(&from)?;
-                self.add(&path, v)
+                self.remove(from)?;
+                self.add(path, v)
             }
         }
     }
@@ -656,28 +732,12 @@ impl<'py> Doc<'py> {
 
 // -------------------------------------------------------------- reading ops
 
-/// A string member of an op: the caller's `str`, or a string of a patch
-/// given as JSON text (borrowed from the text when it has no escapes).
-enum Text<'a, 'py> {
-    Str(Bound<'py, PyString>),
-    Raw(Cow<'a, str>),
-}
-
-impl Text<'_, '_> {
-    fn as_str(&self) -> PyResult<&str> {
-        match self {
-            Text::Str(s) => str_utf8(s),
-            Text::Raw(t) => Ok(t),
-        }
-    }
-}
-
 /// One op, read and checked for its members, not yet applied.
-struct OpIn<'a, 'py> {
+struct OpIn<'py> {
     kind: Op,
-    path: Text<'a, 'py>,
+    path: Arc<Pointer>,
     /// `move` / `copy` only.
-    from: Option<Text<'a, 'py>>,
+    from: Option<Arc<Pointer>>,
     /// `add` / `replace` / `test` only.
     value: Option<Bound<'py, PyAny>>,
     /// Whether `value` is already the document's own (read from a JSON
@@ -701,30 +761,75 @@ fn no_value<T>(kind: &str) -> Step<T> {
     fail(format!("a {kind:?} op needs a \"value\""))
 }
 
-/// Op `op` of a patch given as Python objects (a dict or an `Object`).
-fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'static, 'py>> {
-    let py = op.py();
-    let op = node(op);
-    if !op.is_object() {
-        return fail("an op must be an object");
+/// The members `op`, `path`, `value` and `from` of an op given as an
+/// exact dict, in one walk over its items (an op has two to four members:
+/// one walk costs less than four lookups). Keys are matched by identity
+/// with the interned names first (literal keys are interned), then by text.
+fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>>; 4]> {
+    let py = d.py();
+    let names = [
+        intern!(py, "op"),
+        intern!(py, "path"),
+        intern!(py, "value"),
+        intern!(py, "from"),
+    ];
+    let mut out: [Option<Bound<'py, PyAny>>; 4] = Default::default();
+    for (k, v) in d.iter() {
+        let slot = match names.iter().position(|n| n.as_ptr() == k.as_ptr()) {
+            Some(i) => i,
+            None => {
+                let Ok(k) = k.cast::<PyString>() else {
+                    continue;
+                };
+                match str_utf8(k)? {
+                    "op" => 0,
+                    "path" => 1,
+                    "value" => 2,
+                    "from" => 3,
+                    _ => continue,
+                }
+            }
+        };
+        out[slot] = Some(v);
     }
-    let text = |name: &Bound<'py, PyString>| -> Step<Text<'static, 'py>> {
-        match op.member(name)? {
+    Ok(out)
+}
+
+/// Op `op` of a patch given as Python objects (a dict or an `Object`).
+fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
+    let py = op.py();
+    let names = ["op", "path", "value", "from"];
+    let members = if op.is_exact_instance_of::<PyDict>() {
+        op_members(op.cast::<PyDict>().map_err(PyErr::from)?)?
+    } else {
+        let op = node(op);
+        if !op.is_object() {
+            return fail("an op must be an object");
+        }
+        let mut m: [Option<Bound<'py, PyAny>>; 4] = Default::default();
+        for (slot, name) in m.iter_mut().zip(names) {
+            *slot = op.member(&PyString::new(py, name))?;
+        }
+        m
+    };
+    let [op_name, path, value, from] = members;
+    let text = |v: Option<Bound<'py, PyAny>>, name: &str| -> Step<Bound<'py, PyString>> {
+        match v {
             Some(v) => match v.cast_into::<PyString>() {
-                Ok(s) => Ok(Text::Str(s)),
-                Err(_) => not_text(&name.to_cow()?),
+                Ok(s) => Ok(s),
+                Err(_) => not_text(name),
             },
-            None => missing(&name.to_cow()?),
+            None => missing(name),
         }
     };
-    let name = text(intern!(py, "op"))?;
-    let name = name.as_str()?;
+    let name = text(op_name, "op")?;
+    let name = str_utf8(&name)?;
     let Some(kind) = Op::parse(name) else {
         return unknown(name);
     };
-    let path = text(intern!(py, "path"))?;
+    let path = text(path, "path")?;
     let value = if kind.needs_value() {
-        match op.member(intern!(py, "value"))? {
+        match value {
             Some(v) => Some(v),
             None => return no_value(name),
         }
@@ -732,9 +837,15 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'static, 'py>> {
         None
     };
     let from = if kind.needs_from() {
-        Some(text(intern!(py, "from"))?)
+        Some(text(from, "from")?)
     } else {
         None
+    };
+    // The pointers last: a malformed op reports its missing members first.
+    let path = pointer_of(&path)?;
+    let from = match from {
+        Some(f) => Some(pointer_of(&f)?),
+        None => None,
     };
     Ok(OpIn {
         kind,
@@ -751,8 +862,8 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'static, 'py>> {
 /// strings unescaped, the value where it is in the text.
 struct TextOp {
     kind: Op,
-    path: Box<str>,
-    from: Option<Box<str>>,
+    path: Arc<Pointer>,
+    from: Option<Arc<Pointer>>,
     value: Option<Cursor>,
 }
 
@@ -760,15 +871,15 @@ impl TextOp {
     /// The op, ready to apply: its value a fresh view of the text (or a
     /// scalar), shared with nothing, so nothing of the cache is reachable
     /// from the document.
-    fn op_in<'a, 'py>(&'a self, py: Python<'py>, parsed: &Arc<Parsed>) -> Step<OpIn<'a, 'py>> {
+    fn op_in<'py>(&self, py: Python<'py>, parsed: &Arc<Parsed>) -> Step<OpIn<'py>> {
         let value = match self.value {
             Some(c) => Some(convert::value(py, parsed, c)?.into_bound(py)),
             None => None,
         };
         Ok(OpIn {
             kind: self.kind,
-            path: Text::Raw(Cow::Borrowed(&self.path)),
-            from: self.from.as_deref().map(|f| Text::Raw(Cow::Borrowed(f))),
+            path: self.path.clone(),
+            from: self.from.clone(),
             value,
             owned: true,
         })
@@ -932,6 +1043,16 @@ fn read_text_op(
     } else {
         None
     };
+    // The pointers last, as for ops given as dicts ([`read_op`]).
+    let split = |t: &str| parse_pointer(py, t).map(Arc::new);
+    let path = match split(&path) {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    let from = match from.as_deref().map(split).transpose() {
+        Ok(f) => f,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
     Ok(Ok(TextOp {
         kind,
         path,
@@ -959,7 +1080,7 @@ pub(crate) fn patch<'py>(
         journal: Journal::new(py),
     };
     // Op `i` of `n`: read, then applied; on a failure, undo and raise.
-    let mut run = |i: usize, n: usize, op: Step<OpIn<'_, 'py>>| -> PyResult<()> {
+    let mut run = |i: usize, n: usize, op: Step<OpIn<'py>>| -> PyResult<()> {
         let Err(f) = op.and_then(|op| doc.apply(op, i + 1 == n)) else {
             return Ok(());
         };

@@ -223,6 +223,42 @@ def test_text_patch_cache_keeps_no_stale_text() -> None:
         assert reloaded(v) == {op["path"][1:]: op["value"]}
 
 
+def test_dict_ops_read_again_on_every_call() -> None:
+    """Ops given as dicts are read on every call: the pointers parsed once
+    (kept by the identity of their str) give what parsing gives, more paths
+    than are kept read as themselves, and a dict changed between calls is
+    applied as it is now."""
+    ops: list[dict[str, Any]] = [{"op": "add", "path": "/a~1b/~0", "value": 1}]
+    for _ in range(2):
+        v = qjson.decode(b'{"a/b": {}}')
+        qjson.patch(v, ops)
+        assert reloaded(v) == {"a/b": {"~": 1}}
+    ops[0]["path"] = "/c"
+    v = qjson.decode(b'{"a/b": {}}')
+    qjson.patch(v, ops)
+    assert reloaded(v) == {"a/b": {}, "c": 1}
+    ops[0]["path"] = "no pointer"
+    with pytest.raises(qjson.PatchError) as info:
+        qjson.patch(qjson.decode(b"{}"), ops)
+    assert "JSON Pointer" in str(info.value)
+    # More distinct paths than are kept, then the first ones again; a str
+    # subclass reads as its text.
+    paths = [f"/k{i}" for i in range(40)]
+
+    class Sub(str):
+        pass
+
+    for p in [*paths, *paths[:5], Sub("/sub")]:
+        v = qjson.decode(b"{}")
+        qjson.patch(v, [{"op": "add", "path": p, "value": p}])
+        assert reloaded(v) == {str(p)[1:]: str(p)}
+    # Keys given as equal strs that are not the interned names.
+    names = ["".join(c) for c in ("op", "path", "value")]
+    v = qjson.decode(b"{}")
+    qjson.patch(v, [{names[0]: "add", names[1]: "/x", names[2]: 2, "extra": 0}])
+    assert reloaded(v) == {"x": 2}
+
+
 # -------------------------------------------------------------- atomicity
 
 DOC = (

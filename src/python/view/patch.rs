@@ -25,6 +25,20 @@ fn same_key(py: Python<'_>, a: &Py<PyString>, b: &Bound<'_, PyString>) -> PyResu
     if a.as_ptr() == b.as_ptr() {
         return Ok(true);
     }
+    // Strs of different lengths (in code points) differ: most keys are
+    // told apart without reading their text.
+    // SAFETY: both are live str objects and the interpreter is attached;
+    // the call only reads their length (-1 with an error set when not a
+    // str, which cannot happen here, and is then compared like a length).
+    let (la, lb) = unsafe {
+        (
+            pyo3::ffi::PyUnicode_GetLength(a.as_ptr()),
+            pyo3::ffi::PyUnicode_GetLength(b.as_ptr()),
+        )
+    };
+    if la != lb && la >= 0 && lb >= 0 {
+        return Ok(false);
+    }
     Ok(str_utf8(a.bind(py))? == str_utf8(b)?)
 }
 
