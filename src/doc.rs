@@ -8,15 +8,21 @@
 //! next structural), so walking a container's children costs O(children),
 //! never O(bytes).
 //!
+//! A walk over an object's members tests each key from its opening quote
+//! (see `doc/key.rs`: one masked word compare for a short plain key) and
+//! skips each value by the kind of its first structural, without branches.
+//!
 //! Containers with more than [`TABLE_MIN`] children get a child table once
-//! the reads into them have walked as many children as they hold (positions
-//! of every child; for objects also a fingerprint or hash of every key, the
-//! first occurrence wins). A container read once or twice (a few fields of
-//! each of many records) is walked, which is cheaper than indexing it; one
-//! read again and again (`messages[i]` for every `i`, every key of a wide
-//! object, one key of the same object in a loop) gets its table after at most
-//! one walk's worth of work, so the reads stay O(N) in total, never O(N²),
-//! and a repeated read of a small object costs a scan of fingerprints.
+//! the long reads into them (walks of at least [`SHORT_WALK`] children) have
+//! walked as many children as they hold (positions of every child; for
+//! objects also a one-byte tag or a hash of every key, the first occurrence
+//! wins). A container read once or twice (a few fields of each of many
+//! records) is walked, which is cheaper than indexing it, and takes no lock;
+//! one read again and again (`messages[i]` for every `i`, every key of a
+//! wide object, one key of the same object in a loop) gets its table after
+//! at most two walks' worth of work, so the reads stay O(N) in total, never
+//! O(N²), and a repeated read of a small object costs a compare of 16 tags
+//! at a time. Built tables are read without a lock (see [`Tables`]).
 
 use crate::decode::number::parse_number;
 use crate::decode::string::decode_str;
@@ -34,8 +40,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Containers with more children than this may get a child table.
 pub const TABLE_MIN: u32 = 16;
 
-/// Objects with at most this many members keep a fingerprint per key in
-/// their table (searched in order); larger ones a hash map of the keys.
+/// Objects with at most this many members keep a one-byte tag per key in
+/// their table (searched a group at a time); larger ones a hash map of the
+/// keys.
 const PRINTS_MAX: usize = 64;
 
 /// A position of one value in a document. Plain data (`Copy`, no lifetime):
@@ -155,8 +162,9 @@ pub(crate) struct ChildTable {
 enum Keys {
     /// Arrays.
     None,
-    /// Up to [`PRINTS_MAX`] members: the [`print`] of every key, in order.
-    Prints(Vec<u64>),
+    /// Up to [`PRINTS_MAX`] members: the [`tag`] of every key, in order,
+    /// then zeros to a multiple of [`TAG_GROUP`] (no child there).
+    Tags(Vec<u8>),
     /// Key hash -> index of the first child with that key.
     Hashed(
         HashMap<u64, u32, PassThrough>,
@@ -601,7 +609,7 @@ impl<'a> Doc<'a> {
         let keys = if !object {
             Keys::None
         } else if pos.len() <= PRINTS_MAX {
-            let prints = pos
+            let mut tags: Vec<u8> = pos
                 .iter()
                 .map(|p| {
                     let body = self.string_body(p.k);
@@ -616,8 +624,10 @@ impl<'a> Doc<'a> {
                         }
                     }
                 })
+                .map(tag)
                 .collect();
-            Keys::Prints(prints)
+            tags.resize(tags.len().next_multiple_of(TAG_GROUP), 0);
+            Keys::Tags(tags)
         } else {
             let state = std::collections::hash_map::RandomState::new();
             let mut map = HashMap::with_capacity_and_hasher(len as usize, PassThrough);
@@ -715,18 +725,21 @@ impl<'a> Doc<'a> {
         let hit =
             |p: &ChildPos| m.matches_at(self.s()[p.k as usize] as usize, || self.string_body(p.k));
         match &t.keys {
-            Keys::Prints(prints) => {
-                let want = m.print();
-                // Equal prints are candidates (the key's length and first
-                // eight bytes); the first whose key matches wins. The search
-                // for the next candidate is a plain scan of words.
-                let mut from = 0;
-                while let Some(j) = prints[from..].iter().position(|&p| p == want) {
-                    let p = t.pos[from + j];
-                    if hit(&p) {
-                        return Some(self.child_value(p, true));
+            Keys::Tags(tags) => {
+                let want = tag(m.print());
+                // Equal tags are candidates; the first whose key matches
+                // wins. Tags are compared a group at a time.
+                for g in 0..tags.len() / TAG_GROUP {
+                    let mut bits = tag_mask(&tags[g * TAG_GROUP..][..TAG_GROUP], want);
+                    while bits != 0 {
+                        let j = g * TAG_GROUP + bits.trailing_zeros() as usize;
+                        // (Past the children: the padding.)
+                        let Some(p) = t.pos.get(j) else { break };
+                        if hit(p) {
+                            return Some(self.child_value(*p, true));
+                        }
+                        bits &= bits - 1;
                     }
-                    from += j + 1;
                 }
                 if !t.undecodable {
                     return None;
@@ -1310,7 +1323,10 @@ mod key;
 /// Wildcard reads and reads by a compiled path.
 mod matches;
 
-use key::{first_word, has_backslash, print, word_has_backslash, word_of, KeyMatcher};
+use key::{
+    first_word, has_backslash, print, tag, tag_mask, word_has_backslash, word_of, KeyMatcher,
+    TAG_GROUP,
+};
 
 #[cfg(test)]
 mod tests {

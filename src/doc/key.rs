@@ -240,6 +240,43 @@ impl<'i, 'k> KeyMatcher<'i, 'k> {
     }
 }
 
+/// A key's tag: one byte of a multiplicative hash of its [`print`]. Child
+/// tables of small objects keep one per member; equal keys have equal
+/// tags, and a lookup compares the key only with members of its tag (one
+/// in 256 of the others, on average).
+#[inline(always)]
+pub(super) fn tag(print: u64) -> u8 {
+    (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+}
+
+/// Tags compared at once by [`tag_mask`].
+pub(super) const TAG_GROUP: usize = 16;
+
+/// Bit `i` set when `group[i] == want`, for a group of [`TAG_GROUP`] tags:
+/// one SSE2 byte compare and a movemask.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn tag_mask(group: &[u8], want: u8) -> u32 {
+    use std::arch::x86_64::*;
+    let group: &[u8; TAG_GROUP] = group.try_into().expect("a group of tags");
+    // SAFETY: `group` is 16 readable bytes and `loadu` has no alignment
+    // requirement; SSE2 is part of the x86_64 baseline.
+    unsafe {
+        let v = _mm_loadu_si128(group.as_ptr().cast());
+        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(want as i8))) as u32
+    }
+}
+
+/// Bit `i` set when `group[i] == want` (portable).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) fn tag_mask(group: &[u8], want: u8) -> u32 {
+    group
+        .iter()
+        .enumerate()
+        .fold(0, |m, (i, &t)| m | u32::from(t == want) << i)
+}
+
 /// A plain key and the word `w` after a member's opening quote differ
 /// (`diff`, non-zero, marks the differing bytes): `Some(false)`, no match,
 /// unless the first differing byte is a backslash (an escape that may
