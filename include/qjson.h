@@ -90,6 +90,12 @@ int qjson_parse(const char *input, size_t len, const qjson_options *opts,
 /* Destroy a document (NULL is ignored). Its cursors become invalid. */
 void qjson_free(qjson_doc *doc);
 
+/* qjson_parse, then the root's cursor into *root and qjson_memory's answer
+   into *memory: one call for a host that wraps the root at once. On
+   failure no document is made. */
+int qjson_parse_root(const char *input, size_t len, const qjson_options *opts,
+                     qjson_doc **out, qjson_cursor *root, size_t *memory);
+
 /* Bytes of heap the document holds (its index): for a garbage collector
    that should account for it. 0 for NULL. */
 size_t qjson_memory(const qjson_doc *doc);
@@ -108,6 +114,23 @@ int qjson_field(const qjson_doc *doc, const qjson_cursor *at,
    (NULL: the root). QJSON_ERR_TYPE when `at` is not an array. */
 int qjson_index(const qjson_doc *doc, const qjson_cursor *at, int64_t i,
                 qjson_cursor *out);
+
+/* A child with its value, in one call (what a lazy proxy's read needs):
+   member `key` (as qjson_field) or element `i` (as qjson_index) into
+   out->at, and for a scalar its value: a string's unescaped bytes in
+   out->str / out->len (as qjson_get_str: into the input, or into the
+   per-thread buffer), a number as a double in out->num (as qjson_get_f64),
+   a boolean as 0 or 1 in out->num. Errors as the two calls it replaces. */
+typedef struct qjson_value {
+    qjson_cursor at;
+    const char *str;
+    size_t len;
+    double num;
+} qjson_value;
+int qjson_field_value(const qjson_doc *doc, const qjson_cursor *at,
+                      const char *key, size_t key_len, qjson_value *out);
+int qjson_index_value(const qjson_doc *doc, const qjson_cursor *at, int64_t i,
+                      qjson_value *out);
 
 /* Typed getters: the value at `path` from `at` (NULL: the root).
    QJSON_ERR_TYPE when it has another type. */

@@ -25,8 +25,8 @@
 //! ([`tokens`]) over a token index in which stage 1 also marks where each
 //! number and literal starts, so that no gap needs measuring; it only ever
 //! answers "valid" (the build then records the same container table and
-//! drops the scalar tokens from the list, which leaves exactly the
-//! structurals of the exact walk), and anything else goes to the exact
+//! keeps every token it passes but the scalar tokens, which leaves exactly
+//! the structurals of the exact walk), and anything else goes to the exact
 //! walk described here. Lazy builds take the exact walk directly.
 //!
 //! Strings are not read here: a string ends at the last `"` before the next
@@ -206,7 +206,7 @@ const TOP: Frame = Frame {
 impl Index {
     /// Scan and (in strict mode) fully validate `input`.
     pub fn build(input: &[u8], opts: &Options) -> Result<Index, Error> {
-        Index::build_with_escapes(input, opts).map(|(index, _)| index)
+        Index::build_parts(input, opts, true, false).map(|(index, _)| index)
     }
 
     /// [`Index::build`], also returning stage 1's list of escape offsets
@@ -216,18 +216,21 @@ impl Index {
         input: &[u8],
         opts: &Options,
     ) -> Result<(Index, Vec<u32>), Error> {
-        Index::build_parts(input, opts, true)
+        Index::build_parts(input, opts, true, true)
     }
 
+    /// The index, and stage 1's escape list if `escapes` is set (else the
+    /// list may be empty: the token walk then does not copy it out).
     fn build_parts(
         input: &[u8],
         opts: &Options,
         check_scalars: bool,
+        escapes: bool,
     ) -> Result<(Index, Vec<u32>), Error> {
         // Strict builds try the token walk first (see [`tokens::build`]):
         // it needs no gap measured, and answers only for valid input.
         if !opts.lazy && check_scalars {
-            if let Some(b) = tokens::build(input, opts.max_depth) {
+            if let Some(b) = tokens::build(input, opts.max_depth, escapes) {
                 let index = Index::assemble(b.structurals, b.containers, false, b.non_ascii);
                 return Ok((index, b.escapes));
             }

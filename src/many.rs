@@ -119,9 +119,52 @@ impl Splitter {
         }
     }
 
+    /// The options documents are parsed with.
+    pub fn options(&self) -> Options {
+        self.opts
+    }
+
     /// How many documents (good or bad) have been produced.
     pub fn count(&self) -> u64 {
         self.next_ordinal
+    }
+
+    /// The line fast path of a caller that holds the whole stream (`buf`
+    /// and `pos` as for [`Splitter::split`] with `at_end`). When `pos` is
+    /// at a line start (nothing but whitespace follows it up to a
+    /// newline), the next line holding more than whitespace is
+    /// `buf[start..end]` (without its newline) and `Some((start, end))` is
+    /// returned, `Some((n, n))` when only whitespace is left; `None` when
+    /// `pos` is inside a line. The caller checks the line on its own (one
+    /// document per line is the common case): if it is one valid document
+    /// it takes it with [`Splitter::take_ordinal`] and goes on at `end`;
+    /// otherwise it calls [`Splitter::split`] at `start`, which finds the
+    /// documents and errors there exactly as without the fast path.
+    pub fn line(&mut self, buf: &[u8], pos: usize) -> Option<(usize, usize)> {
+        let mut pos = pos;
+        let mut line_start = pos == 0 || buf[pos - 1] == b'\n';
+        if !self.started {
+            self.started = true;
+            if buf[pos..].starts_with(BOM) {
+                pos += BOM.len();
+            }
+            line_start = true;
+        }
+        let start = skip_ws(buf, pos);
+        // Only whitespace may stand between the last document and the
+        // line's end.
+        if !line_start && memchr::memchr(b'\n', &buf[pos..start]).is_none() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        Some((start, end))
+    }
+
+    /// The ordinal of a document the caller took itself (see
+    /// [`Splitter::line`]).
+    pub fn take_ordinal(&mut self) -> u64 {
+        self.next_ordinal += 1;
+        self.next_ordinal - 1
     }
 
     /// Split documents from `buf[pos..]`, appending them to `out`, and
@@ -749,6 +792,26 @@ mod tests {
         assert_eq!(kinds, vec![t, t, Some(ErrorKind::UnterminatedString), None]);
         assert_eq!(got[0], (0, 3, t));
         assert_eq!(got[3], (13, 16, None));
+    }
+
+    #[test]
+    fn the_line_fast_path_finds_lines_and_bows_out_inside_one() {
+        let buf = b"\xEF\xBB\xBF [1]\n\n  {\"a\": 2} \r\n3 4\n \n";
+        let mut sp = Splitter::new(Options::default(), false, 64);
+        assert_eq!(sp.line(buf, 0), Some((4, 7)));
+        assert_eq!(sp.take_ordinal(), 0);
+        // At the newline ending the line, or just after it.
+        assert_eq!(sp.line(buf, 7), Some((11, 21)));
+        assert_eq!(sp.line(buf, 8), Some((11, 21)));
+        assert_eq!(sp.take_ordinal(), 1);
+        assert_eq!(sp.line(buf, 22), Some((22, 25)));
+        // After the first document of a line, only the splitter knows.
+        assert_eq!(sp.line(buf, 23), None);
+        assert_eq!(sp.line(buf, 25), Some((buf.len(), buf.len())));
+        let mut out = Vec::new();
+        assert_eq!(sp.split(buf, 22, true, &mut out), buf.len());
+        let ords: Vec<_> = out.iter().map(|p| (p.ordinal, p.start, p.end)).collect();
+        assert_eq!(ords, vec![(2, 22, 23), (3, 24, 25)]);
     }
 
     #[test]

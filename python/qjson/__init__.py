@@ -35,6 +35,7 @@ from qjson._qjson import (
     patch,
     validate,
 )
+from qjson._qjson import dumps_many as _dumps_many
 from qjson._qjson import loads_many as _loads_many
 
 _abc.MutableMapping.register(Object)
@@ -95,6 +96,4 @@ def dumps_many(iterable, **options):  # type: ignore[no-untyped-def]
     """JSON Lines: ``dumps(obj, **options)`` of every object, each followed
     by a newline. Views pass through as in ``dumps`` (untouched parts are
     their original bytes)."""
-    parts = [dumps(obj, **options) for obj in iterable]
-    parts.append(b"")
-    return b"\n".join(parts)
+    return _dumps_many(iterable, **options)

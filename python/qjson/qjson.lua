@@ -25,6 +25,7 @@ path, invalid JSON) raises a Lua error whose message starts with "qjson: ".
 
 local ffi = require("ffi")
 local buffer = require("string.buffer")
+local table_new = require("table.new")
 
 local _, lib_path = ...
 
@@ -33,6 +34,12 @@ local type, error, tostring, select, next, rawget, setmetatable, getmetatable =
 local floor, huge = math.floor, math.huge
 local find, gsub, format = string.find, string.gsub, string.format
 local ffi_string, ffi_new, ffi_gc, ffi_istype = ffi.string, ffi.new, ffi.gc, ffi.istype
+
+-- Calls in return position are parenthesised where they are hot
+-- (`return (f(x))`, not a tail call): LuaJIT counts every tail call of the
+-- trace being recorded toward its loop-unroll limit (15), and a decode
+-- followed by a few proxy reads made more than that, so the trace aborted
+-- ("loop unroll limit reached") and the reads ran in the interpreter.
 
 -- The declarations of include/qjson.h between QJSON_CDEF_BEGIN and
 -- QJSON_CDEF_END (a test checks that they match, comments and whitespace
@@ -55,6 +62,8 @@ typedef struct qjson_iter {
 int qjson_parse(const char *input, size_t len, const qjson_options *opts,
                 qjson_doc **out);
 void qjson_free(qjson_doc *doc);
+int qjson_parse_root(const char *input, size_t len, const qjson_options *opts,
+                     qjson_doc **out, qjson_cursor *root, size_t *memory);
 size_t qjson_memory(const qjson_doc *doc);
 int qjson_find(const qjson_doc *doc, const qjson_cursor *at,
                const char *path, size_t path_len, qjson_cursor *out);
@@ -62,6 +71,16 @@ int qjson_field(const qjson_doc *doc, const qjson_cursor *at,
                 const char *key, size_t key_len, qjson_cursor *out);
 int qjson_index(const qjson_doc *doc, const qjson_cursor *at, int64_t i,
                 qjson_cursor *out);
+typedef struct qjson_value {
+    qjson_cursor at;
+    const char *str;
+    size_t len;
+    double num;
+} qjson_value;
+int qjson_field_value(const qjson_doc *doc, const qjson_cursor *at,
+                      const char *key, size_t key_len, qjson_value *out);
+int qjson_index_value(const qjson_doc *doc, const qjson_cursor *at, int64_t i,
+                      qjson_value *out);
 int qjson_get_str(const qjson_doc *doc, const qjson_cursor *at,
                   const char *path, size_t path_len,
                   const char **out, size_t *out_len);
@@ -221,7 +240,7 @@ end
 -- ---------------------------------------------------------------- Doc / cursor
 
 --[[ A Doc and its cursors share one set of methods. Fields:
-    _h   the qjson_doc * (freed by ffi.gc when no Doc, cursor or proxy holds it)
+    _h   the qjson_doc * (freed once no Doc, cursor or proxy holds it: see adopt)
     _s   the input string, pinned for the handle's lifetime
     _at  nil for the Doc (paths from the root), a qjson_cursor for a cursor
 ]]
@@ -229,10 +248,6 @@ local Doc = {}
 Doc.__index = Doc
 Doc.__tostring = function(self)
     return self._at and "qjson.Cursor" or "qjson.Doc"
-end
-
-local function new_cursor(self, cp)
-    return setmetatable({ _h = self._h, _s = self._s, _at = cursor_t(cp[0]) }, Doc)
 end
 
 -- LuaJIT's collector does not see the index memory the handles hold (it
@@ -256,7 +271,50 @@ local GC_FLOOR, GC_MAX, GC_STEP, GC_NS = 256 * 1024, 64 * 1024 * 1024, 256 * 102
 local native_new, budget, pending, gc_time, cycles = 0, GC_FLOOR, 0, 0, 0
 local collectgarbage, newproxy, clock = collectgarbage, newproxy, os.clock
 
+-- The handles themselves are not given ffi.gc finalisers: a finaliser per
+-- document is a table insert at parse time and a call from the collector
+-- per document freed, and a finaliser that runs while LuaJIT records a
+-- trace aborts the recording ("error thrown or hook called during
+-- recording"); with one per document, parse loops were aborted until
+-- their traces were blacklisted and ran in the interpreter. Instead, a
+-- registry: slot i holds the handle's address (reg_addr, strong), what it
+-- borrows (reg_pin: the input string or window, strong) and the handle
+-- cdata that every Doc, cursor and proxy of the document shares (reg_live,
+-- a weak-valued table). The collector clears reg_live[i] in the cycle in
+-- which the last holder became unreachable; the sentinel's finaliser,
+-- which runs after that clearing, frees those handles and compacts the
+-- slots: one finaliser call per cycle, whatever the number of documents.
+-- At lua_close, `reg_anchor`'s ffi.gc finaliser (run after the userdata
+-- finalisers) frees every handle left. The anchor is an upvalue of
+-- new_cursor and new_proxy, so it lives as long as any holder can.
+local reg_addr, reg_pin, reg_live, reg_n = {}, {}, setmetatable({}, { __mode = "v" }), 0
+local doc_ptr_t = ffi.typeof("qjson_doc *")
+local intptr_t = ffi.typeof("intptr_t")
+local qjson_free = C.qjson_free
+
+--- Free the handles no longer held (all of them when `all`).
+local function sweep(all)
+    local j = 0
+    for i = 1, reg_n do
+        local live = reg_live[i]
+        if live == nil or all then
+            qjson_free(ffi.cast(doc_ptr_t, reg_addr[i]))
+        else
+            j = j + 1
+            reg_addr[j], reg_pin[j], reg_live[j] = reg_addr[i], reg_pin[i], live
+        end
+    end
+    for i = j + 1, reg_n do
+        reg_addr[i], reg_pin[i], reg_live[i] = nil, nil, nil
+    end
+    reg_n = j
+end
+local reg_anchor = ffi_gc(ffi_new("char[1]"), function()
+    sweep(true)
+end)
+
 local function cycle_ended(sentinel)
+    sweep(false)
     if native_new > budget then
         local ns = gc_time * 1e9 / native_new
         if ns > GC_NS then
@@ -274,9 +332,14 @@ local function cycle_ended(sentinel)
 end
 getmetatable(newproxy(true)).__gc = cycle_ended
 
---- Take ownership of a new handle: freed by ffi.gc, and counted for pacing.
-local function adopt(h)
-    local m = tonumber(C.qjson_memory(h)) + 256
+--- Take ownership of a new handle that borrows `pin`: registered (freed
+--- once no holder is left, see above) and counted for pacing.
+--- `mem`: the handle's heap bytes when the caller has them (qjson_memory).
+local function adopt(h, pin, mem)
+    local n = reg_n + 1
+    reg_n = n
+    reg_addr[n], reg_pin[n], reg_live[n] = tonumber(ffi.cast(intptr_t, h)), pin, h
+    local m = tonumber(mem or C.qjson_memory(h)) + 256
     native_new = native_new + m
     if native_new > budget then
         pending = pending + m
@@ -289,7 +352,12 @@ local function adopt(h)
             end
         end
     end
-    return ffi_gc(h, C.qjson_free)
+    return h
+end
+
+local function new_cursor(self, cp)
+    local _ = reg_anchor -- keeps the registry's anchor alive (see above)
+    return (setmetatable({ _h = self._h, _s = self._s, _at = cursor_t(cp[0]) }, Doc))
 end
 
 --- qjson.parse(s [, {lazy = bool, max_depth = n}]) -> Doc
@@ -311,14 +379,14 @@ function qjson.parse(s, opts)
     if rc ~= OK then
         raise(rc, nil, 2)
     end
-    return setmetatable({ _h = adopt(doc_out[0]), _s = s }, Doc)
+    return (setmetatable({ _h = adopt(doc_out[0], s), _s = s }, Doc))
 end
 
 function Doc:get_str(p)
     p = p or ""
     local rc = C.qjson_get_str(self._h, self._at, p, #p, ptr_out, len_out)
     if rc == OK then
-        return ffi_string(ptr_out[0], len_out[0])
+        return (ffi_string(ptr_out[0], len_out[0]))
     elseif rc == NOT_FOUND then
         return nil
     end
@@ -375,7 +443,7 @@ function Doc:len(p)
     p = p or ""
     local rc = C.qjson_len(self._h, self._at, p, #p, len_out)
     if rc == OK then
-        return tonumber(len_out[0])
+        return (tonumber(len_out[0]))
     elseif rc == NOT_FOUND then
         return nil
     end
@@ -388,7 +456,7 @@ function Doc:raw(p)
     local rc = C.qjson_span(self._h, self._at, p, #p, len_out, len_out + 1)
     if rc == OK then
         local a, b = len_out[0], len_out[1]
-        return ffi_string(ffi.cast(charp_t, self._s) + a, b - a)
+        return (ffi_string(ffi.cast(charp_t, self._s) + a, b - a))
     elseif rc == NOT_FOUND then
         return nil
     end
@@ -400,7 +468,7 @@ function Doc:open(p)
     p = p or ""
     local rc = C.qjson_find(self._h, self._at, p, #p, cur_out)
     if rc == OK then
-        return new_cursor(self, cur_out)
+        return (new_cursor(self, cur_out))
     elseif rc == NOT_FOUND then
         return nil
     end
@@ -414,7 +482,7 @@ local function scalar(h, cp, t)
     if t == STRING then
         rc = C.qjson_get_str(h, cp, "", 0, ptr_out, len_out)
         if rc == OK then
-            return ffi_string(ptr_out[0], len_out[0])
+            return (ffi_string(ptr_out[0], len_out[0]))
         end
     elseif t == NUMBER then
         rc = C.qjson_get_f64(h, cp, "", 0, f64_out)
@@ -442,9 +510,9 @@ function Doc:get(p)
     if rc == OK then
         local t = cur_out[0].type
         if t == OBJECT or t == ARRAY then
-            return new_cursor(self, cur_out)
+            return (new_cursor(self, cur_out))
         end
-        return scalar(self._h, cur_out, t)
+        return (scalar(self._h, cur_out, t))
     elseif rc == NOT_FOUND then
         return nil
     end
@@ -486,9 +554,9 @@ end
 local function value_at(self, cp)
     local t = cp[0].type
     if t == OBJECT or t == ARRAY then
-        return new_cursor(self, cp)
+        return (new_cursor(self, cp))
     end
-    return scalar(self._h, cp, t)
+    return (scalar(self._h, cp, t))
 end
 
 --- Every value p (a string or qjson.path) matches, in document order.
@@ -534,7 +602,7 @@ local function read_at(getter, out, convert)
     return function(self, cp)
         local rc = getter(self._h, cp, "", 0, out)
         if rc == OK then
-            return convert(out)
+            return (convert(out))
         end
         return nil, rc
     end
@@ -543,7 +611,7 @@ local AT = {
     get_str = function(self, cp)
         local rc = C.qjson_get_str(self._h, cp, "", 0, ptr_out, len_out)
         if rc == OK then
-            return ffi_string(ptr_out[0], len_out[0])
+            return (ffi_string(ptr_out[0], len_out[0]))
         end
         return nil, rc
     end,
@@ -558,7 +626,7 @@ local AT = {
         local rc = C.qjson_span(self._h, cp, "", 0, len_out, len_out + 1)
         if rc == OK then
             local a, b = len_out[0], len_out[1]
-            return ffi_string(ffi.cast(charp_t, self._s) + a, b - a)
+            return (ffi_string(ffi.cast(charp_t, self._s) + a, b - a))
         end
         return nil, rc
     end,
@@ -569,7 +637,7 @@ for name, read in pairs(AT) do
     local by_text = Doc[name]
     Doc[name] = function(self, p)
         if getmetatable(p) ~= Path then
-            return by_text(self, p)
+            return (by_text(self, p))
         end
         local rc = C.qjson_path_find(self._h, self._at, p._c, path_cur)
         if rc == OK then
@@ -891,7 +959,7 @@ function qjson.encode(v)
                 raise(rc)
             end
             local a, e = len_out[0], len_out[1]
-            return ffi_string(ffi.cast(charp_t, st.s) + a, e - a)
+            return (ffi_string(ffi.cast(charp_t, st.s) + a, e - a))
         end
     end
     era = era + 1
@@ -959,13 +1027,23 @@ local function is_proxy(v)
     return nil
 end
 
---- The value of the child at `cp` of proxy state `st`.
-local function child_value(st, cp)
-    local t = cp[0].type
-    if t == OBJECT or t == ARRAY then
-        return new_proxy(st.h, st.s, cp, st, false)
+-- The out-structure of qjson_field_value / qjson_index_value: a child's
+-- cursor and, for a scalar, its value, in one call.
+local val_out = ffi_new("qjson_value")
+
+--- The value of the child in `val_out` (just read) of proxy state `st`.
+local function child_value(st)
+    local t = val_out.at.type
+    if t == STRING then
+        return (ffi_string(val_out.str, val_out.len))
+    elseif t == NUMBER then
+        return val_out.num
+    elseif t == OBJECT or t == ARRAY then
+        return (new_proxy(st.h, st.s, val_out.at, t, st, false))
+    elseif t == BOOL then
+        return val_out.num ~= 0
     end
-    return scalar(st.h, cp, t)
+    return null
 end
 
 -- A tail call, not a loop: a loop here, entered from a trace being
@@ -984,14 +1062,14 @@ end
 --- records a trace, abort the trace.
 local function edit_state(st)
     local e = st.e
-    if e == nil then
+    if not e then
         local rc = C.qjson_edit_new_owned(st.h, st.cur, edit_out)
         if rc ~= OK then
             raise(rc, nil, 3)
         end
         e = edit_out[0]
         st.e = e
-        st.vals, st.next_id = {}, 0
+        st.vals, st.next_id = table_new(4, 0), 0
     end
     return e
 end
@@ -1011,20 +1089,20 @@ local function orig_elem(st, o)
     if v ~= nil then
         return v
     end
-    local rc = C.qjson_index(st.h, st.cur, o, cur_out)
+    local rc = C.qjson_index_value(st.h, st.cur, o, val_out)
     if rc ~= OK then
         raise(rc, nil, 3)
     end
-    v = child_value(st, cur_out)
+    v = child_value(st)
     cache[o] = v
     return v
 end
 
 local function arr_len(st)
     local n = st.n
-    if n == nil then
+    if not n then
         local rc
-        if st.e ~= nil then
+        if st.e then
             rc = C.qjson_edit_len(st.h, st.e, len_out)
         else
             rc = C.qjson_len(st.h, st.cur, "", 0, len_out)
@@ -1041,7 +1119,7 @@ end
 local function obj_index(t, k)
     local st = getmetatable(t)
     local ks = st.ks
-    if ks ~= nil then
+    if ks then
         local id = ks[k]
         if id ~= nil then
             if id == 0 then
@@ -1058,14 +1136,14 @@ local function obj_index(t, k)
     if type(k) ~= "string" then
         return nil
     end
-    local rc = C.qjson_field(st.h, st.cur, k, #k, cur_out)
+    local rc = C.qjson_field_value(st.h, st.cur, k, #k, val_out)
     if rc ~= OK then
         if rc == NOT_FOUND then
             return nil
         end
         raise(rc, k)
     end
-    v = child_value(st, cur_out)
+    v = child_value(st)
     cache[k] = v
     return v
 end
@@ -1091,8 +1169,8 @@ local function obj_newindex(t, k, v)
     end
     local e = edit_state(st)
     local ks = st.ks
-    if ks == nil then
-        ks = {}
+    if not ks then
+        ks = table_new(0, 4)
         st.ks = ks
     end
     local old = ks[k]
@@ -1129,7 +1207,7 @@ local function obj_newindex(t, k, v)
         if int_out[0] ~= 0 then
             if old == nil or old >= 0 then
                 local added = st.added
-                if added == nil then
+                if not added then
                     added = {}
                     st.added = added
                 end
@@ -1147,8 +1225,8 @@ end
 --- What array slot `i` (1-based, in range) holds.
 local function arr_slot(st, i)
     local e = st.e
-    if e == nil then
-        return orig_elem(st, i - 1)
+    if not e then
+        return (orig_elem(st, i - 1))
     end
     local rc = C.qjson_edit_slot(st.h, e, i - 1, slot_out)
     if rc ~= OK then
@@ -1156,7 +1234,7 @@ local function arr_slot(st, i)
     end
     local o = slot_out[0]
     if o >= 0 then
-        return orig_elem(st, tonumber(o))
+        return (orig_elem(st, tonumber(o)))
     end
     return st.vals[tonumber(-o)]
 end
@@ -1170,7 +1248,7 @@ local function arr_index(t, i)
     if i < 1 or i > n or floor(i) ~= i then
         return nil
     end
-    return arr_slot(st, i)
+    return (arr_slot(st, i))
 end
 
 --- Insert `v` before 1-based slot `i` (1 <= i <= n + 1) of an array proxy.
@@ -1241,7 +1319,7 @@ end
 --- The distinct original keys of an object proxy, in document order.
 local function orig_keys(st)
     local keys = st.keys
-    if keys ~= nil then
+    if keys then
         return keys
     end
     keys = {}
@@ -1273,7 +1351,7 @@ end
 local function current_keys(st)
     local keys = orig_keys(st)
     local ks = st.ks
-    if ks == nil then
+    if not ks then
         return keys
     end
     local list = {}
@@ -1344,18 +1422,30 @@ local function proxy_ipairs(t)
     end, t, 0
 end
 
-new_proxy = function(h, s, cp, parent, root)
+-- `c` is the container's qjson_cursor (copied), `t` its type.
+new_proxy = function(h, s, c, t, parent, root)
+    local _ = reg_anchor -- keeps the registry's anchor alive (see "Doc / cursor")
     local st
-    if cp[0].type == OBJECT then
+    -- The encode flags and an object's edit fields are in the constructor
+    -- (false until used): an edit or an encode stores into existing slots
+    -- instead of adding keys (the new keys and the rehash at the 17th cost
+    -- a third of a small edit, decode and encode included). Reads do not
+    -- pay for the larger table (measured); arrays' `n` and objects'
+    -- `keys` come when first needed.
+    if t == OBJECT then
         st = { __qjson = OBJECT, __index = obj_index, __newindex = obj_newindex,
             __len = proxy_len, __pairs = proxy_pairs, __ipairs = proxy_ipairs,
-            h = h, s = s, cur = cursor_t(cp[0]), parent = parent, cache = {}, root = root }
+            h = h, s = s, cur = cursor_t(c), parent = parent, cache = {}, root = root,
+            dirty = false, era = false, dirty_now = false, writing = false,
+            e = false, vals = false, next_id = 0, ks = false, added = false }
     else
         st = { __qjson = ARRAY, __index = arr_index, __newindex = arr_newindex,
             __len = proxy_len, __pairs = proxy_pairs, __ipairs = proxy_ipairs,
-            h = h, s = s, cur = cursor_t(cp[0]), parent = parent, cache = {}, root = root }
+            h = h, s = s, cur = cursor_t(c), parent = parent, cache = {}, root = root,
+            dirty = false, era = false, dirty_now = false, writing = false,
+            e = false, vals = false, next_id = 0, ks = false, added = false }
     end
-    return setmetatable({}, st)
+    return (setmetatable({}, st))
 end
 
 --- qjson.decode(s) -> a lazy proxy (or the scalar, for a scalar document).
@@ -1364,20 +1454,16 @@ function qjson.decode(s)
     if type(s) ~= "string" then
         error("qjson.decode: expected a string, got " .. type(s), 2)
     end
-    local rc = C.qjson_parse(s, #s, nil, doc_out)
+    local rc = C.qjson_parse_root(s, #s, nil, doc_out, cur_out, size_out)
     if rc ~= OK then
         raise(rc, nil, 2)
     end
-    local h = adopt(doc_out[0])
-    rc = C.qjson_find(h, nil, "", 0, cur_out)
-    if rc ~= OK then
-        raise(rc, nil, 2)
-    end
+    local h = adopt(doc_out[0], s, size_out[0])
     local t = cur_out[0].type
     if t == OBJECT or t == ARRAY then
-        return new_proxy(h, s, cur_out, nil, true)
+        return (new_proxy(h, s, cur_out[0], t, nil, true))
     end
-    return scalar(h, cur_out, t)
+    return (scalar(h, cur_out, t))
 end
 
 --- Whether `v` is a proxy from qjson.decode.
@@ -1387,7 +1473,7 @@ end
 
 function qjson.len(t)
     if is_proxy(t) then
-        return proxy_len(t)
+        return (proxy_len(t))
     end
     return #t
 end
@@ -1529,7 +1615,7 @@ local function is_dirty(st)
     if st.era == era then
         return st.dirty_now
     end
-    local d = st.e ~= nil and C.qjson_edit_changed(st.e) ~= 0
+    local d = st.e and C.qjson_edit_changed(st.e) ~= 0
     for _, v in next, st.cache do
         if type(v) == "table" then
             local cst = is_proxy(v)
@@ -1606,7 +1692,7 @@ put_proxy = function(b, t, st, depth, stack)
             put_proxy(b, v, getmetatable(v), depth, stack)
         end
     end
-    st.writing = nil
+    st.writing = false
 end
 
 -- ---------------------------------------------------------------- patches
@@ -1772,8 +1858,8 @@ local function arr_replace(v, i, x)
 end
 
 local function shallow(t)
-    if t == nil then
-        return nil
+    if not t then
+        return t
     end
     local c = {}
     for k, v in next, t do
@@ -1803,7 +1889,7 @@ local function touch(journal, v)
         p = p.parent
     end
     local e = false
-    if st.e ~= nil then
+    if st.e then
         local rc = C.qjson_edit_clone(st.e, edit_out)
         if rc ~= OK then
             raise(rc, nil, 2)
@@ -1821,7 +1907,7 @@ local function undo_all(journal)
         if st then
             st.ks, st.added, st.cache, st.vals, st.next_id, st.n =
                 r[3], r[4], r[5], r[6], r[7], r[8]
-            st.e = r[9] or nil
+            st.e = r[9] or false
             local flags = r[10]
             for j = #flags - 1, 1, -2 do
                 flags[j].dirty = flags[j + 1]
@@ -1851,9 +1937,7 @@ local function own(v, depth)
         if st.dirty then
             return materialize(v, 1)
         end
-        local cp = ffi_new("qjson_cursor[1]")
-        cp[0] = st.cur
-        return new_proxy(st.h, st.s, cp, nil, st.root)
+        return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.root)
     end
     local c = {}
     for k, x in next, v do
@@ -2322,20 +2406,16 @@ function qjson.parse_many(s, opts)
     local start = ffi_new("size_t[1]")
     local dout = ffi_new("qjson_doc *[1]")
     local base = ffi.cast(charp_t, s)
-    -- The handle borrows s: its finaliser pins it (cursors share the
+    -- The handle borrows s: the registry pins it (cursors share the
     -- handle). `_s` is a pointer to the document's first byte, which is
     -- all Doc:raw needs of it (no copy of the line).
-    local function free(h)
-        local _ = s
-        C.qjson_free(h)
-    end
     local it = { errors = {} }
     local function step()
         while true do
             local r = C.qjson_many_next(m, dout, idx, start)
             if r == OK then
-                local h = ffi_gc(adopt(dout[0]), free)
-                return setmetatable({ _h = h, _s = base + start[0] }, Doc)
+                local h = adopt(dout[0], s)
+                return (setmetatable({ _h = h, _s = base + start[0] }, Doc))
             elseif r == END then
                 return nil
             end
@@ -2382,11 +2462,10 @@ function qjson.open_many(file, opts)
     local idx = many_index()
     local start = ffi_new("size_t[1]")
     local dout = ffi_new("qjson_doc *[1]")
-    -- The current window (a Lua string the stream borrows), its stream
-    -- offset, and the finaliser that pins it for the handles cut from it.
+    -- The current window (a Lua string the stream borrows; the registry
+    -- pins it for the handles cut from it) and its stream offset.
     local win, at, eof = "", 0, false
     local ptr = ffi.cast(charp_t, win)
-    local free = C.qjson_free
     local function refill()
         local used = tonumber(C.qjson_many_consumed(m))
         local rest = win:sub(used + 1)
@@ -2403,10 +2482,6 @@ function qjson.open_many(file, opts)
         end
         local w = rest .. data
         win, ptr = w, ffi.cast(charp_t, w)
-        free = function(h)
-            local _ = w
-            C.qjson_free(h)
-        end
         local r = C.qjson_many_window(m, w, #w, eof and 1 or 0)
         if r ~= OK then
             raise(r, nil, 3)
@@ -2417,8 +2492,8 @@ function qjson.open_many(file, opts)
         while true do
             local r = C.qjson_many_next(m, dout, idx, start)
             if r == OK then
-                local h = ffi_gc(adopt(dout[0]), free)
-                return setmetatable({ _h = h, _s = ptr + start[0] }, Doc)
+                local h = adopt(dout[0], win)
+                return (setmetatable({ _h = h, _s = ptr + start[0] }, Doc))
             elseif r == END then
                 if eof then
                     return nil

@@ -1,6 +1,7 @@
 //! The document handle: `qjson_parse` and `qjson_free`.
 
 use super::edit::Owned;
+use super::read::CCursor;
 use super::status::{guard, Fail, Status};
 use crate::document::Document;
 use crate::index::{self, Index};
@@ -135,6 +136,53 @@ pub unsafe extern "C" fn qjson_parse(
         unsafe { *out = Box::into_raw(h) };
         Ok(Status::Ok)
     })
+}
+
+/// `qjson_parse`, then the root's cursor into `*root` and the document's
+/// heap bytes (as `qjson_memory`) into `*memory`: one call for a host that
+/// wraps the root at once (qjson.lua's `decode`). On failure nothing is
+/// stored and no document is made.
+///
+/// # Safety
+/// As `qjson_parse`; `root` and `memory` are valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_parse_root(
+    input: *const c_char,
+    len: usize,
+    opts: *const Options,
+    out: *mut *mut Handle,
+    root: *mut CCursor,
+    memory: *mut usize,
+) -> c_int {
+    if root.is_null() || memory.is_null() {
+        return guard(|| Err(Fail::Arg("null out pointer")));
+    }
+    // SAFETY: forwarded from this function's contract.
+    let rc = unsafe { qjson_parse(input, len, opts, out) };
+    if rc != Status::Ok as c_int {
+        return rc;
+    }
+    let rc = guard(|| {
+        // SAFETY: `qjson_parse` succeeded, so `*out` holds a live handle.
+        let h = unsafe { &**out };
+        let d = h.doc();
+        let c = CCursor::new(&d, d.root());
+        // SAFETY: both non-null (checked above) and writable per the contract.
+        unsafe {
+            root.write(c);
+            memory.write(h.index.heap_bytes());
+        }
+        Ok(Status::Ok)
+    });
+    if rc != Status::Ok as c_int {
+        // Only a panic gets here: no document is made after all.
+        // SAFETY: `*out` is the live handle made above, freed once here.
+        unsafe {
+            qjson_free(*out);
+            *out = std::ptr::null_mut();
+        }
+    }
+    rc
 }
 
 /// Bytes of heap the document holds (its index), for callers whose garbage

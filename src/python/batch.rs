@@ -27,11 +27,49 @@ pub(crate) fn get_all(
     let found = path
         .find_all(&parsed.doc(), at)
         .map_err(|e| access_error(py, e, &parsed.input, path))?;
-    let values = found
-        .into_iter()
-        .map(|c| convert::value(py, parsed, c))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(PyList::new(py, values)?.unbind())
+    filled_list(
+        py,
+        found.len(),
+        found.into_iter().map(|c| convert::value(py, parsed, c)),
+    )
+}
+
+/// A list of the `n` values `items` gives, made at its final size and
+/// filled in place (no intermediate vector of objects).
+fn filled_list(
+    py: Python<'_>,
+    n: usize,
+    items: impl Iterator<Item = PyResult<Py<PyAny>>>,
+) -> PyResult<Py<PyList>> {
+    let len = isize::try_from(n).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(()))?;
+    // SAFETY: the thread is attached. `PyList_New(n)` makes a list of `n`
+    // NULL slots (NULL result: its error is fetched), owned by `list` from
+    // here on, so it is released on every return. Each slot is written
+    // once with a new reference (`PyList_SET_ITEM` / `PyList_SetItem` steal it) before the
+    // list is returned; a list dropped with NULL slots left (an error
+    // part-way) is valid: its dealloc skips them.
+    unsafe {
+        let list = Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(len))?;
+        let mut i = 0;
+        for v in items {
+            if i == len {
+                break;
+            }
+            #[cfg(not(feature = "abi3"))]
+            pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), i, v?.into_ptr());
+            // The stable ABI has only the checked call (which cannot fail
+            // here: `i` is in range).
+            #[cfg(feature = "abi3")]
+            pyo3::ffi::PyList_SetItem(list.as_ptr(), i, v?.into_ptr());
+            i += 1;
+        }
+        if i != len {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "qjson: fewer values than matches",
+            ));
+        }
+        Ok(list.cast_into_unchecked::<PyList>().unbind())
+    }
 }
 
 /// One value per path of `paths` (an iterable of str / Path), from `at`; a

@@ -21,6 +21,11 @@ use pyo3::types::{PyBytes, PyList, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 use std::sync::{Arc, OnceLock};
 
+#[cfg(not(feature = "abi3"))]
+mod entry;
+#[cfg(not(feature = "abi3"))]
+pub(crate) use entry::install as install_entries;
+
 /// Inputs at least this large are scanned with the GIL released.
 const DETACH_MIN: usize = 64 * 1024;
 

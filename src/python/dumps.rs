@@ -66,6 +66,7 @@ mod dict;
 mod error;
 mod float;
 mod int;
+mod lines;
 mod list;
 mod other;
 mod out;
@@ -190,6 +191,7 @@ pub(crate) fn dumps<'py>(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dumps, m)?)?;
+    m.add_function(wrap_pyfunction!(lines::dumps_many, m)?)?;
     #[cfg(not(feature = "abi3"))]
     int::init(m.py())?;
     Ok(())

@@ -69,6 +69,7 @@ mod spare;
 
 use super::errors::decode_error;
 use super::input::Input;
+use crate::index::eager::LoadsIndex;
 use crate::index::{Container, Index, Options};
 use builder::{build, Builder};
 pub(crate) use gc::gc_paused;
@@ -137,20 +138,7 @@ pub(crate) fn loads(
     };
     let mut cache = key_cache();
     let p = match tokens {
-        Some(t) => {
-            let b = Builder::<[u32], true>::new(
-                py,
-                bytes,
-                &t.structurals,
-                &t.lens[..],
-                &t.escapes,
-                !t.non_ascii,
-                cache.as_deref_mut(),
-            );
-            let p = build(py, b, t.lens.len());
-            t.give_back();
-            p
-        }
+        Some(t) => from_loads_index(py, bytes, t, cache.as_deref_mut()),
         None => {
             let (index, escapes) = index(py, &input, max_depth, false)?;
             from_index(py, bytes, &index, &escapes, cache.as_deref_mut())
@@ -185,6 +173,49 @@ pub(crate) fn from_index(
         cache,
     );
     build(py, b, index.containers.len())
+}
+
+/// The Python objects of `bytes` from its token index (scalars unchecked:
+/// `Err(true)` when one failed its check, `Err(false)` when a Python
+/// exception is set). The index's buffers go back to the thread for reuse.
+fn from_loads_index(
+    py: Python<'_>,
+    bytes: &[u8],
+    t: LoadsIndex,
+    cache: Option<&mut KeyCache>,
+) -> Result<*mut ffi::PyObject, bool> {
+    let b = Builder::<[u32], true>::new(
+        py,
+        bytes,
+        &t.structurals,
+        &t.lens[..],
+        &t.escapes,
+        !t.non_ascii,
+        cache,
+    );
+    let p = build(py, b, t.lens.len());
+    t.give_back();
+    p
+}
+
+/// The fast path of `loads` alone, for one document of a stream
+/// (`loads_many` tries it on each line): the token index, then the
+/// builder. `None` when it does not answer (the input is not known to be
+/// valid, a scalar failed its check, or the CPU has no token scan): the
+/// caller then takes its exact path, which finds the error if there is
+/// one. `Some(Err(()))` when a Python exception is set.
+pub(crate) fn from_tokens(
+    py: Python<'_>,
+    bytes: &[u8],
+    max_depth: usize,
+    cache: Option<&mut KeyCache>,
+) -> Option<Result<*mut ffi::PyObject, ()>> {
+    let t = crate::index::eager::for_loads(bytes, max_depth)?;
+    match from_loads_index(py, bytes, t, cache) {
+        Ok(p) => Some(Ok(p)),
+        Err(true) => None,
+        Err(false) => Some(Err(())),
+    }
 }
 
 /// Cold path: the builder met an invalid number or literal (or garbage

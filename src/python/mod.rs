@@ -13,6 +13,9 @@
 //! - `patch`: `patch` (RFC 6902), `merge_patch` (RFC 7396), `incr`, `mul`
 //! - `many`: `parse_many`, `open_many`, `loads_many` (many documents)
 //! - `stack`: the stack headroom check of the walks that recurse per level
+//! - `slots`: raw CPython entry points for the hottest reads (version-specific
+//!   builds), installed over PyO3's by `view::install_entries` and
+//!   `doc::install_entries`
 
 mod batch;
 mod convert;
@@ -24,6 +27,8 @@ mod loads;
 mod many;
 mod patch;
 mod path;
+#[cfg(not(feature = "abi3"))]
+mod slots;
 mod stack;
 mod view;
 
@@ -50,6 +55,11 @@ fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<path::Path>()?;
     m.add_class::<view::Object>()?;
     m.add_class::<view::Array>()?;
+    #[cfg(not(feature = "abi3"))]
+    {
+        view::install_entries(m.py())?;
+        doc::install_entries(m.py())?;
+    }
     loads::register(m)?;
     dumps::register(m)?;
     patch::register(m)?;

@@ -74,6 +74,28 @@ impl<'a> PathArg<'a> {
         Err(not_a_path(obj))
     }
 
+    /// `obj` as a path when it is an exact `str` or a `qjson.Path`, read
+    /// without raising (`None` for anything else; see `super::slots`).
+    ///
+    /// # Safety
+    ///
+    /// The thread is attached and `obj` is a live object that outlives `'a`.
+    #[cfg(not(feature = "abi3"))]
+    #[inline(always)]
+    pub(crate) unsafe fn fast(py: Python<'_>, obj: *mut pyo3::ffi::PyObject) -> Option<Self> {
+        // SAFETY: `obj` is live for `'a` (caller).
+        if let Some(t) = unsafe { super::slots::exact_str(obj) } {
+            return Some(PathArg::Text(t));
+        }
+        // SAFETY: as above.
+        let b = unsafe { pyo3::Borrowed::from_ptr(py, obj) };
+        let p = b.cast::<Path>().ok()?;
+        let compiled: *const Compiled = &p.get().compiled;
+        // SAFETY: a `Path` is frozen: its `compiled` stays in place, unchanged,
+        // as long as the object lives, which is `'a` (caller).
+        Some(PathArg::Compiled(unsafe { &*compiled }))
+    }
+
     /// The one value the path names from `at`.
     #[inline]
     pub(crate) fn find(&self, doc: &Doc<'_>, at: Cursor) -> Result<Cursor, AccessError> {

@@ -39,8 +39,8 @@
 //!
 //! # Files
 //!
-//! `view.rs`: the types, reads and edits; `view/cache.rs`: cached child
-//! views; `view/patch.rs`: patches of lazy objects (the core's, over Python
+//! `view.rs`: the types, reads and edits; `view/entry.rs`: raw CPython
+//! entry points of the common reads; `view/cache.rs`: cached child views; `view/patch.rs`: patches of lazy objects (the core's, over Python
 //! keys); `view/edit.rs`: hooks for `qjson.patch` and snapshots;
 //! `view/dirty.rs`: the dirty walk; `view/write.rs`: writing through the
 //! core engine; `view/drop.rs`: dropping deep trees of views.
@@ -49,7 +49,7 @@ use super::convert;
 use super::doc::{Doc, Parsed};
 use super::errors::access_error;
 use super::input::str_utf8;
-use crate::doc::Cursor;
+use crate::doc::{Cursor, Value};
 use crate::error::{AccessError, JsonType};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -62,6 +62,8 @@ mod cache;
 mod dirty;
 mod drop;
 mod edit;
+#[cfg(not(feature = "abi3"))]
+mod entry;
 mod patch;
 mod write;
 
@@ -71,6 +73,8 @@ pub(crate) use edit::{
     array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
     object_has, object_replace, object_set, pristine_twin, snapshot, Saved,
 };
+#[cfg(not(feature = "abi3"))]
+pub(crate) use entry::install as install_entries;
 use patch::{KeyState, Patches};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -147,17 +151,18 @@ fn lazy_child(
     views: &mut ViewCache,
     c: Cursor,
 ) -> PyResult<Py<PyAny>> {
-    match parsed.doc().type_of(c) {
-        JsonType::Object | JsonType::Array => {
-            if let Some(v) = views.get(c.start) {
-                return Ok(v.clone_ref(py));
-            }
-            let v = convert::value(py, parsed, c)?;
-            views.insert(c.start, v.clone_ref(py));
-            Ok(v)
+    // One decode, one dispatch: a container's value is its cursor (nothing
+    // is read), a scalar's is what the Python object is made from.
+    let v = parsed.doc().value(c).map_err(|e| err(py, parsed, e))?;
+    if let Value::Object(_) | Value::Array(_) = v {
+        if let Some(v) = views.get(c.start) {
+            return Ok(v.clone_ref(py));
         }
-        _ => convert::value(py, parsed, c),
+        let v = convert::scalar_or_view(py, parsed, v)?;
+        views.insert(c.start, v.clone_ref(py));
+        return Ok(v);
     }
+    convert::scalar_or_view(py, parsed, v)
 }
 
 /// The Python value of a slot; an original container's view is cached in it.
@@ -729,12 +734,15 @@ impl Array {
     /// The Edited slots, unfolding a Lazy array first.
     fn slots(&mut self, py: Python<'_>) -> PyResult<&mut Vec<Slot>> {
         if let ArrState::Lazy { views } = &mut self.state {
-            let mut views = std::mem::take(views);
+            // The cached views are taken only once the items are known: a
+            // lazy document may hold a malformed array, and the views
+            // (with their edits) must stay cached when that fails.
             let items = self
                 .parsed
                 .doc()
                 .array_items(self.at)
                 .map_err(|e| err(py, &self.parsed, e))?;
+            let mut views = std::mem::take(views);
             let slots = items
                 .enumerate()
                 .map(|(i, at)| Slot::Orig {
@@ -762,7 +770,14 @@ impl Array {
 }
 
 fn index_of(index: &Bound<'_, PyAny>) -> PyResult<isize> {
-    index.extract().map_err(|_| {
+    index.extract::<isize>().map_err(|e| {
+        // An integer beyond the index range is out of range, as for a list.
+        if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(index.py()) {
+            return PyIndexError::new_err(format!(
+                "cannot fit '{}' into an index-sized integer",
+                type_name(index)
+            ));
+        }
         PyTypeError::new_err(format!(
             "qjson.Array indices must be integers or slices, not {}",
             type_name(index)

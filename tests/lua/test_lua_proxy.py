@@ -189,14 +189,19 @@ scalars = st.one_of(
     st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8),
 )
 keys = st.text(st.sampled_from("abcxyz/é"), min_size=1, max_size=3)
-values = st.recursive(
-    scalars,
-    lambda inner: st.one_of(
+
+
+def _nest(inner: st.SearchStrategy) -> st.SearchStrategy:
+    # A named function, not a lambda: hypothesis reads the source of `extend`
+    # to check that it uses its argument, and a lambda inside a multi-line
+    # call is not always found (a spurious deprecation warning, an error here).
+    return st.one_of(
         st.lists(inner, min_size=1, max_size=4),
         st.dictionaries(keys, inner, max_size=4),
-    ),
-    max_leaves=12,
-)
+    )
+
+
+values = st.recursive(scalars, _nest, max_leaves=12)
 documents = st.one_of(
     st.dictionaries(keys, values, min_size=1, max_size=5),
     st.lists(values, min_size=1, max_size=5),

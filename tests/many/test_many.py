@@ -123,6 +123,33 @@ def test_dumps_many_plain_objects_and_options():
         qjson.dumps_many([object()])
 
 
+def test_dumps_many_is_dumps_of_each_object_in_one_buffer():
+    """One output buffer for all objects: the same bytes as dumps per
+    object, views (untouched, edited, Docs) and plain objects mixed, with
+    every option; a failure part way raises and keeps nothing."""
+    data = batch_file(256 * 1024)
+    docs = list(qjson.parse_many(data))
+    docs[1].root["body"]["model"] = "gpt-5"
+    del docs[2].root["body"]["messages"][0]
+    objs = [d.root for d in docs[:4]] + [docs[4], {"z": [1.5, None]}, "s", [docs[5].root["body"]]]
+    for opts in ({}, {"sort_keys": True}, {"indent": 2}, {"default": str}):
+        want = b"".join(qjson.dumps(o, **opts) + b"\n" for o in objs)
+        assert qjson.dumps_many(iter(objs), **opts) == want, opts
+        assert qjson.dumps_many(objs * 3, **opts) == want * 3, opts
+    assert qjson.dumps_many([1, {2}], default=sorted) == b"1\n[2]\n"
+
+    def gen():
+        yield docs[0].root
+        raise KeyError("from the iterable")
+
+    with pytest.raises(KeyError):
+        qjson.dumps_many(gen())
+    with pytest.raises(qjson.JSONEncodeError):
+        qjson.dumps_many([docs[0].root, object()])
+    with pytest.raises(TypeError):
+        qjson.dumps_many(5)
+
+
 def test_batch_lines_generator_is_valid_json_lines():
     lines = list(batch_lines(200 * 1024))
     assert all(line.endswith(b"\n") and line.count(b"\n") == 1 for line in lines)
@@ -461,3 +488,44 @@ def test_skip_mode_matches_json_loads_line_by_line(rows, chunk):
         assert [e.doc_index for e in it.errors] == bad
     got = qjson.loads_many(data, errors="skip")
     assert list(got) == want and [e.doc_index for e in got.errors] == bad
+
+
+MIXED = [
+    b"\xef\xbb\xbf" + b'{"a": 1}',
+    b"  [1, 2]  \r",
+    b"",
+    b"  \t ",
+    b'1 2 "three"',
+    b"{",
+    b'  "pretty": [',
+    b"    true",
+    b"  ]",
+    b"}",
+    b'{"bad": 01}',
+    b'{"open": "x',
+    b'[1, {"b": null}] [2]',
+    b"[3]x",
+    b'{"after": "errors"}',
+    b"[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]",
+    b'"last"',
+]
+
+
+@pytest.mark.parametrize("end", [b"", b"\n", b"\r\n"])
+def test_loads_many_line_path_matches_the_exact_path(end):
+    """loads_many reads a line that is one valid document on its own; every
+    other line goes through the same splitter as parse_many: documents,
+    doc_index and stream offsets agree with parse_many's."""
+    data = b"\n".join(MIXED) + end
+    it = qjson.parse_many(data, max_depth=16, errors="skip")
+    want = [qjson.materialize(d.root) if d.type() in ("object", "array") else d.get() for d in it]
+    got = qjson.loads_many(data, max_depth=16, errors="skip")
+    assert list(got) == want
+    assert len(want) == 10
+    assert [(e.doc_index, e.pos, e.msg) for e in got.errors] == [
+        (e.doc_index, e.pos, e.msg) for e in it.errors
+    ]
+    assert [e.doc_index for e in got.errors] == [6, 7, 10, 12]
+    with pytest.raises(qjson.JSONDecodeError) as ei:
+        qjson.loads_many(data, max_depth=16)
+    assert ei.value.doc_index == 6 and ei.value.pos == it.errors[0].pos

@@ -166,6 +166,6 @@ impl Index {
             lazy: false,
             max_depth,
         };
-        Index::build_parts(input, &opts, false)
+        Index::build_parts(input, &opts, false, true)
     }
 }

@@ -3,12 +3,14 @@
 //!
 //! Most containers cache a handful of children (a request's `messages`, the
 //! first message), so the cache is a small vector searched linearly: no
-//! hashing, and no allocation for the first two. A container whose children are all visited
-//! (`for m in req["messages"]` over thousands of messages) moves to a hash
-//! map once it holds more than [`SMALL_MAX`] views, keyed with a
-//! multiplicative hash (the keys are distinct byte offsets, not
-//! attacker-chosen strings: the worst case is a slower map, never a wrong
-//! answer).
+//! hashing, and no allocation for the first two. A container whose children
+//! are all visited (`for m in req["messages"]` over thousands of messages)
+//! caches them in document order, so the vector stays sorted by offset: it
+//! keeps growing (appends, binary search) as long as every view comes after
+//! the last. The first one out of order beyond [`SMALL_MAX`] views moves
+//! the cache to a hash map keyed with a multiplicative hash (the keys are
+//! distinct byte offsets, not attacker-chosen strings: the worst case is a
+//! slower map, never a wrong answer).
 
 use pyo3::prelude::*;
 use smallvec::SmallVec;
@@ -53,7 +55,14 @@ impl ViewCache {
     pub(super) fn get(&self, at: u32) -> Option<&Py<PyAny>> {
         match &self.big {
             Some(m) => m.get(&at),
-            None => self.small.iter().find(|(k, _)| *k == at).map(|(_, v)| v),
+            None if self.small.len() <= SMALL_MAX => {
+                self.small.iter().find(|(k, _)| *k == at).map(|(_, v)| v)
+            }
+            // Beyond SMALL_MAX the vector is sorted by offset (see `insert`).
+            None => match self.small.binary_search_by_key(&at, |(k, _)| *k) {
+                Ok(i) => Some(&self.small[i].1),
+                Err(_) => None,
+            },
         }
     }
 
@@ -64,6 +73,13 @@ impl ViewCache {
             return;
         }
         if self.small.len() < SMALL_MAX {
+            self.small.push((at, v));
+            return;
+        }
+        // Keep growing the vector while it is sorted and `at` comes last
+        // (the views of a container visited in order).
+        let sorted = self.small.len() > SMALL_MAX || self.small.windows(2).all(|w| w[0].0 < w[1].0);
+        if sorted && self.small.last().is_some_and(|(k, _)| *k < at) {
             self.small.push((at, v));
             return;
         }
@@ -78,7 +94,8 @@ impl ViewCache {
             Some(m) => m.remove(&at),
             None => {
                 let i = self.small.iter().position(|(k, _)| *k == at)?;
-                Some(self.small.swap_remove(i).1)
+                // `remove`, not `swap_remove`: a long vector stays sorted.
+                Some(self.small.remove(i).1)
             }
         }
     }

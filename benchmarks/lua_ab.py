@@ -1,0 +1,199 @@
+"""A/B of two builds of qjson's Lua side (qjson.lua + C-ABI library) in one process.
+
+Each side is its own lupa LuaJIT runtime, loaded from a qjson.lua file and a
+library path (``cargo build --release --no-default-features`` builds
+``libqjson.so``), so two checkouts compare without installing either. Both
+runtimes get the same payloads (made once, outside the timed loops) and the
+same workloads; the rounds alternate A, B, B, A, ... and each round is timed
+inside Lua with os.clock (CPU time of the process; the collector on, as in a
+user's process). Printed: median ops/s per side, B / A, and each workload as
+a share of its side's passthrough (decode + encode unmodified).
+
+    python benchmarks/lua_ab.py A_LUA A_LIB B_LUA B_LIB [--payloads 2k,1m,...]
+        [--work pass,set,...] [--rounds 7] [--round-s 0.05]
+
+Workloads: pass, set (model / [1].title on github), patch (3 ops, as
+lua_bench.py), merge, read (decode + the access reads of lua_bench.py), copy
+(the copy floor: decode, then ffi.string of the input less its last byte:
+a Lua string of about the payload's size; as for the edited results, equal
+on every call, LuaJIT's string table may hold the previous one, and then the
+string costs a compare of the bytes instead of a copy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+try:
+    import payloads  # type: ignore[import-not-found]
+except ImportError:  # python -m benchmarks.lua_ab
+    from benchmarks import payloads  # type: ignore[no-redef]
+
+LOADER = """
+function(src, lib)
+    local chunk = assert(loadstring(src, "@qjson.lua"))
+    package.loaded["qjson"] = nil
+    package.preload["qjson"] = function(name) return chunk(name, lib) end
+    return require("qjson")
+end
+"""
+
+SETUP = r"""
+local qjson = require("qjson")
+local ffi = require("ffi")
+local W, P = {}, {}
+W.pass = function(s) return qjson.encode(qjson.decode(s)) end
+-- The copy floor: decode, then a Lua string of the input less its last
+-- byte. Like the edited results (equal on every call), it is found in
+-- LuaJIT's string table while the previous one is alive, and then costs a
+-- hash and a compare of the bytes instead of a copy; a length that varies
+-- from call to call was worse than a copy (long-string hash collisions).
+W.copy = function(s)
+    qjson.decode(s)
+    return ffi.string(ffi.cast("const char *", s), #s - 1)
+end
+W.set_chat = function(s)
+    local t = qjson.decode(s)
+    t.model = "gpt-4o-mini"
+    return qjson.encode(t)
+end
+W.set_github = function(s)
+    local t = qjson.decode(s)
+    t[1].title = "A better title"
+    return qjson.encode(t)
+end
+local PATCHES = {
+    chat = {{op = "replace", path = "/model", value = "gpt-4o-mini"},
+            {op = "remove", path = "/stream"},
+            {op = "add", path = "/messages/0", value = {role = "system", content = "Be brief."}}},
+    github = {{op = "replace", path = "/0/title", value = "A better title"},
+              {op = "remove", path = "/1/body"},
+              {op = "add", path = "/2/labels/0", value = {name = "triage", color = "ededed"}}},
+}
+W.patch_chat = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PATCHES.chat)) end
+W.patch_github = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PATCHES.github)) end
+local MERGE = '{"metadata": {"tenant": "acme"}, "logprobs": null, "temperature": 0.2}'
+W.merge_chat = function(s) return qjson.encode(qjson.merge_patch(qjson.decode(s), MERGE)) end
+W.read_chat = function(s)
+    local d = qjson.decode(s)
+    local m = d.model
+    local t = d.temperature
+    local msgs = d.messages
+    for i = 1, qjson.len(msgs) do
+        local c = msgs[i].content
+    end
+    return d
+end
+W.read_github = function(s)
+    local d = qjson.decode(s)
+    for i = 1, qjson.len(d) do
+        local t = d[i].title
+    end
+    return d
+end
+local clock = os.clock
+local B = {}
+function B.set(name, s) P[name] = s end
+function B.has(w) return W[w] ~= nil end
+-- Each result is stored (LuaJIT would drop the making of a string nobody
+-- uses: a copy or an encode result left unused costs nothing in a trace).
+local sink = {}
+function B.time(w, p, n)
+    local f, s = W[w], P[p]
+    local t0 = clock()
+    for _ = 1, n do sink[1] = f(s) end
+    local el = clock() - t0
+    sink[1] = nil
+    return el
+end
+function B.out(w, p) return W[w](P[p]) end
+return B
+"""
+
+
+def side(lua_path: str, lib: str):
+    import lupa.luajit21 as luajit21  # type: ignore[import-untyped]
+
+    rt = luajit21.LuaRuntime(encoding=None)
+    with open(lua_path, "rb") as f:
+        src = f.read()
+    rt.eval(LOADER)(src, lib.encode())
+    return rt.execute(SETUP)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a_lua")
+    ap.add_argument("a_lib")
+    ap.add_argument("b_lua")
+    ap.add_argument("b_lib")
+    ap.add_argument("--payloads", default="2k,60k,100k,200k,500k,1m,2m,5m,10m,github")
+    ap.add_argument("--work", default="pass,copy,set,patch,merge,read")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--round-s", type=float, default=0.05)
+    args = ap.parse_args()
+
+    sides = [side(args.a_lua, args.a_lib), side(args.b_lua, args.b_lib)]
+    names = args.payloads.split(",")
+    for n in names:
+        if n == "github":
+            data = payloads.github_issues()
+        elif n == "small":
+            data = payloads.small_request()
+        else:
+            data = payloads.chat_request(payloads.LADDER[n])
+        for s in sides:
+            s.set(n.encode(), data)
+
+    head = ["payload", "work", "A ops/s", "B ops/s", "B/A", "A %pass", "B %pass"]
+    print(" ".join(f"{h:>{w}}" for h, w in zip(head, (8, 7, 11, 11, 6, 8, 8))))
+    for n in names:
+        kind = "github" if n == "github" else "chat"
+        pb = n.encode()
+        works = []
+        for w in args.work.split(","):
+            full = w if w in ("pass", "copy") else f"{w}_{kind}"
+            if sides[0].has(full.encode()):
+                works.append(full)
+        # Same output bytes on both sides (values aside, both encoders are
+        # lua-cjson's).
+        for w in works:
+            if w != "copy" and not w.startswith("read"):
+                a, b = (s.out(w.encode(), pb) for s in sides)
+                if a != b:
+                    print(f"  !! {n} {w}: outputs differ", file=sys.stderr)
+        iters = {}
+        for w in works:
+            wb = w.encode()
+            s = sides[0]
+            s.time(wb, pb, 3)
+            sides[1].time(wb, pb, 3)
+            k = 1
+            while True:
+                el = s.time(wb, pb, k)
+                if el >= args.round_s / 4:
+                    break
+                k *= 4
+            iters[w] = max(1, int(k * args.round_s / max(el, 1e-9)))
+        runs = {(w, i): [] for w in works for i in (0, 1)}
+        for r in range(args.rounds):
+            order = (0, 1) if r % 2 == 0 else (1, 0)
+            for w in works:
+                for i in order:
+                    k = iters[w]
+                    runs[(w, i)].append(sides[i].time(w.encode(), pb, k) / k)
+        ops = {key: 1.0 / statistics.median(v) for key, v in runs.items()}
+        for w in works:
+            a, b = ops[(w, 0)], ops[(w, 1)]
+            pa = a / ops[("pass", 0)] if ("pass", 0) in ops else float("nan")
+            pbb = b / ops[("pass", 1)] if ("pass", 1) in ops else float("nan")
+            label = w.split("_")[0]
+            print(f"{n:>8} {label:>7} {a:>11,.0f} {b:>11,.0f} {b / a:>6.2f} {pa:>8.0%} {pbb:>8.0%}")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

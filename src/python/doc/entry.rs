@@ -1,0 +1,215 @@
+//! Raw entry points of the getters of `Doc` and `Cursor` (how and why:
+//! `super::super::slots`): `get`, `get_str`, `get_int`, `get_float`,
+//! `get_bool` and `open`, called with positional arguments.
+//!
+//! Each runs the common case itself: an exact `str` path (or a
+//! `qjson.Path`) that names a value of the type asked for, which becomes a
+//! Python object straight from the core's value. Every other case
+//! (keywords, other argument types, a missing path without a default, a
+//! type mismatch, an integer beyond i64, a value that does not decode)
+//! goes to the method PyO3 made, which handles it (and reports it) as
+//! before.
+
+use super::super::convert;
+use super::super::path::PathArg;
+use super::super::slots::{self, owned, run, FastCall, Original};
+use super::{Cursor, Doc, Parsed};
+use crate::decode::Number;
+use crate::doc::{Cursor as CoreCursor, Value};
+use crate::error::AccessError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::PyClass;
+use std::sync::Arc;
+
+/// The functions PyO3 made for one class's getters.
+struct Originals {
+    get: Original<FastCall>,
+    get_str: Original<FastCall>,
+    get_int: Original<FastCall>,
+    get_float: Original<FastCall>,
+    get_bool: Original<FastCall>,
+    open: Original<FastCall>,
+}
+
+impl Originals {
+    const fn new() -> Self {
+        Originals {
+            get: Original::new(),
+            get_str: Original::new(),
+            get_int: Original::new(),
+            get_float: Original::new(),
+            get_bool: Original::new(),
+            open: Original::new(),
+        }
+    }
+}
+
+static DOC: Originals = Originals::new();
+static CURSOR: Originals = Originals::new();
+
+/// A class with getters: `Doc` (paths from the root) or `Cursor`.
+trait Base: PyClass<Frozen = pyo3::pyclass::boolean_struct::True> + Sync {
+    fn base(&self) -> (&Arc<Parsed>, CoreCursor);
+    fn originals() -> &'static Originals;
+}
+
+impl Base for Doc {
+    #[inline(always)]
+    fn base(&self) -> (&Arc<Parsed>, CoreCursor) {
+        (&self.parsed, self.root)
+    }
+    fn originals() -> &'static Originals {
+        &DOC
+    }
+}
+
+impl Base for Cursor {
+    #[inline(always)]
+    fn base(&self) -> (&Arc<Parsed>, CoreCursor) {
+        (&self.parsed, self.at)
+    }
+    fn originals() -> &'static Originals {
+        &CURSOR
+    }
+}
+
+/// Install the raw getters on `Doc` and `Cursor`.
+pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
+    install_on::<Doc>(py)?;
+    install_on::<Cursor>(py)
+}
+
+fn install_on<T: Base + pyo3::type_object::PyTypeInfo>(py: Python<'_>) -> PyResult<()> {
+    let ty = py.get_type::<T>();
+    let o = T::originals();
+    slots::replace_method(&ty, c"get", get::<T>, &o.get)?;
+    slots::replace_method(&ty, c"get_str", get_str::<T>, &o.get_str)?;
+    slots::replace_method(&ty, c"get_int", get_int::<T>, &o.get_int)?;
+    slots::replace_method(&ty, c"get_float", get_float::<T>, &o.get_float)?;
+    slots::replace_method(&ty, c"get_bool", get_bool::<T>, &o.get_bool)?;
+    slots::replace_method(&ty, c"open", open::<T>, &o.open)?;
+    Ok(())
+}
+
+/// Where a getter's path leads from its base, in the common case.
+///
+/// # Safety
+///
+/// The thread is attached; `slf` is a live `T` and `path` a live object,
+/// both borrowed for the call.
+#[inline(always)]
+unsafe fn find<'py, T: Base>(
+    py: Python<'py>,
+    slf: *mut ffi::PyObject,
+    path: *mut ffi::PyObject,
+    each: impl FnOnce(&Arc<Parsed>, Result<CoreCursor, AccessError>) -> Option<*mut ffi::PyObject>,
+) -> Option<*mut ffi::PyObject> {
+    // SAFETY: `path` is live for the call (caller).
+    let path = unsafe { PathArg::fast(py, path) }?;
+    // SAFETY: `slf` is a live `T`, borrowed for the call: CPython calls a
+    // type's methods on its instances only (`Doc` and `Cursor` are not
+    // subclassable).
+    let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
+    let (parsed, at) = slf.get().base();
+    each(parsed, path.find(&parsed.doc(), at))
+}
+
+/// One generated raw getter: `$name::<T>(slf, args, nargs, kwnames)`
+/// runs `$body(py, parsed, found, args, nargs)` when the call has one or
+/// (with `$max == 2`) two positional arguments, else the original.
+macro_rules! getter {
+    ($name:ident, $max:literal, |$py:ident, $parsed:ident, $found:ident, $args:ident, $nargs:ident| $body:expr) => {
+        unsafe extern "C" fn $name<T: Base>(
+            slf: *mut ffi::PyObject,
+            $args: *const *mut ffi::PyObject,
+            $nargs: ffi::Py_ssize_t,
+            kwnames: *mut ffi::PyObject,
+        ) -> *mut ffi::PyObject {
+            if kwnames.is_null() && (1..=$max).contains(&$nargs) {
+                let read = |$py: Python<'_>| {
+                    let each =
+                        |$parsed: &Arc<Parsed>, $found: Result<CoreCursor, AccessError>| $body;
+                    // SAFETY: CPython calls the method with `slf` a `T` and
+                    // `nargs` (at least one) live arguments at `args`.
+                    let path = unsafe { *$args };
+                    // SAFETY: as above; the thread is attached (`run`).
+                    unsafe { find::<T>($py, slf, path, each) }
+                };
+                // SAFETY: CPython calls the method attached.
+                let fast = unsafe { run(read) };
+                if let Some(v) = fast {
+                    return v;
+                }
+            }
+            // SAFETY: the method PyO3 made, called as CPython called this one.
+            unsafe { T::originals().$name.get()(slf, $args, $nargs, kwnames) }
+        }
+    };
+}
+
+getter!(get, 2, |py, parsed, found, args, nargs| match found {
+    Ok(c) => owned(convert::value(py, parsed, c)),
+    Err(AccessError::NotFound { .. }) if nargs == 2 => {
+        // SAFETY: the second argument is live for the call; the new
+        // reference is the result.
+        unsafe {
+            let d = *args.add(1);
+            ffi::Py_INCREF(d);
+            Some(d)
+        }
+    }
+    Err(_) => None,
+});
+
+getter!(get_str, 1, |py, parsed, found, _args, _nargs| {
+    match parsed.doc().value(found.ok()?) {
+        Ok(Value::String(s)) => Some(convert::new_str(py, &s).into_ptr()),
+        _ => None,
+    }
+});
+
+getter!(get_int, 1, |py, parsed, found, _args, _nargs| {
+    let _ = py;
+    match parsed.doc().value(found.ok()?) {
+        // SAFETY: the thread is attached; a NULL result has set
+        // MemoryError, which the caller sees.
+        Ok(Value::Number(Number::Int(v))) => Some(unsafe { ffi::PyLong_FromLongLong(v) }),
+        _ => None,
+    }
+});
+
+getter!(get_float, 1, |py, parsed, found, _args, _nargs| {
+    let _ = py;
+    let v = match parsed.doc().value(found.ok()?) {
+        Ok(Value::Number(Number::Int(v))) => v as f64,
+        Ok(Value::Number(Number::Float(v))) => v,
+        _ => return None,
+    };
+    // SAFETY: the thread is attached; a NULL result has set MemoryError.
+    Some(unsafe { ffi::PyFloat_FromDouble(v) })
+});
+
+getter!(get_bool, 1, |py, parsed, found, _args, _nargs| {
+    let _ = py;
+    match parsed.doc().value(found.ok()?) {
+        // SAFETY: the thread is attached; the new reference is the result.
+        Ok(Value::Bool(b)) => Some(unsafe {
+            let v = if b { ffi::Py_True() } else { ffi::Py_False() };
+            ffi::Py_INCREF(v);
+            v
+        }),
+        _ => None,
+    }
+});
+
+getter!(open, 1, |py, parsed, found, _args, _nargs| {
+    let at = found.ok()?;
+    owned(Py::new(
+        py,
+        Cursor {
+            parsed: parsed.clone(),
+            at,
+        },
+    ))
+});

@@ -1,0 +1,246 @@
+//! Raw CPython entry points for the hottest reads, installed over the ones
+//! PyO3 generated.
+//!
+//! # Why
+//!
+//! A read such as `view["id"]` or `cursor.get_int("id")` does little work
+//! in the core, so the call itself shows: PyO3's trampoline counts the
+//! thread's attachment in a thread-local (two `__tls_get_addr` calls in a
+//! shared library), checks its pool of deferred reference drops, extracts
+//! the arguments through a generic description of the signature and
+//! checks the borrow flag. Together about as much as the lookup.
+//!
+//! # How
+//!
+//! After the classes are made, [`replace_method`] swaps the C function of a
+//! `METH_FASTCALL | METH_KEYWORDS` method in the type's dict for a plain
+//! `extern "C"` function with the same name, flags and doc (so the
+//! signature `inspect` reports does not change), and [`replace_subscript`]
+//! swaps the type's `mp_subscript` slot. The function PyO3 made is kept
+//! ([`Original`]): each raw entry point runs the common case (an exact
+//! `str` or `int` argument, a lazy view without edits, a value found) and
+//! hands every other call to the original, unchanged, which then does
+//! what it always did, errors included. A fast path that fails part-way
+//! has changed nothing a reader can see (at most it cached a view), so the
+//! original simply runs again.
+//!
+//! # Rules for a fast path ([`run`])
+//!
+//! - It returns `Some(new reference)` or `None` ("call the original"); it
+//!   never raises.
+//! - It drops no `Py<T>`: PyO3 decides at each drop whether the thread is
+//!   attached by its own thread-local count, which these entry points do
+//!   not raise, and would defer the release to a global pool that every
+//!   later PyO3 call then locks. Temporaries are `Bound`s (released at
+//!   once); results leave as raw pointers; anything else that must be
+//!   dropped (a `PyErr`) goes through [`release`].
+//! - A panic is caught and the original is called (which reports it the
+//!   way PyO3 does).
+//!
+//! The stable ABI hides the type layouts this needs: `abi3` builds keep
+//! PyO3's entry points (see `install`).
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+use std::ffi::CStr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
+
+/// The C function PyO3 made for a method or slot, kept when a raw entry
+/// point replaces it.
+pub(crate) struct Original<F>(OnceLock<F>);
+
+impl<F: Copy> Original<F> {
+    pub(crate) const fn new() -> Self {
+        Original(OnceLock::new())
+    }
+
+    /// The replaced function (set by the install, before any call).
+    #[inline(always)]
+    pub(crate) fn get(&self) -> F {
+        *self.0.get().expect("the raw entry point was installed")
+    }
+
+    fn set(&self, f: F) {
+        // A second install (another module object in the same process)
+        // finds the same PyO3 function: keep the first.
+        let _ = self.0.set(f);
+    }
+}
+
+/// A `METH_FASTCALL | METH_KEYWORDS` method.
+pub(crate) type FastCall = ffi::PyCFunctionFastWithKeywords;
+
+/// Run `fast`, the common case of a raw entry point: `Some(new reference)`,
+/// or `None` when the original must handle the call (and when `fast`
+/// panicked).
+///
+/// # Safety
+///
+/// CPython called the entry point: the thread is attached to the
+/// interpreter (the GIL is held).
+#[inline(always)]
+pub(crate) unsafe fn run(
+    fast: impl FnOnce(Python<'_>) -> Option<*mut ffi::PyObject>,
+) -> Option<*mut ffi::PyObject> {
+    // SAFETY: the caller guarantees the thread is attached. The token is
+    // used only under the rules in the module docs.
+    let py = unsafe { Python::assume_attached() };
+    catch_unwind(AssertUnwindSafe(|| fast(py))).unwrap_or(None)
+}
+
+/// Drop `v` (a `PyErr`, or anything holding `Py` references) with PyO3's
+/// attachment counted, so its references are released now.
+#[cold]
+pub(crate) fn release<T>(v: T) {
+    Python::attach(|_| drop(v));
+}
+
+/// `r` as a raw new reference; `None` (after releasing the error) on Err.
+#[inline(always)]
+pub(crate) fn owned<T>(r: PyResult<Py<T>>) -> Option<*mut ffi::PyObject> {
+    match r {
+        Ok(v) => Some(v.into_ptr()),
+        Err(e) => {
+            release(e);
+            None
+        }
+    }
+}
+
+/// Replace the C function of method `name` of `ty` with `f`, keeping the
+/// method's name, flags and doc; the function replaced goes to `orig`.
+/// The method must be one PyO3 made with `METH_FASTCALL | METH_KEYWORDS`.
+pub(crate) fn replace_method(
+    ty: &Bound<'_, PyType>,
+    name: &'static CStr,
+    f: FastCall,
+    orig: &'static Original<FastCall>,
+) -> PyResult<()> {
+    let tp = ty.as_type_ptr();
+    // SAFETY: the interpreter is attached (`ty` is bound). `tp_dict` is the
+    // type's own dict; the item read is a borrowed reference that stays
+    // alive while it is in the dict, which we hold until the new descriptor
+    // replaced it. A method descriptor (checked by its exact type) starts
+    // with `PyMethodDescrObject`, whose `d_method` points to the
+    // `PyMethodDef` PyO3 keeps for the life of the process.
+    unsafe {
+        let dict = (*tp).tp_dict;
+        let descr = ffi::PyDict_GetItemString(dict, name.as_ptr());
+        if descr.is_null() || ffi::Py_TYPE(descr) != std::ptr::addr_of_mut!(ffi::PyMethodDescr_Type)
+        {
+            return Err(install_error(name));
+        }
+        let def = (*descr.cast::<ffi::PyMethodDescrObject>()).d_method;
+        if (*def).ml_flags != ffi::METH_FASTCALL | ffi::METH_KEYWORDS {
+            return Err(install_error(name));
+        }
+        orig.set((*def).ml_meth.PyCFunctionFastWithKeywords);
+        // Made once per module initialisation and referenced by the new
+        // descriptor for as long as the type lives: leaked on purpose.
+        let new_def = Box::leak(Box::new(ffi::PyMethodDef {
+            ml_name: (*def).ml_name,
+            ml_meth: ffi::PyMethodDefPointer {
+                PyCFunctionFastWithKeywords: f,
+            },
+            ml_flags: (*def).ml_flags,
+            ml_doc: (*def).ml_doc,
+        }));
+        let new_descr = ffi::PyDescr_NewMethod(tp, new_def);
+        if new_descr.is_null() {
+            return Err(PyErr::fetch(ty.py()));
+        }
+        let rc = ffi::PyDict_SetItemString(dict, name.as_ptr(), new_descr);
+        ffi::Py_DECREF(new_descr);
+        if rc != 0 {
+            return Err(PyErr::fetch(ty.py()));
+        }
+        ffi::PyType_Modified(tp);
+    }
+    Ok(())
+}
+
+/// Replace the `mp_subscript` slot of `ty` (`obj[key]`) with `f`; the
+/// function replaced goes to `orig`.
+pub(crate) fn replace_subscript(
+    ty: &Bound<'_, PyType>,
+    f: ffi::binaryfunc,
+    orig: &'static Original<ffi::binaryfunc>,
+) -> PyResult<()> {
+    let tp = ty.as_type_ptr();
+    // SAFETY: the interpreter is attached. A heap type's `tp_as_mapping`
+    // points into its own `PyHeapTypeObject`, writable for its lifetime;
+    // `PyType_Modified` drops what CPython cached about the type.
+    unsafe {
+        let mapping = (*tp).tp_as_mapping;
+        let Some(old) = mapping.as_ref().and_then(|m| m.mp_subscript) else {
+            return Err(install_error(c"__getitem__"));
+        };
+        orig.set(old);
+        (*mapping).mp_subscript = Some(f);
+        ffi::PyType_Modified(tp);
+    }
+    Ok(())
+}
+
+#[cold]
+fn install_error(name: &CStr) -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err(format!(
+        "qjson: cannot install the raw entry point of {}",
+        name.to_string_lossy()
+    ))
+}
+
+/// The UTF-8 text of `obj` when it is an exact `str` (keys and paths):
+/// a compact ASCII string (nearly all of them) is read in place without a
+/// call, other strings through their cached UTF-8 form. `None` for
+/// anything else, and when the text cannot be had (a lone surrogate: the
+/// original entry point reports that).
+///
+/// # Safety
+///
+/// The interpreter is attached and `obj` is a live object that outlives
+/// the returned borrow.
+#[inline(always)]
+pub(crate) unsafe fn exact_str<'a>(obj: *mut ffi::PyObject) -> Option<&'a str> {
+    // SAFETY: `obj` is live (caller's guarantee).
+    if unsafe { ffi::PyUnicode_CheckExact(obj) } == 0 {
+        return None;
+    }
+    #[cfg(not(any(Py_3_14, PyPy, GraalPy)))]
+    // SAFETY: an exact str is a `PyASCIIObject`; in its compact ASCII form
+    // its `len` characters, one byte each (ASCII, hence UTF-8), follow the
+    // header for the object's lifetime.
+    unsafe {
+        if ffi::PyUnicode_IS_COMPACT_ASCII(obj) != 0 {
+            let len = ffi::PyUnicode_GET_LENGTH(obj) as usize;
+            let data = ffi::PyUnicode_DATA(obj).cast::<u8>();
+            let bytes = std::slice::from_raw_parts(data, len);
+            return Some(std::str::from_utf8_unchecked(bytes));
+        }
+    }
+    // SAFETY: `obj` is a live exact str (checked above).
+    unsafe { utf8_of(obj) }
+}
+
+/// The cached UTF-8 form of str `obj`; `None` (error cleared) on failure.
+///
+/// # Safety
+///
+/// As [`exact_str`], and `obj` is a str.
+#[inline(never)]
+unsafe fn utf8_of<'a>(obj: *mut ffi::PyObject) -> Option<&'a str> {
+    let mut size: ffi::Py_ssize_t = 0;
+    // SAFETY: `obj` is a live str and the thread is attached (caller); the UTF-8 cache is owned by the str and lives as long as it.
+    // CPython guarantees the cache holds `size` bytes of valid UTF-8.
+    unsafe {
+        let p = ffi::PyUnicode_AsUTF8AndSize(obj, &mut size);
+        if p.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        let bytes = std::slice::from_raw_parts(p.cast::<u8>(), size as usize);
+        Some(std::str::from_utf8_unchecked(bytes))
+    }
+}

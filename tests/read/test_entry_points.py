@@ -1,0 +1,198 @@
+"""The raw entry points of the common reads (``src/python/slots.rs``): the
+fast path takes an exact ``str`` key or path (an exact ``int`` index) into an
+unedited view, and hands every other call to the method PyO3 made. Each case
+below is one of those hand-overs, or the fast path itself, checked against
+what the read must give: the same values, the same errors, the same
+signatures, whichever path the call takes.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import json
+import sys
+
+import pytest
+import qjson
+
+DATA = (
+    b'{"id": 123456789, "big": 123456789012345678901234567890, "f": 2.5, "t": true,'
+    b' "n": null, "s": "caf\\u00e9", "a": [10, {"x": "y"}, [1]], "o": {"k": "v"},'
+    b' "\xc3\xa9t\xc3\xa9": 1, "dup": 1, "dup": 2, "neg": -7, "lazy_bad": [1]}'
+)
+
+
+class Key(str):
+    """A str subclass: never the fast path, same answers."""
+
+
+class Index(int):
+    """An int subclass: never the fast path, same answers."""
+
+
+@pytest.fixture(params=["parse", "lazy"])
+def doc(request):
+    return qjson.parse(DATA, lazy=request.param == "lazy")
+
+
+def test_object_subscript_every_key_form(doc):
+    v = doc.root
+    assert v["id"] == 123456789
+    assert v[Key("id")] == 123456789
+    assert v["\u00e9t\u00e9"] == 1  # non-ASCII key: the str's UTF-8 form
+    assert v["dup"] == 1  # first occurrence wins
+    assert v["big"] == 123456789012345678901234567890
+    assert v["s"] == "caf\u00e9"
+    assert v["o"] is v[Key("o")]  # one cached view, whichever path made it
+    assert v["a"][1] is v["a"][Index(1)] is v["a"][-2]
+    assert v["t"] is True and v["n"] is None and v["f"] == 2.5
+    with pytest.raises(KeyError) as e:
+        v["missing"]
+    assert e.value.args == ("missing",)
+    with pytest.raises(KeyError):
+        v[1]
+    # A lone surrogate has no UTF-8 form (the original reports it).
+    with pytest.raises((KeyError, UnicodeEncodeError)):
+        v["\ud800"]
+
+
+def test_object_get_every_argument_form(doc):
+    v = doc.root
+    assert v.get("id") == 123456789
+    assert v.get("missing") is None
+    marker = object()
+    assert v.get("missing", marker) is marker
+    assert v.get("id", marker) == 123456789
+    assert v.get(key="id") == 123456789
+    assert v.get("missing", default=marker) is marker
+    assert v.get(Key("o")) is v.get("o")
+    with pytest.raises(TypeError):
+        v.get()
+    with pytest.raises(TypeError):
+        v.get("a", 1, 2)
+
+
+def test_array_subscript_every_index_form(doc):
+    a = doc.root["a"]
+    assert a[0] == 10 and a[-3] == 10 and a[True] is a[1]
+    assert a[1]["x"] == "y"
+    assert list(a[0:1]) == [10]
+    for bad in (3, -4, 1 << 70, -(1 << 70)):
+        with pytest.raises(IndexError):
+            a[bad]
+    with pytest.raises(TypeError):
+        a["0"]
+    with pytest.raises(TypeError):
+        a[1.0]
+
+
+def test_edited_and_patched_views_take_the_original(doc):
+    v = doc.root
+    v["id"] = 5  # a patch on a lazy object
+    assert v["id"] == 5 and v.get("id") == 5
+    del v["t"]
+    with pytest.raises(KeyError):
+        v["t"]
+    assert v.get("t", "gone") == "gone"
+    a = v["a"]
+    a.append(4)  # unfolds the array
+    assert a[3] == 4 and a[-1] == 4 and a[0] == 10
+    o = v["o"]
+    o.clear()  # an Edited object
+    assert o.get("k") is None
+    out = json.loads(qjson.dumps(v))
+    assert out["id"] == 5 and "t" not in out and out["a"][3] == 4 and out["o"] == {}
+
+
+def test_getters_every_argument_form(doc):
+    for base in (doc, doc.open("")):
+        assert base.get("id") == 123456789
+        assert base.get(qjson.Path("id")) == 123456789
+        assert base.get(path="id") == 123456789
+        assert base.get(Key("a[1].x")) == "y"
+        assert base.get("missing", None) is None
+        assert base.get("missing", default=7) == 7
+        with pytest.raises(qjson.PathError):
+            base.get("missing")
+        assert base.get_int("id") == 123456789
+        assert base.get_int("neg") == -7
+        assert base.get_int("big") == 123456789012345678901234567890
+        assert base.get_int(path="id") == 123456789
+        assert base.get_float("f") == 2.5 and base.get_float("id") == 123456789.0
+        assert base.get_float("big") == float(123456789012345678901234567890)
+        assert base.get_bool("t") is True
+        assert base.get_str("s") == "caf\u00e9"
+        assert base.get_str("a[1].x") == "y"
+        assert base.open("o").get_str("k") == "v"
+        assert base.open(qjson.Path("a")).get_int("[0]") == 10
+        for getter, path in [
+            (base.get_int, "f"),
+            (base.get_int, "s"),
+            (base.get_str, "id"),
+            (base.get_bool, "n"),
+            (base.get_float, "t"),
+        ]:
+            with pytest.raises(TypeError):
+                getter(path)
+        for bad in (1, b"id", None):
+            with pytest.raises(TypeError):
+                base.get_int(bad)
+        with pytest.raises(TypeError):
+            base.get_int()
+        with pytest.raises(TypeError):
+            base.get_int("id", "extra")
+        with pytest.raises(ValueError):
+            base.get("a[*")
+
+
+def test_signatures_unchanged():
+    doc = qjson.parse(b"{}")
+    assert str(inspect.signature(doc.get)) == "(path=None, default=Ellipsis)"
+    assert str(inspect.signature(doc.get_int)) == "(path)"
+    assert str(inspect.signature(doc.open("").get_str)) == "(path)"
+    assert str(inspect.signature(doc.root.get)) == "(key, default=None)"
+    assert doc.get_int.__name__ == "get_int" and doc.get_int.__doc__
+
+
+def test_reads_release_what_they_make():
+    """Values and views made by the fast paths are owned by the caller only:
+    nothing is kept (or leaked) once they are dropped."""
+    doc = qjson.parse(DATA)
+    v = doc.root
+    cur = doc.open("")
+    for _ in range(3):  # warm up caches (interned strings, child tables)
+        v["s"], v.get("o"), cur.get_str("s"), cur.get_int("id"), v["a"][0]
+    gc.collect()
+    before = sys.getrefcount(v)
+    got = [v["s"], v.get("s"), cur.get_str("s"), cur.get("s")]
+    assert all(sys.getrefcount(s) == 3 for s in got)  # the list, the call, got
+    assert sys.getrefcount(v) == before
+    c = cur.open("o")
+    assert sys.getrefcount(c) == 2
+
+
+@pytest.mark.parametrize("order", ["forward", "backward", "shuffled", "iter-then-index"])
+def test_child_views_keep_their_identity_in_any_visit_order(order):
+    """The view cache of a wide array (sorted vector while visits come in
+    document order, hash map after one out of order): one view per child."""
+    import random
+
+    n = 200
+    v = qjson.decode(json.dumps([{"i": i} for i in range(n)]).encode())
+    idx = list(range(n))
+    if order == "backward":
+        idx.reverse()
+    elif order == "shuffled":
+        random.Random(5).shuffle(idx)
+    if order == "iter-then-index":
+        first = list(v)
+        assert [x["i"] for x in first] == list(range(n))
+    else:
+        first = [None] * n
+        for i in idx:
+            first[i] = v[i]
+    assert all(v[i] is first[i] and v[i - n] is first[i] for i in range(n))
+    assert [x["i"] for x in v] == list(range(n)) and list(v) == first
+    first[7]["i"] = -1  # an edit through a cached child reaches dumps
+    assert json.loads(qjson.dumps(v))[7] == {"i": -1}
