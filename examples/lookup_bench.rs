@@ -93,6 +93,9 @@ fn wide(n: usize) -> Vec<u8> {
 /// operations that was.
 type Case<'a> = (&'static str, Box<dyn FnMut() -> usize + 'a>);
 
+/// A corpus document, when the file is there.
+type Input = Option<Document<Vec<u8>>>;
+
 fn main() {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/jsonexamples");
     let opts = Options::default();
@@ -148,7 +151,7 @@ fn main() {
             }),
         ),
     ];
-    let wildcards: [(&Option<Document<Vec<u8>>>, &str, &str); 4] = [
+    let wildcards: [(&Input, &str, &str); 4] = [
         (&twitter, "get_all_tw_id", "statuses[*].id"),
         (
             &twitter,

@@ -290,7 +290,7 @@ fn escape_at_first_difference(w: u64, diff: u64) -> Option<bool> {
 /// Whether every byte of `key` is printable ASCII other than `"` and `\`
 /// (`word` is its [`word_of`]). Keys of up to eight bytes are tested in one
 /// word: the bytes past the key are set to a plain `a`, then no byte may be
-/// >= 0x80, below 0x20, 0x7F, `"` or `\`. A byte below `m` (`m` <= 0x80) in
+/// 0x80 or more, below 0x20, 0x7F, `"` or `\`. A byte below `m` (`m` <= 0x80) in
 /// a word of ASCII bytes is found by `(x - m * LO) & !x & HI`, a zero byte
 /// by the same with `m` = 1 (a borrow only sets bits above a real hit, so
 /// the test is exact for "any").
@@ -307,7 +307,7 @@ fn is_plain(key: &[u8], word: u64) -> bool {
     let pad = if n == 8 {
         0
     } else {
-        LO * u64::from(b'a') & (u64::MAX << (8 * n))
+        (LO * u64::from(b'a')) & (u64::MAX << (8 * n))
     };
     let w = word | pad;
     let below = |x: u64, m: u64| x.wrapping_sub(LO * m) & !x & HI != 0;
