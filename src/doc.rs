@@ -8,18 +8,24 @@
 //! next structural), so walking a container's children costs O(children),
 //! never O(bytes).
 //!
+//! A walk over an object's members tests each key from its opening quote
+//! (see `doc/key.rs`: one masked word compare for a short plain key) and
+//! skips each value by the kind of its first structural, without branches.
+//!
 //! Containers with more than [`TABLE_MIN`] children get a child table once
-//! the reads into them have walked as many children as they hold (positions
-//! of every child; for objects also a fingerprint or hash of every key, the
-//! first occurrence wins). A container read once or twice (a few fields of
-//! each of many records) is walked, which is cheaper than indexing it; one
-//! read again and again (`messages[i]` for every `i`, every key of a wide
-//! object, one key of the same object in a loop) gets its table after at most
-//! one walk's worth of work, so the reads stay O(N) in total, never O(N²),
-//! and a repeated read of a small object costs a scan of fingerprints.
+//! the long reads into them (walks of at least [`SHORT_WALK`] children) have
+//! walked as many children as they hold (positions of every child; for
+//! objects also a one-byte tag or a hash of every key, the first occurrence
+//! wins). A container read once or twice (a few fields of each of many
+//! records) is walked, which is cheaper than indexing it, and takes no lock;
+//! one read again and again (`messages[i]` for every `i`, every key of a
+//! wide object, one key of the same object in a loop) gets its table after
+//! at most two walks' worth of work, so the reads stay O(N) in total, never
+//! O(N²), and a repeated read of a small object costs a compare of 16 tags
+//! at a time. Built tables are read without a lock (see [`Tables`]).
 
 use crate::decode::number::parse_number;
-use crate::decode::string::{body_eq, decode_str};
+use crate::decode::string::decode_str;
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
 use crate::index::Index;
@@ -28,13 +34,15 @@ use crate::path::{segments, Segment};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Containers with more children than this may get a child table.
 pub const TABLE_MIN: u32 = 16;
 
-/// Objects with at most this many members keep a fingerprint per key in
-/// their table (searched in order); larger ones a hash map of the keys.
+/// Objects with at most this many members keep a one-byte tag per key in
+/// their table (searched a group at a time); larger ones a hash map of the
+/// keys.
 const PRINTS_MAX: usize = 64;
 
 /// A position of one value in a document. Plain data (`Copy`, no lifetime):
@@ -80,11 +88,54 @@ pub enum Value<'a> {
 }
 
 /// The child tables of a document, by container ordinal (the map is
-/// created on the first lookup into any large container). A
+/// created on the first long walk into any large container). A
 /// [`crate::Document`] owns one; the mutex lets reads from several threads
-/// share it.
+/// share it. Reads through a built table do not take the lock: the tables
+/// built last are published, lock-free, in `recent` (one slot per ordinal
+/// modulo [`RECENT`]; a read whose slot holds another container's table
+/// takes the locked path, which publishes its own).
 #[derive(Debug, Default)]
-pub(crate) struct Tables(Mutex<Option<HashMap<u32, TableSlot, BuildHasherDefault<OrdinalHasher>>>>);
+pub(crate) struct Tables {
+    map: Mutex<Option<HashMap<u32, TableSlot, BuildHasherDefault<OrdinalHasher>>>>,
+    recent: OnceLock<Box<[AtomicPtr<ChildTable>]>>,
+}
+
+/// Slots of [`Tables::recent`].
+const RECENT: usize = 64;
+
+/// Walks over fewer children than this leave no trace: a read near the
+/// start of a large container costs little however often it repeats, and
+/// the first reads into each of many records take no lock. Longer walks are
+/// counted, so reads far into a container still get its table after at
+/// most two walks' worth of children.
+const SHORT_WALK: u32 = 8;
+
+impl Tables {
+    /// The built table of container `ord`, when it is published in
+    /// `recent`.
+    #[inline(always)]
+    fn recent(&self, ord: u32) -> Option<&ChildTable> {
+        let slots = self.recent.get()?;
+        let p = slots[ord as usize % RECENT].load(Ordering::Acquire);
+        // SAFETY: a non-null pointer in `recent` was made by `Arc::as_ptr`
+        // from a table that `map` holds (stored with `Release` after the
+        // table was complete, read here with `Acquire`). `map` never drops
+        // or replaces a `Built` table, so it lives until `self` is dropped,
+        // and `&self` outlives the reference returned.
+        let t = unsafe { p.as_ref() }?;
+        (t.ord == ord).then_some(t)
+    }
+
+    /// Publish `t` (held by `map`) in `recent`.
+    fn publish(&self, t: &Arc<ChildTable>) {
+        let slots = self.recent.get_or_init(|| {
+            (0..RECENT)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect()
+        });
+        slots[t.ord as usize % RECENT].store(Arc::as_ptr(t).cast_mut(), Ordering::Release);
+    }
+}
 
 /// A large container not indexed yet (`Seen`: the number of children the
 /// reads into it have walked so far), or its table.
@@ -97,6 +148,8 @@ pub(crate) enum TableSlot {
 /// Child positions of one large container.
 #[derive(Debug)]
 pub(crate) struct ChildTable {
+    /// The container's ordinal.
+    ord: u32,
     pos: Vec<ChildPos>,
     keys: Keys,
     /// Objects only: whether some key could not be decoded (lazy mode) and
@@ -109,8 +162,9 @@ pub(crate) struct ChildTable {
 enum Keys {
     /// Arrays.
     None,
-    /// Up to [`PRINTS_MAX`] members: the [`print`] of every key, in order.
-    Prints(Vec<u64>),
+    /// Up to [`PRINTS_MAX`] members: the [`tag`] of every key, in order,
+    /// then zeros to a multiple of [`TAG_GROUP`] (no child there).
+    Tags(Vec<u8>),
     /// Key hash -> index of the first child with that key.
     Hashed(
         HashMap<u64, u32, PassThrough>,
@@ -329,10 +383,18 @@ impl<'a> Doc<'a> {
         })
     }
 
+    #[inline(always)]
     fn number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
-        if let Some(v) = self.short_int(c) {
-            return Ok(Number::Int(v));
+        match self.short_int(c) {
+            Some(v) => Ok(Number::Int(v)),
+            None => self.long_number(c),
         }
+    }
+
+    /// [`Self::number`] for everything but short integers: the full parser
+    /// (kept out of line, so that the common case sets up no frame for it).
+    #[inline(never)]
+    fn long_number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
         Ok(parse_number(self.scalar_text(c), c.start as usize)?)
     }
 
@@ -342,8 +404,16 @@ impl<'a> Doc<'a> {
     /// integers, a leading zero), which goes through the full parser. In a
     /// lazy document only `,`, `}` or `]` may end it (whitespace could hide
     /// garbage before the next structural, which the full parser reports).
+    ///
+    /// First the commonest case, up to 16 digits with nothing between them
+    /// and the next structural ([`int_span`]); then digits up to the first
+    /// other byte.
     #[inline(always)]
     fn short_int(&self, c: Cursor) -> Option<i64> {
+        let end = self.s().get(c.sidx as usize).copied();
+        if let Some(v) = end.and_then(|e| int_span(self.input, c.start as usize, e as usize)) {
+            return Some(v);
+        }
         let t = self.input.get(c.start as usize..)?;
         let neg = t.first() == Some(&b'-');
         let t = &t[neg as usize..];
@@ -478,9 +548,11 @@ impl<'a> Doc<'a> {
 
     /// Run `read` on the child table of container `c` (`Some`) or, while it
     /// has none, on `None`: `read` then walks the children and returns how
-    /// many it walked with its answer. The table is built once the walks
-    /// into `c` add up to its length: a container read once (one field of
-    /// each of many objects) is cheaper to walk than to index.
+    /// many it walked with its answer. The table is built once the long
+    /// walks into `c` (see [`SHORT_WALK`]) add up to its length: a container
+    /// read once (a few fields of each of many objects) is cheaper to walk
+    /// than to index.
+    #[inline(always)]
     fn with_table<T>(
         &self,
         c: Cursor,
@@ -490,23 +562,35 @@ impl<'a> Doc<'a> {
         let Some(tables) = self.tables else {
             return read(None).1;
         };
-        let mut tables = tables.0.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = tables
+        if let Some(t) = tables.recent(c.ord) {
+            return read(Some(t)).1;
+        }
+        let (walked, answer) = read(None);
+        if walked >= SHORT_WALK {
+            self.count_walk(tables, c, object, walked);
+        }
+        answer
+    }
+
+    /// Add a walk of `walked` children of `c` to its count; build its table
+    /// once the count reaches its length. Publish the table, new or not.
+    #[cold]
+    #[inline(never)]
+    fn count_walk(&self, tables: &Tables, c: Cursor, object: bool, walked: u32) {
+        let mut map = tables.map.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = map
             .get_or_insert_with(HashMap::default)
             .entry(c.ord)
             .or_insert(TableSlot::Seen(0));
         match slot {
-            TableSlot::Built(t) => read(Some(t)).1,
-            TableSlot::Seen(walked) if *walked >= self.container_len(c) => {
-                let t = self.build_table(c, object);
-                let answer = read(Some(&t)).1;
-                *slot = TableSlot::Built(Arc::new(t));
-                answer
-            }
-            TableSlot::Seen(walked) => {
-                let (n, answer) = read(None);
-                *walked = walked.saturating_add(n);
-                answer
+            TableSlot::Built(t) => tables.publish(t),
+            TableSlot::Seen(seen) => {
+                *seen = seen.saturating_add(walked);
+                if *seen >= self.container_len(c) {
+                    let t = Arc::new(self.build_table(c, object));
+                    tables.publish(&t);
+                    *slot = TableSlot::Built(t);
+                }
             }
         }
     }
@@ -525,7 +609,7 @@ impl<'a> Doc<'a> {
         let keys = if !object {
             Keys::None
         } else if pos.len() <= PRINTS_MAX {
-            let prints = pos
+            let mut tags: Vec<u8> = pos
                 .iter()
                 .map(|p| {
                     let body = self.string_body(p.k);
@@ -540,8 +624,10 @@ impl<'a> Doc<'a> {
                         }
                     }
                 })
+                .map(tag)
                 .collect();
-            Keys::Prints(prints)
+            tags.resize(tags.len().next_multiple_of(TAG_GROUP), 0);
+            Keys::Tags(tags)
         } else {
             let state = std::collections::hash_map::RandomState::new();
             let mut map = HashMap::with_capacity_and_hasher(len as usize, PassThrough);
@@ -559,6 +645,7 @@ impl<'a> Doc<'a> {
             Keys::Hashed(map, state)
         };
         ChildTable {
+            ord: c.ord,
             pos,
             keys,
             undecodable,
@@ -582,35 +669,77 @@ impl<'a> Doc<'a> {
     /// [`Self::field`] by a walk over the members: (members walked, value).
     #[inline(always)]
     fn walk_field(&self, c: Cursor, m: &KeyMatcher<'_, '_>) -> (u32, Option<Cursor>) {
+        if m.is_short() {
+            self.walk_members(c, ShortKey(m))
+        } else {
+            self.walk_members(c, AnyKey(m))
+        }
+    }
+
+    /// The first member of object `c` whose key passes `test`: (members
+    /// walked, its value).
+    ///
+    /// A member's value is skipped by the kind of its first structural: a
+    /// string is one structural, a container jumps past its closer through
+    /// the container table, a scalar has none of its own (the structural
+    /// there is the `,` or the closer after it). The three cases are
+    /// selects, not branches: the kinds of neighbouring values vary too
+    /// much to predict.
+    #[inline(always)]
+    fn walk_members(&self, c: Cursor, test: impl MemberTest) -> (u32, Option<Cursor>) {
         let len = self.container_len(c);
-        let mut p = self.first_child(c);
+        let s = self.s();
+        let containers = &self.index.containers;
+        let mut k = c.sidx as usize + 1;
+        let mut ord = c.ord + 1;
         for i in 0..len {
-            if m.matches(self.string_body(p.k)) {
-                return (i + 1, Some(self.child_value(p, true)));
+            let Some(&open) = s.get(k) else { break };
+            if test.hit(self, k, open as usize) {
+                let pos = ChildPos {
+                    container: c.ord,
+                    i,
+                    k: k as u32,
+                    ord,
+                };
+                return (i + 1, Some(self.child_value(pos, true)));
             }
-            if i + 1 < len {
-                p = self.advance(p, true);
-            }
+            let vk = k + 2;
+            let Some(&v) = s.get(vk) else { break };
+            let b = self.input.get(v as usize).copied().unwrap_or(b' ');
+            let ct = containers.get(ord as usize).copied().unwrap_or_default();
+            // `{` and `[` differ only in bit 0x20.
+            let container = b | 0x20 == b'{';
+            let string = usize::from(b == b'"');
+            k = if container {
+                ct.close as usize + 2
+            } else {
+                vk + 1 + string
+            };
+            ord = if container { ct.next } else { ord };
         }
         (len, None)
     }
 
     /// [`Self::field`] through an object's table.
     fn table_field(&self, t: &ChildTable, m: &KeyMatcher<'_, '_>) -> Option<Cursor> {
-        let hit = |p: &ChildPos| m.matches(self.string_body(p.k));
+        let hit =
+            |p: &ChildPos| m.matches_at(self.s()[p.k as usize] as usize, || self.string_body(p.k));
         match &t.keys {
-            Keys::Prints(prints) => {
-                let want = m.print();
-                // Equal prints are candidates (the key's length and first
-                // eight bytes); the first whose key matches wins. The search
-                // for the next candidate is a plain scan of words.
-                let mut from = 0;
-                while let Some(j) = prints[from..].iter().position(|&p| p == want) {
-                    let p = t.pos[from + j];
-                    if hit(&p) {
-                        return Some(self.child_value(p, true));
+            Keys::Tags(tags) => {
+                let want = tag(m.print());
+                // Equal tags are candidates; the first whose key matches
+                // wins. Tags are compared a group at a time.
+                for g in 0..tags.len() / TAG_GROUP {
+                    let mut bits = tag_mask(&tags[g * TAG_GROUP..][..TAG_GROUP], want);
+                    while bits != 0 {
+                        let j = g * TAG_GROUP + bits.trailing_zeros() as usize;
+                        // (Past the children: the padding.)
+                        let Some(p) = t.pos.get(j) else { break };
+                        if hit(p) {
+                            return Some(self.child_value(*p, true));
+                        }
+                        bits &= bits - 1;
                     }
-                    from += j + 1;
                 }
                 if !t.undecodable {
                     return None;
@@ -915,126 +1044,41 @@ impl<'a> Iterator for ObjectItems<'a> {
     }
 }
 
+/// How [`Doc::walk_members`] tests a member's key: one generic loop, one
+/// copy per kind of key (a trait rather than a closure, so that the test
+/// is inlined into the loop).
+trait MemberTest {
+    /// Whether the key at structural `k`, whose opening quote is at byte
+    /// `open`, is the one sought.
+    fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool;
+}
+
+/// A short plain key ([`KeyMatcher::is_short`]).
+struct ShortKey<'m, 'i, 'k>(&'m KeyMatcher<'i, 'k>);
+
+impl MemberTest for ShortKey<'_, '_, '_> {
+    #[inline(always)]
+    fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool {
+        match self.0.short_at(open) {
+            Some(hit) => hit,
+            None => self.0.matches(doc.string_body(k as u32)),
+        }
+    }
+}
+
+/// Any key.
+struct AnyKey<'m, 'i, 'k>(&'m KeyMatcher<'i, 'k>);
+
+impl MemberTest for AnyKey<'_, '_, '_> {
+    #[inline(always)]
+    fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool {
+        self.0.matches_at(open, || doc.string_body(k as u32))
+    }
+}
+
 /// Objects with at most this many members find repeated keys by comparing
 /// each key with the ones before it; larger ones through a hash set.
 const SEEN_PAIRWISE_MAX: usize = 16;
-
-/// Whether a (short) key body holds a backslash, eight bytes at a time in
-/// a general register (cheaper than a vectorized search on a few bytes):
-/// overlapping words cover the tail, so no byte loop runs past length 3.
-#[inline]
-#[allow(clippy::manual_contains)] // `contains` is the vectorized search this avoids
-fn has_backslash(raw: &[u8]) -> bool {
-    let any = word_has_backslash;
-    let word = |i: usize| u64::from_le_bytes(raw[i..i + 8].try_into().expect("8 bytes"));
-    let half = |i: usize| u32::from_le_bytes(raw[i..i + 4].try_into().expect("4 bytes"));
-    let n = raw.len();
-    match n {
-        0..=3 => raw.iter().any(|&b| b == b'\\'),
-        4..=7 => any(u64::from(half(0)) | u64::from(half(n - 4)) << 32),
-        _ => {
-            let mut i = 0;
-            while i + 8 < n {
-                if any(word(i)) {
-                    return true;
-                }
-                i += 8;
-            }
-            any(word(n - 8))
-        }
-    }
-}
-
-/// The first eight bytes of a key body as a little-endian word, zeros
-/// past its end: with its length, a fingerprint (keys with different
-/// fingerprints differ). `key` lies in `input`.
-#[inline(always)]
-fn first_word(input: &[u8], key: &[u8]) -> u64 {
-    let start = key.as_ptr() as usize - input.as_ptr() as usize;
-    let word = match input.get(start..start + 8) {
-        Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
-        None => key
-            .iter()
-            .take(8)
-            .enumerate()
-            .fold(0, |w, (i, &b)| w | u64::from(b) << (8 * i)),
-    };
-    // Only the key's own bytes: the ones after it belong to the member.
-    match key.len() {
-        0..=7 => word & ((1u64 << (8 * key.len())) - 1),
-        _ => word,
-    }
-}
-
-/// Compares the raw key bodies of one object with a key (unescaped
-/// bytes). What depends on the key alone (its first eight bytes as a word,
-/// whether it holds a backslash) is worked out once per lookup, not once
-/// per member.
-///
-/// An escape decodes shorter than it is written, and a body without one
-/// decodes to itself (or, unvalidated, not at all). So a body shorter than
-/// the key never equals it; a body of the key's length equals it only when
-/// the bytes match; a longer body only through an escape, and then its
-/// first byte is the key's or a backslash. Most members fail the length or
-/// the first-word test: one compare each. In a strict document every body
-/// was validated, so equal bytes without a backslash are a match; in a
-/// lazy one a candidate is confirmed by decoding it ([`body_eq`]).
-struct KeyMatcher<'i, 'k> {
-    input: &'i [u8],
-    key: &'k [u8],
-    /// [`first_word`] of the key.
-    word: u64,
-    backslash: bool,
-    lazy: bool,
-}
-
-impl<'i, 'k> KeyMatcher<'i, 'k> {
-    #[inline(always)]
-    fn new(input: &'i [u8], lazy: bool, key: &'k [u8]) -> Self {
-        KeyMatcher {
-            input,
-            key,
-            word: word_of(key),
-            backslash: has_backslash(key),
-            lazy,
-        }
-    }
-
-    /// The key's [`print`].
-    #[inline(always)]
-    fn print(&self) -> u64 {
-        print(self.word, self.key.len())
-    }
-
-    /// Whether the raw body `raw` (a slice of the input) decodes to the key.
-    #[inline(always)]
-    fn matches(&self, raw: &[u8]) -> bool {
-        let (n, k) = (raw.len(), self.key.len());
-        if n == k {
-            if first_word(self.input, raw) != self.word {
-                return false;
-            }
-            if self.lazy {
-                return body_eq(raw, self.key);
-            }
-            return !self.backslash && (n <= 8 || raw[8..] == self.key[8..]);
-        }
-        if n < k || k == 0 || (raw[0] != self.key[0] && raw[0] != b'\\') {
-            return false;
-        }
-        body_eq(raw, self.key)
-    }
-}
-
-/// The first eight bytes of `key` as a little-endian word, zeros past its
-/// end ([`first_word`] for a key that is not in the input).
-#[inline(always)]
-fn word_of(key: &[u8]) -> u64 {
-    key.iter()
-        .take(8)
-        .enumerate()
-        .fold(0, |w, (i, &b)| w | u64::from(b) << (8 * i))
-}
 
 /// Powers of ten up to 10^8.
 const POW10: [u64; 9] = [
@@ -1090,6 +1134,50 @@ fn leading_digits(t: &[u8]) -> (i64, usize) {
     (v as i64, i)
 }
 
+/// The integer written by all the bytes `input[start..end]`: an optional
+/// `-` and 1 to 16 digits without a leading zero; `None` for anything else
+/// (or when fewer than eight bytes follow the first digit).
+///
+/// The digits are read as one or two little-endian words, without a loop:
+/// the word at the first digit shifted left by the bytes past the number
+/// (so they drop out and leading zero digits come in), and, beyond eight
+/// digits, the word of the last eight. A word holds only digits when no
+/// byte, xor `'0'`, exceeds 9 (see [`leading_digits`]).
+#[inline(always)]
+fn int_span(input: &[u8], start: usize, end: usize) -> Option<i64> {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const TOP: u64 = 0x8080_8080_8080_8080;
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    let word = |at: usize| {
+        input
+            .get(at..at + 8)
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")) ^ ZEROS)
+    };
+    let digits = |x: u64| (((x & LOW7) + 0x7676_7676_7676_7676) | x) & TOP == 0;
+    let neg = *input.get(start)? == b'-';
+    let p = start + neg as usize;
+    let n = end.checked_sub(p)?;
+    if n == 0 || n > 16 || (n > 1 && input[p] == b'0') {
+        return None;
+    }
+    let first = word(p)?;
+    let v = if n <= 8 {
+        let x = first << (8 * (8 - n));
+        if !digits(x) {
+            return None;
+        }
+        eight_digits(x)
+    } else {
+        let hi = first << (8 * (16 - n));
+        let lo = word(p + n - 8)?;
+        if !digits(hi) || !digits(lo) {
+            return None;
+        }
+        eight_digits(hi) * 100_000_000 + eight_digits(lo)
+    } as i64;
+    Some(if neg { -v } else { v })
+}
+
 /// The number written by eight digit values (0..=9, one per byte, the first
 /// in the lowest byte).
 #[inline(always)]
@@ -1097,25 +1185,6 @@ fn eight_digits(x: u64) -> u64 {
     let x = (x.wrapping_mul(10 << 8 | 1) >> 8) & 0x00FF_00FF_00FF_00FF;
     let x = (x.wrapping_mul(100 << 16 | 1) >> 16) & 0x0000_FFFF_0000_FFFF;
     x.wrapping_mul(10_000 << 32 | 1) >> 32
-}
-
-/// A key's fingerprint: its length and first eight bytes (as a word from
-/// [`first_word`] or [`word_of`]). Keys with different prints differ.
-#[inline(always)]
-fn print(word: u64, len: usize) -> u64 {
-    word ^ (len as u64).rotate_right(8)
-}
-
-/// Whether any of the eight bytes of `w` is a backslash: a byte of `w` xor
-/// a word of backslashes is zero exactly there, and `(x - LO) & !x & HI`
-/// is non-zero exactly when `x` has a zero byte (a borrow only flips bits
-/// above a real zero).
-#[inline(always)]
-fn word_has_backslash(w: u64) -> bool {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = LO << 7;
-    let x = w ^ (LO * u64::from(b'\\'));
-    x.wrapping_sub(LO) & !x & HI != 0
 }
 
 /// The keys met so far by [`DistinctItems`]. The small variant is large
@@ -1249,12 +1318,68 @@ impl<'a> Doc<'a> {
     }
 }
 
+/// Comparing keys with raw key bodies.
+mod key;
 /// Wildcard reads and reads by a compiled path.
 mod matches;
 
+use key::{
+    first_word, has_backslash, print, tag, tag_mask, word_has_backslash, word_of, KeyMatcher,
+    TAG_GROUP,
+};
+
 #[cfg(test)]
 mod tests {
-    use super::{has_backslash, leading_digits};
+    use super::{int_span, leading_digits};
+
+    /// The word reader against `str::parse`: every digit count to 20, with
+    /// and without a sign, a leading zero, a non-digit at every position,
+    /// every kind of end, with and without eight bytes after the first
+    /// digit.
+    #[test]
+    fn int_span_matches_parse() {
+        let slow = |t: &[u8]| -> Option<i64> {
+            let d = t.strip_prefix(b"-").unwrap_or(t);
+            if d.is_empty() || d.len() > 16 || (d.len() > 1 && d[0] == b'0') {
+                return None;
+            }
+            if !d.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            std::str::from_utf8(t).ok()?.parse().ok()
+        };
+        let digits = b"98765432109876543210";
+        for n in 0..=20 {
+            for sign in [&b""[..], b"-"] {
+                for lead in [None, Some(b'0')] {
+                    let mut t = sign.to_vec();
+                    t.extend(lead);
+                    t.extend(&digits[..n]);
+                    let mut cases = vec![t.clone()];
+                    for at in 0..t.len() {
+                        for b in [b'.', b'e', b' ', b'/', b':', 0xB9, b'-'] {
+                            let mut u = t.clone();
+                            u[at] = b;
+                            cases.push(u);
+                        }
+                    }
+                    for case in cases {
+                        for tail in [&b""[..], b",", b"}       ", b"]1234567890"] {
+                            let input = [&case[..], tail].concat();
+                            let want = slow(&case);
+                            let got = int_span(&input, 0, case.len());
+                            // Without eight bytes from the first digit on,
+                            // the word reader declines (never a wrong answer).
+                            let p = usize::from(case.first() == Some(&b'-'));
+                            if got.is_some() || input.len() >= p + 8 {
+                                assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&input));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// The word-at-a-time digit reader against a byte loop: every digit
     /// string to 24 digits (so every chunk boundary and the 18-digit cap),
@@ -1296,24 +1421,6 @@ mod tests {
         for b in 0..=255u8 {
             let t = [b'1', b'2', b, b'3', b'4', b'5', b'6', b'7', b'8', b'9'];
             assert_eq!(leading_digits(&t), slow(&t), "{b}");
-        }
-    }
-
-    /// The word-at-a-time search against a byte loop: every length to 40,
-    /// a backslash (or none) at every position, neighbours that differ from
-    /// a backslash by one bit or by a borrow (`[`, `]`, 0xDC, 0x5B + 0x80).
-    #[test]
-    fn has_backslash_matches_a_byte_loop() {
-        for fill in [b'a', b'[', b']', 0xDC, 0xDB, 0x00, 0xFF, b'"'] {
-            for n in 0..40 {
-                let mut key = vec![fill; n];
-                assert_eq!(has_backslash(&key), key.contains(&b'\\'), "{fill} {n}");
-                for at in 0..n {
-                    key[at] = b'\\';
-                    assert!(has_backslash(&key), "{fill} {n} {at}");
-                    key[at] = fill;
-                }
-            }
         }
     }
 }

@@ -209,8 +209,41 @@ fn find_special<const ASCII: bool>(b: &[u8], from: usize) -> usize {
 /// validated whenever the body holds a byte >= 0x80 (one simdutf8 pass;
 /// all-ASCII bodies cost nothing extra), because the result is a `&str` and
 /// this function must be sound for any input.
+#[inline]
 pub fn decode_str(raw: &[u8], base: usize, check_utf8: bool) -> Result<Cow<'_, str>, Error> {
     let _ = check_utf8;
+    if is_short_plain(raw) {
+        // SAFETY: every byte is ASCII (no byte >= 0x80), so valid UTF-8.
+        return Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) }));
+    }
+    decode_str_long(raw, base)
+}
+
+/// Whether `raw` has at most 16 bytes, none of them special in the ASCII
+/// sense of [`is_special`]: the common short value, which then needs no
+/// further look. Two overlapping words (or halves) cover the bytes without
+/// a loop; a special byte in either shows in its [`special_mask`].
+#[inline(always)]
+fn is_short_plain(raw: &[u8]) -> bool {
+    let n = raw.len();
+    let word = |i: usize| u64::from_le_bytes(raw[i..i + 8].try_into().expect("8 bytes"));
+    let half = |i: usize| {
+        u64::from(u32::from_le_bytes(
+            raw[i..i + 4].try_into().expect("4 bytes"),
+        ))
+    };
+    match n {
+        0 => true,
+        1..=3 => raw.iter().all(|&c| !is_special::<true>(c)),
+        4..=7 => special_mask::<true>(half(0) | half(n - 4) << 32) == 0,
+        8..=16 => special_mask::<true>(word(0)) | special_mask::<true>(word(n - 8)) == 0,
+        _ => false,
+    }
+}
+
+/// [`decode_str`] past its short plain case.
+#[inline(never)]
+fn decode_str_long(raw: &[u8], base: usize) -> Result<Cow<'_, str>, Error> {
     match decode_bytes(raw) {
         // SAFETY: `decode_bytes` only returns `Ok` when the body is valid
         // UTF-8 (printable ASCII, or checked by simdutf8) and every escape
@@ -466,6 +499,23 @@ fn valid_hex4(b: &[u8], at: usize) -> u32 {
 mod tests {
     use super::*;
     use ErrorKind::*;
+
+    /// The two-word test against a byte loop: every length to 20, every
+    /// byte value at every position.
+    #[test]
+    fn is_short_plain_agrees_with_a_byte_loop() {
+        for n in 0..=20 {
+            let mut b = vec![b'a'; n];
+            for at in 0..n {
+                for c in 0..=255u8 {
+                    b[at] = c;
+                    let slow = n <= 16 && b.iter().all(|&c| !is_special::<true>(c));
+                    assert_eq!(super::is_short_plain(&b), slow, "{n} {at} {c}");
+                }
+                b[at] = b'a';
+            }
+        }
+    }
 
     fn dec(raw: &[u8]) -> Result<Cow<'_, str>, (ErrorKind, usize)> {
         decode_str(raw, 100, true).map_err(|e| (e.kind, e.offset - 100))

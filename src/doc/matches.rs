@@ -29,6 +29,8 @@
 //! for each of a hundred objects read once would cost more than the scans.
 //! (The scan compares keys itself rather than through `field`, whose table
 //! bookkeeping it avoids; it relies only on the child-walking helpers.)
+//! What a key's comparisons need that depends on the key alone (its words,
+//! whether it is plain) is prepared once per call, not once per object.
 
 use super::{ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher};
 use crate::error::{AccessError, JsonType};
@@ -130,6 +132,17 @@ impl<'a> Doc<'a> {
             .iter()
             .position(|(_, s)| s.is_wildcard())
             .unwrap_or(segs.len());
+        // The matchers of the keys after the first wildcard.
+        let matchers: SmallVec<[Option<KeyMatcher<'_, '_>>; 8]> = segs
+            .iter()
+            .enumerate()
+            .map(|(i, (_, s))| match s {
+                Segment::Key(k) if i > first_wildcard => {
+                    Some(KeyMatcher::new(self.input, self.index.lazy, k))
+                }
+                _ => None,
+            })
+            .collect();
         let mut stack: Vec<Frame<'a>> = Vec::new();
         // The value to follow the path from, and the index of its next segment.
         let mut next = Some((at, 0));
@@ -153,10 +166,13 @@ impl<'a> Doc<'a> {
                             _ => break,
                         },
                         seg => {
-                            let stepped = if i <= first_wildcard {
-                                self.step(c, seg)
-                            } else {
-                                self.step_once(c, seg)
+                            let stepped = match &matchers[i - 1] {
+                                Some(m) => match self.type_of(c) {
+                                    JsonType::Object => self.walk_field(c, m).1,
+                                    _ => None,
+                                },
+                                None if i <= first_wildcard => self.step(c, seg),
+                                None => self.step_once(c, seg),
                             };
                             match stepped {
                                 Some(n) => {
@@ -183,23 +199,17 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// `step` for a container visited once: a scan, no child table.
+    /// `step` for a container visited once: a scan, no child table. (Keys
+    /// do not come here: `each_match` walks the members itself, with the
+    /// key's matcher prepared once, the walk [`Doc::field`] makes before an
+    /// object has a table: a wildcard visits each object once, too few reads
+    /// to repay building one.)
     #[inline]
     fn step_once(&self, c: Cursor, seg: &Segment<'_>) -> Option<Cursor> {
         match (self.type_of(c), seg) {
-            (JsonType::Object, Segment::Key(k)) => self.field_scan(c, k),
             (JsonType::Array, Segment::Index(i)) => self.element_scan(c, *i),
             _ => self.step(c, seg),
         }
-    }
-
-    /// Member `key` of object `c` by a walk over its members (first
-    /// occurrence), the walk [`Doc::field`] makes before an object has a
-    /// table: a wildcard visits each object once, too few reads to repay
-    /// building one (nor the lock on the tables).
-    fn field_scan(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        self.walk_field(c, &KeyMatcher::new(self.input, self.index.lazy, key))
-            .1
     }
 
     /// Element `i` of array `c` (negative counts from the end) by skipping

@@ -1,0 +1,433 @@
+//! Keys: comparing a key with the raw key bodies of an object, and the
+//! word-sized summaries of keys that make most comparisons one test.
+//!
+//! # Algorithm
+//!
+//! A lookup compares one key with many raw bodies, so whatever depends on
+//! the key alone is worked out once per lookup ([`KeyMatcher::new`]).
+//!
+//! The common key is plain: printable ASCII without `"` or `\`. A raw body
+//! whose bytes are the key's followed by a quote decodes to the key: it
+//! holds no backslash there, so that quote is where the string ends (for
+//! stage 1 as for the decoder), and bytes without an escape decode to
+//! themselves (no control byte, ASCII, so valid in lazy documents too).
+//! Any other body that decodes to the key holds an escape, and its first
+//! backslash is the first byte where it differs from the key: the bytes
+//! before it are copied as they are, so they are the key's, and the key
+//! holds no backslash. So a member is tested from its opening quote alone,
+//! without finding where its body ends: for keys of up to seven bytes, the
+//! eight bytes after the quote against the key and its closing quote, one
+//! masked compare; only when the first difference is a backslash is the
+//! body decoded ([`body_eq`]). Longer keys compare their first word the same
+//! way, then the rest.
+//!
+//! Other keys (escapes, quotes, control or non-ASCII bytes) compare body by
+//! body: a body shorter than the key never equals it; a body of the key's
+//! length equals it only when the bytes match; a longer body only through
+//! an escape, and then its first byte is the key's or a backslash. In a
+//! strict document every body was validated, so equal bytes without a
+//! backslash are a match; in a lazy one a candidate is confirmed by
+//! decoding it ([`body_eq`]).
+
+use crate::decode::string::body_eq;
+
+/// Whether a (short) key body holds a backslash, eight bytes at a time in
+/// a general register (cheaper than a vectorized search on a few bytes):
+/// overlapping words cover the tail, so no byte loop runs past length 3.
+#[inline]
+#[allow(clippy::manual_contains)] // `contains` is the vectorized search this avoids
+pub(super) fn has_backslash(raw: &[u8]) -> bool {
+    let any = word_has_backslash;
+    let word = |i: usize| u64::from_le_bytes(raw[i..i + 8].try_into().expect("8 bytes"));
+    let half = |i: usize| u32::from_le_bytes(raw[i..i + 4].try_into().expect("4 bytes"));
+    let n = raw.len();
+    match n {
+        0..=3 => raw.iter().any(|&b| b == b'\\'),
+        4..=7 => any(u64::from(half(0)) | u64::from(half(n - 4)) << 32),
+        _ => {
+            let mut i = 0;
+            while i + 8 < n {
+                if any(word(i)) {
+                    return true;
+                }
+                i += 8;
+            }
+            any(word(n - 8))
+        }
+    }
+}
+
+/// The first eight bytes of a key body as a little-endian word, zeros
+/// past its end: with its length, a fingerprint (keys with different
+/// fingerprints differ). `key` lies in `input`.
+#[inline(always)]
+pub(super) fn first_word(input: &[u8], key: &[u8]) -> u64 {
+    let start = key.as_ptr() as usize - input.as_ptr() as usize;
+    let word = match input.get(start..start + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+        None => key
+            .iter()
+            .take(8)
+            .enumerate()
+            .fold(0, |w, (i, &b)| w | u64::from(b) << (8 * i)),
+    };
+    // Only the key's own bytes: the ones after it belong to the member.
+    match key.len() {
+        0..=7 => word & ((1u64 << (8 * key.len())) - 1),
+        _ => word,
+    }
+}
+
+/// The first eight bytes of `key` as a little-endian word, zeros past its
+/// end ([`first_word`] for a key that is not in the input).
+#[inline(always)]
+pub(super) fn word_of(key: &[u8]) -> u64 {
+    // Overlapping loads instead of a loop over the bytes: the bytes two
+    // loads share are the same, so or-ing them in twice changes nothing.
+    let n = key.len();
+    let half = |i: usize| {
+        u64::from(u32::from_le_bytes(
+            key[i..i + 4].try_into().expect("4 bytes"),
+        ))
+    };
+    match n {
+        0 => 0,
+        1..=3 => {
+            u64::from(key[0])
+                | u64::from(key[n / 2]) << (8 * (n / 2))
+                | u64::from(key[n - 1]) << (8 * (n - 1))
+        }
+        4..=7 => half(0) | half(n - 4) << (8 * (n - 4)),
+        _ => u64::from_le_bytes(key[..8].try_into().expect("8 bytes")),
+    }
+}
+
+/// A key's fingerprint: its length and first eight bytes (as a word from
+/// [`first_word`] or [`word_of`]). Keys with different prints differ.
+#[inline(always)]
+pub(super) fn print(word: u64, len: usize) -> u64 {
+    word ^ (len as u64).rotate_right(8)
+}
+
+/// Whether any of the eight bytes of `w` is a backslash: a byte of `w` xor
+/// a word of backslashes is zero exactly there, and `(x - LO) & !x & HI`
+/// is non-zero exactly when `x` has a zero byte (a borrow only flips bits
+/// above a real zero).
+#[inline(always)]
+pub(super) fn word_has_backslash(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = LO << 7;
+    let x = w ^ (LO * u64::from(b'\\'));
+    x.wrapping_sub(LO) & !x & HI != 0
+}
+
+/// Compares the raw key bodies of one object with a key (unescaped bytes);
+/// see the module docs.
+pub(super) struct KeyMatcher<'i, 'k> {
+    input: &'i [u8],
+    pub(super) key: &'k [u8],
+    /// [`first_word`] of the key.
+    word: u64,
+    backslash: bool,
+    lazy: bool,
+    /// Whether the key is plain (printable ASCII, no `"` or `\`).
+    plain: bool,
+    /// Plain keys of up to seven bytes: the key and its closing quote as a
+    /// little-endian word, and the mask of those bytes.
+    quoted: u64,
+    quoted_mask: u64,
+}
+
+impl<'i, 'k> KeyMatcher<'i, 'k> {
+    #[inline(always)]
+    pub(super) fn new(input: &'i [u8], lazy: bool, key: &'k [u8]) -> Self {
+        let word = word_of(key);
+        let n = key.len();
+        let plain = is_plain(key, word);
+        let (quoted, quoted_mask) = if n <= 7 {
+            (word | u64::from(b'"') << (8 * n), u64::MAX >> (8 * (7 - n)))
+        } else {
+            (0, 0)
+        };
+        KeyMatcher {
+            input,
+            key,
+            word,
+            backslash: !plain && has_backslash(key),
+            lazy,
+            plain,
+            quoted,
+            quoted_mask,
+        }
+    }
+
+    /// The key's [`print`].
+    #[inline(always)]
+    pub(super) fn print(&self) -> u64 {
+        print(self.word, self.key.len())
+    }
+
+    /// Whether the key is plain and at most seven bytes long: then
+    /// [`Self::short_at`] tests a member.
+    #[inline(always)]
+    pub(super) fn is_short(&self) -> bool {
+        self.plain && self.key.len() <= 7
+    }
+
+    /// [`Self::matches_at`] for a short key ([`Self::is_short`]): the eight
+    /// bytes after the opening quote against the key and its closing quote.
+    /// `None` (ask [`Self::matches`]) when fewer than eight bytes follow the
+    /// quote, or when the first byte that differs is a backslash.
+    #[inline(always)]
+    pub(super) fn short_at(&self, open: usize) -> Option<bool> {
+        let w = self.input.get(open + 1..open + 9)?;
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        let diff = (w ^ self.quoted) & self.quoted_mask;
+        if diff == 0 {
+            return Some(true);
+        }
+        escape_at_first_difference(w, diff)
+    }
+
+    /// Whether the string whose opening quote is at byte `open` decodes to
+    /// the key; `body` gives its raw body (only asked for keys that are
+    /// not plain, and near the end of the input).
+    #[inline(always)]
+    pub(super) fn matches_at<'b>(&self, open: usize, body: impl FnOnce() -> &'b [u8]) -> bool {
+        if self.is_short() {
+            if let Some(hit) = self.short_at(open) {
+                return hit;
+            }
+        } else if self.plain {
+            let at = open + 1;
+            if let Some(w) = self.input.get(at..at + 8) {
+                let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+                let n = self.key.len();
+                let diff = w ^ self.word;
+                if diff != 0 {
+                    if let Some(hit) = escape_at_first_difference(w, diff) {
+                        return hit;
+                    }
+                } else if self
+                    .input
+                    .get(at + 8..=at + n)
+                    .is_some_and(|t| t[..n - 8] == self.key[8..] && t[n - 8] == b'"')
+                {
+                    return true;
+                }
+            }
+        }
+        self.matches(body())
+    }
+
+    /// Whether the raw body `raw` (a slice of the input) decodes to the key.
+    #[inline(always)]
+    pub(super) fn matches(&self, raw: &[u8]) -> bool {
+        let (n, k) = (raw.len(), self.key.len());
+        if n == k {
+            if first_word(self.input, raw) != self.word {
+                return false;
+            }
+            if self.lazy {
+                return body_eq(raw, self.key);
+            }
+            return !self.backslash && (n <= 8 || raw[8..] == self.key[8..]);
+        }
+        if n < k || k == 0 || (raw[0] != self.key[0] && raw[0] != b'\\') {
+            return false;
+        }
+        body_eq(raw, self.key)
+    }
+}
+
+/// A key's tag: one byte of a multiplicative hash of its [`print`]. Child
+/// tables of small objects keep one per member; equal keys have equal
+/// tags, and a lookup compares the key only with members of its tag (one
+/// in 256 of the others, on average).
+#[inline(always)]
+pub(super) fn tag(print: u64) -> u8 {
+    (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+}
+
+/// Tags compared at once by [`tag_mask`].
+pub(super) const TAG_GROUP: usize = 16;
+
+/// Bit `i` set when `group[i] == want`, for a group of [`TAG_GROUP`] tags:
+/// one SSE2 byte compare and a movemask.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn tag_mask(group: &[u8], want: u8) -> u32 {
+    use std::arch::x86_64::*;
+    let group: &[u8; TAG_GROUP] = group.try_into().expect("a group of tags");
+    // SAFETY: `group` is 16 readable bytes and `loadu` has no alignment
+    // requirement; SSE2 is part of the x86_64 baseline.
+    unsafe {
+        let v = _mm_loadu_si128(group.as_ptr().cast());
+        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(want as i8))) as u32
+    }
+}
+
+/// Bit `i` set when `group[i] == want` (portable).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) fn tag_mask(group: &[u8], want: u8) -> u32 {
+    group
+        .iter()
+        .enumerate()
+        .fold(0, |m, (i, &t)| m | u32::from(t == want) << i)
+}
+
+/// A plain key and the word `w` after a member's opening quote differ
+/// (`diff`, non-zero, marks the differing bytes): `Some(false)`, no match,
+/// unless the first differing byte is a backslash (an escape that may
+/// decode to the key), then `None`.
+#[inline(always)]
+fn escape_at_first_difference(w: u64, diff: u64) -> Option<bool> {
+    let first = diff.trailing_zeros() & !7;
+    ((w >> first) as u8 != b'\\').then_some(false)
+}
+
+/// Whether every byte of `key` is printable ASCII other than `"` and `\`
+/// (`word` is its [`word_of`]). Keys of up to eight bytes are tested in one
+/// word: the bytes past the key are set to a plain `a`, then no byte may be
+/// 0x80 or more, below 0x20, 0x7F, `"` or `\`. A byte below `m` (`m` <= 0x80) in
+/// a word of ASCII bytes is found by `(x - m * LO) & !x & HI`, a zero byte
+/// by the same with `m` = 1 (a borrow only sets bits above a real hit, so
+/// the test is exact for "any").
+#[inline(always)]
+fn is_plain(key: &[u8], word: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = LO << 7;
+    let n = key.len();
+    if n > 8 {
+        return key
+            .iter()
+            .all(|&b| (0x20..0x7F).contains(&b) && b != b'"' && b != b'\\');
+    }
+    let pad = if n == 8 {
+        0
+    } else {
+        (LO * u64::from(b'a')) & (u64::MAX << (8 * n))
+    };
+    let w = word | pad;
+    let below = |x: u64, m: u64| x.wrapping_sub(LO * m) & !x & HI != 0;
+    w & HI == 0
+        && !below(w, 0x20)
+        && !below(w ^ (LO * 0x7F), 1)
+        && !below(w ^ (LO * u64::from(b'"')), 1)
+        && !below(w ^ (LO * u64::from(b'\\')), 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{has_backslash, is_plain, word_of, KeyMatcher};
+
+    /// The word-at-a-time search against a byte loop: every length to 40,
+    /// a backslash (or none) at every position, neighbours that differ from
+    /// a backslash by one bit or by a borrow (`[`, `]`, 0xDC, 0x5B + 0x80).
+    #[test]
+    fn has_backslash_matches_a_byte_loop() {
+        for fill in [b'a', b'[', b']', 0xDC, 0xDB, 0x00, 0xFF, b'"'] {
+            for n in 0..40 {
+                let mut key = vec![fill; n];
+                assert_eq!(has_backslash(&key), key.contains(&b'\\'), "{fill} {n}");
+                for at in 0..n {
+                    key[at] = b'\\';
+                    assert!(has_backslash(&key), "{fill} {n} {at}");
+                    key[at] = fill;
+                }
+            }
+        }
+    }
+
+    /// The overlapping loads against a byte loop, and the one-word
+    /// plainness test against a byte test, for every length to 12 and every
+    /// byte value at every position.
+    #[test]
+    fn word_of_and_is_plain_match_byte_loops() {
+        let slow_word = |k: &[u8]| {
+            k.iter()
+                .take(8)
+                .enumerate()
+                .fold(0u64, |w, (i, &b)| w | u64::from(b) << (8 * i))
+        };
+        let slow_plain = |k: &[u8]| {
+            k.iter()
+                .all(|&b| (0x20..0x7F).contains(&b) && b != b'"' && b != b'\\')
+        };
+        for n in 0..=12 {
+            let mut key: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+            assert_eq!(word_of(&key), slow_word(&key));
+            assert_eq!(is_plain(&key, word_of(&key)), slow_plain(&key));
+            for at in 0..n {
+                for b in 0..=255u8 {
+                    let old = key[at];
+                    key[at] = b;
+                    assert_eq!(word_of(&key), slow_word(&key), "{n} {at} {b}");
+                    assert_eq!(
+                        is_plain(&key, word_of(&key)),
+                        slow_plain(&key),
+                        "{n} {at} {b}"
+                    );
+                    key[at] = old;
+                }
+            }
+        }
+    }
+
+    /// The test from the opening quote against the body-by-body compare
+    /// (the reference), for plain keys of every length to 20 against bodies
+    /// that equal them, differ in one byte, are one byte longer or shorter,
+    /// or hold an escape; each body ends the input or is followed by more.
+    #[test]
+    fn matches_at_agrees_with_matches() {
+        let alphabet = b"abcdefghijklm/opqrstu";
+        for n in 0..=20 {
+            let key = &alphabet[..n];
+            let mut bodies: Vec<Vec<u8>> = vec![key.to_vec()];
+            for i in 0..n {
+                let mut b = key.to_vec();
+                b[i] = b'z';
+                bodies.push(b);
+                let mut b = key.to_vec();
+                b.insert(i, b'\\');
+                b.insert(i + 1, b'n');
+                bodies.push(b);
+                let mut b = key.to_vec();
+                b[i] = b'"';
+                bodies.push(b);
+                // Escapes that decode to the key: `\u00XX`, and `\/`.
+                let mut b = key[..i].to_vec();
+                b.extend(format!("\\u{:04x}", key[i]).bytes());
+                b.extend(&key[i + 1..]);
+                bodies.push(b);
+                let mut b = key[..i].to_vec();
+                b.extend(br"\/");
+                b.extend(&key[i + 1..]);
+                bodies.push(b);
+            }
+            bodies.push([key, b"x"].concat());
+            if n > 0 {
+                bodies.push(key[..n - 1].to_vec());
+            }
+            for body in &bodies {
+                for tail in [&b""[..], b":1}", b":\"0123456789abcdef\"}"] {
+                    let input = [b"\"", &body[..], b"\"", tail].concat();
+                    for lazy in [false, true] {
+                        let m = KeyMatcher::new(&input, lazy, key);
+                        let raw = &input[1..1 + body.len()];
+                        // A body holding a quote ends there for real.
+                        let want = !body.contains(&b'"') && m.matches(raw);
+                        assert_eq!(
+                            m.matches_at(0, || raw),
+                            want,
+                            "{:?} {:?}",
+                            String::from_utf8_lossy(key),
+                            String::from_utf8_lossy(&input)
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
