@@ -11,10 +11,10 @@
 //! as a double, a boolean as 0 or 1. The errors are those of the two calls
 //! it replaces.
 
-use super::read::{args, hand_out, put, CCursor};
+use super::read::{args, element_of, field_of, hand_out, put, CCursor};
 use super::status::{guard, Fail, Status};
 use crate::doc::{Cursor, Doc};
-use crate::error::{AccessError, JsonType};
+use crate::error::JsonType;
 use std::ffi::{c_char, c_int};
 
 /// A child and its value (`qjson_value`).
@@ -65,25 +65,8 @@ pub unsafe extern "C" fn qjson_field_value(
     guard(|| {
         // SAFETY: forwarded from this function's contract (no path).
         let (d, at, _) = unsafe { args(doc, at, std::ptr::null(), 0) }?;
-        let key: &[u8] = if key_len == 0 {
-            b""
-        } else if key.is_null() {
-            return Err(Fail::Arg("null key"));
-        } else {
-            // SAFETY: `key` points to `key_len` readable bytes, per the contract.
-            unsafe { std::slice::from_raw_parts(key.cast::<u8>(), key_len) }
-        };
-        match d.type_of(at) {
-            JsonType::Object => {}
-            found => {
-                return Err(AccessError::Type {
-                    expected: "object",
-                    found,
-                }
-                .into())
-            }
-        }
-        let c = d.field(at, key).ok_or(AccessError::NotFound { at: 0 })?;
+        // SAFETY: forwarded from this function's contract.
+        let c = unsafe { field_of(&d, at, key, key_len) }?;
         let v = value(&d, c)?;
         // SAFETY: forwarded from this function's contract.
         unsafe { put(out, v) }?;
@@ -107,17 +90,7 @@ pub unsafe extern "C" fn qjson_index_value(
     guard(|| {
         // SAFETY: forwarded from this function's contract (no path).
         let (d, at, _) = unsafe { args(doc, at, std::ptr::null(), 0) }?;
-        match d.type_of(at) {
-            JsonType::Array => {}
-            found => {
-                return Err(AccessError::Type {
-                    expected: "array",
-                    found,
-                }
-                .into())
-            }
-        }
-        let c = d.element(at, i).ok_or(AccessError::NotFound { at: 0 })?;
+        let c = element_of(&d, at, i)?;
         let v = value(&d, c)?;
         // SAFETY: forwarded from this function's contract.
         unsafe { put(out, v) }?;

@@ -178,25 +178,8 @@ pub unsafe extern "C" fn qjson_field(
     guard(|| {
         // SAFETY: forwarded from this function's contract (no path).
         let (d, at, _) = unsafe { args(doc, at, std::ptr::null(), 0) }?;
-        let key: &[u8] = if key_len == 0 {
-            b""
-        } else if key.is_null() {
-            return Err(Fail::Arg("null key"));
-        } else {
-            // SAFETY: `key` points to `key_len` readable bytes, per the contract.
-            unsafe { std::slice::from_raw_parts(key.cast::<u8>(), key_len) }
-        };
-        match d.type_of(at) {
-            JsonType::Object => {}
-            found => {
-                return Err(AccessError::Type {
-                    expected: "object",
-                    found,
-                }
-                .into())
-            }
-        }
-        let c = d.field(at, key).ok_or(AccessError::NotFound { at: 0 })?;
+        // SAFETY: forwarded from this function's contract.
+        let c = unsafe { field_of(&d, at, key, key_len) }?;
         // SAFETY: forwarded from this function's contract.
         unsafe { put(out, CCursor::new(&d, c)) }?;
         Ok(Status::Ok)
@@ -220,21 +203,59 @@ pub unsafe extern "C" fn qjson_index(
     guard(|| {
         // SAFETY: forwarded from this function's contract (no path).
         let (d, at, _) = unsafe { args(doc, at, std::ptr::null(), 0) }?;
-        match d.type_of(at) {
-            JsonType::Array => {}
-            found => {
-                return Err(AccessError::Type {
-                    expected: "array",
-                    found,
-                }
-                .into())
-            }
-        }
-        let c = d.element(at, i).ok_or(AccessError::NotFound { at: 0 })?;
+        let c = element_of(&d, at, i)?;
         // SAFETY: forwarded from this function's contract.
         unsafe { put(out, CCursor::new(&d, c)) }?;
         Ok(Status::Ok)
     })
+}
+
+/// Member `key` (`key_len` bytes; null only when empty) of the object at
+/// `at`: `qjson_field`'s lookup, shared with `qjson_field_value`.
+///
+/// # Safety
+/// `key` readable for `key_len` bytes when `key_len > 0`.
+pub(crate) unsafe fn field_of(
+    d: &Doc<'_>,
+    at: Cursor,
+    key: *const c_char,
+    key_len: usize,
+) -> Result<Cursor, Fail> {
+    let key: &[u8] = if key_len == 0 {
+        b""
+    } else if key.is_null() {
+        return Err(Fail::Arg("null key"));
+    } else {
+        // SAFETY: `key` points to `key_len` readable bytes, per the contract.
+        unsafe { std::slice::from_raw_parts(key.cast::<u8>(), key_len) }
+    };
+    match d.type_of(at) {
+        JsonType::Object => {}
+        found => {
+            return Err(AccessError::Type {
+                expected: "object",
+                found,
+            }
+            .into())
+        }
+    }
+    Ok(d.field(at, key).ok_or(AccessError::NotFound { at: 0 })?)
+}
+
+/// Element `i` (negative from the end) of the array at `at`:
+/// `qjson_index`'s lookup, shared with `qjson_index_value`.
+pub(crate) fn element_of(d: &Doc<'_>, at: Cursor, i: i64) -> Result<Cursor, Fail> {
+    match d.type_of(at) {
+        JsonType::Array => {}
+        found => {
+            return Err(AccessError::Type {
+                expected: "array",
+                found,
+            }
+            .into())
+        }
+    }
+    Ok(d.element(at, i).ok_or(AccessError::NotFound { at: 0 })?)
 }
 
 /// Generates the path-taking getters: resolve `path` from `at`, compute a
