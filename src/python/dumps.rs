@@ -76,7 +76,6 @@ mod string;
 
 #[cfg(not(feature = "abi3"))]
 use super::view;
-use container::CYCLE_CHECK_DEPTH;
 use error::encode_error;
 #[cfg(not(feature = "abi3"))]
 use out::Out;
@@ -146,17 +145,7 @@ pub(crate) fn dumps<'py>(
         .as_deref_mut()
         .map(std::mem::take)
         .unwrap_or_default();
-    let mut ser = Serializer {
-        py,
-        out,
-        indent: indent.unwrap_or(0).max(0) as usize,
-        sort_keys,
-        default: default.filter(|d| !d.is_none()),
-        open_head: [std::ptr::null_mut(); CYCLE_CHECK_DEPTH],
-        open_tail: Vec::new(),
-        depth: 0,
-        default_depth: 0,
-    };
+    let mut ser = Serializer::new(py, out, indent, sort_keys, default);
     let r = if indent.is_some() {
         ser.value::<true>(obj.as_ptr()).map(|()| None)
     } else {

@@ -9,7 +9,6 @@
 //! parts copied from the input bytes), only into the shared buffer rather
 //! than assembled as segments of their own.
 
-use super::container::CYCLE_CHECK_DEPTH;
 #[cfg(not(feature = "abi3"))]
 use super::out::{self, Out};
 use super::serializer::Serializer;
@@ -40,17 +39,7 @@ pub(crate) fn dumps_many<'py>(
     let out = Out::new(py, hint_slot())?;
     #[cfg(feature = "abi3")]
     let out = Vec::new();
-    let mut ser = Serializer {
-        py,
-        out,
-        indent: indent.unwrap_or(0).max(0) as usize,
-        sort_keys,
-        default: default.filter(|d| !d.is_none()),
-        open_head: [std::ptr::null_mut(); CYCLE_CHECK_DEPTH],
-        open_tail: Vec::new(),
-        depth: 0,
-        default_depth: 0,
-    };
+    let mut ser = Serializer::new(py, out, indent, sort_keys, default);
     for obj in iterable.try_iter()? {
         let obj = obj?;
         if indent.is_some() {

@@ -58,6 +58,29 @@ pub(crate) struct Serializer<'py> {
 }
 
 impl<'py> Serializer<'py> {
+    /// A serializer writing into `out` with `dumps`' options (`indent`:
+    /// `None` or a negative count writes compact output; a `None`
+    /// `default` is no hook).
+    pub(crate) fn new(
+        py: Python<'py>,
+        out: Out,
+        indent: Option<isize>,
+        sort_keys: bool,
+        default: Option<Bound<'py, PyAny>>,
+    ) -> Serializer<'py> {
+        Serializer {
+            py,
+            out,
+            indent: indent.unwrap_or(0).max(0) as usize,
+            sort_keys,
+            default: default.filter(|d| !d.is_none()),
+            open_head: [std::ptr::null_mut(); CYCLE_CHECK_DEPTH],
+            open_tail: Vec::new(),
+            depth: 0,
+            default_depth: 0,
+        }
+    }
+
     /// Write one value. `obj` is a borrowed reference the caller keeps alive.
     ///
     /// The general path: the container loops first try [`fast_scalar`](super::scalar::fast_scalar)
