@@ -13,7 +13,7 @@
 //! skips each value by the kind of its first structural, without branches.
 //!
 //! Containers with more than [`TABLE_MIN`] children get a child table once
-//! the long reads into them (walks of at least [`SHORT_WALK`] children) have
+//! the long reads into them (walks of at least `SHORT_WALK` children) have
 //! walked as many children as they hold (positions of every child; for
 //! objects also a one-byte tag or a hash of every key, the first occurrence
 //! wins). A container read once or twice (a few fields of each of many
@@ -22,7 +22,7 @@
 //! wide object, one key of the same object in a loop) gets its table after
 //! at most two walks' worth of work, so the reads stay O(N) in total, never
 //! O(N²), and a repeated read of a small object costs a compare of 16 tags
-//! at a time. Built tables are read without a lock (see [`Tables`]).
+//! at a time. Built tables are read without a lock (see `Tables`).
 
 use crate::decode::number::parse_number;
 use crate::decode::string::decode_str;
@@ -549,7 +549,7 @@ impl<'a> Doc<'a> {
     /// Run `read` on the child table of container `c` (`Some`) or, while it
     /// has none, on `None`: `read` then walks the children and returns how
     /// many it walked with its answer. The table is built once the long
-    /// walks into `c` (see [`SHORT_WALK`]) add up to its length: a container
+    /// walks into `c` (see `SHORT_WALK`) add up to its length: a container
     /// read once (a few fields of each of many objects) is cheaper to walk
     /// than to index.
     #[inline(always)]

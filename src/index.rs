@@ -19,10 +19,10 @@
 //! offset Python's `json` reports: stage 1's own errors (a string that
 //! never closes, a backslash outside strings) are found over the whole
 //! input first, so on that cold path the prefix before them is walked
-//! again to find an earlier error (see [`stage1_error`]).
+//! again to find an earlier error (see `stage1_error`).
 //!
 //! [`validate`] and strict [`Index::build`] first try a faster walk
-//! ([`tokens`]) over a token index in which stage 1 also marks where each
+//! (`tokens`) over a token index in which stage 1 also marks where each
 //! number and literal starts, so that no gap needs measuring; it only ever
 //! answers "valid" (the build then records the same container table and
 //! keeps every token it passes but the scalar tokens, which leaves exactly
@@ -30,14 +30,14 @@
 //! walk described here. Lazy builds take the exact walk directly.
 //!
 //! Strings are not read here: a string ends at the last `"` before the next
-//! structural (see [`crate::lex::string_close`]), so a 1 MB base64 string costs nothing
+//! structural (see `crate::lex::string_close`), so a 1 MB base64 string costs nothing
 //! in stage 2.
 //!
 //! # Cost
 //!
 //! The walk costs a few nanoseconds per structural, so the per-structural
 //! work is kept small:
-//! - each gap is measured once ([`crate::lex::gap_end`]): empty, one non-space byte (a
+//! - each gap is measured once (`crate::lex::gap_end`): empty, one non-space byte (a
 //!   scalar) and one space (after `:`) are tested directly, anything else
 //!   (a newline and indentation) takes 16 bytes per SSE2 step;
 //! - a value is dispatched on its structural (`"`, `{`, `[`, or a scalar

@@ -17,7 +17,7 @@
 //!
 //! Each document then gets its own small index: its slice of the region's
 //! structurals (and escapes), rebased to the document's first byte, goes
-//! through stage 2 ([`Index::from_scan`]). Nothing of the input is copied
+//! through stage 2 (`Index::from_scan`). Nothing of the input is copied
 //! and no document is scanned twice; a document's index holds only its own
 //! structurals and containers, so a document kept by a caller keeps alive
 //! its index and the bytes it was cut from, nothing else.
@@ -106,7 +106,7 @@ pub struct Splitter {
 impl Splitter {
     /// `check_scalars` false leaves numbers and literals to a caller that
     /// checks them as it reads them (`loads`; see
-    /// [`Index::build_unchecked_scalars`]); a document that then fails is
+    /// `Index::build_unchecked_scalars`); a document that then fails is
     /// re-checked strictly, so its error is always the exact one.
     pub fn new(opts: Options, check_scalars: bool, window: usize) -> Splitter {
         Splitter {

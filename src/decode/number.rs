@@ -4,7 +4,7 @@
 //! # Algorithm
 //!
 //! The grammar `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` is checked by
-//! one forward pass ([`scan_number`]) that stops at the first byte where the
+//! one forward pass (`scan_number`) that stops at the first byte where the
 //! grammar cannot continue; that byte (possibly one past the token) is the
 //! error offset. Runs of digits are skipped eight at a time with a SWAR test
 //! (a `u64` load: every byte has high nibble 3, and adding 6 keeps it 3), so
@@ -32,7 +32,7 @@
 //! `loads` reads each number once ([`parse_number_at`], [`plain_decimal`],
 //! [`plain_long_decimal`]): the digits become a mantissa of up to 19 digits
 //! as the grammar is checked, and a mantissa over a power of ten up to
-//! 10^27 is rounded by [`fraction_f64`] (one exact `f64` division when both
+//! 10^27 is rounded by `fraction_f64` (one exact `f64` division when both
 //! are exact, else one 128-by-64-bit integer division with a sticky bit);
 //! only longer mantissas and larger exponents reach `fast_float2`, which
 //! then reads the digits again.
@@ -488,7 +488,7 @@ pub fn parse_number_at(input: &[u8], start: usize) -> Option<(Number<'_>, usize)
         .map(|v| (Number::Float(v), end))
 }
 
-/// The largest `k` that [`fraction_f64`] takes: 5^27 < 2^63.
+/// The largest `k` that `fraction_f64` takes: 5^27 < 2^63.
 const MAX_POW5: usize = 27;
 
 /// 5^k for k <= [`MAX_POW5`].
@@ -608,7 +608,7 @@ fn digits_value(chunk: &[u8; 32], mut at: usize, mut n: usize) -> u64 {
 ///
 /// One read: the digit and dot masks of the 32 bytes check the grammar,
 /// the digits on either side of the dot are converted eight at a time into
-/// one mantissa, and [`fraction_f64`] divides it by the power of ten.
+/// one mantissa, and `fraction_f64` divides it by the power of ten.
 #[inline(always)]
 pub fn plain_long_decimal(input: &[u8], p: usize, q: usize) -> Option<Number<'static>> {
     let chunk = input.get(p..)?.first_chunk::<32>()?;
@@ -639,7 +639,7 @@ pub fn plain_long_decimal(input: &[u8], p: usize, q: usize) -> Option<Number<'st
     Some(Number::Float(if neg == 1 { -v } else { v }))
 }
 
-/// An integer token that passed [`scan_number`].
+/// An integer token that passed `scan_number`.
 #[inline]
 fn parse_integer(text: &[u8]) -> Number<'_> {
     let neg = text[0] == b'-';

@@ -18,7 +18,7 @@
 //! without finding where its body ends: for keys of up to seven bytes, the
 //! eight bytes after the quote against the key and its closing quote, one
 //! masked compare; only when the first difference is a backslash is the
-//! body decoded ([`body_eq`]). Longer keys compare their first word the same
+//! body decoded ([`body_eq`](crate::decode::string::body_eq)). Longer keys compare their first word the same
 //! way, then the rest.
 //!
 //! Other keys (escapes, quotes, control or non-ASCII bytes) compare body by
@@ -27,7 +27,7 @@
 //! an escape, and then its first byte is the key's or a backslash. In a
 //! strict document every body was validated, so equal bytes without a
 //! backslash are a match; in a lazy one a candidate is confirmed by
-//! decoding it ([`body_eq`]).
+//! decoding it ([`body_eq`](crate::decode::string::body_eq)).
 
 use crate::decode::string::body_eq;
 
@@ -161,7 +161,7 @@ impl<'i, 'k> KeyMatcher<'i, 'k> {
         }
     }
 
-    /// The key's [`print`].
+    /// The key's `print`.
     #[inline(always)]
     pub(super) fn print(&self) -> u64 {
         print(self.word, self.key.len())
@@ -240,7 +240,7 @@ impl<'i, 'k> KeyMatcher<'i, 'k> {
     }
 }
 
-/// A key's tag: one byte of a multiplicative hash of its [`print`]. Child
+/// A key's tag: one byte of a multiplicative hash of its `print`. Child
 /// tables of small objects keep one per member; equal keys have equal
 /// tags, and a lookup compares the key only with members of its tag (one
 /// in 256 of the others, on average).

@@ -1,6 +1,6 @@
 //! Reads by a parsed path: every value a wildcard path matches
 //! ([`Doc::each_match`], [`Doc::find_all`]), and reads of one value by a
-//! [`Compiled`] path ([`Doc::find_compiled`]).
+//! [`Compiled`](crate::path::Compiled) path ([`Doc::find_compiled`]).
 //!
 //! # Algorithm
 //!

@@ -12,7 +12,7 @@
 //! it): each 16-byte block of input is stored to the output *before* it is
 //! tested (SSE2 on x86_64, two 8-byte SWAR words elsewhere), and the output
 //! advances only over the block's clean prefix. The byte that needs an
-//! escape is written from [`ESCAPE`], and the scan resumes after it. The
+//! escape is written from `ESCAPE`, and the scan resumes after it. The
 //! last 8-15 bytes go as one 8-byte word and the last 0-7 byte by byte. A
 //! clean string therefore costs one load, one store and one test per 16
 //! bytes; the Lua side calls this once per string through LuaJIT's FFI,

@@ -8,16 +8,16 @@
 //! prefix. A clean string therefore costs one vector load, one store and
 //! one test per block, with no `memcpy` call; the next block's address does
 //! not depend on the test (a predicted branch), so loads run ahead. A byte
-//! that needs escaping is written as its escape from [`ESCAPE`], and the
+//! that needs escaping is written as its escape from `ESCAPE`, and the
 //! scan resumes after it. By length:
 //!
-//! - under 16 bytes ([`write_str`]'s inline path, [`copy_short`]): two
+//! - under 16 bytes ([`write_str`]'s inline path, `copy_short`): two
 //!   overlapping loads and stores of 8, 4 or 1 bytes and a SWAR test, read
 //!   straight from the string (a padded stack copy would be re-read by a
 //!   wider load than the writes that filled it: a store-forwarding stall);
 //! - under 64 bytes ([`write_medium_str_raw`], used by `dumps`' container
 //!   loops): 16-byte blocks tested together, the last one overlapping;
-//! - otherwise ([`write_str_general`]): 64-byte blocks with AVX-512BW when
+//! - otherwise (`write_str_general`): 64-byte blocks with AVX-512BW when
 //!   the CPU has it (run-time detection; masked load for the tail, so no
 //!   byte past the string is read), else 16-byte blocks whose last partial
 //!   block is the string's last 16 bytes (the overlap rewrites identical
@@ -59,8 +59,8 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 ///
 /// Strings under 16 bytes (most keys and many values) are read with two
 /// overlapping loads straight from `s` and stored the same way (see
-/// [`copy_short`]); longer ones, and short ones with a byte to escape, take
-/// [`write_str_general`]: copy as you scan, 16 bytes per step, the output
+/// `copy_short`); longer ones, and short ones with a byte to escape, take
+/// `write_str_general`: copy as you scan, 16 bytes per step, the output
 /// advancing only over each block's clean prefix.
 #[inline]
 pub fn write_str<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
@@ -115,7 +115,7 @@ pub const MEDIUM_STR_MAX_LEN: usize = MEDIUM_STR + 1;
 /// Write `s` (under [`MEDIUM_STR`] bytes) as a JSON string literal at
 /// `dst` when no byte of it needs an escape, and return its length
 /// (`s.len() + 2`); return 0 otherwise (the bytes at `dst` are then
-/// garbage, not text). Under 16 bytes: [`copy_short`]; else 16-byte blocks
+/// garbage, not text). Under 16 bytes: `copy_short`; else 16-byte blocks
 /// copied and tested together, the last one overlapping the one before.
 ///
 /// # Safety
@@ -225,7 +225,7 @@ fn write_str_general<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
     write_str_blocks(out, s);
 }
 
-/// [`write_str_general`] with AVX-512BW: copy as you scan, 64 bytes per
+/// `write_str_general` with AVX-512BW: copy as you scan, 64 bytes per
 /// step; the last partial block is read with a masked load (no bytes past
 /// `s` are touched) and stored whole (room for it is reserved), and the
 /// output advances only over the clean prefix of each block.
@@ -287,7 +287,7 @@ unsafe fn write_str_avx512<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
     }
 }
 
-/// [`write_str_general`] with 16-byte blocks (SSE2, or SWAR words).
+/// `write_str_general` with 16-byte blocks (SSE2, or SWAR words).
 #[inline(never)]
 fn write_str_blocks<B: Buf + ?Sized>(out: &mut B, s: &[u8]) {
     let n = s.len();

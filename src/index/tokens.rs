@@ -24,7 +24,7 @@
 //! nesting limit.
 //!
 //! An eager decoder (the Python edge's `loads`) uses the same index and
-//! walk ([`eager`]), which then also records each container's child count
+//! walk (`eager`), which then also records each container's child count
 //! and leaves the scalar tokens to the decoder, which checks each one as it
 //! parses it.
 
@@ -178,7 +178,7 @@ impl Record for Check {
 /// closer's position in those structurals.
 struct Table {
     containers: Vec<Container>,
-    /// The most containers the input can hold (see [`ChildCounts`]'s).
+    /// The most containers the input can hold (see `ChildCounts`'s).
     limit: usize,
     /// The structurals so far; its capacity is the number of tokens, so
     /// it never grows (the walk keeps each token at most once).

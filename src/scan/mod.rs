@@ -63,7 +63,7 @@ pub struct Scan {
     pub first_control: Option<u32>,
     /// Whether any byte >= 0x80 occurs anywhere in the input.
     pub non_ascii: bool,
-    /// The token scan only ([`scan_tokens`]): every escape is a valid
+    /// The token scan only (`scan_tokens`): every escape is a valid
     /// one-letter escape (`\" \\ \/ \b \f \n \r \t`) or a `\uXXXX` of a
     /// character outside the surrogates, so the escapes need no further
     /// check. `false` also means "not known" (and always so from [`scan`]).
@@ -170,7 +170,7 @@ pub(crate) fn scan_tokens(input: &[u8], out: &mut Scan) -> Option<Result<(), Err
     }
 }
 
-/// [`scan_tokens`] with a given backend (for tests). `None` if this CPU
+/// `scan_tokens` with a given backend (for tests). `None` if this CPU
 /// cannot run it, or the backend has no token scan.
 #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
 pub fn scan_tokens_with(
