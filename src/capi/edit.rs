@@ -33,7 +33,7 @@
 //! whitespace as written), except the host values, which the host encodes.
 
 use super::handle::{handle, Handle};
-use super::read::{put, CCursor};
+use super::read::{key_bytes, put, CCursor};
 use super::status::{guard, Fail, Status};
 use crate::doc::{Cursor, Doc};
 use crate::edit::{
@@ -351,19 +351,25 @@ unsafe fn state<'e>(e: *mut Edit) -> Result<&'e mut Edit, Fail> {
     unsafe { e.as_mut() }.ok_or(Fail::Arg("null edit state"))
 }
 
-/// `len` bytes at `s` (a key).
+/// The document, edit state and key of an object edit (`qjson_edit_set`,
+/// `qjson_edit_delete`); `Fail::Arg` when the state is an array's.
 ///
 /// # Safety
-/// `s` points to `len` readable bytes (or `len` is 0).
-unsafe fn bytes<'a>(s: *const c_char, len: usize) -> Result<&'a [u8], Fail> {
-    if len == 0 {
-        return Ok(&[]);
+/// As those calls: `doc` live, `e` its live edit state, `key` readable for
+/// `len` bytes.
+unsafe fn object_key<'h, 'e, 'k>(
+    doc: *const Handle,
+    e: *mut Edit,
+    key: *const c_char,
+    len: usize,
+) -> Result<(Doc<'h>, &'e mut Edit, &'k [u8]), Fail> {
+    // SAFETY: forwarded from the contract.
+    let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
+    if !e.object {
+        return Err(Fail::Arg("not an object"));
     }
-    if s.is_null() {
-        return Err(Fail::Arg("null key"));
-    }
-    // SAFETY: per the contract, `s` points to `len` readable bytes.
-    Ok(unsafe { std::slice::from_raw_parts(s.cast::<u8>(), len) })
+    // SAFETY: forwarded from the contract.
+    Ok((d, e, unsafe { key_bytes(key, len) }?))
 }
 
 fn host_id(id: u32) -> Result<u32, Fail> {
@@ -533,12 +539,7 @@ pub unsafe extern "C" fn qjson_edit_set(
 ) -> c_int {
     guard(|| {
         // SAFETY: forwarded from the contract.
-        let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
-        if !e.object {
-            return Err(Fail::Arg("not an object"));
-        }
-        // SAFETY: forwarded from the contract.
-        let key = unsafe { bytes(key, len) }?;
+        let (d, e, key) = unsafe { object_key(doc, e, key, len) }?;
         let a = e.set(&d, key, host_id(id)?);
         if !added.is_null() {
             // SAFETY: non-null, and writable per the contract.
@@ -561,12 +562,7 @@ pub unsafe extern "C" fn qjson_edit_delete(
 ) -> c_int {
     guard(|| {
         // SAFETY: forwarded from the contract.
-        let (d, e) = (unsafe { handle(doc) }?.doc(), unsafe { state(e) }?);
-        if !e.object {
-            return Err(Fail::Arg("not an object"));
-        }
-        // SAFETY: forwarded from the contract.
-        let key = unsafe { bytes(key, len) }?;
+        let (d, e, key) = unsafe { object_key(doc, e, key, len) }?;
         Ok(if e.delete(&d, key) {
             Status::Ok
         } else {

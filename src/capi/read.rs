@@ -210,6 +210,21 @@ pub unsafe extern "C" fn qjson_index(
     })
 }
 
+/// The `len` bytes of a key at `key` (null only when `len` is 0).
+///
+/// # Safety
+/// `key` readable for `len` bytes when `len > 0`.
+pub(crate) unsafe fn key_bytes<'a>(key: *const c_char, len: usize) -> Result<&'a [u8], Fail> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if key.is_null() {
+        return Err(Fail::Arg("null key"));
+    }
+    // SAFETY: `key` points to `len` readable bytes, per the contract.
+    Ok(unsafe { std::slice::from_raw_parts(key.cast::<u8>(), len) })
+}
+
 /// Member `key` (`key_len` bytes; null only when empty) of the object at
 /// `at`: `qjson_field`'s lookup, shared with `qjson_field_value`.
 ///
@@ -221,14 +236,8 @@ pub(crate) unsafe fn field_of(
     key: *const c_char,
     key_len: usize,
 ) -> Result<Cursor, Fail> {
-    let key: &[u8] = if key_len == 0 {
-        b""
-    } else if key.is_null() {
-        return Err(Fail::Arg("null key"));
-    } else {
-        // SAFETY: `key` points to `key_len` readable bytes, per the contract.
-        unsafe { std::slice::from_raw_parts(key.cast::<u8>(), key_len) }
-    };
+    // SAFETY: forwarded from this function's contract.
+    let key = unsafe { key_bytes(key, key_len) }?;
     match d.type_of(at) {
         JsonType::Object => {}
         found => {
