@@ -103,6 +103,33 @@ thread_local! {
     };
 }
 
+/// Container tables with at most this many entries of capacity are kept
+/// for the next call on the same thread (384 KiB).
+const KEEP_CONTAINERS_MAX: usize = 32 * 1024;
+
+thread_local! {
+    /// The strict index's container table while the walk fills it, kept
+    /// for the next build on this thread (as [`SPARE_SCAN`]): the Doc gets
+    /// an exact copy.
+    static SPARE_CONTAINERS: Cell<Vec<Container>> = const { Cell::new(Vec::new()) };
+}
+
+/// An empty container table, with the capacity the last one on this
+/// thread left.
+fn take_containers() -> Vec<Container> {
+    SPARE_CONTAINERS.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Keep `v` for the next [`take_containers`] on this thread, unless it is
+/// large.
+fn give_back_containers(mut v: Vec<Container>) {
+    if v.capacity() <= KEEP_CONTAINERS_MAX {
+        v.clear();
+        // (Fails only while the thread exits; `v` is then just dropped.)
+        let _ = SPARE_CONTAINERS.try_with(|c| c.set(v));
+    }
+}
+
 /// An empty [`Scan`], with the capacity the last one on this thread left.
 fn take_scan() -> Scan {
     SPARE_SCAN.try_with(Cell::take).unwrap_or_default()
@@ -177,6 +204,8 @@ impl Record for Check {
 /// but the scalar tokens, in order) and the container table, with each
 /// closer's position in those structurals.
 struct Table {
+    /// The thread's spare table (see [`take_containers`]), copied out
+    /// exactly at the end.
     containers: Vec<Container>,
     /// The most containers the input can hold (see `ChildCounts`'s).
     limit: usize,
@@ -258,9 +287,16 @@ pub(super) struct Built {
 /// than the exact list.
 pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Built> {
     let mut scan = take_scan();
-    let built = table(input, max_depth, &mut scan).map(|table| Built {
-        structurals: table.kept,
-        containers: table.containers,
+    let mut table = Table {
+        containers: take_containers(),
+        limit: 0,
+        kept: Vec::new(),
+    };
+    let built = fill(input, max_depth, &mut scan, &mut table).then(|| Built {
+        structurals: std::mem::take(&mut table.kept),
+        // (Exactly as many as there are: a small document's table is then
+        // no larger than needed, and no guess is ever grown or shrunk.)
+        containers: table.containers.to_vec(),
         escapes: if escapes {
             scan.escapes.clone()
         } else {
@@ -268,16 +304,18 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
         },
         non_ascii: scan.non_ascii,
     });
+    give_back_containers(table.containers);
     give_back_scan(scan);
     built
 }
 
 /// [`build`] up to the structurals and the container table, scanning into
-/// `scan`.
-fn table(input: &[u8], max_depth: usize, scan: &mut Scan) -> Option<Table> {
+/// `scan` and recording into `table` (whose container table is cleared
+/// first); `false` if the input is not known to be valid.
+fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> bool {
     match scan::scan_tokens(input, scan) {
         Some(Ok(())) if scan.first_control.is_none() => {}
-        _ => return None,
+        _ => return false,
     }
     let s = &scan.structurals;
     // As the exact walk guesses: small documents take the upper bound
@@ -288,15 +326,16 @@ fn table(input: &[u8], max_depth: usize, scan: &mut Scan) -> Option<Table> {
     } else {
         s.len() / 16 + 1
     };
-    let mut table = Table {
-        containers: Vec::with_capacity(guess),
-        limit,
-        kept: Vec::with_capacity(s.len()),
-    };
-    let ok = walk(input, s, max_depth, &mut table)
+    table.containers.clear();
+    if table.containers.capacity() < guess {
+        table.containers.reserve_exact(guess);
+    }
+    table.limit = limit;
+    table.kept = Vec::with_capacity(s.len());
+    let ok = walk(input, s, max_depth, table)
         && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
     if !ok {
-        return None;
+        return false;
     }
     // The sentinel (the walk accepted, so it ended there), then the spare
     // room (the scalar tokens') back unless it is small.
@@ -304,7 +343,7 @@ fn table(input: &[u8], max_depth: usize, scan: &mut Scan) -> Option<Table> {
     if (table.kept.capacity() - table.kept.len()) * 4 > SPARE_MAX {
         table.kept.shrink_to_fit();
     }
-    Some(table)
+    true
 }
 
 /// The grammar walk, compiled for AVX2 when the CPU has it (as
@@ -880,6 +919,9 @@ mod tests {
                     .collect::<Vec<_>>()
             };
             assert_eq!(t(&c), t(&index.containers));
+            // The Doc holds exactly the table, however large the thread's
+            // spare one is.
+            assert_eq!(c.capacity(), c.len());
             assert_eq!(esc, escapes);
             assert_eq!(non_ascii, index.non_ascii);
         };

@@ -25,8 +25,10 @@
 //!    eight or sixteen stores at a time, advancing by the popcount, no branch
 //!    per bit); the escape starts likewise.
 //! 5. **Checks.** A backslash outside a string is an error; the first control
-//!    byte inside a string is recorded; the OR of all blocks tells whether
-//!    any byte is >= 0x80.
+//!    byte inside a string is recorded (the token scan only ORs the control
+//!    bytes inside strings together, and a cold second pass finds the first
+//!    one if there is any: its callers only ask whether there is one); the
+//!    OR of all blocks tells whether any byte is >= 0x80.
 //! 6. **Escapes (token scan, AVX-512 only).** For blocks holding an escaped byte (or
 //!    the digits of a `\u` from the previous block): every escaped byte must
 //!    be a one-letter escape or `u`, the four bytes after each `u` hex
@@ -369,7 +371,9 @@ struct Sink<'a> {
     vec: &'a mut Vec<u32>,
     ptr: *mut u32,
     len: usize,
-    cap: usize,
+    /// The capacity less [`SLACK`] (0 if smaller): a block may write while
+    /// `len` is below it (one compare per block, no subtraction).
+    full: usize,
 }
 
 impl<'a> Sink<'a> {
@@ -378,7 +382,7 @@ impl<'a> Sink<'a> {
         Sink {
             ptr: vec.as_mut_ptr(),
             len: vec.len(),
-            cap: vec.capacity(),
+            full: vec.capacity().saturating_sub(SLACK),
             vec,
         }
     }
@@ -391,10 +395,11 @@ impl<'a> Sink<'a> {
     /// The CPU must support `B`'s instruction set.
     #[inline(always)]
     unsafe fn push<B: Block64>(&mut self, at: usize, bits: u64, n: usize) {
-        if self.cap - self.len < SLACK {
+        if self.len >= self.full {
             self.grow(at + 64, n);
         }
-        // SAFETY: at least SLACK entries are free past `len`, as
+        // SAFETY: `len < full`, so more than SLACK entries are free past
+        // `len` (`grow` leaves at least 2 * SLACK), as
         // `write_offsets` requires; it initialises the first `k` of them,
         // which become part of the length.
         unsafe {
@@ -411,7 +416,7 @@ impl<'a> Sink<'a> {
         unsafe { self.vec.set_len(self.len) };
         grow(self.vec, scanned, n);
         self.ptr = self.vec.as_mut_ptr();
-        self.cap = self.vec.capacity();
+        self.full = self.vec.capacity() - SLACK;
     }
 
     /// Hands the length back to the `Vec`.
@@ -513,10 +518,11 @@ impl<B: Block64> State<B> {
             let quote = m.quote & !escaped;
             let in_string = B::prefix_xor(quote) ^ self.in_string;
             scalars.check_escapes(block, escaped);
-            self.long_string = quote == 0
-                && self.in_string != 0
-                && !scalars.escape_pending(self.escapes.next_escaped);
             self.in_string = ((in_string as i64) >> 63) as u64;
+            // (No quote in the block, and inside a string before it, is
+            // inside a string after it: one test of both.)
+            self.long_string = (quote | !self.in_string) == 0
+                && !scalars.escape_pending(self.escapes.next_escaped);
 
             let stray = m.backslash & !in_string;
             if stray != 0 {
