@@ -100,7 +100,9 @@ fn main() {
             .iter()
             .map(|p| {
                 let name = PathBuf::from(p);
-                let name = name.file_name().map_or(p.clone(), |n| n.to_string_lossy().into());
+                let name = name
+                    .file_name()
+                    .map_or(p.clone(), |n| n.to_string_lossy().into());
                 (PathBuf::from(p), name, "")
             })
             .collect(),

@@ -114,6 +114,27 @@ thread_local! {
     static SPARE_CONTAINERS: Cell<Vec<Container>> = const { Cell::new(Vec::new()) };
 }
 
+thread_local! {
+    /// The structurals of a large strict index while the walk keeps them
+    /// (see [`build`]), kept for the next build on this thread.
+    static SPARE_KEPT: Cell<Vec<u32>> = const { Cell::new(Vec::new()) };
+}
+
+/// An empty structurals vector, with the capacity the last one on this
+/// thread left.
+fn take_kept() -> Vec<u32> {
+    SPARE_KEPT.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Keep `v` for the next [`take_kept`] on this thread, unless it is large.
+fn give_back_kept(mut v: Vec<u32>) {
+    if v.capacity() <= KEEP_MAX {
+        v.clear();
+        // (Fails only while the thread exits; `v` is then just dropped.)
+        let _ = SPARE_KEPT.try_with(|c| c.set(v));
+    }
+}
+
 /// An empty container table, with the capacity the last one on this
 /// thread left.
 fn take_containers() -> Vec<Container> {
@@ -212,6 +233,8 @@ struct Table {
     /// The structurals so far; its capacity is the number of tokens, so
     /// it never grows (the walk keeps each token at most once).
     kept: Vec<u32>,
+    /// Whether `kept` is the thread's spare vector (see [`build`]).
+    kept_spare: bool,
 }
 
 impl Record for Table {
@@ -260,6 +283,11 @@ impl Record for Table {
 /// measured ~3% more instructions on twitter.json.)
 const SPARE_MAX: usize = 256;
 
+/// Token lists of at least this many entries (64 KiB, half of glibc's
+/// first mmap threshold) and at most [`KEEP_MAX`] have their structurals
+/// written into the thread's spare vector and copied out (see [`build`]).
+const COPY_MIN: usize = 16 * 1024;
+
 /// The strict index built from the token scan, with stage 1's escapes.
 pub(super) struct Built {
     pub structurals: Vec<u32>,
@@ -281,18 +309,37 @@ pub(super) struct Built {
 /// [`take_scan`]): no allocation and no growth once the thread has scanned
 /// a document as large. The walk writes the structurals straight into a
 /// vector with room for every token (no second pass over the tokens to
-/// drop the scalar ones); the scalar tokens' room is given back at the end
-/// when it exceeds [`SPARE_MAX`] (a shrinking `realloc`, which the
-/// allocator does in place), so the index holds at most that much more
-/// than the exact list.
+/// drop the scalar ones). Small documents' vector is the Doc's, the
+/// scalar tokens' room given back at the end when it exceeds [`SPARE_MAX`]
+/// (a shrinking `realloc`, which the allocator does in place), so the
+/// index holds at most that much more than the exact list. From
+/// [`COPY_MIN`] tokens it is the thread's spare one too, copied out
+/// exactly: a large vector allocated with room for every token and then
+/// shrunk was, with glibc, a fresh `mmap` on every parse (the shrunk size
+/// it frees sets the allocator's mmap threshold below the next request),
+/// then page faults on every page, `mremap` and `munmap`: about 40% of a
+/// strict parse of twitter.json from Python, against a copy of a few
+/// microseconds. (Above [`KEEP_MAX`] tokens the thread keeps no spare
+/// vectors, and the Doc's vector is given back its spare room only when
+/// that exceeds a quarter of it, so that repeated parses ask for the same
+/// size.)
 pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Built> {
     let mut scan = take_scan();
     let mut table = Table {
         containers: take_containers(),
         limit: 0,
         kept: Vec::new(),
+        kept_spare: false,
     };
-    let built = fill(input, max_depth, &mut scan, &mut table).then(|| Built {
+    let ok = fill(input, max_depth, &mut scan, &mut table);
+    if table.kept_spare {
+        let spare = std::mem::take(&mut table.kept);
+        if ok {
+            table.kept = spare.to_vec();
+        }
+        give_back_kept(spare);
+    }
+    let built = ok.then(|| Built {
         structurals: std::mem::take(&mut table.kept),
         // (Exactly as many as there are: a small document's table is then
         // no larger than needed, and no guess is ever grown or shrunk.)
@@ -331,7 +378,14 @@ fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> b
         table.containers.reserve_exact(guess);
     }
     table.limit = limit;
-    table.kept = Vec::with_capacity(s.len());
+    table.kept_spare = (COPY_MIN..=KEEP_MAX).contains(&s.len());
+    table.kept = if table.kept_spare {
+        let mut v = take_kept();
+        v.reserve_exact(s.len());
+        v
+    } else {
+        Vec::with_capacity(s.len())
+    };
     let ok = walk(input, s, max_depth, table)
         && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
     if !ok {
@@ -340,7 +394,9 @@ fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> b
     // The sentinel (the walk accepted, so it ended there), then the spare
     // room (the scalar tokens') back unless it is small.
     table.kept.push(*s.last().expect("the sentinel"));
-    if (table.kept.capacity() - table.kept.len()) * 4 > SPARE_MAX {
+    let (len, spare) = (table.kept.len(), table.kept.capacity() - table.kept.len());
+    let small = s.len() < COPY_MIN;
+    if !table.kept_spare && spare * 4 > SPARE_MAX && (small || spare > len / 4) {
         table.kept.shrink_to_fit();
     }
     true
