@@ -52,6 +52,9 @@ const SEG_BYTES: u32 = 0;
 const SEG_VALUE: u32 = 1;
 /// A segment kind: the dirty child view given at position `id` (0-based).
 const SEG_VIEW: u32 = 2;
+/// While planning only: bytes of the plan's own (`p` holds an offset into
+/// `lits`); [`Plan::finish`] turns them into `SEG_BYTES`.
+const SEG_LIT: u32 = 3;
 
 /// One step of a plan (`qjson_seg`).
 #[repr(C)]
@@ -73,26 +76,32 @@ enum Host {
 }
 
 /// The edit state of one container (`qjson_edit`): the engine's patches
-/// (objects) or slots (arrays, once unfolded), and the last plan.
+/// (objects) or slots (arrays, once unfolded), the last plan, and a saved
+/// copy of the edits (`qjson_edit_save` / `qjson_edit_restore`).
 pub struct Edit {
     at: Cursor,
     object: bool,
     patches: Patches<Box<[u8]>, Host>,
     slots: Option<Vec<Slot<Host>>>,
+    saved: Option<Saved>,
     /// The last plan: segments (literal ones point into `lits` once done).
     segs: Vec<Seg>,
     lits: Vec<u8>,
 }
 
+/// What `qjson_edit_save` keeps: the edits as they were.
+struct Saved {
+    patches: Patches<Box<[u8]>, Host>,
+    slots: Option<Vec<Slot<Host>>>,
+}
+
 /// The engine's output for one container as segments: input ranges,
-/// literal bytes (offsets into `lits` until [`Plan::finish`]) and host
-/// values.
+/// literal bytes (`SEG_LIT`, offsets into `lits` until [`Plan::finish`])
+/// and host values.
 struct Plan<'d, 'e> {
     doc: Doc<'d>,
     segs: &'e mut Vec<Seg>,
     lits: &'e mut Vec<u8>,
-    /// For each segment, whether it is literal (its `p` is an offset).
-    literal: Vec<bool>,
 }
 
 impl Plan<'_, '_> {
@@ -101,8 +110,8 @@ impl Plan<'_, '_> {
         let a = self.lits.len();
         f(self.lits);
         let n = self.lits.len() - a;
-        if let (Some(last), Some(true)) = (self.segs.last_mut(), self.literal.last()) {
-            if last.p as usize + last.len == a {
+        if let Some(last) = self.segs.last_mut() {
+            if last.kind == SEG_LIT && last.p as usize + last.len == a {
                 last.len += n;
                 return;
             }
@@ -110,10 +119,9 @@ impl Plan<'_, '_> {
         self.segs.push(Seg {
             p: a as *const c_char,
             len: n,
-            kind: SEG_BYTES,
+            kind: SEG_LIT,
             id: 0,
         });
-        self.literal.push(true);
     }
 
     fn host(&mut self, kind: u32, id: u32) {
@@ -123,17 +131,17 @@ impl Plan<'_, '_> {
             kind,
             id,
         });
-        self.literal.push(false);
     }
 
-    /// Literal segments get their pointers.
+    /// Literal segments get their pointers (and become plain bytes).
     fn finish(self) {
         let base = self.lits.as_ptr();
-        for (s, &lit) in self.segs.iter_mut().zip(&self.literal) {
-            if lit {
+        for s in self.segs.iter_mut() {
+            if s.kind == SEG_LIT {
                 // SAFETY: a literal segment's `p` holds its offset into
                 // `lits`, and offset + len <= lits.len().
                 s.p = unsafe { base.add(s.p as usize) }.cast();
+                s.kind = SEG_BYTES;
             }
         }
     }
@@ -149,7 +157,7 @@ impl Out for Plan<'_, '_> {
             return;
         }
         let p = self.doc.input()[a..].as_ptr().cast::<c_char>();
-        if let (Some(last), Some(false)) = (self.segs.last_mut(), self.literal.last()) {
+        if let Some(last) = self.segs.last_mut() {
             // Consecutive input ranges become one segment. The pointer is
             // only compared, never read through.
             if last.kind == SEG_BYTES && last.p.wrapping_add(last.len) == p {
@@ -163,7 +171,6 @@ impl Out for Plan<'_, '_> {
             kind: SEG_BYTES,
             id: 0,
         });
-        self.literal.push(false);
     }
 
     fn byte(&mut self, b: u8) {
@@ -223,20 +230,31 @@ impl Edit {
             object,
             patches: Patches::default(),
             slots: None,
+            saved: None,
             segs: Vec::new(),
             lits: Vec::new(),
         })
     }
 
-    fn dup(&self) -> Edit {
-        Edit {
-            at: self.at,
-            object: self.object,
+    /// A copy of the edits (host values are ids: copied as they are).
+    fn saved(&self) -> Saved {
+        Saved {
             patches: self.patches.dup_with(|k| k.clone(), |v| *v),
             slots: self
                 .slots
                 .as_ref()
                 .map(|s| s.iter().map(|x| x.dup_with(&mut |v| *v)).collect()),
+        }
+    }
+
+    fn dup(&self) -> Edit {
+        let Saved { patches, slots } = self.saved();
+        Edit {
+            at: self.at,
+            object: self.object,
+            patches,
+            slots,
+            saved: None,
             segs: Vec::new(),
             lits: Vec::new(),
         }
@@ -301,7 +319,6 @@ impl Edit {
             doc,
             segs: &mut segs,
             lits: &mut lits,
-            literal: Vec::new(),
         };
         let at = self.at;
         let r = if !self.changed() && views.is_empty() {
@@ -471,6 +488,43 @@ pub unsafe extern "C" fn qjson_edit_clone(e: *mut Edit, out: *mut *mut Edit) -> 
         // SAFETY: `out` is writable per the contract (`put` checks null).
         unsafe { put(out, Box::into_raw(c)) }?;
         Ok(Status::Ok)
+    })
+}
+
+/// Save a copy of the edits inside the state (replacing any copy saved
+/// before), to put back with [`qjson_edit_restore`]: what a host needs to
+/// make a sequence of edits atomic, without a state of its own to free.
+///
+/// # Safety
+/// `e` is a live edit state.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_save(e: *mut Edit) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let e = unsafe { state(e) }?;
+        e.saved = Some(e.saved());
+        Ok(Status::Ok)
+    })
+}
+
+/// Put back the edits saved by the last [`qjson_edit_save`] (and forget
+/// them); `QJSON_NOT_FOUND` when none is saved. The last plan is kept.
+///
+/// # Safety
+/// `e` is a live edit state.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_restore(e: *mut Edit) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let e = unsafe { state(e) }?;
+        match e.saved.take() {
+            Some(Saved { patches, slots }) => {
+                e.patches = patches;
+                e.slots = slots;
+                Ok(Status::Ok)
+            }
+            None => Ok(Status::NotFound),
+        }
     })
 }
 
@@ -828,6 +882,49 @@ mod tests {
             assert_eq!(qjson_edit_changed(c), 1);
             qjson_edit_free(c);
             qjson_edit_free(e);
+            qjson_free(h);
+        }
+    }
+
+    #[test]
+    fn save_and_restore() {
+        let h = parse(br#"{"a": 1, "b": [1, 2]}"#);
+        let (e, _) = new_edit(h, "");
+        let (eb, _) = new_edit(h, "b");
+        let mut added = -1;
+        // SAFETY: live handle and states, static keys.
+        unsafe {
+            // Nothing saved yet.
+            assert_eq!(qjson_edit_restore(e), 2);
+            assert_eq!(qjson_edit_save(e), 0);
+            assert_eq!(qjson_edit_save(eb), 0);
+            assert_eq!(
+                qjson_edit_set(h, e, b"c".as_ptr().cast(), 1, 1, &mut added),
+                0
+            );
+            assert_eq!(qjson_edit_delete(h, e, b"a".as_ptr().cast(), 1), 0);
+            assert_eq!(qjson_edit_insert(h, eb, 0, 1), 0);
+            assert_eq!(run(h, e, &[], &["X"], &[]), r#"{"b": [1, 2],"c":X}"#);
+            assert_eq!(run(h, eb, &[], &["X"], &[]), "[X,1, 2]");
+            // Back to the saved (empty) edits, once.
+            assert_eq!(qjson_edit_restore(e), 0);
+            assert_eq!(qjson_edit_restore(eb), 0);
+            assert_eq!(qjson_edit_restore(e), 2);
+            assert_eq!(qjson_edit_changed(e), 0);
+            assert_eq!(qjson_edit_changed(eb), 0);
+            assert_eq!(run(h, e, &[], &[], &[]), r#"{"a": 1, "b": [1, 2]}"#);
+            assert_eq!(run(h, eb, &[], &[], &[]), "[1, 2]");
+            // A save keeps edits made before it.
+            assert_eq!(
+                qjson_edit_set(h, e, b"a".as_ptr().cast(), 1, 2, &mut added),
+                0
+            );
+            assert_eq!(qjson_edit_save(e), 0);
+            assert_eq!(qjson_edit_delete(h, e, b"b".as_ptr().cast(), 1), 0);
+            assert_eq!(qjson_edit_restore(e), 0);
+            assert_eq!(run(h, e, &[], &["", "Y"], &[]), r#"{"a": Y, "b": [1, 2]}"#);
+            qjson_edit_free(e);
+            qjson_edit_free(eb);
             qjson_free(h);
         }
     }
