@@ -1061,19 +1061,11 @@ end
 
 -- The journal of the patch being applied (see "patches"): a flat list of
 -- undo records, `jn` slots long; nil outside qjson.patch / merge_patch.
--- Edits log what they change there while it is open.
+-- Edits log what they change there while it is open. A record is its
+-- fields, then its tag (undo reads backwards): 1 = a dirty flag raised
+-- {st}, 2 = a key state replaced {ks, key, old state or false}, 3 = a
+-- proxy saved by touch, 4 = a plain table saved by touch.
 local J, jn = nil, 0
-
---- Log one undo record (its fields, then its tag: undo reads backwards).
-local function jlog2(a, tag)
-    J[jn + 1], J[jn + 2] = a, tag
-    jn = jn + 2
-end
-local function jlog4(a, b, c, tag)
-    J[jn + 1], J[jn + 2], J[jn + 3], J[jn + 4] = a, b, c, tag
-    jn = jn + 4
-end
-local J_FLIP, J_KEY, J_PROXY, J_PLAIN = 1, 2, 3, 4
 
 -- A proxy made dirty joins its parent's `kids` (the dirty child views the
 -- encoder asks about: no walk over the whole cache), once: only the
@@ -1094,7 +1086,8 @@ local function mark_dirty(st)
             kids[#kids + 1] = st
         end
         if J ~= nil then
-            jlog2(st, J_FLIP)
+            J[jn + 1], J[jn + 2] = st, 1
+            jn = jn + 2
         end
         return mark_dirty(p)
     end
@@ -1226,7 +1219,8 @@ local function obj_newindex(t, k, v)
             raise(rc, k)
         end
         if J ~= nil then
-            jlog4(ks, k, old or false, J_KEY)
+            J[jn + 1], J[jn + 2], J[jn + 3], J[jn + 4] = ks, k, old or false, 2
+            jn = jn + 4
         elseif old ~= nil and old ~= 0 then
             -- (While a journal is open, values are only added: undo
             -- forgets the ids past the saved count.)
@@ -1243,7 +1237,8 @@ local function obj_newindex(t, k, v)
     else
         local id
         if J ~= nil then
-            jlog4(ks, k, old or false, J_KEY)
+            J[jn + 1], J[jn + 2], J[jn + 3], J[jn + 4] = ks, k, old or false, 2
+            jn = jn + 4
             id = new_id(st, v)
         elseif old ~= nil and old ~= 0 then
             id = old < 0 and -old or old
@@ -1835,6 +1830,35 @@ local function pointer_tokens(p)
     return tokens
 end
 
+--- A patch given as JSON text, decoded once: a gateway applies the same
+--- few texts to every request, and the decoded proxy keeps what reads
+--- learn (its keys, its children), so the next use skips the parse and
+--- the key walk. The patch functions only read a patch (values are put
+--- into the target through `own`, as fresh proxies), so a cached proxy
+--- never changes. Texts up to TEXT_CACHE_LEN bytes are kept; the cache is
+--- dropped when it holds TEXT_CACHE_MAX of them.
+local decode_text
+do
+    local TEXT_CACHE_MAX, TEXT_CACHE_LEN = 64, 64 * 1024
+    local text_cache, text_cached = {}, 0
+
+    decode_text = function(text)
+        local v = text_cache[text]
+        if v ~= nil then
+            return v
+        end
+        v = qjson.decode(text)
+        if #text <= TEXT_CACHE_LEN then
+            if text_cached >= TEXT_CACHE_MAX then
+                text_cache, text_cached = {}, 0
+            end
+            text_cache[text] = v
+            text_cached = text_cached + 1
+        end
+        return v
+    end
+end
+
 --- The 0-based position `tok` names in an array of `n` (insert: `-` and n
 --- allowed).
 local function array_pos(tok, n, insert)
@@ -1943,7 +1967,7 @@ local function touch(v)
         end
         if not seen[v] then
             seen[v] = true
-            J[jn + 1], J[jn + 2], J[jn + 3] = v, shallow(v), J_PLAIN
+            J[jn + 1], J[jn + 2], J[jn + 3] = v, shallow(v), 4
             jn = jn + 3
         end
         return
@@ -1961,7 +1985,7 @@ local function touch(v)
     end
     local added = st.added
     J[jn + 1], J[jn + 2], J[jn + 3], J[jn + 4], J[jn + 5], J[jn + 6] =
-        st, added and shallow(added), st.n or false, st.next_id, e, J_PROXY
+        st, added and shallow(added), st.n or false, st.next_id, e, 3
     jn = jn + 6
 end
 
@@ -1979,7 +2003,7 @@ local function journal_close(undo)
         local i = n
         while i > 0 do
             local tag = j[i]
-            if tag == J_FLIP then
+            if tag == 1 then -- a dirty flag raised
                 local st = j[i - 1]
                 st.dirty = false
                 local p = st.parent
@@ -1989,11 +2013,11 @@ local function journal_close(undo)
                     kids[#kids] = nil
                 end
                 i = i - 2
-            elseif tag == J_KEY then
+            elseif tag == 2 then -- a key state replaced
                 local old = j[i - 1]
                 j[i - 3][j[i - 2]] = old or nil
                 i = i - 4
-            elseif tag == J_PROXY then
+            elseif tag == 3 then -- a proxy saved
                 local st, e = j[i - 5], j[i - 1]
                 st.added, st.n = j[i - 4], j[i - 3]
                 local next_id, vals = j[i - 2], st.vals
@@ -2014,7 +2038,7 @@ local function journal_close(undo)
                     st.vals = false
                 end
                 i = i - 6
-            else -- J_PLAIN
+            else -- 4, a plain table saved
                 local v, copy = j[i - 2], j[i - 1]
                 for k in next, shallow(v) do
                     v[k] = nil
@@ -2256,7 +2280,7 @@ end
 --- qjson.patch(t, ops) -> t (or the new root when an op replaces it).
 function qjson.patch(t, ops)
     if type(ops) == "string" then
-        ops = qjson.decode(ops)
+        ops = decode_text(ops)
         if kind_of(ops) ~= ARRAY then
             error(setmetatable({ message = "a JSON Patch is an array of ops" }, PatchError), 2)
         end
@@ -2338,7 +2362,7 @@ end
 --- qjson.merge_patch(t, patch) -> t (or the patch, when it is not an object).
 function qjson.merge_patch(t, patch)
     if type(patch) == "string" then
-        patch = qjson.decode(patch)
+        patch = decode_text(patch)
     end
     if kind_of(patch) ~= OBJECT then
         return own(patch)

@@ -42,6 +42,7 @@ use crate::edit::{
 };
 use crate::encode::escape::write_str;
 use crate::error::JsonType;
+use smallvec::SmallVec;
 use std::convert::Infallible;
 use std::ffi::{c_char, c_int};
 use std::sync::Mutex;
@@ -107,6 +108,9 @@ struct Plan<'d, 'e> {
 impl Plan<'_, '_> {
     /// Literal bytes written by `f` into `lits`.
     fn lit(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        if self.lits.capacity() == 0 {
+            self.lits.reserve(64);
+        }
         let a = self.lits.len();
         f(self.lits);
         let n = self.lits.len() - a;
@@ -315,6 +319,9 @@ impl Edit {
         let mut lits = std::mem::take(&mut self.lits);
         segs.clear();
         lits.clear();
+        // One allocation each for a typical plan (a few edits), made at the
+        // first plan, instead of a chain of reallocations.
+        segs.reserve(8);
         let mut p = Plan {
             doc,
             segs: &mut segs,
@@ -327,7 +334,7 @@ impl Edit {
             write_lazy_object(&doc, at, &self.patches, views, &mut p)
         } else if let Some(slots) = &mut self.slots {
             // The views are the host's for this plan only.
-            let mut by_start: Vec<(u32, Host)> = views
+            let mut by_start: SmallVec<[(u32, Host); 8]> = views
                 .iter()
                 .filter_map(|v| match *v {
                     Host::View(_, c) => Some((c.start, *v)),
@@ -763,7 +770,7 @@ pub unsafe extern "C" fn qjson_edit_plan(
             // SAFETY: per the contract, `views` points to `nviews` cursors.
             unsafe { std::slice::from_raw_parts(views, nviews) }
         };
-        let views: Vec<Host> = given
+        let views: SmallVec<[Host; 8]> = given
             .iter()
             .enumerate()
             .map(|(i, c)| Host::View(i as u32, c.core()))
