@@ -84,7 +84,7 @@ pub struct Edit {
     object: bool,
     patches: Patches<Box<[u8]>, Host>,
     slots: Option<Vec<Slot<Host>>>,
-    saved: Option<Saved>,
+    saved: Option<Box<Saved>>,
     /// The last plan: segments (literal ones point into `lits` once done).
     segs: Vec<Seg>,
     lits: Vec<u8>,
@@ -509,7 +509,7 @@ pub unsafe extern "C" fn qjson_edit_save(e: *mut Edit) -> c_int {
     guard(|| {
         // SAFETY: forwarded from the contract.
         let e = unsafe { state(e) }?;
-        e.saved = Some(e.saved());
+        e.saved = Some(Box::new(e.saved()));
         Ok(Status::Ok)
     })
 }
@@ -524,7 +524,7 @@ pub unsafe extern "C" fn qjson_edit_restore(e: *mut Edit) -> c_int {
     guard(|| {
         // SAFETY: forwarded from the contract.
         let e = unsafe { state(e) }?;
-        match e.saved.take() {
+        match e.saved.take().map(|b| *b) {
             Some(Saved { patches, slots }) => {
                 e.patches = patches;
                 e.slots = slots;
