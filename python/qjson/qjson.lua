@@ -1014,6 +1014,9 @@ end
              vals[id]; 0, the original member is deleted},
              added = {added keys, in order}
   arrays:    n = the length once edited
+    kids     the child proxies that became dirty, in the order they did
+             (each once: encode asks them instead of walking the cache)
+    jgen     the patch (journal generation) that last saved this proxy
 The core keeps the edits as the Python views do, and plans the writing of
 an edited container (qjson_edit_plan): byte ranges of the input (untouched
 members in runs, keys and whitespace as written), a few literal bytes, and

@@ -17,6 +17,11 @@
 //!   the engine's [`Slot`]s: an original element or a host value. Inserts
 //!   and removals move slots.
 //!
+//! A state can keep one copy of its edits (`qjson_edit_save`) and go back
+//! to it (`qjson_edit_restore`): a host makes a sequence of edits atomic
+//! (a JSON Patch whose last op fails) with a save per container it
+//! changes, and nothing to free when the sequence succeeds.
+//!
 //! # Writing
 //!
 //! [`qjson_edit_plan`] runs the engine's writer for the container's shape
