@@ -18,7 +18,8 @@
 //! file, splitting 5 MB took 16.9 M instructions instead of 25.5 M
 //! (callgrind; the exact walk and the closer search were 15.3 M of them,
 //! the token walk is 6.9 M), and `parse_many` with two reads per line
-//! about 0.65x the CPU time (see benchmarks/many_bench.py).
+//! of the 100 MB file took 0.64x and 0.75x the CPU time in two
+//! interleaved runs (LTO builds, a loaded machine).
 //!
 //! # The window path
 //!
