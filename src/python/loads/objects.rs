@@ -266,3 +266,45 @@ pub(super) unsafe fn list_set(list: *mut ffi::PyObject, i: ffi::Py_ssize_t, v: *
         ffi::PyList_SetItem(list, i, v);
     }
 }
+
+#[cfg(all(test, not(feature = "abi3")))]
+mod tests {
+    use super::{census, decode_utf8};
+
+    /// Texts around every width boundary and word edge, against a count
+    /// and decode by `str`'s own methods.
+    #[test]
+    fn census_and_decode_match_chars() {
+        let pieces = [
+            "a",
+            "é",
+            "ÿ",
+            "Ā",
+            "߿",
+            "ࠀ",
+            "中",
+            "\u{ffff}",
+            "😀",
+            "\u{10ffff}",
+            "abcdefgh",
+        ];
+        for (i, p) in pieces.iter().enumerate() {
+            for q in &pieces[i..] {
+                for pad in 0..10 {
+                    let t = format!("{}{}{}{}", "x".repeat(pad), p, "y".repeat(9 - pad), q);
+                    let max = t.chars().map(u32::from).max().unwrap_or(0);
+                    let want = match max {
+                        0..=0x7F => 0x7F,
+                        0x80..=0xFF => 0xFF,
+                        0x100..=0xFFFF => 0xFFFF,
+                        _ => 0x10FFFF,
+                    };
+                    assert_eq!(census(t.as_bytes()), (t.chars().count(), want), "{t:?}");
+                    let mut out = vec![0u32; t.chars().count()];
+                    decode_utf8(t.as_bytes(), &mut out);
+                    assert_eq!(out, t.chars().map(u32::from).collect::<Vec<_>>(), "{t:?}");
+                }
+            }
+        }
+    }
+}
