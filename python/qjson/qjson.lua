@@ -1096,7 +1096,8 @@ local function child_value(st)
     elseif t == NUMBER then
         return val_out.num
     elseif t == OBJECT or t == ARRAY then
-        return (new_proxy(st.h, st.s, val_out.at, t, st, false, getmetatable(st)))
+        return (new_proxy(st.h, st.s, val_out.at, t, st, false, getmetatable(st),
+            tonumber(val_out.len)))
     elseif t == BOOL then
         return val_out.num ~= 0
     end
@@ -1479,8 +1480,10 @@ local function proxy_ipairs(t)
     end, t, 0
 end
 
--- `c` is the container's qjson_cursor (copied), `t` its type; `dm` the document's shared fields (doc_meta(h, s) when nil).
-new_proxy = function(h, s, c, t, parent, root, dm)
+-- `c` is the container's qjson_cursor (copied), `t` its type; `dm` the
+-- document's shared fields (doc_meta(h, s) when nil); `n` the number of
+-- children when the caller has it (an array keeps it as its length).
+new_proxy = function(h, s, c, t, parent, root, dm, n)
     local _ = reg_anchor -- keeps the registry's anchor alive (see "Doc / cursor")
     if dm == nil then
         dm = doc_meta(h, s)
@@ -1492,7 +1495,7 @@ new_proxy = function(h, s, c, t, parent, root, dm)
             cur = cur, parent = parent, cache = NO_CACHE }
     else
         st = { __qjson = ARRAY, __index = arr_index, __newindex = arr_newindex,
-            cur = cur, parent = parent, cache = NO_CACHE, n = false }
+            cur = cur, parent = parent, cache = NO_CACHE, n = n or false }
     end
     if root then
         st.root = true
