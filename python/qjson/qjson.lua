@@ -196,6 +196,7 @@ local doc_out = ffi_new("qjson_doc *[1]")
 local opts_buf = ffi_new("qjson_options")
 local status_out = ffi_new("int[1]")
 local offset_out = ffi_new("size_t[1]")
+local mem_out = ffi_new("size_t[1]")
 local cursor_t = ffi.typeof("qjson_cursor")
 local iter_t = ffi.typeof("qjson_iter")
 local int64_t = ffi.typeof("int64_t")
@@ -395,11 +396,13 @@ function qjson.parse(s, opts)
         end
         o.max_depth = d
     end
-    local rc = C.qjson_parse(s, #s, o, doc_out)
+    -- qjson_parse_root: the handle and its heap size in one call (the root
+    -- cursor it also gives is not kept: a Doc reads from a null cursor).
+    local rc = C.qjson_parse_root(s, #s, o, doc_out, cur_out, mem_out)
     if rc ~= OK then
         raise(rc, nil, 2)
     end
-    return (setmetatable({ _h = adopt(doc_out[0], s), _s = s }, Doc))
+    return (setmetatable({ _h = adopt(doc_out[0], s, mem_out[0]), _s = s }, Doc))
 end
 
 function Doc:get_str(p)
