@@ -1035,18 +1035,19 @@ and proxies for containers (the same proxy each time).
 
 local new_proxy -- (h, s, cp, parent, root) -> proxy
 
--- A proxy's state holds, from the start, only what its reads use: a table
--- of 8 slots (6 to 8 fields) instead of the 32 that every field needed.
--- The document's fields (`h`, `s`) are in one table per document, `dm`,
--- which is every state's metatable and its own __index; the fields an
--- edit or an encode sets (the dirty and encode flags, the edit state) and
--- `root` (true only for the root proxy) are read from ST_DEFAULTS, dm's
--- __index, until they are first set. The cache of children read is the
--- shared NO_CACHE until the first child is read. The
--- __len / __pairs / __ipairs metamethods are set only where LuaJIT honours
--- them on tables (built with LUA52COMPAT). A proxy was about 1 KB of Lua
--- heap (five on the 2 KB request's reads, which left half of the time to
--- the collector); it is about 350 bytes.
+-- A proxy's state is a table of 16 slots, not 32 (about 450 bytes of Lua
+-- heap, not 830: on the 2 KB request's reads, five proxies, the collector
+-- took 40-45% of the time). The document's fields (`h`, `s`) are in one
+-- table per document, `dm`, which is every state's metatable and its own
+-- __index; `root` (true only for the root proxy) and the fields only
+-- objects edit (`ks`, `added`) are read from ST_DEFAULTS, dm's __index,
+-- until they are set. The edit and encode fields stay in the constructor
+-- (false until used): without them a state had 8 slots and reads were 6%
+-- cheaper (callgrind instructions), but the first edit of a proxy
+-- rehashed its state and a 2 KB decode + set + encode cost 20% more. The cache of children read is
+-- the shared NO_CACHE until the first child is read. __len / __pairs /
+-- __ipairs are set only where LuaJIT honours them on tables (built with
+-- LUA52COMPAT).
 local ST_DEFAULTS = { root = false, dirty = false, era = false, dirty_now = false,
     writing = false, e = false, vals = false, next_id = 0, ks = false, added = false }
 local st_meta = { __index = ST_DEFAULTS }
@@ -1070,7 +1071,6 @@ local function own_cache(st)
     end
     return cache
 end
-
 
 local edit_out = ffi_new("qjson_edit *[1]")
 local slot_out = ffi_new("int64_t[1]")
@@ -1495,10 +1495,14 @@ new_proxy = function(h, s, c, t, parent, root, dm, n)
     local cur = cursor_t(c)
     if t == OBJECT then
         st = { __qjson = OBJECT, __index = obj_index, __newindex = obj_newindex,
-            cur = cur, parent = parent, cache = NO_CACHE }
+            cur = cur, parent = parent, cache = NO_CACHE,
+            dirty = false, era = false, dirty_now = false, writing = false,
+            e = false, vals = false, next_id = 0, ks = false, added = false }
     else
         st = { __qjson = ARRAY, __index = arr_index, __newindex = arr_newindex,
-            cur = cur, parent = parent, cache = NO_CACHE, n = n or false }
+            cur = cur, parent = parent, cache = NO_CACHE, n = n or false,
+            dirty = false, era = false, dirty_now = false, writing = false,
+            e = false, vals = false, next_id = 0 }
     end
     if root then
         st.root = true
