@@ -120,7 +120,8 @@ int qjson_index(const qjson_doc *doc, const qjson_cursor *at, int64_t i,
    out->at, and for a scalar its value: a string's unescaped bytes in
    out->str / out->len (as qjson_get_str: into the input, or into the
    per-thread buffer), a number as a double in out->num (as qjson_get_f64),
-   a boolean as 0 or 1 in out->num. Errors as the two calls it replaces. */
+   a boolean as 0 or 1 in out->num; for an object or array, its number of
+   members or elements in out->len. Errors as the two calls it replaces. */
 typedef struct qjson_value {
     qjson_cursor at;
     const char *str;

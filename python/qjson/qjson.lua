@@ -284,8 +284,15 @@ local collectgarbage, newproxy, clock = collectgarbage, newproxy, os.clock
 -- cdata that every Doc, cursor and proxy of the document shares (reg_live,
 -- a weak-valued table). The collector clears reg_live[i] in the cycle in
 -- which the last holder became unreachable; the sentinel's finaliser,
--- which runs after that clearing, frees those handles and compacts the
--- slots: one finaliser call per cycle, whatever the number of documents.
+-- which runs after that clearing, has those handles freed and the slots
+-- compacted: one finaliser call per cycle, whatever the number of
+-- documents. The sweep itself runs at the next adopt, not in the
+-- finaliser: LuaJIT records no trace inside a finaliser, so a sweep there
+-- ran in the interpreter (a cast and a C call per handle: a third of a
+-- microsecond per 2 KB request, 7% of decode + reads), where at adopt it
+-- is a compiled loop. While more than SWEEP_NOW bytes of index memory
+-- (4 MB) were made since the last sweep, the finaliser sweeps at once, so an
+-- idle state holds at most that much index memory of dropped documents.
 -- At lua_close, `reg_anchor`'s ffi.gc finaliser (run after the userdata
 -- finalisers) frees every handle left. The anchor is an upvalue of
 -- new_cursor and new_proxy, so it lives as long as any holder can.
@@ -315,8 +322,15 @@ local reg_anchor = ffi_gc(ffi_new("char[1]"), function()
     sweep(true)
 end)
 
+local sweep_due, native_unswept = false, 0
+
 local function cycle_ended(sentinel)
-    sweep(false)
+    if native_unswept >= 4 * 1024 * 1024 then -- SWEEP_NOW
+        sweep(false)
+        sweep_due, native_unswept = false, 0
+    else
+        sweep_due = true
+    end
     if native_new > budget then
         local ns = gc_time * 1e9 / native_new
         if ns > GC_NS then
@@ -341,7 +355,12 @@ local function adopt(h, pin, mem)
     local n = reg_n + 1
     reg_n = n
     reg_addr[n], reg_pin[n], reg_live[n] = tonumber(ffi.cast(intptr_t, h)), pin, h
+    if sweep_due then
+        sweep_due, native_unswept = false, 0
+        sweep(false)
+    end
     local m = tonumber(mem or C.qjson_memory(h)) + 256
+    native_unswept = native_unswept + m
     native_new = native_new + m
     if native_new > budget then
         pending = pending + m
@@ -377,11 +396,13 @@ function qjson.parse(s, opts)
         end
         o.max_depth = d
     end
-    local rc = C.qjson_parse(s, #s, o, doc_out)
+    -- qjson_parse_root: the handle and its heap size in one call (the root
+    -- cursor it also gives is not kept: a Doc reads from a null cursor).
+    local rc = C.qjson_parse_root(s, #s, o, doc_out, cur_out, len_out)
     if rc ~= OK then
         raise(rc, nil, 2)
     end
-    return (setmetatable({ _h = adopt(doc_out[0], s), _s = s }, Doc))
+    return (setmetatable({ _h = adopt(doc_out[0], s, len_out[0]), _s = s }, Doc))
 end
 
 function Doc:get_str(p)
@@ -1028,6 +1049,45 @@ and proxies for containers (the same proxy each time).
 
 local new_proxy -- (h, s, cp, parent, root) -> proxy
 
+-- A proxy's state is a table of 16 slots, not 32 (about 450 bytes of Lua
+-- heap, not 830: on the 2 KB request's reads, five proxies, the collector
+-- took 40-45% of the time). The document's fields (`h`, `s`) are in one
+-- table per document, `dm`, which is every state's metatable and its own
+-- __index; `root` (true only for the root proxy), `added` (objects that
+-- gain keys), `ks` for arrays and `jgen` (patches) are read from
+-- ST_DEFAULTS, dm's __index, until they are set: at most 16 keys, root
+-- included, until then. The edit and encode fields stay in the constructor
+-- (false until used): without them a state had 8 slots and reads were 6%
+-- cheaper (callgrind instructions), but the first edit of a proxy
+-- rehashed its state and a 2 KB decode + set + encode cost 20% more. The cache of children read is
+-- the shared NO_CACHE until the first child is read. __len / __pairs /
+-- __ipairs are set only where LuaJIT honours them on tables (built with
+-- LUA52COMPAT).
+local st_meta = { __index = { -- ST_DEFAULTS
+    root = false, dirty = false, era = false, dirty_now = false,
+    writing = false, e = false, vals = false, next_id = 0, ks = false, added = false,
+    kids = false, jgen = false } }
+local NO_CACHE = {} -- never written (own_cache replaces it first)
+local LUA52 = #setmetatable({}, { __len = function() return 1 end }) == 1
+
+--- The table of document fields that the proxies of handle `h` (over the
+--- input `s`) share (see above).
+local function doc_meta(h, s)
+    local dm = setmetatable({ h = h, s = s, __index = false }, st_meta)
+    dm.__index = dm
+    return dm
+end
+
+--- The cache of children of proxy state `st`, made on the first child read.
+local function own_cache(st)
+    local cache = st.cache
+    if cache == NO_CACHE then
+        cache = {}
+        st.cache = cache
+    end
+    return cache
+end
+
 local edit_out = ffi_new("qjson_edit *[1]")
 local slot_out = ffi_new("int64_t[1]")
 local size_out = ffi_new("size_t[1]")
@@ -1055,7 +1115,8 @@ local function child_value(st)
     elseif t == NUMBER then
         return val_out.num
     elseif t == OBJECT or t == ARRAY then
-        return (new_proxy(st.h, st.s, val_out.at, t, st, false))
+        return (new_proxy(st.h, st.s, val_out.at, t, st, false, getmetatable(st),
+            tonumber(val_out.len)))
     elseif t == BOOL then
         return val_out.num ~= 0
     end
@@ -1134,7 +1195,7 @@ local function orig_elem(st, o)
         raise(rc, nil, 3)
     end
     v = child_value(st)
-    cache[o] = v
+    own_cache(st)[o] = v
     return v
 end
 
@@ -1184,7 +1245,7 @@ local function obj_index(t, k)
         raise(rc, k)
     end
     v = child_value(st)
-    cache[k] = v
+    own_cache(st)[k] = v
     return v
 end
 
@@ -1471,31 +1532,34 @@ local function proxy_ipairs(t)
     end, t, 0
 end
 
--- `c` is the container's qjson_cursor (copied), `t` its type.
-new_proxy = function(h, s, c, t, parent, root)
+-- `c` is the container's qjson_cursor (copied), `t` its type; `dm` the
+-- document's shared fields (doc_meta(h, s) when nil); `n` the number of
+-- children when the caller has it (an array keeps it as its length).
+new_proxy = function(h, s, c, t, parent, root, dm, n)
     local _ = reg_anchor -- keeps the registry's anchor alive (see "Doc / cursor")
+    if dm == nil then
+        dm = doc_meta(h, s)
+    end
     local st
-    -- The encode flags and an object's edit fields are in the constructor
-    -- (false until used): an edit or an encode stores into existing slots
-    -- instead of adding keys (the new keys and the rehash at the 17th cost
-    -- a third of a small edit, decode and encode included). Reads do not
-    -- pay for the larger table (measured); arrays' `n` and objects'
-    -- `keys` come when first needed.
+    local cur = cursor_t(c)
     if t == OBJECT then
         st = { __qjson = OBJECT, __index = obj_index, __newindex = obj_newindex,
-            __len = proxy_len, __pairs = proxy_pairs, __ipairs = proxy_ipairs,
-            h = h, s = s, cur = cursor_t(c), parent = parent, cache = {}, root = root,
+            cur = cur, parent = parent, cache = NO_CACHE,
             dirty = false, era = false, dirty_now = false, writing = false,
-            e = false, vals = false, next_id = 0, ks = false, added = false,
-            kids = false, jgen = false }
+            e = false, vals = false, next_id = 0, ks = false, kids = false }
     else
         st = { __qjson = ARRAY, __index = arr_index, __newindex = arr_newindex,
-            __len = proxy_len, __pairs = proxy_pairs, __ipairs = proxy_ipairs,
-            h = h, s = s, cur = cursor_t(c), parent = parent, cache = {}, root = root,
+            cur = cur, parent = parent, cache = NO_CACHE, n = n or false,
             dirty = false, era = false, dirty_now = false, writing = false,
-            e = false, vals = false, next_id = 0, ks = false, added = false,
-            kids = false, jgen = false }
+            e = false, vals = false, next_id = 0, kids = false }
     end
+    if root then
+        st.root = true
+    end
+    if LUA52 then
+        st.__len, st.__pairs, st.__ipairs = proxy_len, proxy_pairs, proxy_ipairs
+    end
+    setmetatable(st, dm)
     return (setmetatable({}, st))
 end
 

@@ -11,9 +11,10 @@
 //! as a double, a boolean as 0 or 1. The errors are those of the two calls
 //! it replaces.
 
-use super::read::{args, element_of, field_of, hand_out, put, CCursor};
+use super::read::{args, element_of, field_of, hand_out, put, type_code, CCursor};
 use super::status::{guard, Fail, Status};
-use crate::doc::{Cursor, Doc};
+use crate::decode::Number;
+use crate::doc::{Cursor, Doc, Value};
 use crate::error::JsonType;
 use std::ffi::{c_char, c_int};
 
@@ -25,25 +26,40 @@ pub struct CValue {
     pub at: CCursor,
     /// A string: its unescaped UTF-8 bytes (not NUL-terminated).
     pub str: *const c_char,
+    /// A string's length in bytes; an object's or array's number of
+    /// children.
     pub len: usize,
     /// A number as a double (as `qjson_get_f64`); a boolean as 0 or 1.
     pub num: f64,
 }
 
-/// The value of child `c`, as the getters read it.
+/// The value of child `c`, as the getters read it. The scalar is decoded
+/// straight from the cursor (`Doc::value`), not through the getters, which
+/// would resolve the empty path and check the type again.
 fn value(d: &Doc<'_>, c: Cursor) -> Result<CValue, Fail> {
-    let at = CCursor::new(d, c);
+    let t = d.type_of(c);
     let mut v = CValue {
-        at,
+        at: CCursor {
+            start: c.start,
+            sidx: c.sidx,
+            ord: c.ord,
+            kind: type_code(t),
+        },
         str: std::ptr::null(),
         len: 0,
         num: 0.0,
     };
-    match d.type_of(c) {
-        JsonType::String => (v.str, v.len) = hand_out(d.get_str(c, "")?),
-        JsonType::Number => v.num = d.get_f64(c, "")?,
-        JsonType::Bool => v.num = f64::from(u8::from(d.get_bool(c, "")?)),
-        JsonType::Object | JsonType::Array | JsonType::Null => {}
+    match t {
+        JsonType::String | JsonType::Number | JsonType::Bool => match d.value(c)? {
+            Value::String(s) => (v.str, v.len) = hand_out(s),
+            Value::Number(Number::Int(i)) => v.num = i as f64,
+            Value::Number(Number::BigInt(t)) => v.num = t.parse::<f64>().unwrap_or(f64::NAN),
+            Value::Number(Number::Float(f)) => v.num = f,
+            Value::Bool(b) => v.num = f64::from(u8::from(b)),
+            Value::Null | Value::Object(_) | Value::Array(_) => {}
+        },
+        JsonType::Object | JsonType::Array => v.len = d.len(c)?,
+        JsonType::Null => {}
     }
     Ok(v)
 }
@@ -144,9 +160,10 @@ mod tests {
         assert_eq!(field("z", &mut v), 0);
         assert_eq!(v.at.kind, 6);
         assert_eq!(field("o", &mut v), 0);
-        assert_eq!(v.at.kind, 1);
+        assert_eq!((v.at.kind, v.len), (1, 0));
         assert_eq!(field("nope", &mut v), 2);
         assert_eq!(field("a", &mut v), 0);
+        assert_eq!((v.at.kind, v.len), (2, 2));
         let arr = v.at;
         // SAFETY: live handle, valid cursors, a writable out.
         unsafe {
