@@ -221,6 +221,12 @@ local null = setmetatable({}, {
     end,
 })
 qjson.null = null
+-- The metatable marking a plain table as a JSON array when it is empty
+-- (lua-cjson's `cjson.empty_array_mt`): encode writes such a table as "[]"
+-- where an unmarked empty table is "{}". materialize and the patch
+-- functions mark the empty arrays they copy out of proxies, so an emptied
+-- array stays an array.
+qjson.empty_array_mt = { __name = "qjson.empty_array" }
 
 -- ---------------------------------------------------------------- errors
 
@@ -864,7 +870,7 @@ local function open_table(b, t, d, stack)
         fr_n[d], fr_at[d] = max, 0
         return true
     elseif max == 0 then
-        b:put("{}")
+        b:put(st ~= nil and st == qjson.empty_array_mt and "[]" or "{}")
         return false
     end
     b:put("{")
@@ -1696,6 +1702,9 @@ local function materialize(v, depth)
                 end
                 r[i] = materialize(x, depth + 1)
             end
+            if r[1] == nil then
+                setmetatable(r, qjson.empty_array_mt)
+            end
         else
             for k, x in proxy_pairs(v) do
                 r[k] = materialize(x, depth + 1)
@@ -1704,6 +1713,9 @@ local function materialize(v, depth)
     else
         for k, x in next, v do
             r[k] = materialize(x, depth + 1)
+        end
+        if getmetatable(v) == qjson.empty_array_mt then
+            setmetatable(r, qjson.empty_array_mt)
         end
     end
     return r
@@ -1954,7 +1966,7 @@ local function kind_of(v)
     if st then
         return st.__qjson
     end
-    if rawget(v, 1) ~= nil then
+    if rawget(v, 1) ~= nil or getmetatable(v) == qjson.empty_array_mt then
         return ARRAY
     end
     return OBJECT
@@ -1991,6 +2003,9 @@ local function arr_remove(v, i)
     local st = is_proxy(v)
     if not st then
         table.remove(v, i + 1)
+        if v[1] == nil and getmetatable(v) == nil then
+            setmetatable(v, qjson.empty_array_mt) -- still an array when emptied
+        end
         return
     end
     arr_remove_at(st, i + 1)
@@ -2142,6 +2157,9 @@ local function own(v, depth)
     local c = {}
     for k, x in next, v do
         c[k] = own(x, depth)
+    end
+    if getmetatable(v) == qjson.empty_array_mt then
+        setmetatable(c, qjson.empty_array_mt)
     end
     return c
 end

@@ -59,6 +59,53 @@ def patch(lua: Any) -> Any:
     )
 
 
+@pytest.mark.parametrize(
+    ("doc", "ops", "expected"),
+    [
+        # An edited array copied out of its proxy is a plain table: emptied,
+        # it must still be an array (found by test_against_jsonpatch).
+        (
+            {},
+            [
+                {"op": "add", "path": "/new", "value": [None]},
+                {"op": "move", "from": "/new/0", "path": "/a"},
+                {"op": "copy", "from": "/new", "path": "/new"},
+                {"op": "move", "from": "/new", "path": "/a"},
+                {"op": "add", "path": "/a/0", "value": None},
+            ],
+            {"a": [None]},
+        ),
+        # A plain array emptied by remove stays an array.
+        (
+            {"a": []},
+            [
+                {"op": "add", "path": "/a/-", "value": {"x": [1]}},
+                {"op": "remove", "path": "/a/0/x/0"},
+                {"op": "copy", "from": "/a/0/x", "path": "/b"},
+                {"op": "add", "path": "/b/0", "value": 2},
+            ],
+            {"a": [{"x": []}], "b": [2]},
+        ),
+    ],
+)
+def test_emptied_arrays_stay_arrays(patch: Any, doc: Any, ops: Any, expected: Any) -> None:
+    ok, out, _, _ = patch(json.dumps(doc).encode(), json.dumps(ops).encode())
+    assert ok, out
+    assert json.loads(out) == expected
+
+
+def test_empty_array_mt(lua: Any) -> None:
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local e = setmetatable({}, qjson.empty_array_mt)
+            local m = qjson.materialize(qjson.decode('{"a": [], "b": {}}'))
+            return qjson.encode({x = e}), qjson.encode(m.a), qjson.encode(m.b)
+        end"""
+    )
+    assert tuple(f()) == ('{"x":[]}', "[]", "{}")
+
+
 @pytest.mark.parametrize("record", suite_params())
 def test_conformance(patch: Any, record: dict) -> None:
     src = json.dumps(record["doc"], indent=1).encode()
