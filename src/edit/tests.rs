@@ -146,7 +146,7 @@ fn added_member_of_an_empty_object_has_no_comma() {
 }
 
 #[test]
-fn deletion_writes_member_by_member_with_runs() {
+fn deletion_is_spliced_with_its_separator() {
     let input = b"{\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4}";
     let ix = index(input, false);
     let doc = Doc::new(input, &ix);
@@ -158,9 +158,80 @@ fn deletion_writes_member_by_member_with_runs() {
     set(&mut p, &doc, root, "d", Val::Json("5"));
     let mut h = host(input);
     write_lazy_object(&doc, root, &p, [], &mut h).unwrap();
-    // "a" alone, then the run "c"; "d" keeps its key as written.
-    assert_eq!(text(h), "{\"a\": 1,\"c\": 3,\"d\": 5}");
+    // "b" goes with the comma after it; the rest keeps its layout.
+    assert_eq!(text(h), "{\"a\": 1, \"c\": 3, \"d\": 5}");
     assert_eq!(p.len_delta(), -1);
+}
+
+/// Writes `input`'s root with the keys `del` deleted and `add` added.
+fn spliced(input: &[u8], del: &[&str], add: &[(&str, &'static str)]) -> String {
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let mut p = P::default();
+    for k in del {
+        assert!(delete(&mut p, &doc, root, k));
+    }
+    for (k, v) in add {
+        set(&mut p, &doc, root, k, Val::Json(v));
+    }
+    let mut h = host(input);
+    write_lazy_object(&doc, root, &p, [], &mut h).unwrap();
+    text(h)
+}
+
+#[test]
+fn deleted_members_take_one_separator() {
+    let flat = b"{\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4}";
+    // First, middle, last: the comma after it, or before the last one.
+    assert_eq!(spliced(flat, &["a"], &[]), "{\"b\": 2, \"c\": 3, \"d\": 4}");
+    assert_eq!(spliced(flat, &["c"], &[]), "{\"a\": 1, \"b\": 2, \"d\": 4}");
+    assert_eq!(spliced(flat, &["d"], &[]), "{\"a\": 1, \"b\": 2, \"c\": 3}");
+    // Runs of deleted members, at the start, inside, at the end.
+    assert_eq!(spliced(flat, &["b", "a"], &[]), "{\"c\": 3, \"d\": 4}");
+    assert_eq!(spliced(flat, &["c", "b"], &[]), "{\"a\": 1, \"d\": 4}");
+    assert_eq!(spliced(flat, &["d", "c"], &[]), "{\"a\": 1, \"b\": 2}");
+    assert_eq!(spliced(flat, &["a", "c"], &[]), "{\"b\": 2, \"d\": 4}");
+    assert_eq!(spliced(flat, &["b", "d"], &[]), "{\"a\": 1, \"c\": 3}");
+    // All of them; then added members need no comma before the first.
+    assert_eq!(spliced(flat, &["a", "b", "c", "d"], &[]), "{}");
+    assert_eq!(
+        spliced(flat, &["a", "b", "c", "d"], &[("x", "1"), ("y", "2")]),
+        "{\"x\":1,\"y\":2}"
+    );
+    // A deleted last member: added ones follow the one kept before it.
+    assert_eq!(
+        spliced(flat, &["d"], &[("x", "1")]),
+        "{\"a\": 1, \"b\": 2, \"c\": 3,\"x\":1}"
+    );
+    // Indented text keeps its lines; whitespace inside `{ }` stays.
+    let pretty = b"{\n  \"a\": 1,\n  \"b\": [2],\n  \"c\": 3\n}";
+    assert_eq!(
+        spliced(pretty, &["a"], &[]),
+        "{\n  \"b\": [2],\n  \"c\": 3\n}"
+    );
+    assert_eq!(
+        spliced(pretty, &["c"], &[]),
+        "{\n  \"a\": 1,\n  \"b\": [2]\n}"
+    );
+    assert_eq!(spliced(pretty, &["a", "b", "c"], &[]), "{\n  \n}");
+    assert_eq!(spliced(b"{ \"a\" : 1 }", &["a"], &[]), "{  }");
+}
+
+#[test]
+fn deleted_member_drops_its_edited_child() {
+    let input = b"{\"a\": {\"x\": 1}, \"b\": [2], \"c\": 3}";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let a = doc.field(root, b"a").unwrap();
+    let b = doc.field(root, b"b").unwrap();
+    let mut p = P::default();
+    assert!(delete(&mut p, &doc, root, "a"));
+    let children = [Val::View(a, Some("{}")), Val::View(b, Some("[]"))];
+    let mut h = host(input);
+    write_lazy_object(&doc, root, &p, &children, &mut h).unwrap();
+    assert_eq!(text(h), "{\"b\": [], \"c\": 3}");
 }
 
 #[test]
