@@ -379,3 +379,39 @@ fn plan_merges_adjacent_pieces() {
     assert_eq!(plan.bytes(), b"{,,:}");
     assert_eq!(plan.text(), "z");
 }
+
+#[test]
+fn splice_tells_repeated_keys_apart() {
+    // Escaped keys that are equal once unescaped: a repeat, member by member.
+    assert_eq!(
+        spliced(b"{\"a\": 1, \"\\u0061\": 2, \"b\": 3}", &["b"], &[]),
+        "{\"a\": 1}"
+    );
+    // Escaped keys that differ: spliced.
+    assert_eq!(
+        spliced(b"{\"\\u0061\": 1, \"b\": 2, \"c\": 3}", &["b"], &[]),
+        "{\"\\u0061\": 1, \"c\": 3}"
+    );
+    // Large objects: deletions cut out; a repeated key anywhere, member by member.
+    let members: Vec<String> = (0..20).map(|i| format!("\"k{i}\": {i}")).collect();
+    let big = format!("{{{}}}", members.join(", "));
+    let want: Vec<&String> = members
+        .iter()
+        .filter(|m| !m.starts_with("\"k3\"") && !m.starts_with("\"k19\""))
+        .collect();
+    let want = format!(
+        "{{{}}}",
+        want.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    assert_eq!(spliced(big.as_bytes(), &["k3", "k19"], &[]), want);
+    let dup = big.replace("\"k18\"", "\"k2\"");
+    let out = spliced(dup.as_bytes(), &["k3"], &[]);
+    assert!(
+        out.starts_with("{\"k0\": 0, \"k1\": 1, \"k2\": 2,\"k4\": 4"),
+        "{out}"
+    );
+    assert!(!out.contains("18"), "{out}");
+}

@@ -268,8 +268,8 @@ where
 {
     let strict = !doc.index().is_lazy();
     let edited = edited_children(out, children)?;
-    if strict && doc.keys_unique(at).map_err(|e| access(out, e))? {
-        return splice_object(doc, at, patches, &edited, out);
+    if strict && splice_object(doc, at, patches, &edited, out)? {
+        return Ok(());
     }
     out.byte(b'{');
     let mut runs = Runs::new(doc);
@@ -308,59 +308,89 @@ where
     Ok(())
 }
 
-/// The byte ranges a splice cuts out of an object for its deleted
-/// members (sorted, disjoint): each run of consecutive deleted members
-/// goes with the separator after it (from its first key's quote to the
-/// next member's key), or, when no member follows it, with the separator
-/// before it (from the end of the last member kept before it); when every
-/// member goes, from the first key's quote to the last value's end. So
-/// the whitespace around what stays is as written. Also returns how many
-/// members were deleted.
-fn deleted_ranges<K, V>(
+/// Objects with at most this many members are checked for repeated keys
+/// by [`splice_walk`] itself; larger ones ask [`Doc::keys_unique`].
+const PAIRWISE_MAX: usize = 16;
+
+/// One walk over a strict object's members for [`splice_object`]: `None`
+/// when a key repeats (the object is then written member by member), else
+/// how many members were deleted, the ranges they leave pushed to `edits`
+/// as cuts.
+///
+/// Each run of consecutive deleted members goes with the separator after
+/// it (from its first key's quote to the next member's key), or, when no
+/// member follows it, with the separator before it (from the end of the
+/// last member kept before it); when every member goes, from the first
+/// key's quote to the last value's end. So the whitespace around what
+/// stays is as written.
+///
+/// Repeated keys: in a small object with deletions the raw keys are
+/// compared pairwise (length first) in the same walk: equal bytes are the
+/// same key, and when no key holds a backslash, different bytes are
+/// different keys (otherwise [`Doc::keys_unique`] decides, as it does for
+/// large objects and when nothing is deleted, where it is the only walk).
+fn splice_walk<K, V>(
     doc: &Doc<'_>,
     at: Cursor,
     patches: &Patches<K, V>,
-) -> Result<(SmallVec<[(usize, usize); 4]>, usize), AccessError> {
-    let mut cut: SmallVec<[(usize, usize); 4]> = SmallVec::new();
+    edits: &mut Edits<'_, V>,
+) -> Result<Option<usize>, AccessError> {
+    if !patches.deletes() {
+        // Nothing to walk for but the keys, which `keys_unique` checks at
+        // less cost (no values).
+        return Ok(doc.keys_unique(at)?.then_some(0));
+    }
     let mut gone: SmallVec<[u32; 4]> = patches
         .iter()
         .filter(|p| p.value.is_none())
         .filter_map(|p| p.orig.map(|c| c.start))
         .collect();
-    if gone.is_empty() {
-        return Ok((cut, 0));
-    }
     gone.sort_unstable();
+    let small = doc.len(at)? <= PAIRWISE_MAX;
+    if !small && !doc.keys_unique(at)? {
+        return Ok(None);
+    }
     let base = doc.input().as_ptr() as usize;
+    let mut keys: [&[u8]; PAIRWISE_MAX] = [&[]; PAIRWISE_MAX];
+    let mut escaped = false;
     // The pending run of deleted members: its first key's quote and its
     // last value; the last member kept before it.
     let mut run: Option<(usize, Cursor)> = None;
     let mut kept: Option<Cursor> = None;
     let mut left = gone.len();
-    for (raw, c) in doc.object_items(at)? {
+    for (j, (raw, c)) in doc.object_items(at)?.enumerate() {
+        if small {
+            if keys[..j].iter().any(|k| k.len() == raw.len() && *k == raw) {
+                return Ok(None);
+            }
+            keys[j] = raw;
+            // (Keys are short: a loop without an early exit, which the
+            // compiler vectorizes, beats memchr's set-up.)
+            escaped |= raw.iter().fold(false, |e, &b| e | (b == b'\\'));
+        } else if left == 0 && run.is_none() {
+            // Nothing more to cut, nothing more to check.
+            break;
+        }
         let key_at = raw.as_ptr() as usize - base - 1;
-        if gone.binary_search(&c.start).is_ok() {
+        if left > 0 && gone.binary_search(&c.start).is_ok() {
             left -= 1;
             run = Some((run.map_or(key_at, |(a, _)| a), c));
             continue;
         }
         if let Some((a, _)) = run.take() {
-            cut.push((a, key_at));
-        }
-        if left == 0 {
-            // Nothing more to cut.
-            return Ok((cut, gone.len()));
+            edits.push((a, key_at, Edit::Cut));
         }
         kept = Some(c);
     }
     if let Some((a, last)) = run {
         let end = doc.span(last).1;
-        cut.push(match kept {
-            Some(k) => (doc.span(k).1, end),
-            None => (a, end),
-        });
+        let a = kept.map_or(a, |k| doc.span(k).1);
+        edits.push((a, end, Edit::Cut));
     }
-    Ok((cut, gone.len()))
+    if escaped && !doc.keys_unique(at)? {
+        return Ok(None);
+    }
+    Ok(Some(gone.len()))
 }
 
 /// What a splice puts at one place of the original bytes.
@@ -373,19 +403,26 @@ enum Edit<'v, V> {
     Cut,
 }
 
+/// A splice's edits: (start, end, what goes there), in any order.
+type Edits<'v, V> = SmallVec<[(usize, usize, Edit<'v, V>); 4]>;
+
 /// [`write_lazy_object`]'s splice: the object's bytes with each replaced
 /// value and each edited child's span replaced, each deleted member cut
-/// out with its separator ([`deleted_ranges`]), and the added members
-/// after the last original one.
+/// out with its separator ([`splice_walk`]), and the added members after
+/// the last original one. `false`, with nothing written, when a key
+/// repeats.
 fn splice_object<O: Out>(
     doc: &Doc<'_>,
     at: Cursor,
     patches: &Patches<O::Key, O::Value>,
     edited: &Edited<'_, O::Value>,
     out: &mut O,
-) -> Result<(), O::Error> {
-    // (start, end, what goes there)
-    let mut edits: SmallVec<[(usize, usize, Edit<'_, O::Value>); 4]> = SmallVec::new();
+) -> Result<bool, O::Error> {
+    let mut edits: Edits<'_, O::Value> = SmallVec::new();
+    let Some(deleted) = splice_walk(doc, at, patches, &mut edits).map_err(|e| access(out, e))?
+    else {
+        return Ok(false);
+    };
     for p in patches.iter() {
         if let (Some(c), Some(v)) = (p.orig, &p.value) {
             edits.push((c.start as usize, doc.span(c).1, Edit::Value(v)));
@@ -397,8 +434,6 @@ fn splice_object<O: Out>(
             edits.push((c.start as usize, doc.span(c).1, Edit::Child(v)));
         }
     }
-    let (cut, deleted) = deleted_ranges(doc, at, patches).map_err(|e| access(out, e))?;
-    edits.extend(cut.into_iter().map(|(a, b)| (a, b, Edit::Cut)));
     edits.sort_unstable_by_key(|&(a, ..)| a);
     let (mut pos, end) = doc.span(at);
     for (a, b, e) in edits {
@@ -427,7 +462,7 @@ fn splice_object<O: Out>(
         }
     }
     out.copy(pos, end);
-    Ok(())
+    Ok(true)
 }
 
 /// An unfolded object, member by member.
