@@ -414,4 +414,8 @@ fn splice_tells_repeated_keys_apart() {
         "{out}"
     );
     assert!(!out.contains("18"), "{out}");
+    // A repeat as the last member.
+    let dup = big.replace("\"k19\"", "\"k0\"");
+    let out = spliced(dup.as_bytes(), &["k3"], &[]);
+    assert!(out.ends_with("\"k18\": 18}"), "{out}");
 }

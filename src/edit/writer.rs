@@ -327,8 +327,9 @@ const PAIRWISE_MAX: usize = 16;
 /// Repeated keys: in a small object with deletions the raw keys are
 /// compared pairwise (length first) in the same walk: equal bytes are the
 /// same key, and when no key holds a backslash, different bytes are
-/// different keys (otherwise [`Doc::keys_unique`] decides, as it does for
-/// large objects and when nothing is deleted, where it is the only walk).
+/// different keys (otherwise [`Doc::keys_unique`] decides, as it does when
+/// nothing is deleted, where it is the only walk); a large object is
+/// walked with [`Doc::distinct_items`], which skips repeats.
 fn splice_walk<K, V>(
     doc: &Doc<'_>,
     at: Cursor,
@@ -346,10 +347,8 @@ fn splice_walk<K, V>(
         .filter_map(|p| p.orig.map(|c| c.start))
         .collect();
     gone.sort_unstable();
-    let small = doc.len(at)? <= PAIRWISE_MAX;
-    if !small && !doc.keys_unique(at)? {
-        return Ok(None);
-    }
+    let n = doc.len(at)?;
+    let small = n <= PAIRWISE_MAX;
     let base = doc.input().as_ptr() as usize;
     let mut keys: [&[u8]; PAIRWISE_MAX] = [&[]; PAIRWISE_MAX];
     let mut escaped = false;
@@ -358,7 +357,26 @@ fn splice_walk<K, V>(
     let mut run: Option<(usize, Cursor)> = None;
     let mut kept: Option<Cursor> = None;
     let mut left = gone.len();
-    for (j, (raw, c)) in doc.object_items(at)?.enumerate() {
+    // A large object is walked without its repeats: a gap in the
+    // ordinals, or fewer members than it has, is one.
+    let mut walked = 0;
+    let (mut plain, mut distinct);
+    let items: &mut dyn Iterator<Item = Result<(u32, &[u8], Cursor), AccessError>> = if small {
+        plain = doc
+            .object_items(at)?
+            .enumerate()
+            .map(|(j, (raw, c))| Ok((j as u32, raw, c)));
+        &mut plain
+    } else {
+        distinct = doc.distinct_items(at)?;
+        &mut distinct
+    };
+    for (j, item) in items.enumerate() {
+        let (i, raw, c) = item?;
+        if i as usize != j {
+            return Ok(None);
+        }
+        walked += 1;
         if small {
             if keys[..j].iter().any(|k| k.len() == raw.len() && *k == raw) {
                 return Ok(None);
@@ -367,9 +385,6 @@ fn splice_walk<K, V>(
             // (Keys are short: a loop without an early exit, which the
             // compiler vectorizes, beats memchr's set-up.)
             escaped |= raw.iter().fold(false, |e, &b| e | (b == b'\\'));
-        } else if left == 0 && run.is_none() {
-            // Nothing more to cut, nothing more to check.
-            break;
         }
         let key_at = raw.as_ptr() as usize - base - 1;
         if left > 0 && gone.binary_search(&c.start).is_ok() {
@@ -387,7 +402,7 @@ fn splice_walk<K, V>(
         let a = kept.map_or(a, |k| doc.span(k).1);
         edits.push((a, end, Edit::Cut));
     }
-    if escaped && !doc.keys_unique(at)? {
+    if walked != n || (escaped && !doc.keys_unique(at)?) {
         return Ok(None);
     }
     Ok(Some(gone.len()))
