@@ -288,6 +288,11 @@ int qjson_edit_remove(const qjson_doc *doc, qjson_edit *e, size_t i);
 int qjson_edit_plan(const qjson_doc *doc, qjson_edit *e,
                     const qjson_cursor *views, size_t nviews,
                     const qjson_seg **segs, size_t *nsegs);
+/* qjson_edit_save keeps a copy of the state's edits inside it (replacing
+   any saved before); qjson_edit_restore puts it back (QJSON_NOT_FOUND when
+   none is saved): an atomic sequence of edits without a state to free. */
+int qjson_edit_save(qjson_edit *e);
+int qjson_edit_restore(qjson_edit *e);
 
 /* QJSON_CDEF_END */
 

@@ -238,6 +238,25 @@ impl Index {
         Index::exact_parts(input, opts, check_scalars)
     }
 
+    /// The strict index of `input` from the token walk alone
+    /// ([`tokens::build`]), or `None` wherever [`Index::build`] would go on
+    /// to the exact walk (an error, nesting deeper than the token walk's
+    /// stack, no token scan on this CPU). For [`crate::many`]'s line path:
+    /// a line that is one valid document needs nothing more, anything else
+    /// goes to its exact splitting. `lazy` only marks the index (a valid
+    /// document reads the same either way); stage 1's escapes are copied
+    /// out only with `escapes`.
+    pub(crate) fn build_tokens(
+        input: &[u8],
+        max_depth: usize,
+        lazy: bool,
+        escapes: bool,
+    ) -> Option<(Index, Vec<u32>)> {
+        let b = tokens::build(input, max_depth, escapes)?;
+        let index = Index::assemble(b.structurals, b.containers, lazy, b.non_ascii);
+        Some((index, b.escapes))
+    }
+
     /// [`Index::build_parts`] without the token walk: stage 1, then the
     /// exact walk, which also finds the first error.
     fn exact_parts(

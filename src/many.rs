@@ -3,6 +3,26 @@
 //!
 //! # Algorithm
 //!
+//! Nearly every stream is one document per line, and nearly every line is
+//! valid. So [`Splitter::split`] first takes whole lines (up to a window's
+//! worth): a line that is one valid document, checked and indexed on its
+//! own by the token walk (`Index::build_tokens`, the fast path of a single
+//! document's strict parse), is taken as it is, with no window pass and no
+//! structurals copied. The first line the token walk does not accept (an
+//! error, several documents or part of one, deep nesting) stops the line
+//! path there, at a line start, and the window path below splits from
+//! there exactly as it would have from the stream's start: errors and
+//! their offsets are its own. (A document of the line path ends at its
+//! line's last non-blank byte.) The token walk needs no gap measured and
+//! no structurals copied out of a window's list: on the generated batch
+//! file, splitting 5 MB took 16.9 M instructions instead of 25.5 M
+//! (callgrind; the exact walk and the closer search were 15.3 M of them,
+//! the token walk is 6.9 M), and `parse_many` with two reads per line
+//! of the 100 MB file took 0.64x and 0.75x the CPU time in two
+//! interleaved runs (LTO builds, a loaded machine).
+//!
+//! # The window path
+//!
 //! The stream is cut into *regions* of whole lines (a region ends just
 //! after a newline, or at the end of the stream): at most a window's worth
 //! of bytes, the window doubling while a single document does not fit.
@@ -71,9 +91,10 @@ pub struct Piece {
     /// Byte range of the document in the buffer given to [`Splitter::split`].
     pub start: usize,
     pub end: usize,
-    /// The document's index (and stage 1's escape offsets, for `loads`),
-    /// with offsets relative to `start`; or the error, whose offset is
-    /// into the buffer.
+    /// The document's index (and stage 1's escape offsets, for `loads`:
+    /// they may be left out when the splitter checks scalars itself), with
+    /// offsets relative to `start`; or the error, whose offset is into the
+    /// buffer.
     pub result: Result<(Index, Vec<u32>), Error>,
 }
 
@@ -97,6 +118,9 @@ enum Stop {
 pub struct Splitter {
     opts: Options,
     check_scalars: bool,
+    /// Whether [`Splitter::split`] takes the line path first (with
+    /// `check_scalars`; tests turn it off to compare).
+    line_path: bool,
     window: usize,
     scan: Scan,
     next_ordinal: u64,
@@ -112,6 +136,7 @@ impl Splitter {
         Splitter {
             opts,
             check_scalars,
+            line_path: check_scalars,
             window: window.max(64),
             scan: Scan::default(),
             next_ordinal: 0,
@@ -176,13 +201,24 @@ impl Splitter {
     /// left.
     pub fn split(&mut self, buf: &[u8], pos: usize, at_end: bool, out: &mut Vec<Piece>) -> usize {
         let mut pos = pos;
+        // Whether `pos` begins a line although the byte before it is not a
+        // newline (the stream start, after a byte order mark).
+        let mut fresh = false;
         if !self.started {
             if buf.len() - pos < BOM.len() && !at_end {
                 return pos;
             }
             self.started = true;
+            fresh = true;
             if buf[pos..].starts_with(BOM) {
                 pos += BOM.len();
+            }
+        }
+        if self.line_path {
+            let before = out.len();
+            pos = self.whole_lines(buf, pos, fresh, at_end, out);
+            if out.len() > before {
+                return pos;
             }
         }
         let n = buf.len();
@@ -225,6 +261,58 @@ impl Splitter {
                 }
             }
         }
+    }
+
+    /// The line path of [`Splitter::split`]: from `pos` (just after a
+    /// document, or at the stream start), as long as the next line (up to
+    /// its newline) holds exactly one valid document, that document is
+    /// indexed on its own by the token walk ([`Index::build_tokens`]) and
+    /// taken, up to about a window of bytes. Returns where it stopped: at
+    /// the end of the last line taken, or `pos` when the first line was
+    /// not one valid document (or not complete), for the window path to
+    /// split from there.
+    fn whole_lines(
+        &mut self,
+        buf: &[u8],
+        pos: usize,
+        fresh: bool,
+        at_end: bool,
+        out: &mut Vec<Piece>,
+    ) -> usize {
+        let n = buf.len();
+        let limit = pos.saturating_add(self.window);
+        let mut p = pos;
+        while p < limit {
+            let start = skip_ws(buf, p);
+            if start == n {
+                // Only whitespace left: the window path says so.
+                return p;
+            }
+            // A document must begin its line (after one on the same line,
+            // only the window path knows what follows).
+            let line_start = (fresh && p == pos) || p == 0 || buf[p - 1] == b'\n';
+            if !line_start && memchr::memchr(b'\n', &buf[p..start]).is_none() {
+                return p;
+            }
+            let end = match memchr::memchr(b'\n', &buf[start..]) {
+                Some(i) => start + i,
+                None if at_end => n,
+                None => return p,
+            };
+            let mut doc_end = end;
+            while is_ws(buf[doc_end - 1]) {
+                doc_end -= 1;
+            }
+            let lazy = self.opts.lazy;
+            let max_depth = self.opts.max_depth;
+            let Some(built) = Index::build_tokens(&buf[start..doc_end], max_depth, lazy, false)
+            else {
+                return p;
+            };
+            self.push(out, start, doc_end, Ok(built));
+            p = (end + 1).min(n);
+        }
+        p
     }
 
     /// Line mode: split `buf[p..end]` one line at a time (a document that
@@ -812,6 +900,86 @@ mod tests {
         assert_eq!(sp.split(buf, 22, true, &mut out), buf.len());
         let ords: Vec<_> = out.iter().map(|p| (p.ordinal, p.start, p.end)).collect();
         assert_eq!(ords, vec![(2, 22, 23), (3, 24, 25)]);
+    }
+
+    /// The line path finds the same documents, indexes and errors as the
+    /// window path alone, whole and in chunks, strict and lazy.
+    #[test]
+    fn the_line_path_changes_nothing() {
+        let mut input = b"\xEF\xBB\xBF".to_vec();
+        for i in 0..300 {
+            let line = match i % 11 {
+                0 => {
+                    format!("{{\"id\": {i}, \"a\": [1, {{\"b\": null}}], \"s\": \"\\u00e9\"}}\r\n")
+                }
+                1 => "{\n  \"pretty\": [\n    1\n  ]\n}\n\n".to_string(),
+                2 => format!("[{i}, tru]\n"),
+                3 => format!("{i} \"two\"\n"),
+                4 => "{\"open\": \"x\n".to_string(),
+                5 => "   \t\n".to_string(),
+                6 => format!("{}{}\n", "[".repeat(300), "]".repeat(300)),
+                7 => "\"\u{e9}\"   \n".to_string(),
+                8 => "{\"a\": 1} {\"b\": 2}\n".to_string(),
+                _ => format!("{{\"k\": \"{}\"}}\n", "y".repeat(i % 50)),
+            };
+            input.extend_from_slice(line.as_bytes());
+        }
+        input.extend_from_slice(b"[1, 2]");
+        let run = |line_path: bool, lazy: bool, chunk: usize| {
+            let opts = Options {
+                lazy,
+                max_depth: 1024,
+            };
+            let mut sp = Splitter::new(opts, true, 256);
+            sp.line_path = line_path;
+            let (mut out, mut res) = (Vec::new(), Vec::new());
+            let (mut pos, mut fed) = (0usize, 0usize);
+            let mut buf: Vec<u8> = Vec::new();
+            let mut base = 0usize;
+            loop {
+                let at_end = fed == input.len();
+                let q = sp.split(&buf, pos, at_end, &mut out);
+                let progressed = q > pos || !out.is_empty();
+                for piece in out.drain(..) {
+                    let r = piece.result.map(|(ix, _)| {
+                        let t: Vec<_> = ix
+                            .containers
+                            .iter()
+                            .map(|c| (c.close, c.next, c.len))
+                            .collect();
+                        (ix.structurals, t, ix.lazy, ix.non_ascii)
+                    });
+                    res.push((
+                        piece.ordinal,
+                        base + piece.start,
+                        base + piece.end,
+                        r.map_err(|e| shift(e, base)),
+                    ));
+                }
+                pos = q;
+                if at_end && pos == buf.len() {
+                    return res;
+                }
+                if !progressed || pos == buf.len() {
+                    if at_end {
+                        continue;
+                    }
+                    let take = chunk.min(input.len() - fed);
+                    buf.drain(..pos);
+                    base += pos;
+                    pos = 0;
+                    buf.extend_from_slice(&input[fed..fed + take]);
+                    fed += take;
+                }
+            }
+        };
+        for lazy in [false, true] {
+            let want = run(false, lazy, input.len());
+            assert!(want.iter().filter(|r| r.3.is_err()).count() >= 27);
+            for chunk in [input.len(), 100, 4096] {
+                assert_eq!(run(true, lazy, chunk), want, "lazy {lazy} chunk {chunk}");
+            }
+        }
     }
 
     #[test]

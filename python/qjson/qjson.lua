@@ -154,6 +154,8 @@ int qjson_edit_remove(const qjson_doc *doc, qjson_edit *e, size_t i);
 int qjson_edit_plan(const qjson_doc *doc, qjson_edit *e,
                     const qjson_cursor *views, size_t nviews,
                     const qjson_seg **segs, size_t *nsegs);
+int qjson_edit_save(qjson_edit *e);
+int qjson_edit_restore(qjson_edit *e);
 ]]
 
 -- Declare once per Lua state (a second ffi.cdef of the structs would fail,
@@ -948,18 +950,22 @@ local KEEP_MAX = 64 * 1024 * 1024
 function qjson.encode(v)
     -- An untouched root proxy is its input text: no copy at all when the
     -- input has no surrounding whitespace.
+    local pst = nil
     if type(v) == "table" then
         local st = getmetatable(v)
-        if type(st) == "table" and rawget(st, "__qjson") and not st.dirty then
-            if st.root then
-                return st.s
+        if type(st) == "table" and rawget(st, "__qjson") then
+            if not st.dirty then
+                if st.root then
+                    return st.s
+                end
+                local rc = C.qjson_span(st.h, st.cur, "", 0, len_out, len_out + 1)
+                if rc ~= OK then
+                    raise(rc)
+                end
+                local a, e = len_out[0], len_out[1]
+                return (ffi_string(ffi.cast(charp_t, st.s) + a, e - a))
             end
-            local rc = C.qjson_span(st.h, st.cur, "", 0, len_out, len_out + 1)
-            if rc ~= OK then
-                raise(rc)
-            end
-            local a, e = len_out[0], len_out[1]
-            return (ffi_string(ffi.cast(charp_t, st.s) + a, e - a))
+            pst = st
         end
     end
     era = era + 1
@@ -969,7 +975,14 @@ function qjson.encode(v)
     -- buffer is reset by the next call and the frames are cleared by the
     -- next call that succeeds.
     out:reset()
-    encode_value(out, v, 0, stack)
+    if pst ~= nil then
+        -- An edited proxy: straight to its plan (what put_table would
+        -- reach through open_table, without the generic walk's calls).
+        stack[1] = v
+        put_proxy(out, v, pst, 1, stack)
+    else
+        encode_value(out, v, 0, stack)
+    end
     for i = #stack, 1, -1 do
         stack[i], fr_at[i] = nil, nil
     end
@@ -1001,6 +1014,9 @@ end
              vals[id]; 0, the original member is deleted},
              added = {added keys, in order}
   arrays:    n = the length once edited
+    kids     the child proxies that became dirty, in the order they did
+             (each once: encode asks them instead of walking the cache)
+    jgen     the patch (journal generation) that last saved this proxy
 The core keeps the edits as the Python views do, and plans the writing of
 an edited container (qjson_edit_plan): byte ranges of the input (untouched
 members in runs, keys and whitespace as written), a few literal bytes, and
@@ -1046,13 +1062,37 @@ local function child_value(st)
     return null
 end
 
--- A tail call, not a loop: a loop here, entered from a trace being
--- recorded (a set inside the caller's loop), aborted that trace ("inner
--- loop in root trace").
+-- The journal of the patch being applied (see "patches"): a flat list of
+-- undo records, `jn` slots long; nil outside qjson.patch / merge_patch.
+-- Edits log what they change there while it is open. A record is its
+-- fields, then its tag (undo reads backwards): 1 = a dirty flag raised
+-- {st}, 2 = a key state replaced {ks, key, old state or false}, 3 = a
+-- proxy saved by touch, 4 = a plain table saved by touch.
+local J, jn = nil, 0
+
+-- A proxy made dirty joins its parent's `kids` (the dirty child views the
+-- encoder asks about: no walk over the whole cache), once: only the
+-- false -> true change of `dirty` appends, and a patch's undo removes
+-- what it appended. A tail call, not a loop: a loop here, entered from a
+-- trace being recorded (a set inside the caller's loop), aborted that
+-- trace ("inner loop in root trace").
 local function mark_dirty(st)
     if st ~= nil and not st.dirty then
         st.dirty = true
-        return mark_dirty(st.parent)
+        local p = st.parent
+        if p ~= nil then
+            local kids = p.kids
+            if not kids then
+                kids = {}
+                p.kids = kids
+            end
+            kids[#kids + 1] = st
+        end
+        if J ~= nil then
+            J[jn + 1], J[jn + 2] = st, 1
+            jn = jn + 2
+        end
+        return mark_dirty(p)
     end
 end
 
@@ -1181,7 +1221,12 @@ local function obj_newindex(t, k, v)
         elseif rc ~= OK then
             raise(rc, k)
         end
-        if old ~= nil and old ~= 0 then
+        if J ~= nil then
+            J[jn + 1], J[jn + 2], J[jn + 3], J[jn + 4] = ks, k, old or false, 2
+            jn = jn + 4
+        elseif old ~= nil and old ~= 0 then
+            -- (While a journal is open, values are only added: undo
+            -- forgets the ids past the saved count.)
             st.vals[old < 0 and -old or old] = nil
         end
         if old ~= nil and old < 0 then
@@ -1194,7 +1239,11 @@ local function obj_newindex(t, k, v)
         end
     else
         local id
-        if old ~= nil and old ~= 0 then
+        if J ~= nil then
+            J[jn + 1], J[jn + 2], J[jn + 3], J[jn + 4] = ks, k, old or false, 2
+            jn = jn + 4
+            id = new_id(st, v)
+        elseif old ~= nil and old ~= 0 then
             id = old < 0 and -old or old
             st.vals[id] = v
         else
@@ -1218,7 +1267,7 @@ local function obj_newindex(t, k, v)
             ks[k] = id
         end
     end
-    st.cache[k] = nil
+    -- (st.cache[k] may keep the original child: reads ask ks first.)
     mark_dirty(st)
 end
 
@@ -1437,13 +1486,15 @@ new_proxy = function(h, s, c, t, parent, root)
             __len = proxy_len, __pairs = proxy_pairs, __ipairs = proxy_ipairs,
             h = h, s = s, cur = cursor_t(c), parent = parent, cache = {}, root = root,
             dirty = false, era = false, dirty_now = false, writing = false,
-            e = false, vals = false, next_id = 0, ks = false, added = false }
+            e = false, vals = false, next_id = 0, ks = false, added = false,
+            kids = false, jgen = false }
     else
         st = { __qjson = ARRAY, __index = arr_index, __newindex = arr_newindex,
             __len = proxy_len, __pairs = proxy_pairs, __ipairs = proxy_ipairs,
             h = h, s = s, cur = cursor_t(c), parent = parent, cache = {}, root = root,
             dirty = false, era = false, dirty_now = false, writing = false,
-            e = false, vals = false, next_id = 0, ks = false, added = false }
+            e = false, vals = false, next_id = 0, ks = false, added = false,
+            kids = false, jgen = false }
     end
     return (setmetatable({}, st))
 end
@@ -1615,11 +1666,12 @@ local function is_dirty(st)
     if st.era == era then
         return st.dirty_now
     end
-    local d = st.e and C.qjson_edit_changed(st.e) ~= 0
-    for _, v in next, st.cache do
-        if type(v) == "table" then
-            local cst = is_proxy(v)
-            if cst and is_dirty(cst) then
+    local e = st.e
+    local d = e and C.qjson_edit_changed(e) ~= 0 or false
+    local kids = st.kids
+    if kids then
+        for i = 1, #kids do
+            if is_dirty(kids[i]) then
                 d = true
             end
         end
@@ -1653,12 +1705,14 @@ put_proxy = function(b, t, st, depth, stack)
         error("Cannot serialise table: cycle detected", 0)
     end
     local e = edit_state(st)
-    -- The dirty child views, in a list of the cursors the plan names them by.
+    -- The dirty child views (is_dirty(st) has just asked each of them), in
+    -- a list of the cursors the plan names them by.
     local views, nv = nil, 0
-    for _, v in next, st.cache do
-        if type(v) == "table" then
-            local cst = is_proxy(v)
-            if cst and cst.dirty_now and cst.era == era then
+    local kids = st.kids
+    if kids then
+        for i = 1, #kids do
+            local cst = kids[i]
+            if cst.dirty_now and cst.era == era then
                 if views == nil then
                     views = {}
                 end
@@ -1669,7 +1723,7 @@ put_proxy = function(b, t, st, depth, stack)
                 end
                 views_buf[nv] = cst.cur
                 nv = nv + 1
-                views[nv] = v
+                views[nv] = cst
             end
         end
     end
@@ -1688,8 +1742,8 @@ put_proxy = function(b, t, st, depth, stack)
         elseif kind == 1 then
             encode_value(b, vals[s.id], depth, stack)
         else
-            local v = views[s.id + 1]
-            put_proxy(b, v, getmetatable(v), depth, stack)
+            local cst = views[s.id + 1]
+            put_proxy(b, nil, cst, depth, stack)
         end
     end
     st.writing = false
@@ -1709,13 +1763,14 @@ an untouched proxy becomes a fresh proxy of the same bytes (a text patch's
 values are written as their original text), an edited one is materialized,
 plain tables are copied; `move` moves the value itself.
 
-Atomic: before a container is first changed, its overlay (a copy of its
-core edit state, ks, added, cache, vals, n, and the dirty
-flags of it and its parents) or, for a
-plain table, its contents are saved; a failing op puts every saved
-container back and raises a PatchError: a table {message =, op_index =
-(0-based)} whose metatable is qjson.PatchError (tostring gives the
-message).
+Atomic: while a patch runs, a journal is open (J): before a container is
+first changed, the core saves its edit state inside it (qjson_edit_save)
+and the journal keeps the proxy's added keys, length and value count, or
+a plain table's contents; the edits log each key state they replace and
+each dirty flag they raise, and only add values. A failing op undoes the
+journal newest first (qjson_edit_restore for the core states) and raises
+a PatchError: a table {message =, op_index = (0-based)} whose metatable
+is qjson.PatchError (tostring gives the message).
 
 Plain tables: an empty plain table counts as an object (as encode writes
 it). Numbers are Lua numbers (doubles): incr/mul on integers beyond 2^53
@@ -1776,6 +1831,35 @@ local function pointer_tokens(p)
     pointer_cache[p] = tokens
     pointer_cached = pointer_cached + 1
     return tokens
+end
+
+--- A patch given as JSON text, decoded once: a gateway applies the same
+--- few texts to every request, and the decoded proxy keeps what reads
+--- learn (its keys, its children), so the next use skips the parse and
+--- the key walk. The patch functions only read a patch (values are put
+--- into the target through `own`, as fresh proxies), so a cached proxy
+--- never changes. Texts up to TEXT_CACHE_LEN bytes are kept; the cache is
+--- dropped when it holds TEXT_CACHE_MAX of them.
+local decode_text
+do
+    local TEXT_CACHE_MAX, TEXT_CACHE_LEN = 64, 64 * 1024
+    local text_cache, text_cached = {}, 0
+
+    decode_text = function(text)
+        local v = text_cache[text]
+        if v ~= nil then
+            return v
+        end
+        v = qjson.decode(text)
+        if #text <= TEXT_CACHE_LEN then
+            if text_cached >= TEXT_CACHE_MAX then
+                text_cache, text_cached = {}, 0
+            end
+            text_cache[text] = v
+            text_cached = text_cached + 1
+        end
+        return v
+    end
 end
 
 --- The 0-based position `tok` names in an array of `n` (insert: `-` and n
@@ -1868,59 +1952,111 @@ local function shallow(t)
     return c
 end
 
---- Save container `v` before its first change. `journal` is a list of
---- saved states ({v, st, fields...}; plain tables: {v, false, copy}) and
---- `journal.seen` the containers already saved.
-local function touch(journal, v)
-    local seen = journal.seen
-    if seen[v] then
-        return
-    end
-    seen[v] = true
+--- Save container `v` before its first change in this patch (the journal,
+--- J, is open). A proxy: its core edit state is saved inside the state
+--- (qjson_edit_save: no copy for this side to free), and of its own
+--- fields, those that edits replace rather than log (added keys, array
+--- length, value count); key states and dirty flags are logged by the
+--- edits themselves, values are only added while J is open. A plain
+--- table: a copy of its contents.
+local jgen, jseen = 0, nil
+local function touch(v)
     local st = is_proxy(v)
     if not st then
-        journal[#journal + 1] = { v, false, shallow(v) }
+        local seen = jseen
+        if seen == nil then
+            seen = {}
+            jseen = seen
+        end
+        if not seen[v] then
+            seen[v] = true
+            J[jn + 1], J[jn + 2], J[jn + 3] = v, shallow(v), 4
+            jn = jn + 3
+        end
         return
     end
-    local flags, p = {}, st
-    while p ~= nil do
-        flags[#flags + 1] = p
-        flags[#flags + 1] = p.dirty or false
-        p = p.parent
+    if st.jgen == jgen then
+        return
     end
-    local e = false
-    if st.e then
-        local rc = C.qjson_edit_clone(st.e, edit_out)
+    st.jgen = jgen
+    local e = st.e
+    if e then
+        local rc = C.qjson_edit_save(e)
         if rc ~= OK then
             raise(rc, nil, 2)
         end
-        e = ffi_gc(edit_out[0], C.qjson_edit_free)
     end
-    journal[#journal + 1] = { v, st, shallow(st.ks), shallow(st.added), shallow(st.cache),
-        shallow(st.vals), st.next_id, st.n, e, flags }
+    local added = st.added
+    J[jn + 1], J[jn + 2], J[jn + 3], J[jn + 4], J[jn + 5], J[jn + 6] =
+        st, added and shallow(added), st.n or false, st.next_id, e, 3
+    jn = jn + 6
 end
 
-local function undo_all(journal)
-    for i = #journal, 1, -1 do
-        local r = journal[i]
-        local v, st = r[1], r[2]
-        if st then
-            st.ks, st.added, st.cache, st.vals, st.next_id, st.n =
-                r[3], r[4], r[5], r[6], r[7], r[8]
-            st.e = r[9] or false
-            local flags = r[10]
-            for j = #flags - 1, 1, -2 do
-                flags[j].dirty = flags[j + 1]
-            end
-        else
-            for k in next, shallow(v) do
-                v[k] = nil
-            end
-            for k, x in next, r[3] do
-                v[k] = x
+--- Open the journal (qjson.patch and merge_patch are not re-entered: no
+--- user code runs inside them).
+local function journal_open()
+    J, jn, jgen, jseen = J or {}, 0, jgen + 1, nil
+end
+
+--- Close the journal; `undo`: put back everything it saved, newest first.
+local function journal_close(undo)
+    local j, n = J, jn
+    J = nil -- edits made below are not logged
+    if undo then
+        local i = n
+        while i > 0 do
+            local tag = j[i]
+            if tag == 1 then -- a dirty flag raised
+                local st = j[i - 1]
+                st.dirty = false
+                local p = st.parent
+                if p ~= nil then
+                    -- It was the last kid appended (undo goes newest first).
+                    local kids = p.kids
+                    kids[#kids] = nil
+                end
+                i = i - 2
+            elseif tag == 2 then -- a key state replaced
+                local old = j[i - 1]
+                j[i - 3][j[i - 2]] = old or nil
+                i = i - 4
+            elseif tag == 3 then -- a proxy saved
+                local st, e = j[i - 5], j[i - 1]
+                st.added, st.n = j[i - 4], j[i - 3]
+                local next_id, vals = j[i - 2], st.vals
+                if vals then
+                    for id = next_id + 1, st.next_id do
+                        vals[id] = nil
+                    end
+                end
+                st.next_id = next_id
+                if e then
+                    local rc = C.qjson_edit_restore(e)
+                    if rc ~= OK then
+                        raise(rc, nil, 2)
+                    end
+                end
+                st.e = e
+                if not e then
+                    st.vals = false
+                end
+                i = i - 6
+            else -- 4, a plain table saved
+                local v, copy = j[i - 2], j[i - 1]
+                for k in next, shallow(v) do
+                    v[k] = nil
+                end
+                for k, x in next, copy do
+                    v[k] = x
+                end
+                i = i - 3
             end
         end
     end
+    for i = 1, n do
+        j[i] = nil
+    end
+    jn, jseen = 0, nil
 end
 
 --- `v` as a value of the document (see above).
@@ -2044,11 +2180,11 @@ local function op_add(state, tokens, text, v)
     local parent, last = parent_of(state.root, tokens, text)
     local k = kind_of(parent)
     if k == OBJECT then
-        touch(state.journal, parent)
+        touch(parent)
         parent[last] = v
     elseif k == ARRAY then
         local i = array_pos(last, c_len(parent, k), true)
-        touch(state.journal, parent)
+        touch(parent)
         arr_insert(parent, i, v)
     else
         fail(format("path %q: the parent is not a container", text))
@@ -2069,11 +2205,11 @@ local function op_remove(state, tokens, text, replacement)
         if parent[last] == nil then
             fail(format("path %q not found", text))
         end
-        touch(state.journal, parent)
+        touch(parent)
         parent[last] = replacement
     elseif k == ARRAY then
         local i = array_pos(last, c_len(parent, k), false)
-        touch(state.journal, parent)
+        touch(parent)
         if replacement == nil then
             arr_remove(parent, i)
         else
@@ -2144,34 +2280,33 @@ local function apply_op(state, op)
     end
 end
 
-local function apply_ops(state, ops)
-    for i = 1, c_len(ops, ARRAY) do
-        state.at = i
-        apply_op(state, ops[i])
-    end
-end
-
 --- qjson.patch(t, ops) -> t (or the new root when an op replaces it).
 function qjson.patch(t, ops)
     if type(ops) == "string" then
-        ops = qjson.decode(ops)
+        ops = decode_text(ops)
         if kind_of(ops) ~= ARRAY then
             error(setmetatable({ message = "a JSON Patch is an array of ops" }, PatchError), 2)
         end
     elseif kind_of(ops) ~= ARRAY and not (type(ops) == "table" and next(ops) == nil) then
         error("qjson.patch: ops must be an array of ops or JSON text", 2)
     end
-    local state = { root = t, journal = { seen = {} } }
-    local ok, err = pcall(apply_ops, state, ops)
-    if not ok then
-        undo_all(state.journal)
-        if getmetatable(err) == Fail then
-            local i = state.at - 1
-            error(setmetatable({ message = format("op %d: %s", i, err.message), op_index = i },
-                PatchError), 2)
+    local state = { root = t }
+    journal_open()
+    -- One pcall per op, in this loop: a loop inside the protected call
+    -- would leave its trace by returning to the pcall's frame ("NYI:
+    -- return to lower frame") and run interpreted.
+    for i = 1, c_len(ops, ARRAY) do
+        local ok, err = pcall(apply_op, state, ops[i])
+        if not ok then
+            journal_close(true)
+            if getmetatable(err) == Fail then
+                error(setmetatable({ message = format("op %d: %s", i - 1, err.message),
+                    op_index = i - 1 }, PatchError), 2)
+            end
+            error(err, 0)
         end
-        error(err, 0)
     end
+    journal_close(false)
     return state.root
 end
 
@@ -2206,7 +2341,7 @@ local function merged_new(patch, depth)
     return out
 end
 
-local function merge_into(journal, target, patch, depth)
+local function merge_into(target, patch, depth)
     if depth > MAX_DEPTH then
         error("qjson.merge_patch: patch nested too deeply", 0)
     end
@@ -2215,13 +2350,13 @@ local function merge_into(journal, target, patch, depth)
         local cur = target[k]
         if x == null then
             if cur ~= nil then
-                touch(journal, target)
+                touch(target)
                 target[k] = nil
             end
         elseif kind_of(x) == OBJECT and kind_of(cur) == OBJECT then
-            merge_into(journal, cur, x, depth + 1)
+            merge_into(cur, x, depth + 1)
         else
-            touch(journal, target)
+            touch(target)
             target[k] = merged_new(x, depth + 1)
         end
     end
@@ -2230,7 +2365,7 @@ end
 --- qjson.merge_patch(t, patch) -> t (or the patch, when it is not an object).
 function qjson.merge_patch(t, patch)
     if type(patch) == "string" then
-        patch = qjson.decode(patch)
+        patch = decode_text(patch)
     end
     if kind_of(patch) ~= OBJECT then
         return own(patch)
@@ -2238,10 +2373,10 @@ function qjson.merge_patch(t, patch)
     if kind_of(t) ~= OBJECT then
         return merged_new(patch, 0)
     end
-    local journal = { seen = {} }
-    local ok, err = pcall(merge_into, journal, t, patch, 0)
+    journal_open()
+    local ok, err = pcall(merge_into, t, patch, 0)
+    journal_close(not ok)
     if not ok then
-        undo_all(journal)
         error(err, 0)
     end
     return t

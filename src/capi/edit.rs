@@ -17,6 +17,11 @@
 //!   the engine's [`Slot`]s: an original element or a host value. Inserts
 //!   and removals move slots.
 //!
+//! A state can keep one copy of its edits (`qjson_edit_save`) and go back
+//! to it (`qjson_edit_restore`): a host makes a sequence of edits atomic
+//! (a JSON Patch whose last op fails) with a save per container it
+//! changes, and nothing to free when the sequence succeeds.
+//!
 //! # Writing
 //!
 //! [`qjson_edit_plan`] runs the engine's writer for the container's shape
@@ -42,6 +47,7 @@ use crate::edit::{
 };
 use crate::encode::escape::write_str;
 use crate::error::JsonType;
+use smallvec::SmallVec;
 use std::convert::Infallible;
 use std::ffi::{c_char, c_int};
 use std::sync::Mutex;
@@ -52,6 +58,9 @@ const SEG_BYTES: u32 = 0;
 const SEG_VALUE: u32 = 1;
 /// A segment kind: the dirty child view given at position `id` (0-based).
 const SEG_VIEW: u32 = 2;
+/// While planning only: bytes of the plan's own (`p` holds an offset into
+/// `lits`); [`Plan::finish`] turns them into `SEG_BYTES`.
+const SEG_LIT: u32 = 3;
 
 /// One step of a plan (`qjson_seg`).
 #[repr(C)]
@@ -73,36 +82,45 @@ enum Host {
 }
 
 /// The edit state of one container (`qjson_edit`): the engine's patches
-/// (objects) or slots (arrays, once unfolded), and the last plan.
+/// (objects) or slots (arrays, once unfolded), the last plan, and a saved
+/// copy of the edits (`qjson_edit_save` / `qjson_edit_restore`).
 pub struct Edit {
     at: Cursor,
     object: bool,
     patches: Patches<Box<[u8]>, Host>,
     slots: Option<Vec<Slot<Host>>>,
+    saved: Option<Box<Saved>>,
     /// The last plan: segments (literal ones point into `lits` once done).
     segs: Vec<Seg>,
     lits: Vec<u8>,
 }
 
+/// What `qjson_edit_save` keeps: the edits as they were.
+struct Saved {
+    patches: Patches<Box<[u8]>, Host>,
+    slots: Option<Vec<Slot<Host>>>,
+}
+
 /// The engine's output for one container as segments: input ranges,
-/// literal bytes (offsets into `lits` until [`Plan::finish`]) and host
-/// values.
+/// literal bytes (`SEG_LIT`, offsets into `lits` until [`Plan::finish`])
+/// and host values.
 struct Plan<'d, 'e> {
     doc: Doc<'d>,
     segs: &'e mut Vec<Seg>,
     lits: &'e mut Vec<u8>,
-    /// For each segment, whether it is literal (its `p` is an offset).
-    literal: Vec<bool>,
 }
 
 impl Plan<'_, '_> {
     /// Literal bytes written by `f` into `lits`.
     fn lit(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        if self.lits.capacity() == 0 {
+            self.lits.reserve(64);
+        }
         let a = self.lits.len();
         f(self.lits);
         let n = self.lits.len() - a;
-        if let (Some(last), Some(true)) = (self.segs.last_mut(), self.literal.last()) {
-            if last.p as usize + last.len == a {
+        if let Some(last) = self.segs.last_mut() {
+            if last.kind == SEG_LIT && last.p as usize + last.len == a {
                 last.len += n;
                 return;
             }
@@ -110,10 +128,9 @@ impl Plan<'_, '_> {
         self.segs.push(Seg {
             p: a as *const c_char,
             len: n,
-            kind: SEG_BYTES,
+            kind: SEG_LIT,
             id: 0,
         });
-        self.literal.push(true);
     }
 
     fn host(&mut self, kind: u32, id: u32) {
@@ -123,17 +140,17 @@ impl Plan<'_, '_> {
             kind,
             id,
         });
-        self.literal.push(false);
     }
 
-    /// Literal segments get their pointers.
+    /// Literal segments get their pointers (and become plain bytes).
     fn finish(self) {
         let base = self.lits.as_ptr();
-        for (s, &lit) in self.segs.iter_mut().zip(&self.literal) {
-            if lit {
+        for s in self.segs.iter_mut() {
+            if s.kind == SEG_LIT {
                 // SAFETY: a literal segment's `p` holds its offset into
                 // `lits`, and offset + len <= lits.len().
                 s.p = unsafe { base.add(s.p as usize) }.cast();
+                s.kind = SEG_BYTES;
             }
         }
     }
@@ -149,7 +166,7 @@ impl Out for Plan<'_, '_> {
             return;
         }
         let p = self.doc.input()[a..].as_ptr().cast::<c_char>();
-        if let (Some(last), Some(false)) = (self.segs.last_mut(), self.literal.last()) {
+        if let Some(last) = self.segs.last_mut() {
             // Consecutive input ranges become one segment. The pointer is
             // only compared, never read through.
             if last.kind == SEG_BYTES && last.p.wrapping_add(last.len) == p {
@@ -163,7 +180,6 @@ impl Out for Plan<'_, '_> {
             kind: SEG_BYTES,
             id: 0,
         });
-        self.literal.push(false);
     }
 
     fn byte(&mut self, b: u8) {
@@ -223,20 +239,31 @@ impl Edit {
             object,
             patches: Patches::default(),
             slots: None,
+            saved: None,
             segs: Vec::new(),
             lits: Vec::new(),
         })
     }
 
-    fn dup(&self) -> Edit {
-        Edit {
-            at: self.at,
-            object: self.object,
+    /// A copy of the edits (host values are ids: copied as they are).
+    fn saved(&self) -> Saved {
+        Saved {
             patches: self.patches.dup_with(|k| k.clone(), |v| *v),
             slots: self
                 .slots
                 .as_ref()
                 .map(|s| s.iter().map(|x| x.dup_with(&mut |v| *v)).collect()),
+        }
+    }
+
+    fn dup(&self) -> Edit {
+        let Saved { patches, slots } = self.saved();
+        Edit {
+            at: self.at,
+            object: self.object,
+            patches,
+            slots,
+            saved: None,
             segs: Vec::new(),
             lits: Vec::new(),
         }
@@ -297,11 +324,13 @@ impl Edit {
         let mut lits = std::mem::take(&mut self.lits);
         segs.clear();
         lits.clear();
+        // One allocation each for a typical plan (a few edits), made at the
+        // first plan, instead of a chain of reallocations.
+        segs.reserve(8);
         let mut p = Plan {
             doc,
             segs: &mut segs,
             lits: &mut lits,
-            literal: Vec::new(),
         };
         let at = self.at;
         let r = if !self.changed() && views.is_empty() {
@@ -310,7 +339,7 @@ impl Edit {
             write_lazy_object(&doc, at, &self.patches, views, &mut p)
         } else if let Some(slots) = &mut self.slots {
             // The views are the host's for this plan only.
-            let mut by_start: Vec<(u32, Host)> = views
+            let mut by_start: SmallVec<[(u32, Host); 8]> = views
                 .iter()
                 .filter_map(|v| match *v {
                     Host::View(_, c) => Some((c.start, *v)),
@@ -471,6 +500,43 @@ pub unsafe extern "C" fn qjson_edit_clone(e: *mut Edit, out: *mut *mut Edit) -> 
         // SAFETY: `out` is writable per the contract (`put` checks null).
         unsafe { put(out, Box::into_raw(c)) }?;
         Ok(Status::Ok)
+    })
+}
+
+/// Save a copy of the edits inside the state (replacing any copy saved
+/// before), to put back with [`qjson_edit_restore`]: what a host needs to
+/// make a sequence of edits atomic, without a state of its own to free.
+///
+/// # Safety
+/// `e` is a live edit state.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_save(e: *mut Edit) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let e = unsafe { state(e) }?;
+        e.saved = Some(Box::new(e.saved()));
+        Ok(Status::Ok)
+    })
+}
+
+/// Put back the edits saved by the last [`qjson_edit_save`] (and forget
+/// them); `QJSON_NOT_FOUND` when none is saved. The last plan is kept.
+///
+/// # Safety
+/// `e` is a live edit state.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_restore(e: *mut Edit) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let e = unsafe { state(e) }?;
+        match e.saved.take().map(|b| *b) {
+            Some(Saved { patches, slots }) => {
+                e.patches = patches;
+                e.slots = slots;
+                Ok(Status::Ok)
+            }
+            None => Ok(Status::NotFound),
+        }
     })
 }
 
@@ -709,7 +775,7 @@ pub unsafe extern "C" fn qjson_edit_plan(
             // SAFETY: per the contract, `views` points to `nviews` cursors.
             unsafe { std::slice::from_raw_parts(views, nviews) }
         };
-        let views: Vec<Host> = given
+        let views: SmallVec<[Host; 8]> = given
             .iter()
             .enumerate()
             .map(|(i, c)| Host::View(i as u32, c.core()))
@@ -828,6 +894,49 @@ mod tests {
             assert_eq!(qjson_edit_changed(c), 1);
             qjson_edit_free(c);
             qjson_edit_free(e);
+            qjson_free(h);
+        }
+    }
+
+    #[test]
+    fn save_and_restore() {
+        let h = parse(br#"{"a": 1, "b": [1, 2]}"#);
+        let (e, _) = new_edit(h, "");
+        let (eb, _) = new_edit(h, "b");
+        let mut added = -1;
+        // SAFETY: live handle and states, static keys.
+        unsafe {
+            // Nothing saved yet.
+            assert_eq!(qjson_edit_restore(e), 2);
+            assert_eq!(qjson_edit_save(e), 0);
+            assert_eq!(qjson_edit_save(eb), 0);
+            assert_eq!(
+                qjson_edit_set(h, e, b"c".as_ptr().cast(), 1, 1, &mut added),
+                0
+            );
+            assert_eq!(qjson_edit_delete(h, e, b"a".as_ptr().cast(), 1), 0);
+            assert_eq!(qjson_edit_insert(h, eb, 0, 1), 0);
+            assert_eq!(run(h, e, &[], &["X"], &[]), r#"{"b": [1, 2],"c":X}"#);
+            assert_eq!(run(h, eb, &[], &["X"], &[]), "[X,1, 2]");
+            // Back to the saved (empty) edits, once.
+            assert_eq!(qjson_edit_restore(e), 0);
+            assert_eq!(qjson_edit_restore(eb), 0);
+            assert_eq!(qjson_edit_restore(e), 2);
+            assert_eq!(qjson_edit_changed(e), 0);
+            assert_eq!(qjson_edit_changed(eb), 0);
+            assert_eq!(run(h, e, &[], &[], &[]), r#"{"a": 1, "b": [1, 2]}"#);
+            assert_eq!(run(h, eb, &[], &[], &[]), "[1, 2]");
+            // A save keeps edits made before it.
+            assert_eq!(
+                qjson_edit_set(h, e, b"a".as_ptr().cast(), 1, 2, &mut added),
+                0
+            );
+            assert_eq!(qjson_edit_save(e), 0);
+            assert_eq!(qjson_edit_delete(h, e, b"b".as_ptr().cast(), 1), 0);
+            assert_eq!(qjson_edit_restore(e), 0);
+            assert_eq!(run(h, e, &[], &["", "Y"], &[]), r#"{"a": Y, "b": [1, 2]}"#);
+            qjson_edit_free(e);
+            qjson_edit_free(eb);
             qjson_free(h);
         }
     }

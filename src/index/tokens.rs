@@ -103,6 +103,56 @@ thread_local! {
     };
 }
 
+/// Container tables with at most this many entries of capacity are kept
+/// for the next call on the same thread: the upper bound of a document of
+/// [`KEEP_MAX`] tokens (768 KiB; a document reaches it only when a sixteenth
+/// of the bound was short, see [`fill`]).
+const KEEP_CONTAINERS_MAX: usize = KEEP_MAX / 2 + 1;
+
+thread_local! {
+    /// The strict index's container table while the walk fills it, kept
+    /// for the next build on this thread (as [`SPARE_SCAN`]): the Doc gets
+    /// an exact copy.
+    static SPARE_CONTAINERS: Cell<Vec<Container>> = const { Cell::new(Vec::new()) };
+}
+
+thread_local! {
+    /// The structurals of a large strict index while the walk keeps them
+    /// (see [`build`]), kept for the next build on this thread.
+    static SPARE_KEPT: Cell<Vec<u32>> = const { Cell::new(Vec::new()) };
+}
+
+/// An empty structurals vector, with the capacity the last one on this
+/// thread left.
+fn take_kept() -> Vec<u32> {
+    SPARE_KEPT.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Keep `v` for the next [`take_kept`] on this thread, unless it is large.
+fn give_back_kept(mut v: Vec<u32>) {
+    if v.capacity() <= KEEP_MAX {
+        v.clear();
+        // (Fails only while the thread exits; `v` is then just dropped.)
+        let _ = SPARE_KEPT.try_with(|c| c.set(v));
+    }
+}
+
+/// An empty container table, with the capacity the last one on this
+/// thread left.
+fn take_containers() -> Vec<Container> {
+    SPARE_CONTAINERS.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Keep `v` for the next [`take_containers`] on this thread, unless it is
+/// large.
+fn give_back_containers(mut v: Vec<Container>) {
+    if v.capacity() <= KEEP_CONTAINERS_MAX {
+        v.clear();
+        // (Fails only while the thread exits; `v` is then just dropped.)
+        let _ = SPARE_CONTAINERS.try_with(|c| c.set(v));
+    }
+}
+
 /// An empty [`Scan`], with the capacity the last one on this thread left.
 fn take_scan() -> Scan {
     SPARE_SCAN.try_with(Cell::take).unwrap_or_default()
@@ -177,12 +227,18 @@ impl Record for Check {
 /// but the scalar tokens, in order) and the container table, with each
 /// closer's position in those structurals.
 struct Table {
+    /// The thread's spare table (see [`take_containers`]), copied out
+    /// exactly at the end.
     containers: Vec<Container>,
     /// The most containers the input can hold (see `ChildCounts`'s).
     limit: usize,
     /// The structurals so far; its capacity is the number of tokens, so
     /// it never grows (the walk keeps each token at most once).
     kept: Vec<u32>,
+    /// Whether `kept` is the thread's spare vector (see [`build`]).
+    kept_spare: bool,
+    /// Whether `containers` is the thread's spare table (see [`build`]).
+    containers_spare: bool,
 }
 
 impl Record for Table {
@@ -231,6 +287,11 @@ impl Record for Table {
 /// measured ~3% more instructions on twitter.json.)
 const SPARE_MAX: usize = 256;
 
+/// Token lists of at least this many entries (64 KiB, half of glibc's
+/// first mmap threshold) and at most [`KEEP_MAX`] have their structurals
+/// written into the thread's spare vector and copied out (see [`build`]).
+const COPY_MIN: usize = 16 * 1024;
+
 /// The strict index built from the token scan, with stage 1's escapes.
 pub(super) struct Built {
     pub structurals: Vec<u32>,
@@ -252,15 +313,48 @@ pub(super) struct Built {
 /// [`take_scan`]): no allocation and no growth once the thread has scanned
 /// a document as large. The walk writes the structurals straight into a
 /// vector with room for every token (no second pass over the tokens to
-/// drop the scalar ones); the scalar tokens' room is given back at the end
-/// when it exceeds [`SPARE_MAX`] (a shrinking `realloc`, which the
-/// allocator does in place), so the index holds at most that much more
-/// than the exact list.
+/// drop the scalar ones). Small documents' vector is the Doc's, the
+/// scalar tokens' room given back at the end when it exceeds [`SPARE_MAX`]
+/// (a shrinking `realloc`, which the allocator does in place), so the
+/// index holds at most that much more than the exact list. From
+/// [`COPY_MIN`] tokens it is the thread's spare one too, copied out
+/// exactly: a large vector allocated with room for every token and then
+/// shrunk was, with glibc, a fresh `mmap` on every parse (the shrunk size
+/// it frees sets the allocator's mmap threshold below the next request),
+/// then page faults on every page, `mremap` and `munmap`: about 40% of a
+/// strict parse of twitter.json from Python, against a copy of a few
+/// microseconds. The container table is likewise filled in the thread's
+/// spare table and copied out exactly (a small document's index then holds
+/// no guessed room). Above [`KEEP_MAX`] tokens the thread keeps no spare
+/// vectors, and both are the Doc's own, shrunk as before: a spare table
+/// that size would be dropped after every parse, and measured 6x the
+/// page faults on citm_catalog.json.
 pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Built> {
     let mut scan = take_scan();
-    let built = table(input, max_depth, &mut scan).map(|table| Built {
-        structurals: table.kept,
-        containers: table.containers,
+    let mut table = Table {
+        containers: take_containers(),
+        limit: 0,
+        kept: Vec::new(),
+        kept_spare: false,
+        containers_spare: true,
+    };
+    let ok = fill(input, max_depth, &mut scan, &mut table);
+    if table.kept_spare {
+        let spare = std::mem::take(&mut table.kept);
+        if ok {
+            table.kept = spare.to_vec();
+        }
+        give_back_kept(spare);
+    }
+    let built = ok.then(|| Built {
+        structurals: std::mem::take(&mut table.kept),
+        // (Exactly as many as there are: a small document's table is then
+        // no larger than needed, and no guess is ever grown or shrunk.)
+        containers: if table.containers_spare {
+            table.containers.to_vec()
+        } else {
+            std::mem::take(&mut table.containers)
+        },
         escapes: if escapes {
             scan.escapes.clone()
         } else {
@@ -268,16 +362,20 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
         },
         non_ascii: scan.non_ascii,
     });
+    if table.containers_spare {
+        give_back_containers(table.containers);
+    }
     give_back_scan(scan);
     built
 }
 
 /// [`build`] up to the structurals and the container table, scanning into
-/// `scan`.
-fn table(input: &[u8], max_depth: usize, scan: &mut Scan) -> Option<Table> {
+/// `scan` and recording into `table` (whose container table is cleared
+/// first); `false` if the input is not known to be valid.
+fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> bool {
     match scan::scan_tokens(input, scan) {
         Some(Ok(())) if scan.first_control.is_none() => {}
-        _ => return None,
+        _ => return false,
     }
     let s = &scan.structurals;
     // As the exact walk guesses: small documents take the upper bound
@@ -288,23 +386,37 @@ fn table(input: &[u8], max_depth: usize, scan: &mut Scan) -> Option<Table> {
     } else {
         s.len() / 16 + 1
     };
-    let mut table = Table {
-        containers: Vec::with_capacity(guess),
-        limit,
-        kept: Vec::with_capacity(s.len()),
+    if s.len() > KEEP_MAX {
+        // (Larger than the thread keeps: the Doc's own table, grown and
+        // trimmed as `Index::assemble` does.)
+        give_back_containers(std::mem::take(&mut table.containers));
+        table.containers_spare = false;
+    }
+    table.containers.clear();
+    if table.containers.capacity() < guess {
+        table.containers.reserve_exact(guess);
+    }
+    table.limit = limit;
+    table.kept_spare = (COPY_MIN..=KEEP_MAX).contains(&s.len());
+    table.kept = if table.kept_spare {
+        let mut v = take_kept();
+        v.reserve_exact(s.len());
+        v
+    } else {
+        Vec::with_capacity(s.len())
     };
-    let ok = walk(input, s, max_depth, &mut table)
+    let ok = walk(input, s, max_depth, table)
         && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
     if !ok {
-        return None;
+        return false;
     }
     // The sentinel (the walk accepted, so it ended there), then the spare
     // room (the scalar tokens') back unless it is small.
     table.kept.push(*s.last().expect("the sentinel"));
-    if (table.kept.capacity() - table.kept.len()) * 4 > SPARE_MAX {
+    if !table.kept_spare && (table.kept.capacity() - table.kept.len()) * 4 > SPARE_MAX {
         table.kept.shrink_to_fit();
     }
-    Some(table)
+    true
 }
 
 /// The grammar walk, compiled for AVX2 when the CPU has it (as
@@ -880,6 +992,13 @@ mod tests {
                     .collect::<Vec<_>>()
             };
             assert_eq!(t(&c), t(&index.containers));
+            // Up to the size the thread keeps, the Doc holds exactly the
+            // table, however large the thread's spare one is.
+            let mut tokens = Scan::default();
+            let _ = scan::scan_tokens(input, &mut tokens);
+            if tokens.structurals.len() <= KEEP_MAX {
+                assert_eq!(c.capacity(), c.len());
+            }
             assert_eq!(esc, escapes);
             assert_eq!(non_ascii, index.non_ascii);
         };

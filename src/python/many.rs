@@ -9,7 +9,8 @@
 //! (`open_many`: at most `chunk_size` plus the document carried over).
 //! Files are read `chunk_size` bytes at a time; a document cut by the end
 //! of a chunk is carried over into the next buffer, so memory is bounded
-//! by the chunk size plus the largest document.
+//! by the chunk size plus the largest document (two buffers, reused once
+//! no `Doc` holds them; each `Doc` kept keeps its chunk alive).
 //!
 //! `loads_many` first tries each line on its own ([`Splitter::line`]):
 //! when the line is one valid document, `loads`' own fast path (the token
@@ -54,6 +55,11 @@ struct FileSource {
     /// The stream from offset `base` on, as far as it has been read (a
     /// `Vec`, so that a chunk is read in place, never copied).
     buf: Arc<Vec<u8>>,
+    /// The buffer before `buf`, kept while a `Doc` may still hold it (the
+    /// loop variable of `for doc in open_many(...)` holds the last document
+    /// of a chunk while the next chunk is read): once that `Doc` is gone,
+    /// it is reused.
+    spare: Option<Arc<Vec<u8>>>,
     base: u64,
     /// Line and column of the stream offset `base`.
     base_line_col: (u64, u64),
@@ -159,9 +165,10 @@ impl DocIterator {
                     }
                     // Count the lines of what is dropped, then read on.
                     self.lines.advance(&f.buf, f.base, f.base + q as u64);
-                    refill(py, f, q)?;
+                    let read = refill(py, f, q);
                     f.base_line_col = self.lines.locate(&f.buf, f.base, f.base);
                     self.pos = 0;
+                    read?;
                 }
             }
         }
@@ -327,28 +334,56 @@ impl DocIterator {
     }
 }
 
-/// Read the next chunk after the bytes of `f.buf` from `keep` on.
+/// Read the next chunk after the bytes of `f.buf` from `keep` on (the
+/// buffer then begins at those bytes, also when the read fails).
 fn refill(py: Python<'_>, f: &mut FileSource, keep: usize) -> PyResult<()> {
-    let carry = &f.buf[keep..];
+    let carry = f.buf.len() - keep;
     // A document longer than a chunk grows the read geometrically, so that
     // carrying it over (and scanning it again) costs O(its size) in all.
-    let chunk = f.chunk.max(carry.len());
-    let mut next = Vec::with_capacity(carry.len() + chunk);
-    next.extend_from_slice(carry);
+    let chunk = f.chunk.max(carry);
+    // A buffer no document holds any more is reused (the common loop reads
+    // each document and drops it): the current one, or else the one before
+    // it (see `spare`); a fresh one costs a page fault per 4 KiB page.
+    // So at most two chunk buffers live while the documents are dropped.
+    let mut next = match Arc::get_mut(&mut f.buf) {
+        Some(v) => {
+            v.copy_within(keep.., 0);
+            v.truncate(carry);
+            std::mem::take(v)
+        }
+        None => {
+            let spare = f.spare.take().and_then(|a| Arc::try_unwrap(a).ok());
+            let mut v = spare.unwrap_or_default();
+            v.clear();
+            v.reserve(carry + chunk);
+            v.extend_from_slice(&f.buf[keep..]);
+            v
+        }
+    };
+    next.reserve(chunk);
     let read = match &mut f.reader {
         // Into the spare capacity (no zeroing first); `read_to_end` retries
         // interrupted reads.
-        Reader::File(file) => py.detach(|| (&*file).take(chunk as u64).read_to_end(&mut next))?,
-        Reader::Python(obj) => {
-            let data = obj.bind(py).call_method1("read", (chunk,))?;
-            let input = Input::new(&data)?;
-            next.extend_from_slice(input.bytes());
-            input.bytes().len()
-        }
+        Reader::File(file) => py
+            .detach(|| (&*file).take(chunk as u64).read_to_end(&mut next))
+            .map_err(PyErr::from),
+        Reader::Python(obj) => obj
+            .bind(py)
+            .call_method1("read", (chunk,))
+            .and_then(|data| {
+                let input = Input::new(&data)?;
+                next.extend_from_slice(input.bytes());
+                Ok(input.bytes().len())
+            }),
     };
-    f.eof = read == 0;
+    // The buffer now begins at the carried bytes, also when the read failed
+    // (the carried document is then still there for a next call).
     f.base += keep as u64;
-    f.buf = Arc::new(next);
+    let old = std::mem::replace(&mut f.buf, Arc::new(next));
+    if Arc::strong_count(&old) > 1 {
+        f.spare = Some(old);
+    }
+    f.eof = read? == 0;
     Ok(())
 }
 
@@ -434,6 +469,7 @@ pub(crate) fn open_many(
     let source = Source::File(FileSource {
         reader,
         buf: Arc::new(Vec::new()),
+        spare: None,
         base: 0,
         base_line_col: (1, 1),
         eof: false,

@@ -25,8 +25,10 @@
 //!    eight or sixteen stores at a time, advancing by the popcount, no branch
 //!    per bit); the escape starts likewise.
 //! 5. **Checks.** A backslash outside a string is an error; the first control
-//!    byte inside a string is recorded; the OR of all blocks tells whether
-//!    any byte is >= 0x80.
+//!    byte inside a string is recorded (the token scan only ORs the control
+//!    bytes inside strings together, and a cold second pass finds the first
+//!    one if there is any: its callers only ask whether there is one); the
+//!    OR of all blocks tells whether any byte is >= 0x80.
 //! 6. **Escapes (token scan, AVX-512 only).** For blocks holding an escaped byte (or
 //!    the digits of a `\u` from the previous block): every escaped byte must
 //!    be a one-letter escape or `u`, the four bytes after each `u` hex
@@ -60,7 +62,7 @@
 //! at 4x per step), so base64-heavy inputs never reserve a fraction of
 //! their length.
 
-use super::vector::{Block64, TokenBlock};
+use super::vector::{Block64, Masks, TokenBlock};
 use super::Scan;
 use crate::error::{Error, ErrorKind};
 
@@ -116,16 +118,27 @@ pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) ->
 
 /// Whether, and how, stage 1 emits the scalar tokens as well.
 trait Scalars<B: Block64> {
-    /// The mask of the bytes of `block` that begin a scalar token: bytes
-    /// outside strings that are neither whitespace, nor structural, nor a
-    /// quote, and whose previous byte (carried across blocks) is not such a
-    /// byte either. `outside` has a 1 for every byte outside strings
-    /// (closing quotes included).
+    /// Whether `first_control` is found block by block (the plain scan),
+    /// or only whether there is one, with the offset found afterwards by a
+    /// cold second pass (the token scan: its callers only ask whether there
+    /// is one, and the per-block search cost about 12 instructions per
+    /// block on AVX2).
+    const EXACT_CONTROL: bool;
+
+    /// The masks of `block` and, for the token scan, its delimiters (see
+    /// [`TokenBlock::delimiters`]; 0 when not needed).
     ///
     /// # Safety
     ///
     /// The CPU must support `B`'s instruction set.
-    unsafe fn starts(&mut self, block: B, outside: u64) -> u64;
+    unsafe fn classify(&self, block: B) -> (Masks, u64);
+
+    /// The mask of the bytes that begin a scalar token: bytes outside
+    /// strings that are neither whitespace, nor structural, nor a quote
+    /// (`delimiters` from [`Scalars::classify`]), and whose previous byte
+    /// (carried across blocks) is not such a byte either. `outside` has a 1
+    /// for every byte outside strings (closing quotes included).
+    fn starts(&mut self, delimiters: u64, outside: u64) -> u64;
 
     /// Checks the escapes of `block`, whose escaped bytes (those right
     /// after a backslash that begins an escape) are `escaped`.
@@ -147,8 +160,16 @@ trait Scalars<B: Block64> {
 struct NoScalars;
 
 impl<B: Block64> Scalars<B> for NoScalars {
+    const EXACT_CONTROL: bool = true;
+
     #[inline(always)]
-    unsafe fn starts(&mut self, _: B, _: u64) -> u64 {
+    unsafe fn classify(&self, block: B) -> (Masks, u64) {
+        // SAFETY: the caller guarantees B's instruction set.
+        (unsafe { block.classify() }, 0)
+    }
+
+    #[inline(always)]
+    fn starts(&mut self, _: u64, _: u64) -> u64 {
         0
     }
 
@@ -190,10 +211,17 @@ struct EscapeCheck {
 }
 
 impl<B: TokenBlock> Scalars<B> for ScalarStarts {
+    const EXACT_CONTROL: bool = false;
+
     #[inline(always)]
-    unsafe fn starts(&mut self, block: B, outside: u64) -> u64 {
+    unsafe fn classify(&self, block: B) -> (Masks, u64) {
         // SAFETY: the caller guarantees B's instruction set.
-        let scalar = outside & !unsafe { block.delimiters() };
+        unsafe { block.classify_tokens() }
+    }
+
+    #[inline(always)]
+    fn starts(&mut self, delimiters: u64, outside: u64) -> u64 {
+        let scalar = outside & !delimiters;
         let starts = scalar & !((scalar << 1) | self.carry);
         self.carry = scalar >> 63;
         starts
@@ -313,8 +341,27 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
     escapes.finish();
     result?;
     scalars.finish(st.escapes.next_escaped, out);
+    let control_seen = st.control_seen != 0;
     // SAFETY: the CPU supports B.
-    unsafe { st.finish(n, out) }
+    unsafe { st.finish(n, out) }?;
+    if control_seen {
+        out.first_control = Some(first_control(input));
+    }
+    Ok(())
+}
+
+/// Cold path of a scan without [`Scalars::EXACT_CONTROL`] that saw a
+/// control byte inside a string: its offset, from the scalar scan (the
+/// oracle, which finds the same strings). (Were the two ever to disagree,
+/// offset 0 still says "there is one", so no caller accepts the input.)
+#[cold]
+#[inline(never)]
+fn first_control(input: &[u8]) -> u32 {
+    let mut scan = Scan::default();
+    match super::scalar::scan(input, &mut scan) {
+        Ok(()) => scan.first_control.unwrap_or(0),
+        Err(_) => 0,
+    }
 }
 
 /// An output vector opened for appending: its pointer, length and capacity
@@ -324,7 +371,9 @@ struct Sink<'a> {
     vec: &'a mut Vec<u32>,
     ptr: *mut u32,
     len: usize,
-    cap: usize,
+    /// The capacity less [`SLACK`] (0 if smaller): a block may write while
+    /// `len` is below it (one compare per block, no subtraction).
+    full: usize,
 }
 
 impl<'a> Sink<'a> {
@@ -333,7 +382,7 @@ impl<'a> Sink<'a> {
         Sink {
             ptr: vec.as_mut_ptr(),
             len: vec.len(),
-            cap: vec.capacity(),
+            full: vec.capacity().saturating_sub(SLACK),
             vec,
         }
     }
@@ -346,10 +395,11 @@ impl<'a> Sink<'a> {
     /// The CPU must support `B`'s instruction set.
     #[inline(always)]
     unsafe fn push<B: Block64>(&mut self, at: usize, bits: u64, n: usize) {
-        if self.cap - self.len < SLACK {
+        if self.len >= self.full {
             self.grow(at + 64, n);
         }
-        // SAFETY: at least SLACK entries are free past `len`, as
+        // SAFETY: `len < full`, so more than SLACK entries are free past
+        // `len` (`grow` leaves at least 2 * SLACK), as
         // `write_offsets` requires; it initialises the first `k` of them,
         // which become part of the length.
         unsafe {
@@ -366,7 +416,7 @@ impl<'a> Sink<'a> {
         unsafe { self.vec.set_len(self.len) };
         grow(self.vec, scanned, n);
         self.ptr = self.vec.as_mut_ptr();
-        self.cap = self.vec.capacity();
+        self.full = self.vec.capacity() - SLACK;
     }
 
     /// Hands the length back to the `Vec`.
@@ -421,6 +471,9 @@ struct State<B: Block64> {
     /// OR of every classified block (its top bits say "non-ASCII").
     high: B,
     first_control: Option<u32>,
+    /// Without [`Scalars::EXACT_CONTROL`]: nonzero once a control byte was
+    /// seen inside a string.
+    control_seen: u64,
 }
 
 impl<B: Block64> State<B> {
@@ -437,6 +490,7 @@ impl<B: Block64> State<B> {
             // SAFETY: `zero` holds 64 bytes; the CPU supports B.
             high: unsafe { B::load(zero.as_ptr()) },
             first_control: None,
+            control_seen: 0,
         }
     }
 
@@ -458,29 +512,34 @@ impl<B: Block64> State<B> {
         // SAFETY: the CPU supports B (our caller's contract), which is all
         // the classification and the sinks need.
         unsafe {
-            let m = block.classify();
+            let (m, delimiters) = scalars.classify(block);
             self.high = self.high.or(block);
             let (escaped, escape_starts) = self.escapes.next(m.backslash);
             let quote = m.quote & !escaped;
             let in_string = B::prefix_xor(quote) ^ self.in_string;
             scalars.check_escapes(block, escaped);
-            self.long_string = quote == 0
-                && self.in_string != 0
-                && !scalars.escape_pending(self.escapes.next_escaped);
             self.in_string = ((in_string as i64) >> 63) as u64;
+            // (No quote in the block, and inside a string before it, is
+            // inside a string after it: one test of both.)
+            self.long_string = (quote | !self.in_string) == 0
+                && !scalars.escape_pending(self.escapes.next_escaped);
 
             let stray = m.backslash & !in_string;
             if stray != 0 {
                 return Err(stray_backslash(at, stray));
             }
             let control = m.control & in_string;
-            if control != 0 && self.first_control.is_none() {
-                self.first_control = Some(at as u32 + control.trailing_zeros());
+            if S::EXACT_CONTROL {
+                if control != 0 && self.first_control.is_none() {
+                    self.first_control = Some(at as u32 + control.trailing_zeros());
+                }
+            } else {
+                self.control_seen |= control;
             }
             if escape_starts != 0 {
                 escapes.push::<B>(at, escape_starts, n);
             }
-            let scalar_starts = scalars.starts(block, !in_string);
+            let scalar_starts = scalars.starts(delimiters, !in_string);
             let emitted = (m.structural & !in_string) | (quote & in_string) | scalar_starts;
             structurals.push::<B>(at, emitted, n);
         }

@@ -164,6 +164,19 @@ pub(crate) trait TokenBlock: Block64 {
     /// The CPU must support the backend's features.
     unsafe fn delimiters(self) -> u64;
 
+    /// [`Block64::classify`] and [`TokenBlock::delimiters`] of the same
+    /// block at once, for backends that derive both from one lookup. The
+    /// default computes them separately.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the backend's features.
+    #[inline(always)]
+    unsafe fn classify_tokens(self) -> (Masks, u64) {
+        // SAFETY: forwarded from the caller.
+        unsafe { (self.classify(), self.delimiters()) }
+    }
+
     /// Whether stage 1 checks escapes with [`TokenBlock::escape_classes`]
     /// (see `block.rs`). Only AVX-512 does: on AVX2 (about 50 compares per
     /// block) it measured slower than stage 2's loop over the escapes

@@ -160,6 +160,62 @@ def test_failed_patch_changes_nothing(lua: Any, fail_after: int, pre_edit: bool)
     assert json.loads(moved) == {"x": 1}
 
 
+def test_edits_after_a_failed_patch(lua: Any) -> None:
+    """Views made dirty by a failed patch are clean again, and edits made
+    through them afterwards (or by a later patch) are written: the undo puts
+    back the encoder's list of dirty child views too."""
+    f = lua.eval(
+        """function(s, bad, good)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local m2 = t.messages[2]
+            local ok = pcall(qjson.patch, t, bad)
+            assert(not ok)
+            local same = qjson.encode(t) == s
+            m2.role = "assistant"
+            local one = qjson.encode(t)
+            qjson.patch(t, good)
+            return same, one, qjson.encode(t)
+        end"""
+    )
+    bad = [
+        {"op": "replace", "path": "/messages/1/content/0/text", "value": "x"},
+        {"op": "add", "path": "/tools/a/y", "value": 2},
+        {"op": "remove", "path": "/nope"},
+    ]
+    good = [{"op": "replace", "path": "/tools/b/0", "value": 7}]
+    same, one, two = f(DOC, json.dumps(bad), json.dumps(good))
+    assert same
+    want = json.loads(DOC)
+    want["messages"][1]["role"] = "assistant"
+    assert json.loads(one) == want
+    want["tools"]["b"][0] = 7
+    assert json.loads(two) == want
+
+
+def test_text_patches_are_reused_unchanged(lua: Any) -> None:
+    """A patch text applied again (decoded once and kept) gives the same
+    result, whatever was done to the values it put into earlier targets."""
+    f = lua.eval(
+        """function(s, mp, ops)
+            local qjson = require("qjson")
+            local a = qjson.merge_patch(qjson.decode(s), mp)
+            a.meta.tenant = "changed"
+            a.meta.extra = {1}
+            local b = qjson.patch(qjson.decode(s), ops)
+            b.meta.tenant = "changed too"
+            return qjson.encode(qjson.merge_patch(qjson.decode(s), mp)),
+                qjson.encode(qjson.patch(qjson.decode(s), ops)), qjson.encode(a)
+        end"""
+    )
+    mp = '{"meta": {"tenant": "acme"}, "model": null}'
+    ops = '[{"op": "add", "path": "/meta", "value": {"tenant": "acme"}}]'
+    merged, patched, a = f('{"model": "m", "n": 1}', mp, ops)
+    assert json.loads(merged) == {"n": 1, "meta": {"tenant": "acme"}}
+    assert json.loads(patched) == {"model": "m", "n": 1, "meta": {"tenant": "acme"}}
+    assert json.loads(a) == {"n": 1, "meta": {"tenant": "changed", "extra": [1]}}
+
+
 @pytest.mark.parametrize(("original", "patch", "result"), RFC7396_APPENDIX_A)
 def test_merge_patch_rfc7396(lua: Any, original: Any, patch: Any, result: Any) -> None:
     f = lua.eval(

@@ -378,6 +378,58 @@ def test_open_many_memory_is_bounded(tmp_path):
     assert growth < 64 * 1024 * 1024, growth
 
 
+def test_kept_docs_outlive_the_reuse_of_chunk_buffers(tmp_path):
+    """open_many reuses a chunk's buffer once no Doc holds it: the Docs kept
+    (every third, and so some chunks only) read their own bytes to the end."""
+    lines = [json.dumps({"i": i, "s": "x" * (i % 97), "a": [i, None]}).encode() for i in range(600)]
+    path = tmp_path / "k.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    kept = []
+    for i, d in enumerate(qjson.open_many(path, chunk_size=1024)):
+        assert d.get("i") == i
+        if i % 3 == 0 or i > 590:
+            kept.append((i, d))
+    for i, d in kept:
+        assert d.raw() == lines[i]
+        assert qjson.materialize(d.root) == json.loads(lines[i])
+
+
+class FailingReader:
+    """A binary file object whose read fails once, on its `fail_at`-th call."""
+
+    def __init__(self, data: bytes, fail_at: int):
+        self.f = io.BytesIO(data)
+        self.calls = 0
+        self.fail_at = fail_at
+
+    def read(self, n: int) -> bytes:
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise OSError("disk on fire")
+        return self.f.read(n)
+
+
+def test_a_failed_read_loses_nothing():
+    """A read that raises is reported; the next call reads on, and every
+    document (also the one cut by the chunk end) still comes out."""
+    data = b"".join(b'{"n": %d, "pad": "%s"}\n' % (i, b"p" * (i % 50)) for i in range(200))
+    it = qjson.open_many(FailingReader(data, 3), chunk_size=256)
+    got = []
+    failed = 0
+    while True:
+        try:
+            d = next(it)
+        except StopIteration:
+            break
+        except OSError as e:
+            assert "disk on fire" in str(e)
+            failed += 1
+            continue
+        got.append(d.get("n"))
+    assert failed == 1
+    assert got == list(range(200))
+
+
 def test_document_longer_than_many_chunks(tmp_path):
     big = b'{"image": "' + b"QUJD" * (512 * 1024) + b'", "n": [1, 2, 3]}'
     data = b'{"a": 1}\n' + big + b"\n" + b'{"b": 2}\n'

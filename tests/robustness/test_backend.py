@@ -24,6 +24,14 @@ docs = [
     '{"a" 1}',
     '"' + long.replace('"', '') + '\x05"',
     '[1.5e3, tru]',
+    # Control bytes: inside strings around a 64-byte block border (the
+    # token scan finds the first one in a second pass), and the two that
+    # look like structurals to a folding classifier (0x0C, 0x1A) outside.
+    '{"k": "' + "a" * 55 + '\x1f", "t": "\t"}',
+    '[' + '"ab", ' * 20 + '"c\x01"]',
+    '[1,\x0c2]',
+    '{"a"\x1a: 1}',
+    '[1\x1a]',
 ]
 for d in docs:
     for step in (qjson.validate, qjson.parse, qjson.loads):

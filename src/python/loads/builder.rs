@@ -30,6 +30,8 @@
 use super::gc::{gc_paused, GC_PAUSE_MIN};
 use super::key_cache::{hash_key, short_eq, tag, KeyCache, Slot, CACHE_KEY_MAX, CACHE_SLOTS};
 #[cfg(not(feature = "abi3"))]
+use super::objects::copy_short;
+#[cfg(not(feature = "abi3"))]
 use super::objects::new_str_non_ascii;
 use super::objects::{dict_set, list_set, new_dict};
 use super::spare::{give_back_scratch, give_back_stack, take_scratch, take_stack};
@@ -138,8 +140,22 @@ impl<'a, L: ?Sized + Lens, const TOKENS: bool> Builder<'a, L, TOKENS> {
         containers: &'a L,
         escapes: &'a [u32],
         ascii: bool,
-        cache: Option<&'a mut KeyCache>,
+        mut cache: Option<&'a mut KeyCache>,
     ) -> Self {
+        // The cache's table is made on first use (once per process), here
+        // rather than on every key.
+        if let Some(c) = cache.as_deref_mut() {
+            if c.slots.is_empty() {
+                c.slots = vec![
+                    Slot {
+                        obj: std::ptr::null_mut(),
+                        tag: 0,
+                        key: [0; CACHE_KEY_MAX],
+                    };
+                    CACHE_SLOTS
+                ];
+            }
+        }
         Builder {
             py,
             input,
@@ -447,7 +463,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
                     return None;
                 }
                 let dst = ffi::PyUnicode_DATA(p).cast::<u8>();
-                std::ptr::copy_nonoverlapping(text.as_ptr(), dst, text.len());
+                copy_short(text, dst);
                 return Some(p);
             }
         }
@@ -488,16 +504,6 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
             Some(c) => c,
             None => return std::ptr::null_mut(),
         };
-        if cache.slots.is_empty() {
-            cache.slots = vec![
-                Slot {
-                    obj: std::ptr::null_mut(),
-                    tag: 0,
-                    key: [0; CACHE_KEY_MAX],
-                };
-                CACHE_SLOTS
-            ];
-        }
         let t = tag(h, body.len());
         let slot = &cache.slots[i];
         if !slot.obj.is_null() && slot.tag == t && short_eq(&slot.key[..body.len()], body) {

@@ -1,7 +1,9 @@
 //! The Python objects the builder makes, through the C API: strings
-//! ([`new_str_non_ascii`]: decoded straight into a `str` of the right
-//! width), dicts presized to their member count ([`new_dict`]) and filled
-//! with [`dict_set`], lists filled in place ([`list_set`]).
+//! ([`new_str_non_ascii`]: counted, then decoded straight into a `str` of
+//! the right width, both 8 bytes a step where they can; [`copy_short`] for
+//! the bytes of ASCII ones), dicts presized to their member count
+//! ([`new_dict`]) and filled with [`dict_set`], lists filled in place
+//! ([`list_set`]).
 //!
 //! Version-specific builds use what the full API exposes (the compact
 //! string layout, `_PyDict_NewPresized`, `_PyDict_SetItem_KnownHash`
@@ -11,10 +13,11 @@ use pyo3::ffi;
 
 /// A `str` from valid UTF-8 `text` that is not all ASCII (a new reference,
 /// or null with an exception set), built in place: one pass counts the
-/// characters and finds the largest byte, which gives the exact width
-/// (CPython's strings must use the narrowest one: a largest byte up to
-/// 0xC3 means every character is below 256, below 0xF0 below 65536), and
-/// a second pass decodes into the string's data. CPython's own decoder
+/// characters and finds the widest one ([`census`], 8 bytes a step), which
+/// gives the exact width (CPython's strings must use the narrowest one: no
+/// lead byte from 0xC4 on means every character is below 256, none from
+/// 0xF0 on below 65536), and a second pass decodes into the string's data
+/// ([`decode_utf8`], runs of 8 ASCII bytes a step). CPython's own decoder
 /// starts narrow and widens (and reallocates) at the first wider character.
 ///
 /// # Safety
@@ -22,16 +25,7 @@ use pyo3::ffi;
 #[cfg(not(feature = "abi3"))]
 #[inline(never)]
 pub(super) unsafe fn new_str_non_ascii(text: &[u8]) -> *mut ffi::PyObject {
-    // Characters are the bytes that do not continue a sequence (0x80..0xC0).
-    let (chars, max) = text.iter().fold((0usize, 0u8), |(n, m), &b| {
-        (n + ((b as i8) >= -0x40) as usize, m.max(b))
-    });
-    let maxchar: u32 = match max {
-        0..=0x7F => 0x7F,
-        0x80..=0xC3 => 0xFF,
-        0xC4..=0xEF => 0xFFFF,
-        _ => 0x10FFFF,
-    };
+    let (chars, maxchar) = census(text);
     // SAFETY: the interpreter is attached.
     let p = unsafe { ffi::PyUnicode_New(chars as ffi::Py_ssize_t, maxchar as ffi::Py_UCS4) };
     if p.is_null() {
@@ -61,16 +55,78 @@ pub(super) unsafe fn new_str_non_ascii(text: &[u8]) -> *mut ffi::PyObject {
     p
 }
 
+/// The high bit of every byte of a word.
+#[cfg(not(feature = "abi3"))]
+const HIGH: u64 = 0x8080_8080_8080_8080;
+/// The low seven bits of every byte of a word.
+#[cfg(not(feature = "abi3"))]
+const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+
+/// The number of characters of valid UTF-8 `text` and the `maxchar` to
+/// give `PyUnicode_New` (0x7F, 0xFF, 0xFFFF or 0x10FFFF), 8 bytes a step
+/// (SWAR): characters are the bytes that do not continue a sequence
+/// (continuations are `10xxxxxx`: bit 7 set, bit 6 clear, which `w & !(w
+/// << 1)` finds, bit 6 of each byte landing on its bit 7); a byte `b` with
+/// bit 7 set is at least `0x80 + t` when its low seven bits plus `0x80 -
+/// t` carry into bit 7 (no carry crosses bytes: the sum stays below
+/// 0x100). Lead bytes from 0xC4 on start characters from U+0100, from 0xF0
+/// on characters beyond U+FFFF.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+fn census(text: &[u8]) -> (usize, u32) {
+    let (mut cont, mut any, mut ge_c4, mut ge_f0) = (0usize, 0u64, 0u64, 0u64);
+    let mut words = text.chunks_exact(8);
+    for c in &mut words {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        let w = u64::from_le_bytes(a);
+        let low = w & LOW7;
+        cont += (w & !(w << 1) & HIGH).count_ones() as usize;
+        any |= w;
+        ge_c4 |= w & low.wrapping_add(0x3C3C_3C3C_3C3C_3C3C);
+        ge_f0 |= w & low.wrapping_add(0x1010_1010_1010_1010);
+    }
+    let mut max = 0u8;
+    for &b in words.remainder() {
+        cont += ((b & 0xC0) == 0x80) as usize;
+        max = max.max(b);
+    }
+    let maxchar = if ge_f0 & HIGH != 0 || max >= 0xF0 {
+        0x10FFFF
+    } else if ge_c4 & HIGH != 0 || max >= 0xC4 {
+        0xFFFF
+    } else if any & HIGH != 0 || max >= 0x80 {
+        0xFF
+    } else {
+        0x7F
+    };
+    (text.len() - cont, maxchar)
+}
+
 /// Decode valid UTF-8 `text` into `out`, one unit per character; `out` has
 /// exactly one unit per character and each unit type is wide enough for
 /// every character (`TryFrom` cannot fail then; a malformed text would
-/// panic on an index, never write out of bounds).
+/// panic on an index, never write out of bounds). Eight ASCII bytes in a
+/// row (most of the text, in most non-ASCII strings) are widened at once:
+/// they are eight characters, so `out` has room for them.
 #[cfg(not(feature = "abi3"))]
 #[inline(always)]
-fn decode_utf8<T: TryFrom<u32> + Copy>(text: &[u8], out: &mut [T]) {
+fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) {
     let unit = |c: u32| T::try_from(c).ok().expect("unit wide enough");
     let (mut i, mut j) = (0, 0);
     while i < text.len() {
+        if let Some(run) = text.get(i..i + 8) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(run);
+            if u64::from_le_bytes(a) & HIGH == 0 {
+                for (o, &b) in out[j..j + 8].iter_mut().zip(&a) {
+                    *o = T::from(b);
+                }
+                i += 8;
+                j += 8;
+                continue;
+            }
+        }
         let b = text[i] as u32;
         let c = if b < 0x80 {
             i += 1;
@@ -90,6 +146,43 @@ fn decode_utf8<T: TryFrom<u32> + Copy>(text: &[u8], out: &mut [T]) {
         };
         out[j] = unit(c);
         j += 1;
+    }
+}
+
+/// Copy `src` to `dst` (non-overlapping, `src.len()` bytes writable at
+/// `dst`): up to 16 bytes with two overlapping loads and stores of the
+/// widest size that fits (no `memcpy` call: most strings in JSON are short,
+/// and the call's dispatch costs more than their copy), longer ones with
+/// `copy_nonoverlapping`.
+///
+/// # Safety
+/// `dst` is valid for `src.len()` bytes of writes and does not overlap
+/// `src`.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+pub(super) unsafe fn copy_short(src: &[u8], dst: *mut u8) {
+    let n = src.len();
+    let s = src.as_ptr();
+    // SAFETY: every read is inside `src` (the second load of each pair
+    // ends at `n`), every write inside `dst[..n]`, as the caller guarantees.
+    unsafe {
+        if n > 16 {
+            std::ptr::copy_nonoverlapping(s, dst, n);
+        } else if n >= 8 {
+            let a = s.cast::<u64>().read_unaligned();
+            let b = s.add(n - 8).cast::<u64>().read_unaligned();
+            dst.cast::<u64>().write_unaligned(a);
+            dst.add(n - 8).cast::<u64>().write_unaligned(b);
+        } else if n >= 4 {
+            let a = s.cast::<u32>().read_unaligned();
+            let b = s.add(n - 4).cast::<u32>().read_unaligned();
+            dst.cast::<u32>().write_unaligned(a);
+            dst.add(n - 4).cast::<u32>().write_unaligned(b);
+        } else {
+            for i in 0..n {
+                *dst.add(i) = *s.add(i);
+            }
+        }
     }
 }
 
@@ -171,5 +264,47 @@ pub(super) unsafe fn list_set(list: *mut ffi::PyObject, i: ffi::Py_ssize_t, v: *
     #[cfg(feature = "abi3")]
     unsafe {
         ffi::PyList_SetItem(list, i, v);
+    }
+}
+
+#[cfg(all(test, not(feature = "abi3")))]
+mod tests {
+    use super::{census, decode_utf8};
+
+    /// Texts around every width boundary and word edge, against a count
+    /// and decode by `str`'s own methods.
+    #[test]
+    fn census_and_decode_match_chars() {
+        let pieces = [
+            "a",
+            "é",
+            "ÿ",
+            "Ā",
+            "߿",
+            "ࠀ",
+            "中",
+            "\u{ffff}",
+            "😀",
+            "\u{10ffff}",
+            "abcdefgh",
+        ];
+        for (i, p) in pieces.iter().enumerate() {
+            for q in &pieces[i..] {
+                for pad in 0..10 {
+                    let t = format!("{}{}{}{}", "x".repeat(pad), p, "y".repeat(9 - pad), q);
+                    let max = t.chars().map(u32::from).max().unwrap_or(0);
+                    let want = match max {
+                        0..=0x7F => 0x7F,
+                        0x80..=0xFF => 0xFF,
+                        0x100..=0xFFFF => 0xFFFF,
+                        _ => 0x10FFFF,
+                    };
+                    assert_eq!(census(t.as_bytes()), (t.chars().count(), want), "{t:?}");
+                    let mut out = vec![0u32; t.chars().count()];
+                    decode_utf8(t.as_bytes(), &mut out);
+                    assert_eq!(out, t.chars().map(u32::from).collect::<Vec<_>>(), "{t:?}");
+                }
+            }
+        }
     }
 }
