@@ -877,7 +877,7 @@ mod tests {
             assert_eq!(added, 1);
             assert_eq!(
                 run(h, e, &[], &["X", "Y"], &[]),
-                r#"{"a": X,"b": [2],"d/":Y}"#
+                r#"{"a": X,  "b": [2],"d/":Y}"#
             );
             // A copy keeps the edits; the original goes on alone.
             let mut c = std::ptr::null_mut();
@@ -889,7 +889,7 @@ mod tests {
             assert_eq!(added, 1);
             assert_eq!(
                 run(h, c, &[], &["X", "Y"], &[]),
-                r#"{"a": X,"b": [2],"d/":Y}"#
+                r#"{"a": X,  "b": [2],"d/":Y}"#
             );
             assert_eq!(qjson_edit_changed(c), 1);
             qjson_edit_free(c);

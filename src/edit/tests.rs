@@ -146,7 +146,7 @@ fn added_member_of_an_empty_object_has_no_comma() {
 }
 
 #[test]
-fn deletion_writes_member_by_member_with_runs() {
+fn deletion_is_spliced_with_its_separator() {
     let input = b"{\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4}";
     let ix = index(input, false);
     let doc = Doc::new(input, &ix);
@@ -158,9 +158,80 @@ fn deletion_writes_member_by_member_with_runs() {
     set(&mut p, &doc, root, "d", Val::Json("5"));
     let mut h = host(input);
     write_lazy_object(&doc, root, &p, [], &mut h).unwrap();
-    // "a" alone, then the run "c"; "d" keeps its key as written.
-    assert_eq!(text(h), "{\"a\": 1,\"c\": 3,\"d\": 5}");
+    // "b" goes with the comma after it; the rest keeps its layout.
+    assert_eq!(text(h), "{\"a\": 1, \"c\": 3, \"d\": 5}");
     assert_eq!(p.len_delta(), -1);
+}
+
+/// Writes `input`'s root with the keys `del` deleted and `add` added.
+fn spliced(input: &[u8], del: &[&str], add: &[(&str, &'static str)]) -> String {
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let mut p = P::default();
+    for k in del {
+        assert!(delete(&mut p, &doc, root, k));
+    }
+    for (k, v) in add {
+        set(&mut p, &doc, root, k, Val::Json(v));
+    }
+    let mut h = host(input);
+    write_lazy_object(&doc, root, &p, [], &mut h).unwrap();
+    text(h)
+}
+
+#[test]
+fn deleted_members_take_one_separator() {
+    let flat = b"{\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4}";
+    // First, middle, last: the comma after it, or before the last one.
+    assert_eq!(spliced(flat, &["a"], &[]), "{\"b\": 2, \"c\": 3, \"d\": 4}");
+    assert_eq!(spliced(flat, &["c"], &[]), "{\"a\": 1, \"b\": 2, \"d\": 4}");
+    assert_eq!(spliced(flat, &["d"], &[]), "{\"a\": 1, \"b\": 2, \"c\": 3}");
+    // Runs of deleted members, at the start, inside, at the end.
+    assert_eq!(spliced(flat, &["b", "a"], &[]), "{\"c\": 3, \"d\": 4}");
+    assert_eq!(spliced(flat, &["c", "b"], &[]), "{\"a\": 1, \"d\": 4}");
+    assert_eq!(spliced(flat, &["d", "c"], &[]), "{\"a\": 1, \"b\": 2}");
+    assert_eq!(spliced(flat, &["a", "c"], &[]), "{\"b\": 2, \"d\": 4}");
+    assert_eq!(spliced(flat, &["b", "d"], &[]), "{\"a\": 1, \"c\": 3}");
+    // All of them; then added members need no comma before the first.
+    assert_eq!(spliced(flat, &["a", "b", "c", "d"], &[]), "{}");
+    assert_eq!(
+        spliced(flat, &["a", "b", "c", "d"], &[("x", "1"), ("y", "2")]),
+        "{\"x\":1,\"y\":2}"
+    );
+    // A deleted last member: added ones follow the one kept before it.
+    assert_eq!(
+        spliced(flat, &["d"], &[("x", "1")]),
+        "{\"a\": 1, \"b\": 2, \"c\": 3,\"x\":1}"
+    );
+    // Indented text keeps its lines; whitespace inside `{ }` stays.
+    let pretty = b"{\n  \"a\": 1,\n  \"b\": [2],\n  \"c\": 3\n}";
+    assert_eq!(
+        spliced(pretty, &["a"], &[]),
+        "{\n  \"b\": [2],\n  \"c\": 3\n}"
+    );
+    assert_eq!(
+        spliced(pretty, &["c"], &[]),
+        "{\n  \"a\": 1,\n  \"b\": [2]\n}"
+    );
+    assert_eq!(spliced(pretty, &["a", "b", "c"], &[]), "{\n  \n}");
+    assert_eq!(spliced(b"{ \"a\" : 1 }", &["a"], &[]), "{  }");
+}
+
+#[test]
+fn deleted_member_drops_its_edited_child() {
+    let input = b"{\"a\": {\"x\": 1}, \"b\": [2], \"c\": 3}";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let a = doc.field(root, b"a").unwrap();
+    let b = doc.field(root, b"b").unwrap();
+    let mut p = P::default();
+    assert!(delete(&mut p, &doc, root, "a"));
+    let children = [Val::View(a, Some("{}")), Val::View(b, Some("[]"))];
+    let mut h = host(input);
+    write_lazy_object(&doc, root, &p, &children, &mut h).unwrap();
+    assert_eq!(text(h), "{\"b\": [], \"c\": 3}");
 }
 
 #[test]
@@ -307,4 +378,44 @@ fn plan_merges_adjacent_pieces() {
     );
     assert_eq!(plan.bytes(), b"{,,:}");
     assert_eq!(plan.text(), "z");
+}
+
+#[test]
+fn splice_tells_repeated_keys_apart() {
+    // Escaped keys that are equal once unescaped: a repeat, member by member.
+    assert_eq!(
+        spliced(b"{\"a\": 1, \"\\u0061\": 2, \"b\": 3}", &["b"], &[]),
+        "{\"a\": 1}"
+    );
+    // Escaped keys that differ: spliced.
+    assert_eq!(
+        spliced(b"{\"\\u0061\": 1, \"b\": 2, \"c\": 3}", &["b"], &[]),
+        "{\"\\u0061\": 1, \"c\": 3}"
+    );
+    // Large objects: deletions cut out; a repeated key anywhere, member by member.
+    let members: Vec<String> = (0..20).map(|i| format!("\"k{i}\": {i}")).collect();
+    let big = format!("{{{}}}", members.join(", "));
+    let want: Vec<&String> = members
+        .iter()
+        .filter(|m| !m.starts_with("\"k3\"") && !m.starts_with("\"k19\""))
+        .collect();
+    let want = format!(
+        "{{{}}}",
+        want.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    assert_eq!(spliced(big.as_bytes(), &["k3", "k19"], &[]), want);
+    let dup = big.replace("\"k18\"", "\"k2\"");
+    let out = spliced(dup.as_bytes(), &["k3"], &[]);
+    assert!(
+        out.starts_with("{\"k0\": 0, \"k1\": 1, \"k2\": 2,\"k4\": 4"),
+        "{out}"
+    );
+    assert!(!out.contains("18"), "{out}");
+    // A repeat as the last member.
+    let dup = big.replace("\"k19\"", "\"k0\"");
+    let out = spliced(dup.as_bytes(), &["k3"], &[]);
+    assert!(out.ends_with("\"k18\": 18}"), "{out}");
 }

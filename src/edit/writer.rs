@@ -7,7 +7,7 @@
 //!
 //! | shape | writer | cost |
 //! |---|---|---|
-//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk; else O(members) |
+//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (+ a walk up to the last deleted member); else O(members) |
 //! | unfolded object ([`Members`]) | [`write_members`] | O(members) + bytes |
 //! | lazy array | [`write_lazy_array`] | splice: the edited children; else O(elements) |
 //! | unfolded array ([`Slot`]s) | [`write_slots`] | O(elements) + bytes |
@@ -18,13 +18,18 @@
 //! **Splicing** (strict documents only; a lazy document's bytes were never
 //! validated, see below). The container's bytes are copied as written,
 //! and only the edited spans are replaced: the value of each replaced
-//! member, the span of each edited child; added object members go after
-//! the last original member (before the whitespace that precedes `}`),
-//! each as `,"key":value`. Keys, separators and whitespace of everything
-//! else stay as written. An object is spliced when its patches delete no
-//! member and its keys are distinct (a repeated key must be dropped from
-//! the output, which a splice cannot do); a lazy array always is (in a
-//! strict document).
+//! member, the span of each edited child; a deleted member is cut out
+//! with one separator: the comma after it (from its key's quote to the
+//! next member's key), or, when no member follows it, the comma before it
+//! (from the end of the last member kept before it), so `{"a": 1, "b": 2,
+//! "c": 3}` without `b` is `{"a": 1, "c": 3}` and without `c` is `{"a": 1,
+//! "b": 2}`; added object members go after the last original member
+//! (before the whitespace that precedes `}`), each as `,"key":value`.
+//! Keys, separators and whitespace of everything else stay as written. An
+//! object is spliced when its keys are distinct (with a repeated key, the
+//! later occurrences are dropped from the output, as reads never see
+//! them: member by member); a lazy array always is (in a strict
+//! document).
 //!
 //! **Member by member** (everything else). The container is written
 //! child by child in its current order: each *run* of untouched original
@@ -248,9 +253,9 @@ fn edited_at<'v, V>(edited: &Edited<'v, V>, c: Cursor) -> Option<&'v V> {
 
 /// A lazy object (not unfolded) with `patches` and the host's cached
 /// child values `children` (views of original child containers, edited or
-/// not). Spliced when the document is strict, no patch deletes a member
-/// and the keys are distinct; else member by member, the later
-/// occurrences of a repeated key dropped (as reads do).
+/// not). Spliced when the document is strict and the keys are distinct
+/// (deleted members cut out with their separators); else member by
+/// member, the later occurrences of a repeated key dropped (as reads do).
 pub fn write_lazy_object<'v, O: Out>(
     doc: &Doc<'_>,
     at: Cursor,
@@ -263,8 +268,8 @@ where
 {
     let strict = !doc.index().is_lazy();
     let edited = edited_children(out, children)?;
-    if strict && !patches.deletes() && doc.keys_unique(at).map_err(|e| access(out, e))? {
-        return splice_object(doc, at, patches, &edited, out);
+    if strict && splice_object(doc, at, patches, &edited, out)? {
+        return Ok(());
     }
     out.byte(b'{');
     let mut runs = Runs::new(doc);
@@ -303,46 +308,164 @@ where
     Ok(())
 }
 
+/// Objects with at most this many members are checked for repeated keys
+/// by [`splice_walk`] itself; larger ones ask [`Doc::keys_unique`].
+const PAIRWISE_MAX: usize = 16;
+
+/// One walk over a strict object's members for [`splice_object`]: `None`
+/// when a key repeats (the object is then written member by member), else
+/// how many members were deleted, the ranges they leave pushed to `edits`
+/// as cuts.
+///
+/// Each run of consecutive deleted members goes with the separator after
+/// it (from its first key's quote to the next member's key), or, when no
+/// member follows it, with the separator before it (from the end of the
+/// last member kept before it); when every member goes, from the first
+/// key's quote to the last value's end. So the whitespace around what
+/// stays is as written.
+///
+/// Repeated keys: in a small object with deletions the raw keys are
+/// compared pairwise (length first) in the same walk: equal bytes are the
+/// same key, and when no key holds a backslash, different bytes are
+/// different keys (otherwise [`Doc::keys_unique`] decides, as it does when
+/// nothing is deleted, where it is the only walk); a large object is
+/// walked with [`Doc::distinct_items`], which skips repeats.
+fn splice_walk<K, V>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    patches: &Patches<K, V>,
+    edits: &mut Edits<'_, V>,
+) -> Result<Option<usize>, AccessError> {
+    if !patches.deletes() {
+        // Nothing to walk for but the keys, which `keys_unique` checks at
+        // less cost (no values).
+        return Ok(doc.keys_unique(at)?.then_some(0));
+    }
+    let mut gone: SmallVec<[u32; 4]> = patches
+        .iter()
+        .filter(|p| p.value.is_none())
+        .filter_map(|p| p.orig.map(|c| c.start))
+        .collect();
+    gone.sort_unstable();
+    let n = doc.len(at)?;
+    let small = n <= PAIRWISE_MAX;
+    let base = doc.input().as_ptr() as usize;
+    let mut keys: [&[u8]; PAIRWISE_MAX] = [&[]; PAIRWISE_MAX];
+    let mut escaped = false;
+    // The pending run of deleted members: its first key's quote and its
+    // last value; the last member kept before it.
+    let mut run: Option<(usize, Cursor)> = None;
+    let mut kept: Option<Cursor> = None;
+    let mut left = gone.len();
+    // A large object is walked without its repeats: a gap in the
+    // ordinals, or fewer members than it has, is one.
+    let mut walked = 0;
+    let (mut plain, mut distinct);
+    let items: &mut dyn Iterator<Item = Result<(u32, &[u8], Cursor), AccessError>> = if small {
+        plain = doc
+            .object_items(at)?
+            .enumerate()
+            .map(|(j, (raw, c))| Ok((j as u32, raw, c)));
+        &mut plain
+    } else {
+        distinct = doc.distinct_items(at)?;
+        &mut distinct
+    };
+    for (j, item) in items.enumerate() {
+        let (i, raw, c) = item?;
+        if i as usize != j {
+            return Ok(None);
+        }
+        walked += 1;
+        if small {
+            if keys[..j].iter().any(|k| k.len() == raw.len() && *k == raw) {
+                return Ok(None);
+            }
+            keys[j] = raw;
+            // (Keys are short: a loop without an early exit, which the
+            // compiler vectorizes, beats memchr's set-up.)
+            escaped |= raw.iter().fold(false, |e, &b| e | (b == b'\\'));
+        }
+        let key_at = raw.as_ptr() as usize - base - 1;
+        if left > 0 && gone.binary_search(&c.start).is_ok() {
+            left -= 1;
+            run = Some((run.map_or(key_at, |(a, _)| a), c));
+            continue;
+        }
+        if let Some((a, _)) = run.take() {
+            edits.push((a, key_at, Edit::Cut));
+        }
+        kept = Some(c);
+    }
+    if let Some((a, last)) = run {
+        let end = doc.span(last).1;
+        let a = kept.map_or(a, |k| doc.span(k).1);
+        edits.push((a, end, Edit::Cut));
+    }
+    if walked != n || (escaped && !doc.keys_unique(at)?) {
+        return Ok(None);
+    }
+    Ok(Some(gone.len()))
+}
+
+/// What a splice puts at one place of the original bytes.
+enum Edit<'v, V> {
+    /// A replaced member's new value.
+    Value(&'v V),
+    /// An edited child view.
+    Child(&'v V),
+    /// Nothing: a deleted member and its separator.
+    Cut,
+}
+
+/// A splice's edits: (start, end, what goes there), in any order.
+type Edits<'v, V> = SmallVec<[(usize, usize, Edit<'v, V>); 4]>;
+
 /// [`write_lazy_object`]'s splice: the object's bytes with each replaced
-/// value and each edited child's span replaced, and the added members
-/// after the last original one.
+/// value and each edited child's span replaced, each deleted member cut
+/// out with its separator ([`splice_walk`]), and the added members after
+/// the last original one. `false`, with nothing written, when a key
+/// repeats.
 fn splice_object<O: Out>(
     doc: &Doc<'_>,
     at: Cursor,
     patches: &Patches<O::Key, O::Value>,
     edited: &Edited<'_, O::Value>,
     out: &mut O,
-) -> Result<(), O::Error> {
-    // (original value, new value or edited child, whether it is a child)
-    let mut edits: SmallVec<[(Cursor, &O::Value, bool); 4]> = SmallVec::new();
+) -> Result<bool, O::Error> {
+    let mut edits: Edits<'_, O::Value> = SmallVec::new();
+    let Some(deleted) = splice_walk(doc, at, patches, &mut edits).map_err(|e| access(out, e))?
+    else {
+        return Ok(false);
+    };
     for p in patches.iter() {
         if let (Some(c), Some(v)) = (p.orig, &p.value) {
-            edits.push((c, v, false));
+            edits.push((c.start as usize, doc.span(c).1, Edit::Value(v)));
         }
     }
     for &(c, v) in edited {
-        // A replaced member's old child is not written.
+        // A replaced or deleted member's old child is not written.
         if patches.for_original(c.start).is_none() {
-            edits.push((c, v, true));
+            edits.push((c.start as usize, doc.span(c).1, Edit::Child(v)));
         }
     }
-    edits.sort_unstable_by_key(|&(c, ..)| c.start);
+    edits.sort_unstable_by_key(|&(a, ..)| a);
     let (mut pos, end) = doc.span(at);
-    for (c, v, child) in edits {
-        out.copy(pos, c.start as usize);
-        if child {
-            out.child(v)?;
-        } else {
-            out.value(v)?;
+    for (a, b, e) in edits {
+        out.copy(pos, a);
+        match e {
+            Edit::Value(v) => out.value(v)?,
+            Edit::Child(v) => out.child(v)?,
+            Edit::Cut => {}
         }
-        pos = doc.span(c).1;
+        pos = b;
     }
     let mut added = patches.added().peekable();
     if added.peek().is_some() {
         let tail = doc.children_end(at).map_err(|e| access(out, e))?;
         out.copy(pos, tail);
         pos = tail;
-        let mut first = doc.len(at).map_err(|e| access(out, e))? == 0;
+        let mut first = doc.len(at).map_err(|e| access(out, e))? == deleted;
         for (k, v) in added {
             if !first {
                 out.byte(b',');
@@ -354,7 +477,7 @@ fn splice_object<O: Out>(
         }
     }
     out.copy(pos, end);
-    Ok(())
+    Ok(true)
 }
 
 /// An unfolded object, member by member.

@@ -284,12 +284,50 @@ OBJECT_SPLICE_CASES = [
     # Repeated keys: member by member, each key once (its first place).
     (b'{"a": 1, "b": 2, "a": 3}', lambda v: v.__setitem__("b", 4), b'{"a": 1,"b": 4}'),
     (b'{"a": 1, "\\u0061": 3}', lambda v: v.__setitem__("c", 0), b'{"a": 1,"c":0}'),
-    # A deletion: member by member too.
-    (b'{"a": 1, "b": 2, "c": 3}', lambda v: v.__delitem__("b"), b'{"a": 1,"c": 3}'),
+    # A deletion is cut out with one separator: the comma after the
+    # member, or the one before it when no member follows; the rest keeps
+    # its layout.
+    (b'{"a": 1, "b": 2, "c": 3}', lambda v: v.__delitem__("b"), b'{"a": 1, "c": 3}'),
+    (b'{"a": 1, "b": 2, "c": 3}', lambda v: v.__delitem__("a"), b'{"b": 2, "c": 3}'),
+    (b'{"a": 1, "b": 2, "c": 3 }', lambda v: v.__delitem__("c"), b'{"a": 1, "b": 2 }'),
+    (
+        b'{"a": 1, "b": 2, "c": 3}',
+        lambda v: (v.__delitem__("c"), v.__delitem__("b")),
+        b'{"a": 1}',
+    ),
+    (
+        b'{ "a": 1, "b": 2 }',
+        lambda v: (v.__delitem__("a"), v.__delitem__("b")),
+        b"{  }",
+    ),
+    (
+        b'{\n  "a": 1,\n  "b": {"x": 1},\n  "c": 3\n}',
+        lambda v: (v.__delitem__("a"), v["b"].__setitem__("x", 2), v.__delitem__("c")),
+        b'{\n  "b": {"x": 2}\n}',
+    ),
+    # Deleted, then set again: added at the end, as a dict does.
     (
         b'{"a": 1, "b": 2, "c": 3}',
         lambda v: (v.__delitem__("b"), v.__setitem__("b", 9)),
-        b'{"a": 1,"c": 3,"b":9}',
+        b'{"a": 1, "c": 3,"b":9}',
+    ),
+    (
+        b'{"a": 1, "b": 2, "c": 3}',
+        lambda v: (v.__delitem__("c"), v.__setitem__("d", 4), v.__setitem__("a", 0)),
+        b'{"a": 0, "b": 2,"d":4}',
+    ),
+    # A deleted member's edited child is not written.
+    (
+        b'{"x": {"y": 1}, "k": 2}',
+        lambda v: (v["x"].__setitem__("y", 2), v.__delitem__("x")),
+        b'{"k": 2}',
+    ),
+    # Repeated keys and a deletion: member by member, every later
+    # occurrence of the deleted key gone too.
+    (
+        b'{"a": 1, "b": 2, "a": 3, "c": 4}',
+        lambda v: v.__delitem__("a"),
+        b'{"b": 2,"c": 4}',
     ),
 ]
 
