@@ -557,3 +557,22 @@ fn escapes_across_blocks() {
         }
     }
 }
+
+/// An invalid document that opens more containers than the bound of a
+/// valid one, after a valid one that left the thread's spare container
+/// table larger than that bound: an error, never a panic (found by the
+/// `path` fuzz target: the table's growth subtracted past zero).
+#[test]
+fn spare_container_table_and_unclosed_containers() {
+    let opts = strict(10_000);
+    for n in 1..40 {
+        let valid = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        for m in 1..90 {
+            assert!(qjson::index::Index::build(valid.as_bytes(), &opts).is_ok());
+            let bad = format!("{}\"a\" 1", "[".repeat(m));
+            assert!(qjson::index::Index::build(bad.as_bytes(), &opts).is_err());
+        }
+    }
+    let crash = b"\x06[[[[[[[\x91a\"ppp\xc8$[\x91a9\xbb";
+    assert!(qjson::index::Index::build(crash, &opts).is_err());
+}

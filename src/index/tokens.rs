@@ -248,8 +248,12 @@ impl Record for Table {
     fn open(&mut self) {
         if self.containers.len() == self.containers.capacity() {
             // The first guess was short: go straight to the upper bound.
+            // (Saturating: the bound holds for valid documents only, and
+            // the thread's spare table may already hold more room than it,
+            // so an invalid one can open more containers before the walk
+            // fails; `push` then grows the table as usual.)
             self.containers
-                .reserve_exact(self.limit - self.containers.len());
+                .reserve_exact(self.limit.saturating_sub(self.containers.len()));
         }
         self.containers.push(Container::default());
     }
