@@ -508,3 +508,19 @@ def validate_error(data: bytes) -> qjson.JSONDecodeError:
     with pytest.raises(qjson.JSONDecodeError) as info:
         qjson.validate(data)
     return info.value
+
+
+def test_unclosed_containers_after_a_larger_document() -> None:
+    # A valid document leaves the thread's spare tables with room; an
+    # invalid one that opens more containers than a valid document of its
+    # size could must still be an error (the table's growth once subtracted
+    # past zero: a panic).
+    for n in range(1, 40):
+        valid = "[" * n + "]" * n
+        for m in range(1, 90):
+            assert qjson.loads(valid) == json.loads(valid)
+            bad = "[" * m + '"a" 1'
+            with pytest.raises(qjson.JSONDecodeError):
+                qjson.loads(bad)
+            with pytest.raises(qjson.JSONDecodeError):
+                qjson.parse(bad)

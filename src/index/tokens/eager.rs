@@ -115,7 +115,10 @@ impl Record for ChildCounts {
     #[inline(always)]
     fn open(&mut self) {
         if self.lens.len() == self.lens.capacity() {
-            self.lens.reserve_exact(self.limit - self.lens.len());
+            // (Saturating: the bound holds for valid documents only, and
+            // the thread's spare table may hold more room than it.)
+            self.lens
+                .reserve_exact(self.limit.saturating_sub(self.lens.len()));
         }
         self.lens.push(0);
     }
