@@ -719,29 +719,28 @@ mod tests {
         out
     }
 
-    /// The same split, the stream fed in chunks of `chunk` bytes.
-    fn split_chunked(input: &[u8], chunk: usize) -> Vec<(usize, usize, Option<Error>)> {
-        let mut sp = Splitter::new(Options::default(), true, 64);
+    /// Feed `input` to `sp` in chunks of `chunk` bytes, as a reader does (the
+    /// unsplit rest carried into the next buffer), handing each piece and
+    /// its buffer's stream offset to `each`.
+    fn feed_chunked(
+        sp: &mut Splitter,
+        input: &[u8],
+        chunk: usize,
+        mut each: impl FnMut(Piece, usize),
+    ) {
         let mut out = Vec::new();
         let mut buf: Vec<u8> = Vec::new();
-        let mut base = 0usize;
-        let mut fed = 0usize;
-        let mut pos = 0usize;
-        let mut res = Vec::new();
+        let (mut base, mut fed, mut pos) = (0usize, 0usize, 0usize);
         loop {
             let at_end = fed == input.len();
             let q = sp.split(&buf, pos, at_end, &mut out);
             let progressed = q > pos || !out.is_empty();
             for piece in out.drain(..) {
-                res.push((
-                    base + piece.start,
-                    base + piece.end,
-                    piece.result.err().map(|e| shift(e, base)),
-                ));
+                each(piece, base);
             }
             pos = q;
             if at_end && pos == buf.len() {
-                return res;
+                return;
             }
             if !progressed || pos == buf.len() {
                 if at_end {
@@ -755,6 +754,20 @@ mod tests {
                 fed += take;
             }
         }
+    }
+
+    /// The same split, the stream fed in chunks of `chunk` bytes.
+    fn split_chunked(input: &[u8], chunk: usize) -> Vec<(usize, usize, Option<Error>)> {
+        let mut sp = Splitter::new(Options::default(), true, 64);
+        let mut res = Vec::new();
+        feed_chunked(&mut sp, input, chunk, |piece, base| {
+            res.push((
+                base + piece.start,
+                base + piece.end,
+                piece.result.err().map(|e| shift(e, base)),
+            ));
+        });
+        res
     }
 
     fn spans(pieces: &[Piece]) -> Vec<(usize, usize, Option<ErrorKind>)> {
@@ -932,46 +945,24 @@ mod tests {
             };
             let mut sp = Splitter::new(opts, true, 256);
             sp.line_path = line_path;
-            let (mut out, mut res) = (Vec::new(), Vec::new());
-            let (mut pos, mut fed) = (0usize, 0usize);
-            let mut buf: Vec<u8> = Vec::new();
-            let mut base = 0usize;
-            loop {
-                let at_end = fed == input.len();
-                let q = sp.split(&buf, pos, at_end, &mut out);
-                let progressed = q > pos || !out.is_empty();
-                for piece in out.drain(..) {
-                    let r = piece.result.map(|(ix, _)| {
-                        let t: Vec<_> = ix
-                            .containers
-                            .iter()
-                            .map(|c| (c.close, c.next, c.len))
-                            .collect();
-                        (ix.structurals, t, ix.lazy, ix.non_ascii)
-                    });
-                    res.push((
-                        piece.ordinal,
-                        base + piece.start,
-                        base + piece.end,
-                        r.map_err(|e| shift(e, base)),
-                    ));
-                }
-                pos = q;
-                if at_end && pos == buf.len() {
-                    return res;
-                }
-                if !progressed || pos == buf.len() {
-                    if at_end {
-                        continue;
-                    }
-                    let take = chunk.min(input.len() - fed);
-                    buf.drain(..pos);
-                    base += pos;
-                    pos = 0;
-                    buf.extend_from_slice(&input[fed..fed + take]);
-                    fed += take;
-                }
-            }
+            let mut res = Vec::new();
+            feed_chunked(&mut sp, &input, chunk, |piece, base| {
+                let r = piece.result.map(|(ix, _)| {
+                    let t: Vec<_> = ix
+                        .containers
+                        .iter()
+                        .map(|c| (c.close, c.next, c.len))
+                        .collect();
+                    (ix.structurals, t, ix.lazy, ix.non_ascii)
+                });
+                res.push((
+                    piece.ordinal,
+                    base + piece.start,
+                    base + piece.end,
+                    r.map_err(|e| shift(e, base)),
+                ));
+            });
+            res
         };
         for lazy in [false, true] {
             let want = run(false, lazy, input.len());
