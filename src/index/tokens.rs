@@ -81,10 +81,14 @@ fn escapes_left(scan: &Scan) -> &[u32] {
 }
 
 /// Index vectors with at most this many entries of capacity are kept for
-/// the next call on the same thread (512 KiB each: a thread that parses
-/// documents of up to about 1 MB of dense JSON, twitter.json's 75 000
-/// tokens, reuses one list); larger ones are freed.
-const KEEP_MAX: usize = 128 * 1024;
+/// the next call on the same thread (2 MiB each: a thread that parses
+/// documents of up to about 3 MB of dense JSON, canada.json's 334 000
+/// tokens, reuses one list; the Python edge's `dumps` keeps 8 MiB); larger
+/// ones are freed. At 128 Ki entries, citm_catalog.json (136 000 tokens)
+/// and canada.json allocated, faulted in and freed their scan and walk
+/// vectors on every parse: 64 and 741 page faults per parse, about 15% of
+/// a strict parse of canada.json.
+const KEEP_MAX: usize = 512 * 1024;
 
 thread_local! {
     /// The last scan's vectors, kept for the next one on this thread: for
@@ -105,7 +109,7 @@ thread_local! {
 
 /// Container tables with at most this many entries of capacity are kept
 /// for the next call on the same thread: the upper bound of a document of
-/// [`KEEP_MAX`] tokens (768 KiB; a document reaches it only when a sixteenth
+/// [`KEEP_MAX`] tokens (3 MiB; a document reaches it only when a sixteenth
 /// of the bound was short, see [`fill`]).
 const KEEP_CONTAINERS_MAX: usize = KEEP_MAX / 2 + 1;
 
@@ -928,6 +932,49 @@ mod tests {
                 assert!(kept <= KEEP_MAX);
             }
         }
+    }
+
+    /// A document of a few hundred thousand tokens (canada.json's size)
+    /// leaves its scan, structurals and container table with the thread, so
+    /// the next parse of it allocates (and faults in) none of them again.
+    #[test]
+    fn large_documents_keep_their_vectors() {
+        let mut doc = b"[".to_vec();
+        for _ in 0..50_000 {
+            doc.extend_from_slice(b"[1,\"a\"],");
+        }
+        doc.extend_from_slice(b"[]]");
+        let mut tokens = Scan::default();
+        if scan::scan_tokens(&doc, &mut tokens).is_none() {
+            return; // no token scan on this CPU
+        }
+        let n = tokens.structurals.len();
+        assert!(n > 128 * 1024 && n <= KEEP_MAX, "{n}");
+        let b = build(&doc, 1024, false).expect("valid");
+        assert_eq!(b.containers.len(), 50_002);
+        let cap = |v: &Cell<Vec<u32>>| {
+            let x = v.take();
+            let c = x.capacity();
+            v.set(x);
+            c
+        };
+        assert!(
+            SPARE_SCAN.with(|c| {
+                let s = c.take();
+                let cap = s.structurals.capacity();
+                c.set(s);
+                cap
+            }) >= n
+        );
+        assert!(SPARE_KEPT.with(cap) >= b.structurals.len());
+        assert!(
+            SPARE_CONTAINERS.with(|c| {
+                let t = c.take();
+                let cap = t.capacity();
+                c.set(t);
+                cap
+            }) >= 50_002
+        );
     }
 
     /// `plain_number` only accepts valid numbers that end right before the
