@@ -10,8 +10,9 @@
 //! they disturbed least). Force a backend with
 //! QJSON_BACKEND=scalar|avx2|avx512.
 //!
-//! `parse_bench FILE ITERS` runs only the strict parse + read of one file
-//! (`twitter.json`, or a path) `ITERS` times, for `valgrind --tool=callgrind`.
+//! `parse_bench FILE ITERS [lazy]` runs only the strict (or lazy) parse +
+//! read of one file (`twitter.json`, or a path) `ITERS` times, for
+//! `valgrind --tool=callgrind`.
 //! `parse_bench --files PATH...` measures the given files (read: the root).
 
 use qjson::{Document, Options};
@@ -59,14 +60,18 @@ fn parse_and_read(input: &[u8], opts: &Options, path: &str) {
 fn main() {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/jsonexamples");
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [file, iters] = &args[..] {
+    if let [file, iters, mode @ ..] = &args[..] {
         let (path, read) = FILES
             .iter()
             .find(|(f, _)| f == file)
             .map_or((PathBuf::from(file), ""), |(f, p)| (data.join(f), *p));
         let input = std::fs::read(&path).expect("input file");
+        let opts = Options {
+            lazy: mode.first().is_some_and(|m| m == "lazy"),
+            ..Options::default()
+        };
         for _ in 0..iters.parse::<usize>().expect("ITERS") {
-            parse_and_read(&input, &Options::default(), read);
+            parse_and_read(&input, &opts, read);
         }
         return;
     }
