@@ -12,7 +12,8 @@
 //!
 //! `parse_bench FILE ITERS [lazy]` runs only the strict (or lazy) parse +
 //! read of one file (`twitter.json`, or a path) `ITERS` times, for
-//! `valgrind --tool=callgrind`.
+//! `valgrind --tool=callgrind` (or interleaved A/B runs of two builds: it
+//! prints the mean thread CPU time per parse).
 //! `parse_bench --files PATH...` measures the given files (read: the root).
 
 use qjson::{Document, Options};
@@ -60,7 +61,8 @@ fn parse_and_read(input: &[u8], opts: &Options, path: &str) {
 fn main() {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/jsonexamples");
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [file, iters, mode @ ..] = &args[..] {
+    let one_file = args.len() <= 3 && args.first().is_some_and(|a| a != "--files");
+    if let (true, [file, iters, mode @ ..]) = (one_file, &args[..]) {
         let (path, read) = FILES
             .iter()
             .find(|(f, _)| f == file)
@@ -70,9 +72,13 @@ fn main() {
             lazy: mode.first().is_some_and(|m| m == "lazy"),
             ..Options::default()
         };
-        for _ in 0..iters.parse::<usize>().expect("ITERS") {
+        let iters = iters.parse::<usize>().expect("ITERS");
+        let t = now();
+        for _ in 0..iters {
             parse_and_read(&input, &opts, read);
         }
+        let ns = (now() - t) * 1e9 / iters.max(1) as f64;
+        println!("{ns:.0} ns per parse (thread CPU)");
         return;
     }
     println!("backend: {}", qjson::scan::active_backend().name());
