@@ -195,7 +195,8 @@ trait Record {
     /// [`Record::keep_buf`] gives.
     const KEEP: bool = false;
     /// With [`Record::KEEP`]: where the kept tokens go, and how many fit
-    /// (the walk keeps no more; the number of tokens always fits).
+    /// (the buffer must be valid for writes of that many `u32`s; with room
+    /// for fewer than all the tokens, the walk answers `false`).
     #[inline(always)]
     fn keep_buf(&mut self) -> (*mut u32, usize) {
         (std::ptr::null_mut(), 0)
@@ -661,22 +662,27 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
     } else {
         (std::ptr::null_mut(), 0)
     };
+    // (Room for every token, checked once here: then no keep can overflow,
+    // see `keep!`, and the walk tests nothing per kept token.)
+    if R::KEEP && room < s.len() {
+        return false;
+    }
     let mut kept = 0usize;
     // Keeps token `k`, a structural or opening quote just read with `tok`.
+    // Every `keep!(k + i)` below keeps the `i`-th of the tokens `k..` that
+    // the same step then passes (`k += m` after keeping tokens `k` to
+    // `k + m - 1`, each at most once), so tokens are kept in increasing
+    // order, each at most once: `kept <= k` whenever token `k` is kept.
     macro_rules! keep {
         ($k:expr) => {
             if R::KEEP {
                 let k: usize = $k;
-                debug_assert!(k <= last);
-                // (Always true: tokens are kept in increasing order, each
-                // at most once, so `kept <= k < s.len() <= room`; the test
-                // keeps the write in bounds without that argument.)
-                if kept < room {
-                    // SAFETY: token `k` was read by `tok`, so `k <= last`;
-                    // `out` has room for `room > kept` entries.
-                    unsafe { out.add(kept).write(*s.get_unchecked(k)) };
-                    kept += 1;
-                }
+                debug_assert!(k <= last && kept <= k);
+                // SAFETY: token `k` was read by `tok`, so `k <= last`;
+                // `kept <= k` (above), so `kept < s.len() <= room` (checked
+                // on entry), and `out` has room for `room` entries.
+                unsafe { out.add(kept).write(*s.get_unchecked(k)) };
+                kept += 1;
             }
         };
     }
