@@ -83,18 +83,16 @@ fn escapes_left(scan: &Scan) -> &[u32] {
 /// Index vectors with at most this many entries of capacity are kept for
 /// the next call on the same thread (512 KiB each: a thread that parses
 /// documents of up to about 1 MB of dense JSON, twitter.json's 75 000
-/// tokens, reuses one list); larger ones are freed. (Keeping the
-/// structurals and container tables of larger documents too, copied out
-/// exactly, measured 10% slower on canada.json from Python, where the
-/// Doc's own vectors did not fault: the copies cost more.)
+/// tokens, reuses one list); larger ones are freed. (Measured and not
+/// taken: keeping up to 512 Ki entries, the Doc's structurals and table
+/// copied out of the spare ones, cut parse_bench's page faults per parse
+/// on citm_catalog.json from 64 to 1 and on canada.json from 741 to 2,
+/// and its CPU time by 21% and 54%, but made canada.json 12% slower from
+/// Python, whose malloc did not fault there to begin with; keeping only
+/// the scan's vectors that large made citm_catalog.json fault more in
+/// parse_bench, 65 -> 181 per parse, 32% slower. Whether glibc faults
+/// depends on its dynamic mmap threshold, i.e. on the process's history.)
 const KEEP_MAX: usize = 128 * 1024;
-
-/// The token scan's vectors (scratch: nothing is copied out of them but
-/// the structurals of documents up to [`KEEP_MAX`] tokens) are kept up to
-/// this many entries (2 MiB each: canada.json's 334 000 tokens; the Python
-/// edge's `dumps` keeps 8 MiB). At [`KEEP_MAX`], citm_catalog.json (136 000
-/// tokens) and canada.json allocated a fresh scan vector on every parse.
-const SCAN_KEEP_MAX: usize = 512 * 1024;
 
 thread_local! {
     /// The last scan's vectors, kept for the next one on this thread: for
@@ -171,7 +169,7 @@ fn take_scan() -> Scan {
 /// Keep `scan`'s vectors for the next [`take_scan`] on this thread, unless
 /// they are large.
 fn give_back_scan(scan: Scan) {
-    if scan.structurals.capacity() <= SCAN_KEEP_MAX && scan.escapes.capacity() <= SCAN_KEEP_MAX {
+    if scan.structurals.capacity() <= KEEP_MAX && scan.escapes.capacity() <= KEEP_MAX {
         // (Fails only while the thread exits; `scan` is then just dropped.)
         let _ = SPARE_SCAN.try_with(|c| c.set(scan));
     }
@@ -896,14 +894,14 @@ mod tests {
     }
 
     /// The vectors kept between calls change no answer: documents of very
-    /// different sizes (over and under [`SCAN_KEEP_MAX`] tokens), valid and
+    /// different sizes (over and under [`KEEP_MAX`] tokens), valid and
     /// invalid, in turns, agree with the exact check; a large scan's
     /// vectors are not kept.
     #[test]
     fn reused_vectors_change_nothing() {
         let big = {
             let mut v = b"[".to_vec();
-            for i in 0..(SCAN_KEEP_MAX + 100) {
+            for i in 0..(KEEP_MAX + 100) {
                 v.extend_from_slice(if i % 2 == 0 { b"1," } else { b"\"a\"," });
             }
             v.extend_from_slice(b"true]");
@@ -941,38 +939,9 @@ mod tests {
                     c.set(s);
                     cap
                 });
-                assert!(kept <= SCAN_KEEP_MAX);
+                assert!(kept <= KEEP_MAX);
             }
         }
-    }
-
-    /// A document of a few hundred thousand tokens (canada.json's size)
-    /// leaves its token scan with the thread, so the next parse of it
-    /// allocates (and faults in) no scan vector again; its structurals and
-    /// container table are the Doc's own (not copied out of spare ones).
-    #[test]
-    fn large_documents_keep_their_vectors() {
-        let mut doc = b"[".to_vec();
-        for _ in 0..50_000 {
-            doc.extend_from_slice(b"[1,\"a\"],");
-        }
-        doc.extend_from_slice(b"[]]");
-        let mut tokens = Scan::default();
-        if scan::scan_tokens(&doc, &mut tokens).is_none() {
-            return; // no token scan on this CPU
-        }
-        let n = tokens.structurals.len();
-        assert!(n > KEEP_MAX && n <= SCAN_KEEP_MAX, "{n}");
-        let b = build(&doc, 1024, false).expect("valid");
-        assert_eq!(b.containers.len(), 50_002);
-        assert!(
-            SPARE_SCAN.with(|c| {
-                let s = c.take();
-                let cap = s.structurals.capacity();
-                c.set(s);
-                cap
-            }) >= n
-        );
     }
 
     /// `plain_number` only accepts valid numbers that end right before the
