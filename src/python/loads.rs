@@ -138,10 +138,10 @@ pub(crate) fn loads(
     };
     let mut cache = key_cache();
     let p = match tokens {
-        Some(t) => from_loads_index(py, bytes, t, cache.as_deref_mut()),
+        Some(t) => from_loads_index(py, bytes, t, cache.as_deref_mut(), false),
         None => {
             let (index, escapes) = index(py, &input, max_depth, false)?;
-            from_index(py, bytes, &index, &escapes, cache.as_deref_mut())
+            from_index(py, bytes, &index, &escapes, cache.as_deref_mut(), false)
         }
     };
     match p {
@@ -155,13 +155,15 @@ pub(crate) fn loads(
 /// The Python objects of `bytes`, whose index (scalars unchecked, see
 /// [`Index::build_unchecked_scalars`]) and escape offsets are given:
 /// `Err(true)` when a scalar failed its check, `Err(false)` when a Python
-/// exception is set.
+/// exception is set. `share_values`: short string values go through the
+/// cache too (`loads_many`, see [`key_cache`](mod@key_cache)).
 pub(crate) fn from_index(
     py: Python<'_>,
     bytes: &[u8],
     index: &Index,
     escapes: &[u32],
     cache: Option<&mut KeyCache>,
+    share_values: bool,
 ) -> Result<*mut ffi::PyObject, bool> {
     let b = Builder::<[Container], false>::new(
         py,
@@ -171,6 +173,7 @@ pub(crate) fn from_index(
         escapes,
         !index.non_ascii,
         cache,
+        share_values,
     );
     build(py, b, index.containers.len())
 }
@@ -183,6 +186,7 @@ fn from_loads_index(
     bytes: &[u8],
     t: LoadsIndex,
     cache: Option<&mut KeyCache>,
+    share_values: bool,
 ) -> Result<*mut ffi::PyObject, bool> {
     let b = Builder::<[u32], true>::new(
         py,
@@ -192,6 +196,7 @@ fn from_loads_index(
         &t.escapes,
         !t.non_ascii,
         cache,
+        share_values,
     );
     let p = build(py, b, t.lens.len());
     t.give_back();
@@ -203,15 +208,17 @@ fn from_loads_index(
 /// builder. `None` when it does not answer (the input is not known to be
 /// valid, a scalar failed its check, or the CPU has no token scan): the
 /// caller then takes its exact path, which finds the error if there is
-/// one. `Some(Err(()))` when a Python exception is set.
+/// one. `Some(Err(()))` when a Python exception is set. `share_values` as
+/// for [`from_index`].
 pub(crate) fn from_tokens(
     py: Python<'_>,
     bytes: &[u8],
     max_depth: usize,
     cache: Option<&mut KeyCache>,
+    share_values: bool,
 ) -> Option<Result<*mut ffi::PyObject, ()>> {
     let t = crate::index::eager::for_loads(bytes, max_depth)?;
-    match from_loads_index(py, bytes, t, cache) {
+    match from_loads_index(py, bytes, t, cache, share_values) {
         Ok(p) => Some(Ok(p)),
         Err(true) => None,
         Err(false) => Some(Err(())),

@@ -212,7 +212,7 @@ impl DocIterator {
         if self.eager {
             let (buf, _, _) = self.view();
             let bytes = &buf[piece.start..piece.end];
-            return match loads::from_index(py, bytes, &index, escapes, cache) {
+            return match loads::from_index(py, bytes, &index, escapes, cache, true) {
                 // SAFETY: `from_index` returns a new (owned) reference.
                 Ok(p) => Ok(unsafe { Bound::from_owned_ptr(py, p) }.unbind()),
                 Err(true) => {
@@ -276,7 +276,7 @@ impl DocIterator {
             return Ok(Fast::End);
         }
         let max_depth = self.splitter.options().max_depth;
-        match loads::from_tokens(py, &bytes[start..end], max_depth, cache) {
+        match loads::from_tokens(py, &bytes[start..end], max_depth, cache, true) {
             Some(Ok(p)) => {
                 self.splitter.take_ordinal();
                 self.pos = end;

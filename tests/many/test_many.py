@@ -465,6 +465,30 @@ def test_collector_state_is_kept():
         gc.enable()
 
 
+def test_loads_many_shares_short_string_values():
+    """loads_many gives equal short string values one shared str (as
+    fastsimdjson does; lines repeat enum-like values), escaped or not;
+    longer values, and every value of loads, stay their own objects.
+    Values never collide with keys or each other."""
+    short = ["user", "", "é", r"\u00e9", r"\"q\"", "a" * 16, "日本語", r"\ud83d\ude00"]
+    long = ["b" * 17, "c" * 40]
+    lines = []
+    for i in range(3):
+        members = ",".join(f'"k{j}":"{v}"' for j, v in enumerate(short + long))
+        lines.append(f'{{{members},"user":"k0","i":{i}}}'.encode())
+    data = b"\n".join(lines)
+    got = qjson.loads_many(data)
+    assert got == [json.loads(line) for line in lines]
+    a, b = got[0], got[1]
+    for j in range(len(short)):
+        assert a[f"k{j}"] is b[f"k{j}"], short[j]
+    assert a["k2"] == a["k3"]  # "é" written raw and escaped: two entries
+    assert a["k8"] == b["k8"] and a["k8"] is not b["k8"]
+    assert a["user"] == "k0" and a["k0"] == "user"
+    one = qjson.loads(b"[" + b",".join(lines) + b"]")
+    assert one[0]["k0"] == one[1]["k0"] and one[0]["k0"] is not one[1]["k0"]
+
+
 # ------------------------------------------------------------------ properties
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)

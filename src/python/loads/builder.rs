@@ -28,7 +28,10 @@
 //! which every object built so far is released.
 
 use super::gc::{gc_paused, GC_PAUSE_MIN};
-use super::key_cache::{hash_key, short_eq, tag, KeyCache, Slot, CACHE_KEY_MAX, CACHE_SLOTS};
+use super::key_cache::{
+    hash_key, short_eq, tag, KeyCache, Slot, CACHE_KEY_MAX, CACHE_SLOTS, CACHE_VALUE_MAX,
+    CACHE_VALUE_SLOTS,
+};
 #[cfg(not(feature = "abi3"))]
 use super::objects::copy_short;
 #[cfg(not(feature = "abi3"))]
@@ -122,6 +125,9 @@ pub(super) struct Builder<'a, L: ?Sized + Lens, const TOKENS: bool> {
     ascii: bool,
     scratch: Vec<u8>,
     cache: Option<&'a mut KeyCache>,
+    /// Short string values go through the cache's value table too
+    /// (`loads_many`: lines repeat the same enum-like values).
+    share_values: bool,
     stack: Vec<Frame>,
     /// A number or literal failed its check (no Python exception is set).
     bad_scalar: bool,
@@ -141,6 +147,7 @@ impl<'a, L: ?Sized + Lens, const TOKENS: bool> Builder<'a, L, TOKENS> {
         escapes: &'a [u32],
         ascii: bool,
         mut cache: Option<&'a mut KeyCache>,
+        share_values: bool,
     ) -> Self {
         // The cache's table is made on first use (once per process), here
         // rather than on every key.
@@ -155,6 +162,16 @@ impl<'a, L: ?Sized + Lens, const TOKENS: bool> Builder<'a, L, TOKENS> {
                     CACHE_SLOTS
                 ];
             }
+            if share_values && c.values.is_empty() {
+                c.values = vec![
+                    Slot {
+                        obj: std::ptr::null_mut(),
+                        tag: 0,
+                        key: [0; CACHE_KEY_MAX],
+                    };
+                    CACHE_VALUE_SLOTS
+                ];
+            }
         }
         Builder {
             py,
@@ -166,6 +183,7 @@ impl<'a, L: ?Sized + Lens, const TOKENS: bool> Builder<'a, L, TOKENS> {
             ascii,
             scratch: take_scratch(),
             cache,
+            share_values,
             stack: take_stack(),
             bad_scalar: false,
         }
@@ -218,7 +236,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
                         b'"' => {
                             let close = string_close(input, s, k)?;
                             k += 1;
-                            self.string(sk + 1, close)?
+                            self.value_string(sk + 1, close)?
                         }
                         // A literal token, when 8 bytes can be read.
                         c @ (b't' | b'n' | b'f') if TOKENS && literal_token(input, sk) => {
@@ -493,32 +511,68 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
         let Some(close) = string_close(input, self.s, k) else {
             return std::ptr::null_mut();
         };
-        let body = &input[open + 1..close];
-        if body.len() > CACHE_KEY_MAX || self.cache.is_none() {
+        if close - open - 1 > CACHE_KEY_MAX || self.cache.is_none() {
             // SAFETY: as in `string`.
             return unsafe { self.string(open + 1, close) }.unwrap_or(std::ptr::null_mut());
         }
+        // SAFETY: as in `string`; the body is at most `CACHE_KEY_MAX` bytes.
+        unsafe { self.cached::<false>(open + 1, close) }
+    }
+
+    /// A string value with body `input[start..end]`: through the value
+    /// table of the cache when the builder shares short values
+    /// (`share_values`, see [`key_cache`](mod@super::key_cache)), else a
+    /// new `str`.
+    ///
+    /// # Safety
+    /// The interpreter must be attached; the body was validated.
+    #[inline(always)]
+    unsafe fn value_string(&mut self, start: usize, end: usize) -> Option<*mut ffi::PyObject> {
+        if self.share_values && end - start <= CACHE_VALUE_MAX && self.cache.is_some() {
+            // SAFETY: as the caller guarantees; the body is short enough.
+            let p = unsafe { self.cached::<true>(start, end) };
+            return (!p.is_null()).then_some(p);
+        }
+        // SAFETY: as the caller guarantees.
+        unsafe { self.string(start, end) }
+    }
+
+    /// The `str` of the string body `input[start..end]` (at most
+    /// `CACHE_KEY_MAX` bytes) through the cache: its key table, or with
+    /// `VALUES` its value table (a new reference, or null with an exception
+    /// set).
+    ///
+    /// # Safety
+    /// The interpreter must be attached; the body was validated and is at
+    /// most `CACHE_KEY_MAX` bytes long.
+    #[inline(always)]
+    unsafe fn cached<const VALUES: bool>(
+        &mut self,
+        start: usize,
+        end: usize,
+    ) -> *mut ffi::PyObject {
+        let body = &self.input[start..end];
         let h = hash_key(body);
-        let i = h as usize & (CACHE_SLOTS - 1);
-        let cache = match self.cache.as_deref_mut() {
-            Some(c) => c,
-            None => return std::ptr::null_mut(),
+        let Some(cache) = self.cache.as_deref_mut() else {
+            // SAFETY: as the caller guarantees.
+            return unsafe { self.string(start, end) }.unwrap_or(std::ptr::null_mut());
         };
+        let table = if VALUES { &cache.values } else { &cache.slots };
+        let i = h as usize & (table.len() - 1);
         let t = tag(h, body.len());
-        let slot = &cache.slots[i];
+        let slot = &table[i];
         if !slot.obj.is_null() && slot.tag == t && short_eq(&slot.key[..body.len()], body) {
             // SAFETY: the cache owns a reference; we hand out a new one.
             unsafe { ffi::Py_INCREF(slot.obj) };
             return slot.obj;
         }
         let old = slot.obj;
-        // SAFETY: as in `string`.
-        let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
+        // SAFETY: as the caller guarantees.
+        let Some(obj) = (unsafe { self.string(start, end) }) else {
             return std::ptr::null_mut();
         };
-        let cache = match self.cache.as_deref_mut() {
-            Some(c) => c,
-            None => return obj,
+        let Some(cache) = self.cache.as_deref_mut() else {
+            return obj;
         };
         // SAFETY: one reference for the cache, one for the caller; the
         // replaced entry's reference is released.
@@ -530,7 +584,12 @@ impl<L: ?Sized + Lens, const TOKENS: bool> Builder<'_, L, TOKENS> {
         }
         // The key bytes change together with the slot, once the string
         // exists: a failed `string` leaves the old entry whole.
-        let slot = &mut cache.slots[i];
+        let table = if VALUES {
+            &mut cache.values
+        } else {
+            &mut cache.slots
+        };
+        let slot = &mut table[i];
         slot.key[..body.len()].copy_from_slice(body);
         slot.tag = t;
         slot.obj = obj;
