@@ -34,6 +34,8 @@
 //!   of `CACHE_SLOTS` `str` objects (direct-mapped on a hash of the raw
 //!   key bytes), as orjson does: a repeated key costs no allocation, and its
 //!   `str` hash is already computed when the dict needs it ([`key_cache`](mod@key_cache));
+//!   `loads_many` also shares string values of up to 16 bytes through a
+//!   second table of that cache (lines repeat the same short values);
 //! - strings without a backslash are handed to `PyUnicode_FromStringAndSize`
 //!   as they are; others are unescaped (plain runs copied 8 bytes a step,
 //!   see [`unescape_validated`](crate::decode::string::unescape_validated))
@@ -165,17 +167,20 @@ pub(crate) fn from_index(
     cache: Option<&mut KeyCache>,
     share_values: bool,
 ) -> Result<*mut ffi::PyObject, bool> {
-    let b = Builder::<[Container], false>::new(
-        py,
-        bytes,
+    let (s, lens, n) = (
         &index.structurals,
         &index.containers[..],
-        escapes,
-        !index.non_ascii,
-        cache,
-        share_values,
+        index.containers.len(),
     );
-    build(py, b, index.containers.len())
+    let ascii = !index.non_ascii;
+    if share_values {
+        let b = Builder::<[Container], false, true>::new(py, bytes, s, lens, escapes, ascii, cache);
+        build(py, b, n)
+    } else {
+        let b =
+            Builder::<[Container], false, false>::new(py, bytes, s, lens, escapes, ascii, cache);
+        build(py, b, n)
+    }
 }
 
 /// The Python objects of `bytes` from its token index (scalars unchecked:
@@ -188,17 +193,14 @@ fn from_loads_index(
     cache: Option<&mut KeyCache>,
     share_values: bool,
 ) -> Result<*mut ffi::PyObject, bool> {
-    let b = Builder::<[u32], true>::new(
-        py,
-        bytes,
-        &t.structurals,
-        &t.lens[..],
-        &t.escapes,
-        !t.non_ascii,
-        cache,
-        share_values,
-    );
-    let p = build(py, b, t.lens.len());
+    let (s, lens, esc, ascii) = (&t.structurals, &t.lens[..], &t.escapes, !t.non_ascii);
+    let p = if share_values {
+        let b = Builder::<[u32], true, true>::new(py, bytes, s, lens, esc, ascii, cache);
+        build(py, b, t.lens.len())
+    } else {
+        let b = Builder::<[u32], true, false>::new(py, bytes, s, lens, esc, ascii, cache);
+        build(py, b, t.lens.len())
+    };
     t.give_back();
     p
 }

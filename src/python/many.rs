@@ -21,7 +21,10 @@
 //! have without the line path. The line path runs with the GIL held (it
 //! builds Python objects as it goes); measured on the batch file and
 //! amazon_cellphones with the collector paused, 10-30% less CPU than
-//! splitting every window first.
+//! splitting every window first. Its builder shares short string values
+//! between documents (one `str` per distinct value of up to 16 bytes, see
+//! `loads/key_cache.rs`): on the 20 MB batch file, about 0.7x the CPU time
+//! per call and 0.75x the time to free the result.
 
 use super::doc::{Doc, Parsed};
 use super::input::{Input, Origin};
