@@ -489,6 +489,26 @@ def test_loads_many_shares_short_string_values():
     assert one[0]["k0"] == one[1]["k0"] and one[0]["k0"] is not one[1]["k0"]
 
 
+def test_loads_many_leaves_the_young_collection_to_the_caller():
+    """In a fresh process (the interpreter has not specialized the wrapper
+    yet), loads_many runs no collection itself: the one that everything it
+    built has made due is left to the caller's next allocation, as
+    fastsimdjson does; and it does happen then."""
+    code = textwrap.dedent(
+        """
+        import gc, qjson
+        seen = []
+        gc.callbacks.append(lambda phase, info: seen.append(phase))
+        r = qjson.loads_many(b"\\n".join([b'{"a": [1, {"b": [2]}]}'] * 5000))
+        inside = len(seen)
+        x = [[]]
+        print(inside, len(seen) > 0, len(r), gc.isenabled())
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "True", "5000", "True"]
+
+
 # ------------------------------------------------------------------ properties
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
