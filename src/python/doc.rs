@@ -76,6 +76,7 @@ pub(crate) fn parse(
 
 /// `max_depth`'s default in `parse` and `decode` (their signatures spell it
 /// out for `inspect`).
+#[cfg(not(feature = "abi3"))]
 const MAX_DEPTH_DEFAULT: usize = 1024;
 
 /// `parse(data)` with the defaults, in the common case only: an exact
