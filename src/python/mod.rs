@@ -13,8 +13,6 @@
 //! - `patch`: `patch` (RFC 6902), `merge_patch` (RFC 7396), `incr`, `mul`
 //! - `many`: `parse_many`, `open_many`, `loads_many` (many documents)
 //! - `stack`: the stack headroom check of the walks that recurse per level
-//! - `freelist`: recycled `Doc`, `Cursor` and view objects (version-specific
-//!   builds), installed with the entry points
 //! - `slots`: raw CPython entry points for the hottest reads (version-specific
 //!   builds), installed over PyO3's by `view::install_entries` and
 //!   `doc::install_entries`
@@ -24,8 +22,6 @@ mod convert;
 mod doc;
 mod dumps;
 mod errors;
-#[cfg(not(feature = "abi3"))]
-mod freelist;
 mod input;
 mod loads;
 mod many;

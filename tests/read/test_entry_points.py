@@ -277,29 +277,3 @@ def test_parse_and_decode_arguments_and_signatures():
         qjson.parse(1)
     with pytest.raises(TypeError):
         qjson.decode(None)
-
-
-def test_recycled_objects_are_fresh_and_collectable():
-    """Doc, Cursor and view objects are recycled (src/python/freelist.rs):
-    a recycled object starts empty, is tracked by the collector like a new
-    one, and cycles through recycled views are still collected."""
-    data = b'{"a": {"x": [1, {"y": 2}]}, "b": [3]}'
-    for _ in range(3):  # fill the lists, then take from them
-        made = [qjson.parse(data) for _ in range(50)]
-        made += [d.open("a") for d in made] + [d.get("a") for d in made]
-        made += [d.get("b") for d in made[:50]]
-        del made
-        gc.collect()
-        doc = qjson.parse(data)
-        assert gc.is_tracked(doc) and doc.get_int("a.x[0]") == 1
-        v, arr = doc.get("a"), doc.get("b")
-        assert gc.is_tracked(v) and gc.is_tracked(arr) and not gc.is_tracked(doc.open("a"))
-        assert qjson.materialize(v) == {"x": [1, {"y": 2}]} and list(arr) == [3]
-        assert v["x"] is v["x"] and doc.root is doc.root
-    # A cycle through views (an edit stores the root in a child): only the
-    # collector can free it, and it does, recycled objects included.
-    gc.collect()
-    probe = qjson.decode(data)
-    probe["a"]["back"] = probe
-    del probe
-    assert gc.collect() >= 2  # the root view and its child "a"

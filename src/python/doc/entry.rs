@@ -20,7 +20,6 @@
 //! before.
 
 use super::super::convert;
-use super::super::freelist::{self, FreeList, Recycled};
 use super::super::path::PathArg;
 use super::super::slots::{self, owned, run, FastCall, Original};
 use super::{parse_bytes, Cursor, Doc, Parsed};
@@ -93,24 +92,7 @@ pub(crate) fn install(m: &Bound<'_, PyModule>) -> PyResult<()> {
     slots::replace_function(m, c"parse", parse, &PARSE)?;
     slots::replace_function(m, c"decode", decode, &DECODE)?;
     install_on::<Doc>(m.py())?;
-    install_on::<Cursor>(m.py())?;
-    freelist::install::<Doc>(m.py())?;
-    freelist::install::<Cursor>(m.py())
-}
-
-static DOC_FREE: FreeList = FreeList::new();
-static CURSOR_FREE: FreeList = FreeList::new();
-
-impl Recycled for Doc {
-    fn list() -> &'static FreeList {
-        &DOC_FREE
-    }
-}
-
-impl Recycled for Cursor {
-    fn list() -> &'static FreeList {
-        &CURSOR_FREE
-    }
+    install_on::<Cursor>(m.py())
 }
 
 /// `qjson.parse(data)`.

@@ -6,10 +6,8 @@
 //! taken from (or put into) the view cache as the PyO3 methods do. Every
 //! other case (Edited or patched views, other key types, slices, a missing
 //! key for `[]`, a value that does not decode) goes to the method PyO3
-//! made, which handles it as before. The views' objects are recycled
-//! (`super::super::freelist`).
+//! made, which handles it as before.
 
-use super::super::freelist::{self, FreeList, Recycled};
 use super::super::slots::{self, exact_str, owned, run, FastCall, Original};
 use super::{lazy_child, ArrState, Array, ObjState, Object};
 use pyo3::ffi;
@@ -26,23 +24,7 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
     slots::replace_method(&object, c"get", object_get, &OBJECT_GET)?;
     let array = py.get_type::<Array>();
     slots::replace_subscript(&array, array_subscript, &ARRAY_SUBSCRIPT)?;
-    freelist::install::<Object>(py)?;
-    freelist::install::<Array>(py)
-}
-
-static OBJECT_FREE: FreeList = FreeList::new();
-static ARRAY_FREE: FreeList = FreeList::new();
-
-impl Recycled for Object {
-    fn list() -> &'static FreeList {
-        &OBJECT_FREE
-    }
-}
-
-impl Recycled for Array {
-    fn list() -> &'static FreeList {
-        &ARRAY_FREE
-    }
+    Ok(())
 }
 
 /// What a fast read found.
