@@ -84,11 +84,14 @@ def loads_many(data, *, max_depth=1024, errors="raise"):  # type: ignore[no-unty
     or JSON texts separated by whitespace), as a list. With ``errors="skip"``
     invalid documents are left out and the result is a :class:`DocList`
     whose ``errors`` lists them."""
-    docs, errs = _loads_many(data, max_depth=max_depth, errors=errors)
+    # Indexed, not unpacked: unpacking allocates an iterator, which would
+    # run here the young collection that everything built has made due
+    # (see src/python/many.rs: it is left to the caller's next allocation).
+    got = _loads_many(data, max_depth=max_depth, errors=errors)
     if errors != "skip":
-        return docs
-    out = DocList(docs)
-    out.errors = errs
+        return got[0]
+    out = DocList(got[0])
+    out.errors = got[1]
     return out
 
 

@@ -321,6 +321,42 @@ fn unfolded_array_merges_consecutive_runs() {
 }
 
 #[test]
+fn unfolded_array_with_inserts_is_spliced() {
+    let input = b"[\n  1,\n  {\"a\": 2}\n]";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let obj = doc.element(doc.root(), 1).unwrap();
+    let mut s: Vec<Slot<Val>> =
+        unfold_array(&doc, doc.root(), |c| Some(Val::View(c, None))).unwrap();
+    s.insert(0, Slot::New(Val::Json("0")));
+    s.insert(2, Slot::New(Val::Json("\"x\"")));
+    s.push(Slot::New(Val::Json("3")));
+    s.push(Slot::New(Val::Json("4")));
+    // The object element holds edits: its span is replaced in place.
+    if let Slot::Orig { view, .. } = &mut s[3] {
+        *view = Some(Val::View(obj, Some("{\"a\":9}")));
+    }
+    let mut h = host(input);
+    write_slots(&doc, doc.root(), &s, &mut h).unwrap();
+    assert_eq!(text(h), "[\n  0,1,\n  \"x\",{\"a\":9},3,4\n]");
+    // The same through a plan: one copy between the inserts.
+    let mut plan: Plan<String, Val, _> = Plan::new(|v: &Val| match v {
+        Val::View(c, Some(_)) => Some(*c),
+        _ => None,
+    });
+    write_slots(&doc, doc.root(), &s, &mut plan).unwrap();
+    assert_eq!(plan.pieces()[0], Piece::Copy(0, 4));
+    // An empty array is written element by element.
+    let input = b"[ ]";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let s = vec![Slot::New(Val::Json("1"))];
+    let mut h = host(input);
+    write_slots(&doc, doc.root(), &s, &mut h).unwrap();
+    assert_eq!(text(h), "[1]");
+}
+
+#[test]
 fn lazy_documents_validate_what_they_copy() {
     let input = b"{\"a\": [1, 2], \"b\": tru, \"c\": 3}";
     let ix = index(input, true);

@@ -10,7 +10,7 @@
 //! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (+ a walk up to the last deleted member); else O(members) |
 //! | unfolded object ([`Members`]) | [`write_members`] | O(members) + bytes |
 //! | lazy array | [`write_lazy_array`] | splice: the edited children; else O(elements) |
-//! | unfolded array ([`Slot`]s) | [`write_slots`] | O(elements) + bytes |
+//! | unfolded array ([`Slot`]s) | [`write_slots`] | splice when only inserted into: O(elements) walk, no per-element writes; else O(elements) + bytes |
 //!
 //! (An untouched container, one whose cached children hold no edits
 //! either, is one copy: [`write_clean`].)
@@ -24,12 +24,17 @@
 //! (from the end of the last member kept before it), so `{"a": 1, "b": 2,
 //! "c": 3}` without `b` is `{"a": 1, "c": 3}` and without `c` is `{"a": 1,
 //! "b": 2}`; added object members go after the last original member
-//! (before the whitespace that precedes `}`), each as `,"key":value`.
+//! (before the whitespace that precedes `}`), each as `,"key":value`;
+//! an element inserted into an array goes before the original element
+//! that follows it, as `value,`, and one appended after the last original
+//! element, as `,value` (`[1, 2]` with `0` inserted first and `3`
+//! appended is `[0,1, 2,3]`).
 //! Keys, separators and whitespace of everything else stay as written. An
 //! object is spliced when its keys are distinct (with a repeated key, the
 //! later occurrences are dropped from the output, as reads never see
 //! them: member by member); a lazy array always is (in a strict
-//! document).
+//! document), and an unfolded one when its original elements are all
+//! there in their order (only inserts and appends; not an empty one).
 //!
 //! **Member by member** (everything else). The container is written
 //! child by child in its current order: each *run* of untouched original
@@ -543,13 +548,17 @@ where
     Ok(())
 }
 
-/// An unfolded array, element by element.
+/// An unfolded array: spliced when [`splice_slots`] can, else element by
+/// element.
 pub fn write_slots<O: Out>(
     doc: &Doc<'_>,
-    _at: Cursor,
+    at: Cursor,
     slots: &[Slot<O::Value>],
     out: &mut O,
 ) -> Result<(), O::Error> {
+    if splice_slots(doc, at, slots, out)? {
+        return Ok(());
+    }
     out.byte(b'[');
     let mut runs = Runs::new(doc);
     for slot in slots {
@@ -566,4 +575,89 @@ pub fn write_slots<O: Out>(
     runs.flush(out);
     out.byte(b']');
     Ok(())
+}
+
+/// [`write_slots`]'s splice, for an array of a strict document that holds
+/// all its original elements in their order (ordinals `0..n`, `n > 0`)
+/// with new elements inserted among them (inserts and appends, the edits
+/// of a request's `messages`): the array's bytes as written, each new
+/// element put before the original one that follows it as `value,`, or
+/// after the last original element as `,value`, each edited child's span
+/// replaced. So the whitespace after `[`, between the original elements
+/// and before `]` stays as written: `[\n  1,\n  2\n]` with `0` inserted
+/// first and `3` appended gives `[\n  0,1,\n  2,3\n]`. `false`, with
+/// nothing written, for any other shape (a removed or replaced element, an
+/// empty original array, a lazy document).
+fn splice_slots<O: Out>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    slots: &[Slot<O::Value>],
+    out: &mut O,
+) -> Result<bool, O::Error> {
+    if doc.index().is_lazy() {
+        return Ok(false);
+    }
+    let n = doc.len(at).map_err(|e| access(out, e))?;
+    if n == 0 {
+        return Ok(false);
+    }
+    let mut next = 0u32;
+    for slot in slots {
+        if let Slot::Orig { i, .. } = slot {
+            if *i != next {
+                return Ok(false);
+            }
+            next += 1;
+        }
+    }
+    if next as usize != n {
+        return Ok(false);
+    }
+    let (mut pos, end) = doc.span(at);
+    // New elements waiting for the next original one.
+    let mut first_new: Option<usize> = None;
+    for (k, slot) in slots.iter().enumerate() {
+        match slot {
+            Slot::New(_) => {
+                first_new.get_or_insert(k);
+            }
+            Slot::Orig { at: c, view, .. } => {
+                let start = c.start as usize;
+                let edited = match view {
+                    Some(v) => out.edited(v)?.map(|_| v),
+                    None => None,
+                };
+                if first_new.is_none() && edited.is_none() {
+                    continue;
+                }
+                out.copy(pos, start);
+                pos = start;
+                if let Some(f) = first_new.take() {
+                    for s in &slots[f..k] {
+                        if let Slot::New(v) = s {
+                            out.value(v)?;
+                            out.byte(b',');
+                        }
+                    }
+                }
+                if let Some(v) = edited {
+                    out.child(v)?;
+                    pos = doc.span(*c).1;
+                }
+            }
+        }
+    }
+    if let Some(f) = first_new {
+        let tail = doc.children_end(at).map_err(|e| access(out, e))?;
+        out.copy(pos, tail);
+        pos = tail;
+        for s in &slots[f..] {
+            if let Slot::New(v) = s {
+                out.byte(b',');
+                out.value(v)?;
+            }
+        }
+    }
+    out.copy(pos, end);
+    Ok(true)
 }

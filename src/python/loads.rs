@@ -34,6 +34,8 @@
 //!   of `CACHE_SLOTS` `str` objects (direct-mapped on a hash of the raw
 //!   key bytes), as orjson does: a repeated key costs no allocation, and its
 //!   `str` hash is already computed when the dict needs it ([`key_cache`](mod@key_cache));
+//!   `loads_many` also shares string values of up to 16 bytes through a
+//!   second table of that cache (lines repeat the same short values);
 //! - strings without a backslash are handed to `PyUnicode_FromStringAndSize`
 //!   as they are; others are unescaped (plain runs copied 8 bytes a step,
 //!   see [`unescape_validated`](crate::decode::string::unescape_validated))
@@ -138,10 +140,10 @@ pub(crate) fn loads(
     };
     let mut cache = key_cache();
     let p = match tokens {
-        Some(t) => from_loads_index(py, bytes, t, cache.as_deref_mut()),
+        Some(t) => from_loads_index(py, bytes, t, cache.as_deref_mut(), false),
         None => {
             let (index, escapes) = index(py, &input, max_depth, false)?;
-            from_index(py, bytes, &index, &escapes, cache.as_deref_mut())
+            from_index(py, bytes, &index, &escapes, cache.as_deref_mut(), false)
         }
     };
     match p {
@@ -155,24 +157,30 @@ pub(crate) fn loads(
 /// The Python objects of `bytes`, whose index (scalars unchecked, see
 /// [`Index::build_unchecked_scalars`]) and escape offsets are given:
 /// `Err(true)` when a scalar failed its check, `Err(false)` when a Python
-/// exception is set.
+/// exception is set. `share_values`: short string values go through the
+/// cache too (`loads_many`, see [`key_cache`](mod@key_cache)).
 pub(crate) fn from_index(
     py: Python<'_>,
     bytes: &[u8],
     index: &Index,
     escapes: &[u32],
     cache: Option<&mut KeyCache>,
+    share_values: bool,
 ) -> Result<*mut ffi::PyObject, bool> {
-    let b = Builder::<[Container], false>::new(
-        py,
-        bytes,
+    let (s, lens, n) = (
         &index.structurals,
         &index.containers[..],
-        escapes,
-        !index.non_ascii,
-        cache,
+        index.containers.len(),
     );
-    build(py, b, index.containers.len())
+    let ascii = !index.non_ascii;
+    if share_values {
+        let b = Builder::<[Container], false, true>::new(py, bytes, s, lens, escapes, ascii, cache);
+        build(py, b, n)
+    } else {
+        let b =
+            Builder::<[Container], false, false>::new(py, bytes, s, lens, escapes, ascii, cache);
+        build(py, b, n)
+    }
 }
 
 /// The Python objects of `bytes` from its token index (scalars unchecked:
@@ -183,17 +191,16 @@ fn from_loads_index(
     bytes: &[u8],
     t: LoadsIndex,
     cache: Option<&mut KeyCache>,
+    share_values: bool,
 ) -> Result<*mut ffi::PyObject, bool> {
-    let b = Builder::<[u32], true>::new(
-        py,
-        bytes,
-        &t.structurals,
-        &t.lens[..],
-        &t.escapes,
-        !t.non_ascii,
-        cache,
-    );
-    let p = build(py, b, t.lens.len());
+    let (s, lens, esc, ascii) = (&t.structurals, &t.lens[..], &t.escapes, !t.non_ascii);
+    let p = if share_values {
+        let b = Builder::<[u32], true, true>::new(py, bytes, s, lens, esc, ascii, cache);
+        build(py, b, t.lens.len())
+    } else {
+        let b = Builder::<[u32], true, false>::new(py, bytes, s, lens, esc, ascii, cache);
+        build(py, b, t.lens.len())
+    };
     t.give_back();
     p
 }
@@ -203,15 +210,17 @@ fn from_loads_index(
 /// builder. `None` when it does not answer (the input is not known to be
 /// valid, a scalar failed its check, or the CPU has no token scan): the
 /// caller then takes its exact path, which finds the error if there is
-/// one. `Some(Err(()))` when a Python exception is set.
+/// one. `Some(Err(()))` when a Python exception is set. `share_values` as
+/// for [`from_index`].
 pub(crate) fn from_tokens(
     py: Python<'_>,
     bytes: &[u8],
     max_depth: usize,
     cache: Option<&mut KeyCache>,
+    share_values: bool,
 ) -> Option<Result<*mut ffi::PyObject, ()>> {
     let t = crate::index::eager::for_loads(bytes, max_depth)?;
-    match from_loads_index(py, bytes, t, cache) {
+    match from_loads_index(py, bytes, t, cache, share_values) {
         Ok(p) => Some(Ok(p)),
         Err(true) => None,
         Err(false) => Some(Err(())),

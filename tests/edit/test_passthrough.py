@@ -225,9 +225,12 @@ def test_array_with_edited_children_is_spliced_byte_for_byte() -> None:
     out = qjson.dumps(v)
     assert out == b'[ {"a": 0}, [9,2] ,{"b": 2} , 3e0, {"c": [1]} ]'
     assert json.loads(out) == [{"a": 0}, [9, 2], {"b": 2}, 3.0, {"c": [1]}]
-    # A structural edit of the array itself re-writes it compactly.
+    # An append is spliced after the last element, the rest as written.
     v.append(None)
-    assert json.loads(qjson.dumps(v)) == [{"a": 0}, [9, 2], {"b": 2}, 3.0, {"c": [1]}, None]
+    assert qjson.dumps(v) == b'[ {"a": 0}, [9,2] ,{"b": 2} , 3e0, {"c": [1]},null ]'
+    # A removal writes the array element by element, runs copied.
+    del v[3]
+    assert json.loads(qjson.dumps(v)) == [{"a": 0}, [9, 2], {"b": 2}, {"c": [1]}, None]
 
 
 def test_array_splice_inside_an_object_and_in_a_lazy_document() -> None:
@@ -330,6 +333,50 @@ OBJECT_SPLICE_CASES = [
         b'{"b": 2,"c": 4}',
     ),
 ]
+
+
+# The array splice: an unfolded array of a strict document that still holds
+# all its original elements in order, with elements inserted or appended,
+# is its own bytes with each new element before the original one after it
+# (`value,`) or after the last one (`,value`). (input, edit, expected).
+ARRAY_SPLICE_CASES = [
+    (b"[1, 2]", lambda v: v.insert(0, 0), b"[0,1, 2]"),
+    (b"[1, 2]", lambda v: v.append(3), b"[1, 2,3]"),
+    (b"[ 1 ,\n 2 ]", lambda v: v.insert(1, "x"), b'[ 1 ,\n "x",2 ]'),
+    (
+        b"[\n  1,\n  2\n]",
+        lambda v: (v.insert(0, 0), v.append(3), v.insert(2, [])),
+        b"[\n  0,1,\n  [],2,3\n]",
+    ),
+    (b"[ 1 ]", lambda v: (v.append(2), v.append(3), v.insert(0, -1)), b"[ -1,1,2,3 ]"),
+    # Edited children among inserts keep their place.
+    (
+        b'[ {"a": 1}, {"b": 2} ]',
+        lambda v: (v.insert(1, None), v[2].__setitem__("b", 3), v[0].__setitem__("a", 0)),
+        b'[ {"a": 0}, null,{"b": 3} ]',
+    ),
+    # Inserting into an element inserted before: the new element is written
+    # whole, the array still spliced.
+    (b'[{"m": [1]}, 5]', lambda v: (v.insert(0, [7]), v[0].append(8)), b'[[7,8],{"m": [1]}, 5]'),
+    # Anything else element by element: removed, replaced, reordered
+    # elements, an empty array.
+    (b"[1, 2, 3 ]", lambda v: (v.append(4), v.__delitem__(0)), b"[2, 3,4]"),
+    (b"[1, 2, 3 ]", lambda v: v.__setitem__(1, 9), b"[1,9,3]"),
+    (b"[1, 2 ]", lambda v: v.reverse(), b"[2,1]"),
+    (b"[ ]", lambda v: v.append(1), b"[1]"),
+]
+
+
+@pytest.mark.parametrize(("data", "edit", "want"), ARRAY_SPLICE_CASES)
+def test_array_splice_byte_for_byte(data: bytes, edit: Any, want: bytes) -> None:
+    v = qjson.decode(data)
+    edit(v)
+    out = qjson.dumps(v)
+    assert out == want
+    assert json.loads(out) == qjson.materialize(v)
+    r = qjson.parse(data, lazy=True).root
+    edit(r)
+    assert json.loads(qjson.dumps(r)) == json.loads(out)
 
 
 @pytest.mark.parametrize(("data", "edit", "want"), OBJECT_SPLICE_CASES)

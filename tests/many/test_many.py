@@ -465,6 +465,50 @@ def test_collector_state_is_kept():
         gc.enable()
 
 
+def test_loads_many_shares_short_string_values():
+    """loads_many gives equal short string values one shared str (as
+    fastsimdjson does; lines repeat enum-like values), escaped or not;
+    longer values, and every value of loads, stay their own objects.
+    Values never collide with keys or each other."""
+    short = ["user", "", "é", r"\u00e9", r"\"q\"", "a" * 16, "日本語", r"\ud83d\ude00"]
+    long = ["b" * 17, "c" * 40]
+    lines = []
+    for i in range(3):
+        members = ",".join(f'"k{j}":"{v}"' for j, v in enumerate(short + long))
+        lines.append(f'{{{members},"user":"k0","i":{i}}}'.encode())
+    data = b"\n".join(lines)
+    got = qjson.loads_many(data)
+    assert got == [json.loads(line) for line in lines]
+    a, b = got[0], got[1]
+    for j in range(len(short)):
+        assert a[f"k{j}"] is b[f"k{j}"], short[j]
+    assert a["k2"] == a["k3"]  # "é" written raw and escaped: two entries
+    assert a["k8"] == b["k8"] and a["k8"] is not b["k8"]
+    assert a["user"] == "k0" and a["k0"] == "user"
+    one = qjson.loads(b"[" + b",".join(lines) + b"]")
+    assert one[0]["k0"] == one[1]["k0"] and one[0]["k0"] is not one[1]["k0"]
+
+
+def test_loads_many_leaves_the_young_collection_to_the_caller():
+    """In a fresh process (the interpreter has not specialized the wrapper
+    yet), loads_many runs no collection itself: the one that everything it
+    built has made due is left to the caller's next allocation, as
+    fastsimdjson does; and it does happen then."""
+    code = textwrap.dedent(
+        """
+        import gc, qjson
+        seen = []
+        gc.callbacks.append(lambda phase, info: seen.append(phase))
+        r = qjson.loads_many(b"\\n".join([b'{"a": [1, {"b": [2]}]}'] * 5000))
+        inside = len(seen)
+        x = [[]]
+        print(inside, len(seen) > 0, len(r), gc.isenabled())
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "True", "5000", "True"]
+
+
 # ------------------------------------------------------------------ properties
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
