@@ -45,7 +45,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Fallback {
 
 /// Parse `data` into a `Doc`.
 #[pyfunction]
-#[pyo3(signature = (data, *, lazy = false, max_depth = 1024))]
+#[pyo3(signature = (data, *, lazy = false, max_depth = 1024))] // MAX_DEPTH_DEFAULT
 pub(crate) fn parse(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
@@ -71,6 +71,41 @@ pub(crate) fn parse(
             })
         }
         Err(e) => Err(decode_error(py, e, &input)),
+    }
+}
+
+/// `max_depth`'s default in `parse` and `decode` (their signatures spell it
+/// out for `inspect`).
+#[cfg(not(feature = "abi3"))]
+const MAX_DEPTH_DEFAULT: usize = 1024;
+
+/// `parse(data)` with the defaults, in the common case only: an exact
+/// `bytes` object small enough to scan without releasing the GIL, that is
+/// valid JSON. `None` for any other input and for invalid JSON (the
+/// caller then runs the full `parse`, which reports the error); nothing a
+/// caller sees has changed then. Drops no `Py` (see `super::slots`).
+#[cfg(not(feature = "abi3"))]
+#[inline]
+pub(crate) fn parse_bytes(data: &Bound<'_, PyAny>) -> Option<Doc> {
+    // SAFETY: `data` is a live object (it is bound).
+    if unsafe { pyo3::ffi::PyBytes_CheckExact(data.as_ptr()) } == 0 {
+        return None;
+    }
+    let input = Input::new(data).ok()?;
+    let opts = Options {
+        lazy: false,
+        max_depth: MAX_DEPTH_DEFAULT,
+    };
+    if input.bytes().len() >= DETACH_MIN {
+        super::slots::release(input);
+        return None;
+    }
+    match Index::build(input.bytes(), &opts) {
+        Ok(index) => Some(Doc::from_parsed(Arc::new(Parsed::new(input, index)))),
+        Err(_) => {
+            super::slots::release(input);
+            None
+        }
     }
 }
 

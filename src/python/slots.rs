@@ -42,7 +42,7 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyType;
+use pyo3::types::{PyModule, PyType};
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
@@ -157,6 +157,54 @@ pub(crate) fn replace_method(
             return Err(PyErr::fetch(ty.py()));
         }
         ffi::PyType_Modified(tp);
+    }
+    Ok(())
+}
+
+/// Replace the C function of the module-level function `name` of
+/// `module` with `f`, keeping its name, flags and doc: a new function
+/// object (same `__self__` and `__module__`) goes into the module's dict.
+/// The function replaced goes to `orig`. It must be one PyO3 made with
+/// `METH_FASTCALL | METH_KEYWORDS` (and `METH_STATIC`, as PyO3 does).
+pub(crate) fn replace_function(
+    module: &Bound<'_, PyModule>,
+    name: &'static CStr,
+    f: FastCall,
+    orig: &'static Original<FastCall>,
+) -> PyResult<()> {
+    let py = module.py();
+    let old = module.getattr(name.to_str().map_err(|_| install_error(name))?)?;
+    let p = old.as_ptr();
+    // SAFETY: the interpreter is attached and `old` (a new reference) keeps
+    // the function alive. A builtin function (checked by its exact type) is
+    // a `PyCFunctionObject` whose `m_ml` points to the `PyMethodDef` PyO3
+    // keeps for the life of the process; `m_self` and `m_module` are
+    // borrowed by `PyCFunction_NewEx`, which takes its own references.
+    unsafe {
+        if ffi::PyCFunction_CheckExact(p) == 0 {
+            return Err(install_error(name));
+        }
+        let func = p.cast::<ffi::PyCFunctionObject>();
+        let def = (*func).m_ml;
+        // PyO3 marks module functions METH_STATIC too, which CPython
+        // ignores outside a class.
+        if (*def).ml_flags & !ffi::METH_STATIC != ffi::METH_FASTCALL | ffi::METH_KEYWORDS {
+            return Err(install_error(name));
+        }
+        orig.set((*def).ml_meth.PyCFunctionFastWithKeywords);
+        // Made once per module initialisation and referenced by the new
+        // function for as long as it lives: leaked on purpose.
+        let new_def = Box::leak(Box::new(ffi::PyMethodDef {
+            ml_name: (*def).ml_name,
+            ml_meth: ffi::PyMethodDefPointer {
+                PyCFunctionFastWithKeywords: f,
+            },
+            ml_flags: (*def).ml_flags,
+            ml_doc: (*def).ml_doc,
+        }));
+        let new = ffi::PyCFunction_NewEx(new_def, (*func).m_self, (*func).m_module);
+        let new = Bound::from_owned_ptr_or_err(py, new)?;
+        module.setattr(name.to_str().map_err(|_| install_error(name))?, new)?;
     }
     Ok(())
 }

@@ -197,3 +197,83 @@ def test_child_views_keep_their_identity_in_any_visit_order(order):
     assert [x["i"] for x in v] == list(range(n)) and list(v) == first
     first[7]["i"] = -1  # an edit through a cached child reaches dumps
     assert json.loads(qjson.dumps(v))[7] == {"i": -1}
+
+
+class Blob(bytes):
+    """A bytes subclass: never the fast path of parse / decode, same answers."""
+
+
+# Every input form parse and decode take; only the exact bytes below 64 KiB
+# (the size from which the scan releases the GIL) take the fast path.
+SMALL = b'{"a": [1, {"b": "c"}], "n": 7}'
+BIG = json.dumps({"k": ["x" * 100] * 700, "n": 7}).encode()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [bytes, Blob, bytearray, memoryview, lambda b: b.decode()],
+    ids=["bytes", "subclass", "bytearray", "memoryview", "str"],
+)
+@pytest.mark.parametrize("data", [SMALL, BIG], ids=["small", "big"])
+def test_parse_and_decode_every_input_form(make, data):
+    want = json.loads(data)
+    doc = qjson.parse(make(data))
+    assert doc.get_int("n") == 7 and qjson.materialize(doc.root) == want
+    assert qjson.materialize(qjson.decode(make(data))) == want
+    assert qjson.parse(make(data), lazy=True).get_int("n") == 7
+    assert qjson.materialize(qjson.decode(make(data), max_depth=5)) == want
+    with pytest.raises(qjson.JSONDecodeError):
+        qjson.parse(make(data), max_depth=1)
+
+
+@pytest.mark.parametrize("data", [b"", b"{", b"[1,", b'{"a" 1}', b"nul", b"[" * 1025 + b"]" * 1025])
+def test_parse_and_decode_errors_whichever_path(data):
+    """Invalid JSON in exact bytes leaves the fast path; the error is the
+    one the full functions report, for bytes and a subclass alike."""
+    for fn in (qjson.parse, qjson.decode):
+        with pytest.raises(qjson.JSONDecodeError) as fast:
+            fn(data)
+        with pytest.raises(qjson.JSONDecodeError) as slow:
+            fn(Blob(data))
+        assert str(fast.value) == str(slow.value)
+        assert (fast.value.pos, fast.value.doc) == (slow.value.pos, data)
+
+
+@pytest.mark.parametrize("data", [b"17", b'"s"', b"null", b"[]", b"{}", SMALL])
+def test_parse_and_decode_release_the_input(data):
+    """The document made by the fast paths holds one reference to the input
+    (for JSONDecodeError.doc) while it lives, and none after: scalar roots
+    drop the document inside the call."""
+    data = bytes(bytearray(data))  # a fresh object, not an interned constant
+    base = sys.getrefcount(data)
+    doc = qjson.parse(data)
+    assert sys.getrefcount(data) == base + 1
+    del doc
+    for _ in range(100):
+        qjson.decode(data)
+        qjson.parse(data)
+        with pytest.raises(qjson.JSONDecodeError):
+            qjson.parse(data + b"]")
+    gc.collect()
+    assert sys.getrefcount(data) == base
+    v = qjson.decode(data)
+    assert qjson.materialize(v) == json.loads(data)
+
+
+def test_parse_and_decode_arguments_and_signatures():
+    assert str(inspect.signature(qjson.parse)) == "(data, *, lazy=False, max_depth=1024)"
+    assert str(inspect.signature(qjson.decode)) == "(data, *, max_depth=1024)"
+    assert qjson.parse.__name__ == "parse" and qjson.parse.__doc__
+    assert qjson.parse.__module__ == qjson.decode.__module__ == "qjson._qjson"
+    assert qjson.parse(data=b"[1]").get_int("[0]") == 1
+    assert qjson.decode(data=b"[1]")[0] == 1
+    with pytest.raises(TypeError):
+        qjson.parse()
+    with pytest.raises(TypeError):
+        qjson.parse(b"1", False)
+    with pytest.raises(TypeError):
+        qjson.decode(b"1", 5)
+    with pytest.raises(TypeError):
+        qjson.parse(1)
+    with pytest.raises(TypeError):
+        qjson.decode(None)

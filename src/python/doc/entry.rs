@@ -1,6 +1,15 @@
-//! Raw entry points of the getters of `Doc` and `Cursor` (how and why:
-//! `super::super::slots`): `get`, `get_str`, `get_int`, `get_float`,
-//! `get_bool` and `open`, called with positional arguments.
+//! Raw entry points of `qjson.parse` and `qjson.decode` and of the
+//! getters of `Doc` and `Cursor` (how and why: `super::super::slots`):
+//! `get`, `get_str`, `get_int`, `get_float`, `get_bool` and `open`, called
+//! with positional arguments.
+//!
+//! `parse(data)` and `decode(data)` with one positional argument run the
+//! common case themselves: an exact `bytes` object below the size whose
+//! scan releases the GIL, valid JSON ([`super::parse_bytes`]). That skips
+//! PyO3's trampoline and its generic extraction of the keyword-only
+//! arguments, a fixed cost of every small document. Other inputs, keywords
+//! and invalid JSON go to the functions PyO3 made (invalid JSON is then
+//! scanned again, to report the error: errors are the rare case).
 //!
 //! Each runs the common case itself: an exact `str` path (or a
 //! `qjson.Path`) that names a value of the type asked for, which becomes a
@@ -13,12 +22,13 @@
 use super::super::convert;
 use super::super::path::PathArg;
 use super::super::slots::{self, owned, run, FastCall, Original};
-use super::{Cursor, Doc, Parsed};
+use super::{parse_bytes, Cursor, Doc, Parsed};
 use crate::decode::Number;
 use crate::doc::{Cursor as CoreCursor, Value};
 use crate::error::AccessError;
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::PyModule;
 use pyo3::PyClass;
 use std::sync::Arc;
 
@@ -45,6 +55,8 @@ impl Originals {
     }
 }
 
+static PARSE: Original<FastCall> = Original::new();
+static DECODE: Original<FastCall> = Original::new();
 static DOC: Originals = Originals::new();
 static CURSOR: Originals = Originals::new();
 
@@ -74,10 +86,67 @@ impl Base for Cursor {
     }
 }
 
-/// Install the raw getters on `Doc` and `Cursor`.
-pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
-    install_on::<Doc>(py)?;
-    install_on::<Cursor>(py)
+/// Install the raw `parse` and `decode` of module `m` and the raw getters
+/// on `Doc` and `Cursor`.
+pub(crate) fn install(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    slots::replace_function(m, c"parse", parse, &PARSE)?;
+    slots::replace_function(m, c"decode", decode, &DECODE)?;
+    install_on::<Doc>(m.py())?;
+    install_on::<Cursor>(m.py())
+}
+
+/// `qjson.parse(data)`.
+unsafe extern "C" fn parse(
+    module: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    if kwnames.is_null() && nargs == 1 {
+        let read = |py: Python<'_>| {
+            // SAFETY: CPython calls the function with `nargs` (one) live
+            // arguments at `args`, borrowed for the call.
+            let data = unsafe { pyo3::Borrowed::from_ptr(py, *args) };
+            // A failed allocation drops the document inside `Py::new`: its
+            // input's reference is then released by PyO3's pool later.
+            owned(Py::new(py, parse_bytes(&data)?))
+        };
+        // SAFETY: CPython calls the function attached.
+        if let Some(v) = unsafe { run(read) } {
+            return v;
+        }
+    }
+    // SAFETY: the function PyO3 made, called as CPython called this one.
+    unsafe { PARSE.get()(module, args, nargs, kwnames) }
+}
+
+/// `qjson.decode(data)`.
+unsafe extern "C" fn decode(
+    module: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    if kwnames.is_null() && nargs == 1 {
+        let read = |py: Python<'_>| {
+            // SAFETY: as in `parse`.
+            let data = unsafe { pyo3::Borrowed::from_ptr(py, *args) };
+            let doc = parse_bytes(&data)?;
+            let v = convert::value(py, &doc.parsed, doc.root);
+            // A scalar root leaves the document's last share here: its
+            // input's reference must be released now, not by PyO3's pool.
+            if Arc::strong_count(&doc.parsed) == 1 {
+                slots::release(doc);
+            }
+            owned(v)
+        };
+        // SAFETY: CPython calls the function attached.
+        if let Some(v) = unsafe { run(read) } {
+            return v;
+        }
+    }
+    // SAFETY: the function PyO3 made, called as CPython called this one.
+    unsafe { DECODE.get()(module, args, nargs, kwnames) }
 }
 
 fn install_on<T: Base + pyo3::type_object::PyTypeInfo>(py: Python<'_>) -> PyResult<()> {
