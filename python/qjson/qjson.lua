@@ -2280,6 +2280,26 @@ do
         end
     end
 
+    --- Whether object `v` has member `k`, without reading it (a proxy's
+    --- member is not made into a Lua value: no string, no cache entry).
+    local function has_member(v, k)
+        local st = is_proxy(v)
+        if not st then
+            return v[k] ~= nil
+        end
+        local ks = st.ks
+        if ks then
+            local id = ks[k]
+            if id ~= nil then
+                return id ~= 0
+            end
+        end
+        if st.cache[k] ~= nil then
+            return true
+        end
+        return type(k) == "string" and has_orig_key(st, k)
+    end
+
     local function op_remove(state, tokens, text, replacement)
         if #tokens == 0 then
             if replacement == nil then
@@ -2291,7 +2311,7 @@ do
         local parent, last = parent_of(state.root, tokens, text)
         local k = kind_of(parent)
         if k == OBJECT then
-            if parent[last] == nil then
+            if not has_member(parent, last) then
                 fail(format("path %q not found", text))
             end
             touch(parent)
