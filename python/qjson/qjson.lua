@@ -557,129 +557,133 @@ accepts one. doc:get_all(p) -> array of every value p matches (wildcards
 doc:get_many({p1, p2, ...}) -> one value per path, qjson.null where a path
 names nothing. ]]
 
-local Path = {}
-Path.__index = Path
-Path.__tostring = function(self)
-    return self.text
-end
-local path_out = ffi_new("qjson_path *[1]")
-local path_cur = ffi_new("qjson_cursor[1]")
-local matches_out = ffi_new("const qjson_cursor *[1]")
-local count_out = ffi_new("size_t[1]")
+-- A block, as the patches section: what it adds is in Doc and qjson.
+do
 
---- qjson.path(text) -> a compiled path (raises on a malformed one).
-function qjson.path(text)
-    if type(text) ~= "string" then
-        error("qjson.path: expected a string, got " .. type(text), 2)
+    local Path = {}
+    Path.__index = Path
+    Path.__tostring = function(self)
+        return self.text
     end
-    local rc = C.qjson_path_new(text, #text, path_out)
-    if rc ~= OK then
-        raise(rc, text, 2)
-    end
-    return setmetatable({ text = text, _c = ffi_gc(path_out[0], C.qjson_path_free) }, Path)
-end
+    local path_out = ffi_new("qjson_path *[1]")
+    local path_cur = ffi_new("qjson_cursor[1]")
+    local matches_out = ffi_new("const qjson_cursor *[1]")
+    local count_out = ffi_new("size_t[1]")
 
---- The value at cursor `cp` as doc:get returns it.
-local function value_at(self, cp)
-    local t = cp[0].type
-    if t == OBJECT or t == ARRAY then
-        return (new_cursor(self, cp))
+    --- qjson.path(text) -> a compiled path (raises on a malformed one).
+    function qjson.path(text)
+        if type(text) ~= "string" then
+            error("qjson.path: expected a string, got " .. type(text), 2)
+        end
+        local rc = C.qjson_path_new(text, #text, path_out)
+        if rc ~= OK then
+            raise(rc, text, 2)
+        end
+        return setmetatable({ text = text, _c = ffi_gc(path_out[0], C.qjson_path_free) }, Path)
     end
-    return (scalar(self._h, cp, t))
-end
 
---- Every value p (a string or qjson.path) matches, in document order.
-function Doc:get_all(p)
-    local rc
-    if getmetatable(p) == Path then
-        rc = C.qjson_path_get_all(self._h, self._at, p._c, matches_out, count_out)
-    else
-        p = p or ""
-        rc = C.qjson_get_all(self._h, self._at, p, #p, matches_out, count_out)
+    --- The value at cursor `cp` as doc:get returns it.
+    local function value_at(self, cp)
+        local t = cp[0].type
+        if t == OBJECT or t == ARRAY then
+            return (new_cursor(self, cp))
+        end
+        return (scalar(self._h, cp, t))
     end
-    if rc ~= OK then
-        raise(rc, tostring(p))
-    end
-    local m, n = matches_out[0], tonumber(count_out[0])
-    local out = {}
-    for i = 1, n do
-        out[i] = value_at(self, m + (i - 1))
-    end
-    return out
-end
 
---- One value per path of the array `paths`; qjson.null where a path names
---- nothing.
-function Doc:get_many(paths)
-    if type(paths) ~= "table" or getmetatable(paths) == Path then
-        error("qjson: get_many expects an array of paths", 2)
-    end
-    local out = {}
-    for i = 1, #paths do
-        local v = self:get(paths[i])
-        if v == nil then
-            v = null
+    --- Every value p (a string or qjson.path) matches, in document order.
+    function Doc:get_all(p)
+        local rc
+        if getmetatable(p) == Path then
+            rc = C.qjson_path_get_all(self._h, self._at, p._c, matches_out, count_out)
+        else
+            p = p or ""
+            rc = C.qjson_get_all(self._h, self._at, p, #p, matches_out, count_out)
         end
-        out[i] = v
+        if rc ~= OK then
+            raise(rc, tostring(p))
+        end
+        local m, n = matches_out[0], tonumber(count_out[0])
+        local out = {}
+        for i = 1, n do
+            out[i] = value_at(self, m + (i - 1))
+        end
+        return out
     end
-    return out
-end
 
--- The getters by a compiled path: resolve it to a cursor, then read there.
--- Each reader returns the value, or nil and a failing status.
-local function read_at(getter, out, convert)
-    return function(self, cp)
-        local rc = getter(self._h, cp, "", 0, out)
-        if rc == OK then
-            return (convert(out))
+    --- One value per path of the array `paths`; qjson.null where a path names
+    --- nothing.
+    function Doc:get_many(paths)
+        if type(paths) ~= "table" or getmetatable(paths) == Path then
+            error("qjson: get_many expects an array of paths", 2)
         end
-        return nil, rc
-    end
-end
-local AT = {
-    get_str = function(self, cp)
-        local rc = C.qjson_get_str(self._h, cp, "", 0, ptr_out, len_out)
-        if rc == OK then
-            return (ffi_string(ptr_out[0], len_out[0]))
-        end
-        return nil, rc
-    end,
-    get_i64 = read_at(C.qjson_get_i64, i64_out, function(o) return o[0] end),
-    get_f64 = read_at(C.qjson_get_f64, f64_out, function(o) return o[0] end),
-    get_bool = read_at(C.qjson_get_bool, int_out, function(o) return o[0] ~= 0 end),
-    len = read_at(C.qjson_len, len_out, function(o) return tonumber(o[0]) end),
-    typeof = function(_, cp)
-        return TYPE_NAMES[cp[0].type]
-    end,
-    raw = function(self, cp)
-        local rc = C.qjson_span(self._h, cp, "", 0, len_out, len_out + 1)
-        if rc == OK then
-            local a, b = len_out[0], len_out[1]
-            return (ffi_string(ffi.cast(charp_t, self._s) + a, b - a))
-        end
-        return nil, rc
-    end,
-    open = new_cursor,
-    get = value_at,
-}
-for name, read in pairs(AT) do
-    local by_text = Doc[name]
-    Doc[name] = function(self, p)
-        if getmetatable(p) ~= Path then
-            return (by_text(self, p))
-        end
-        local rc = C.qjson_path_find(self._h, self._at, p._c, path_cur)
-        if rc == OK then
-            local v, failed = read(self, path_cur)
-            if failed == nil then
-                return v
+        local out = {}
+        for i = 1, #paths do
+            local v = self:get(paths[i])
+            if v == nil then
+                v = null
             end
-            rc = failed
+            out[i] = v
         end
-        if rc == NOT_FOUND then
-            return nil
+        return out
+    end
+
+    -- The getters by a compiled path: resolve it to a cursor, then read there.
+    -- Each reader returns the value, or nil and a failing status.
+    local function read_at(getter, out, convert)
+        return function(self, cp)
+            local rc = getter(self._h, cp, "", 0, out)
+            if rc == OK then
+                return (convert(out))
+            end
+            return nil, rc
         end
-        raise(rc, p.text)
+    end
+    local AT = {
+        get_str = function(self, cp)
+            local rc = C.qjson_get_str(self._h, cp, "", 0, ptr_out, len_out)
+            if rc == OK then
+                return (ffi_string(ptr_out[0], len_out[0]))
+            end
+            return nil, rc
+        end,
+        get_i64 = read_at(C.qjson_get_i64, i64_out, function(o) return o[0] end),
+        get_f64 = read_at(C.qjson_get_f64, f64_out, function(o) return o[0] end),
+        get_bool = read_at(C.qjson_get_bool, int_out, function(o) return o[0] ~= 0 end),
+        len = read_at(C.qjson_len, len_out, function(o) return tonumber(o[0]) end),
+        typeof = function(_, cp)
+            return TYPE_NAMES[cp[0].type]
+        end,
+        raw = function(self, cp)
+            local rc = C.qjson_span(self._h, cp, "", 0, len_out, len_out + 1)
+            if rc == OK then
+                local a, b = len_out[0], len_out[1]
+                return (ffi_string(ffi.cast(charp_t, self._s) + a, b - a))
+            end
+            return nil, rc
+        end,
+        open = new_cursor,
+        get = value_at,
+    }
+    for name, read in pairs(AT) do
+        local by_text = Doc[name]
+        Doc[name] = function(self, p)
+            if getmetatable(p) ~= Path then
+                return (by_text(self, p))
+            end
+            local rc = C.qjson_path_find(self._h, self._at, p._c, path_cur)
+            if rc == OK then
+                local v, failed = read(self, path_cur)
+                if failed == nil then
+                    return v
+                end
+                rc = failed
+            end
+            if rc == NOT_FOUND then
+                return nil
+            end
+            raise(rc, p.text)
+        end
     end
 end
 
