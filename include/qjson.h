@@ -272,7 +272,6 @@ int qjson_edit_new(const qjson_doc *doc, const qjson_cursor *at,
    (never pass it to qjson_edit_free). */
 int qjson_edit_new_owned(const qjson_doc *doc, const qjson_cursor *at,
                          qjson_edit **out);
-int qjson_edit_clone(qjson_edit *e, qjson_edit **out);
 void qjson_edit_free(qjson_edit *e);
 int qjson_edit_changed(const qjson_edit *e);
 int qjson_edit_len(const qjson_doc *doc, qjson_edit *e, size_t *out);

@@ -26,6 +26,7 @@ path, invalid JSON) raises a Lua error whose message starts with "qjson: ".
 local ffi = require("ffi")
 local buffer = require("string.buffer")
 local table_new = require("table.new")
+local table_clear = require("table.clear")
 
 local _, lib_path = ...
 
@@ -137,7 +138,6 @@ int qjson_edit_new(const qjson_doc *doc, const qjson_cursor *at,
                    qjson_edit **out);
 int qjson_edit_new_owned(const qjson_doc *doc, const qjson_cursor *at,
                          qjson_edit **out);
-int qjson_edit_clone(qjson_edit *e, qjson_edit **out);
 void qjson_edit_free(qjson_edit *e);
 int qjson_edit_changed(const qjson_edit *e);
 int qjson_edit_len(const qjson_doc *doc, qjson_edit *e, size_t *out);
@@ -557,129 +557,133 @@ accepts one. doc:get_all(p) -> array of every value p matches (wildcards
 doc:get_many({p1, p2, ...}) -> one value per path, qjson.null where a path
 names nothing. ]]
 
-local Path = {}
-Path.__index = Path
-Path.__tostring = function(self)
-    return self.text
-end
-local path_out = ffi_new("qjson_path *[1]")
-local path_cur = ffi_new("qjson_cursor[1]")
-local matches_out = ffi_new("const qjson_cursor *[1]")
-local count_out = ffi_new("size_t[1]")
+-- A block, as the patches section: what it adds is in Doc and qjson.
+do
 
---- qjson.path(text) -> a compiled path (raises on a malformed one).
-function qjson.path(text)
-    if type(text) ~= "string" then
-        error("qjson.path: expected a string, got " .. type(text), 2)
+    local Path = {}
+    Path.__index = Path
+    Path.__tostring = function(self)
+        return self.text
     end
-    local rc = C.qjson_path_new(text, #text, path_out)
-    if rc ~= OK then
-        raise(rc, text, 2)
-    end
-    return setmetatable({ text = text, _c = ffi_gc(path_out[0], C.qjson_path_free) }, Path)
-end
+    local path_out = ffi_new("qjson_path *[1]")
+    local path_cur = ffi_new("qjson_cursor[1]")
+    local matches_out = ffi_new("const qjson_cursor *[1]")
+    local count_out = ffi_new("size_t[1]")
 
---- The value at cursor `cp` as doc:get returns it.
-local function value_at(self, cp)
-    local t = cp[0].type
-    if t == OBJECT or t == ARRAY then
-        return (new_cursor(self, cp))
+    --- qjson.path(text) -> a compiled path (raises on a malformed one).
+    function qjson.path(text)
+        if type(text) ~= "string" then
+            error("qjson.path: expected a string, got " .. type(text), 2)
+        end
+        local rc = C.qjson_path_new(text, #text, path_out)
+        if rc ~= OK then
+            raise(rc, text, 2)
+        end
+        return setmetatable({ text = text, _c = ffi_gc(path_out[0], C.qjson_path_free) }, Path)
     end
-    return (scalar(self._h, cp, t))
-end
 
---- Every value p (a string or qjson.path) matches, in document order.
-function Doc:get_all(p)
-    local rc
-    if getmetatable(p) == Path then
-        rc = C.qjson_path_get_all(self._h, self._at, p._c, matches_out, count_out)
-    else
-        p = p or ""
-        rc = C.qjson_get_all(self._h, self._at, p, #p, matches_out, count_out)
+    --- The value at cursor `cp` as doc:get returns it.
+    local function value_at(self, cp)
+        local t = cp[0].type
+        if t == OBJECT or t == ARRAY then
+            return (new_cursor(self, cp))
+        end
+        return (scalar(self._h, cp, t))
     end
-    if rc ~= OK then
-        raise(rc, tostring(p))
-    end
-    local m, n = matches_out[0], tonumber(count_out[0])
-    local out = {}
-    for i = 1, n do
-        out[i] = value_at(self, m + (i - 1))
-    end
-    return out
-end
 
---- One value per path of the array `paths`; qjson.null where a path names
---- nothing.
-function Doc:get_many(paths)
-    if type(paths) ~= "table" or getmetatable(paths) == Path then
-        error("qjson: get_many expects an array of paths", 2)
-    end
-    local out = {}
-    for i = 1, #paths do
-        local v = self:get(paths[i])
-        if v == nil then
-            v = null
+    --- Every value p (a string or qjson.path) matches, in document order.
+    function Doc:get_all(p)
+        local rc
+        if getmetatable(p) == Path then
+            rc = C.qjson_path_get_all(self._h, self._at, p._c, matches_out, count_out)
+        else
+            p = p or ""
+            rc = C.qjson_get_all(self._h, self._at, p, #p, matches_out, count_out)
         end
-        out[i] = v
+        if rc ~= OK then
+            raise(rc, tostring(p))
+        end
+        local m, n = matches_out[0], tonumber(count_out[0])
+        local out = {}
+        for i = 1, n do
+            out[i] = value_at(self, m + (i - 1))
+        end
+        return out
     end
-    return out
-end
 
--- The getters by a compiled path: resolve it to a cursor, then read there.
--- Each reader returns the value, or nil and a failing status.
-local function read_at(getter, out, convert)
-    return function(self, cp)
-        local rc = getter(self._h, cp, "", 0, out)
-        if rc == OK then
-            return (convert(out))
+    --- One value per path of the array `paths`; qjson.null where a path names
+    --- nothing.
+    function Doc:get_many(paths)
+        if type(paths) ~= "table" or getmetatable(paths) == Path then
+            error("qjson: get_many expects an array of paths", 2)
         end
-        return nil, rc
-    end
-end
-local AT = {
-    get_str = function(self, cp)
-        local rc = C.qjson_get_str(self._h, cp, "", 0, ptr_out, len_out)
-        if rc == OK then
-            return (ffi_string(ptr_out[0], len_out[0]))
-        end
-        return nil, rc
-    end,
-    get_i64 = read_at(C.qjson_get_i64, i64_out, function(o) return o[0] end),
-    get_f64 = read_at(C.qjson_get_f64, f64_out, function(o) return o[0] end),
-    get_bool = read_at(C.qjson_get_bool, int_out, function(o) return o[0] ~= 0 end),
-    len = read_at(C.qjson_len, len_out, function(o) return tonumber(o[0]) end),
-    typeof = function(_, cp)
-        return TYPE_NAMES[cp[0].type]
-    end,
-    raw = function(self, cp)
-        local rc = C.qjson_span(self._h, cp, "", 0, len_out, len_out + 1)
-        if rc == OK then
-            local a, b = len_out[0], len_out[1]
-            return (ffi_string(ffi.cast(charp_t, self._s) + a, b - a))
-        end
-        return nil, rc
-    end,
-    open = new_cursor,
-    get = value_at,
-}
-for name, read in pairs(AT) do
-    local by_text = Doc[name]
-    Doc[name] = function(self, p)
-        if getmetatable(p) ~= Path then
-            return (by_text(self, p))
-        end
-        local rc = C.qjson_path_find(self._h, self._at, p._c, path_cur)
-        if rc == OK then
-            local v, failed = read(self, path_cur)
-            if failed == nil then
-                return v
+        local out = {}
+        for i = 1, #paths do
+            local v = self:get(paths[i])
+            if v == nil then
+                v = null
             end
-            rc = failed
+            out[i] = v
         end
-        if rc == NOT_FOUND then
-            return nil
+        return out
+    end
+
+    -- The getters by a compiled path: resolve it to a cursor, then read there.
+    -- Each reader returns the value, or nil and a failing status.
+    local function read_at(getter, out, convert)
+        return function(self, cp)
+            local rc = getter(self._h, cp, "", 0, out)
+            if rc == OK then
+                return (convert(out))
+            end
+            return nil, rc
         end
-        raise(rc, p.text)
+    end
+    local AT = {
+        get_str = function(self, cp)
+            local rc = C.qjson_get_str(self._h, cp, "", 0, ptr_out, len_out)
+            if rc == OK then
+                return (ffi_string(ptr_out[0], len_out[0]))
+            end
+            return nil, rc
+        end,
+        get_i64 = read_at(C.qjson_get_i64, i64_out, function(o) return o[0] end),
+        get_f64 = read_at(C.qjson_get_f64, f64_out, function(o) return o[0] end),
+        get_bool = read_at(C.qjson_get_bool, int_out, function(o) return o[0] ~= 0 end),
+        len = read_at(C.qjson_len, len_out, function(o) return tonumber(o[0]) end),
+        typeof = function(_, cp)
+            return TYPE_NAMES[cp[0].type]
+        end,
+        raw = function(self, cp)
+            local rc = C.qjson_span(self._h, cp, "", 0, len_out, len_out + 1)
+            if rc == OK then
+                local a, b = len_out[0], len_out[1]
+                return (ffi_string(ffi.cast(charp_t, self._s) + a, b - a))
+            end
+            return nil, rc
+        end,
+        open = new_cursor,
+        get = value_at,
+    }
+    for name, read in pairs(AT) do
+        local by_text = Doc[name]
+        Doc[name] = function(self, p)
+            if getmetatable(p) ~= Path then
+                return (by_text(self, p))
+            end
+            local rc = C.qjson_path_find(self._h, self._at, p._c, path_cur)
+            if rc == OK then
+                local v, failed = read(self, path_cur)
+                if failed == nil then
+                    return v
+                end
+                rc = failed
+            end
+            if rc == NOT_FOUND then
+                return nil
+            end
+            raise(rc, p.text)
+        end
     end
 end
 
@@ -1852,881 +1856,923 @@ Plain tables: an empty plain table counts as an object (as encode writes
 it). Numbers are Lua numbers (doubles): incr/mul on integers beyond 2^53
 are not exact here (they are in Python). ]]
 
-local byte, sub = string.byte, string.sub
+-- The section is a block: its locals are not the main chunk's (LuaJIT
+-- allows 200 locals in a function), only what it puts into `qjson` is.
+do
 
-local PatchError = { __tostring = function(e) return "qjson: " .. e.message end }
-PatchError.__index = PatchError
-qjson.PatchError = PatchError
+    local byte, sub = string.byte, string.sub
 
-local Fail = {} -- the marker of an op failure inside the walk
+    local PatchError = { __tostring = function(e) return "qjson: " .. e.message end }
+    PatchError.__index = PatchError
+    qjson.PatchError = PatchError
 
-local function fail(msg)
-    error(setmetatable({ message = msg }, Fail), 0)
-end
+    local Fail = {} -- the marker of an op failure inside the walk
 
---- The unescaped tokens of JSON Pointer `p` ("" has none). Parsed
---- pointers are kept (a gateway applies the same patch to every request);
---- the cache is dropped when it holds POINTER_CACHE_MAX of them.
-local POINTER_CACHE_MAX = 256
-local pointer_cache, pointer_cached = {}, 0
+    local function fail(msg)
+        error(setmetatable({ message = msg }, Fail), 0)
+    end
 
-local function pointer_tokens(p)
-    local tokens = pointer_cache[p]
-    if tokens ~= nil then
+    --- The unescaped tokens of JSON Pointer `p` ("" has none). Parsed
+    --- pointers are kept (a gateway applies the same patch to every request);
+    --- the cache is dropped when it holds POINTER_CACHE_MAX of them.
+    local POINTER_CACHE_MAX = 256
+    local pointer_cache, pointer_cached = {}, 0
+
+    local function pointer_tokens(p)
+        local tokens = pointer_cache[p]
+        if tokens ~= nil then
+            return tokens
+        end
+        if type(p) ~= "string" then
+            fail("a path must be a string")
+        end
+        tokens = {}
+        if p ~= "" then
+            if byte(p, 1) ~= 47 then -- "/"
+                fail(format("path %q is not a JSON Pointer", p))
+            end
+            local escaped = find(p, "~", 1, true) ~= nil
+            if escaped and (find(p, "~[^01]") or find(p, "~$")) then
+                fail(format("bad JSON Pointer %q: '~' must be followed by '0' or '1'", p))
+            end
+            local pos = 2
+            while true do
+                local slash = find(p, "/", pos, true)
+                local tok = sub(p, pos, slash and slash - 1 or #p)
+                if escaped then
+                    tok = gsub(gsub(tok, "~1", "/"), "~0", "~")
+                end
+                tokens[#tokens + 1] = tok
+                if not slash then
+                    break
+                end
+                pos = slash + 1
+            end
+        end
+        if pointer_cached >= POINTER_CACHE_MAX then
+            pointer_cache, pointer_cached = {}, 0
+        end
+        pointer_cache[p] = tokens
+        pointer_cached = pointer_cached + 1
         return tokens
     end
-    if type(p) ~= "string" then
-        fail("a path must be a string")
-    end
-    tokens = {}
-    if p ~= "" then
-        if byte(p, 1) ~= 47 then -- "/"
-            fail(format("path %q is not a JSON Pointer", p))
-        end
-        local escaped = find(p, "~", 1, true) ~= nil
-        if escaped and (find(p, "~[^01]") or find(p, "~$")) then
-            fail(format("bad JSON Pointer %q: '~' must be followed by '0' or '1'", p))
-        end
-        local pos = 2
-        while true do
-            local slash = find(p, "/", pos, true)
-            local tok = sub(p, pos, slash and slash - 1 or #p)
-            if escaped then
-                tok = gsub(gsub(tok, "~1", "/"), "~0", "~")
-            end
-            tokens[#tokens + 1] = tok
-            if not slash then
-                break
-            end
-            pos = slash + 1
-        end
-    end
-    if pointer_cached >= POINTER_CACHE_MAX then
-        pointer_cache, pointer_cached = {}, 0
-    end
-    pointer_cache[p] = tokens
-    pointer_cached = pointer_cached + 1
-    return tokens
-end
 
---- A patch given as JSON text, decoded once: a gateway applies the same
---- few texts to every request, and the decoded proxy keeps what reads
---- learn (its keys, its children), so the next use skips the parse and
---- the key walk. The patch functions only read a patch (values are put
---- into the target through `own`, as fresh proxies), so a cached proxy
---- never changes. Texts up to TEXT_CACHE_LEN bytes are kept; the cache is
---- dropped when it holds TEXT_CACHE_MAX of them.
-local decode_text
-do
-    local TEXT_CACHE_MAX, TEXT_CACHE_LEN = 64, 64 * 1024
-    local text_cache, text_cached = {}, 0
+    --- A patch given as JSON text, decoded once: a gateway applies the same
+    --- few texts to every request, and the decoded proxy keeps what reads
+    --- learn (its keys, its children), so the next use skips the parse and
+    --- the key walk. The patch functions only read a patch (values are put
+    --- into the target through `own`, as fresh proxies), so a cached proxy
+    --- never changes. Texts up to TEXT_CACHE_LEN bytes are kept; the cache is
+    --- dropped when it holds TEXT_CACHE_MAX of them.
+    local decode_text
+    do
+        local TEXT_CACHE_MAX, TEXT_CACHE_LEN = 64, 64 * 1024
+        local text_cache, text_cached = {}, 0
 
-    decode_text = function(text)
-        local v = text_cache[text]
-        if v ~= nil then
+        decode_text = function(text)
+            local v = text_cache[text]
+            if v ~= nil then
+                return v
+            end
+            v = qjson.decode(text)
+            if #text <= TEXT_CACHE_LEN then
+                if text_cached >= TEXT_CACHE_MAX then
+                    text_cache, text_cached = {}, 0
+                end
+                text_cache[text] = v
+                text_cached = text_cached + 1
+            end
             return v
         end
-        v = qjson.decode(text)
-        if #text <= TEXT_CACHE_LEN then
-            if text_cached >= TEXT_CACHE_MAX then
-                text_cache, text_cached = {}, 0
+    end
+
+    --- The 0-based position `tok` names in an array of `n` (insert: `-` and n
+    --- allowed).
+    local function array_pos(tok, n, insert)
+        if tok == "-" then
+            if insert then
+                return n
             end
-            text_cache[text] = v
-            text_cached = text_cached + 1
+            fail("'-' names no existing array element")
         end
-        return v
-    end
-end
-
---- The 0-based position `tok` names in an array of `n` (insert: `-` and n
---- allowed).
-local function array_pos(tok, n, insert)
-    if tok == "-" then
-        if insert then
-            return n
+        if not (tok == "0" or find(tok, "^[1-9]%d*$")) then
+            fail(format("%q is not an array index", tok))
         end
-        fail("'-' names no existing array element")
+        local i = tonumber(tok)
+        if i > n or (i == n and not insert) then
+            fail(format("array index %s out of range (length %d)", tok, n))
+        end
+        return i
     end
-    if not (tok == "0" or find(tok, "^[1-9]%d*$")) then
-        fail(format("%q is not an array index", tok))
-    end
-    local i = tonumber(tok)
-    if i > n or (i == n and not insert) then
-        fail(format("array index %s out of range (length %d)", tok, n))
-    end
-    return i
-end
 
--- The kind of a container: OBJECT, ARRAY, or nil for scalars.
-local function kind_of(v)
-    if type(v) ~= "table" or v == null then
-        return nil
-    end
-    local st = is_proxy(v)
-    if st then
-        return st.__qjson
-    end
-    if rawget(v, 1) ~= nil or getmetatable(v) == qjson.empty_array_mt then
-        return ARRAY
-    end
-    return OBJECT
-end
-
-local function c_len(v, k)
-    if k == ARRAY then
+    -- The kind of a container: OBJECT, ARRAY, or nil for scalars.
+    local function kind_of(v)
+        if type(v) ~= "table" or v == null then
+            return nil
+        end
         local st = is_proxy(v)
         if st then
-            return st.n or arr_len(st)
+            return st.__qjson
         end
-        return #v
-    end
-    return 0
-end
-
-local function c_get(v, k, key)
-    if k == ARRAY then
-        return v[key + 1]
-    end
-    return v[key]
-end
-
-local function arr_insert(v, i, x)
-    local st = is_proxy(v)
-    if not st then
-        table.insert(v, i + 1, x)
-        return
-    end
-    arr_insert_at(st, i + 1, x)
-end
-
-local function arr_remove(v, i)
-    local st = is_proxy(v)
-    if not st then
-        table.remove(v, i + 1)
-        if v[1] == nil and getmetatable(v) == nil then
-            setmetatable(v, qjson.empty_array_mt) -- still an array when emptied
+        if rawget(v, 1) ~= nil or getmetatable(v) == qjson.empty_array_mt then
+            return ARRAY
         end
-        return
+        return OBJECT
     end
-    arr_remove_at(st, i + 1)
-end
 
-local function arr_replace(v, i, x)
-    local st = is_proxy(v)
-    if not st then
-        v[i + 1] = x
-        return
-    end
-    arr_put(st, i + 1, x)
-end
-
-local function shallow(t)
-    if not t then
-        return t
-    end
-    local c = {}
-    for k, v in next, t do
-        c[k] = v
-    end
-    return c
-end
-
---- Save container `v` before its first change in this patch (the journal,
---- J, is open). A proxy: its core edit state is saved inside the state
---- (qjson_edit_save: no copy for this side to free), and of its own
---- fields, those that edits replace rather than log (added keys, array
---- length, value count); key states and dirty flags are logged by the
---- edits themselves, values are only added while J is open. A plain
---- table: a copy of its contents.
-local jgen, jseen = 0, nil
-local function touch(v)
-    local st = is_proxy(v)
-    if not st then
-        local seen = jseen
-        if seen == nil then
-            seen = {}
-            jseen = seen
+    local function c_len(v, k)
+        if k == ARRAY then
+            local st = is_proxy(v)
+            if st then
+                return st.n or arr_len(st)
+            end
+            return #v
         end
-        if not seen[v] then
-            seen[v] = true
-            J[jn + 1], J[jn + 2], J[jn + 3] = v, shallow(v), 4
-            jn = jn + 3
-        end
-        return
+        return 0
     end
-    if st.jgen == jgen then
-        return
-    end
-    st.jgen = jgen
-    local e = st.e
-    if e then
-        local rc = C.qjson_edit_save(e)
-        if rc ~= OK then
-            raise(rc, nil, 2)
-        end
-    end
-    local added = st.added
-    J[jn + 1], J[jn + 2], J[jn + 3], J[jn + 4], J[jn + 5], J[jn + 6] =
-        st, added and shallow(added), st.n or false, st.next_id, e, 3
-    jn = jn + 6
-end
 
---- Open the journal (qjson.patch and merge_patch are not re-entered: no
---- user code runs inside them).
-local function journal_open()
-    J, jn, jgen, jseen = J or {}, 0, jgen + 1, nil
-end
+    local function c_get(v, k, key)
+        if k == ARRAY then
+            return v[key + 1]
+        end
+        return v[key]
+    end
 
---- Close the journal; `undo`: put back everything it saved, newest first.
-local function journal_close(undo)
-    local j, n = J, jn
-    J = nil -- edits made below are not logged
-    if undo then
-        local i = n
-        while i > 0 do
-            local tag = j[i]
-            if tag == 1 then -- a dirty flag raised
-                local st = j[i - 1]
-                st.dirty = false
-                local p = st.parent
-                if p ~= nil then
-                    -- It was the last kid appended (undo goes newest first).
-                    local kids = p.kids
-                    kids[#kids] = nil
-                end
-                i = i - 2
-            elseif tag == 2 then -- a key state replaced
-                local old = j[i - 1]
-                j[i - 3][j[i - 2]] = old or nil
-                i = i - 4
-            elseif tag == 3 then -- a proxy saved
-                local st, e = j[i - 5], j[i - 1]
-                st.added, st.n = j[i - 4], j[i - 3]
-                local next_id, vals = j[i - 2], st.vals
-                if vals then
-                    for id = next_id + 1, st.next_id do
-                        vals[id] = nil
-                    end
-                end
-                st.next_id = next_id
-                if e then
-                    local rc = C.qjson_edit_restore(e)
-                    if rc ~= OK then
-                        raise(rc, nil, 2)
-                    end
-                end
-                st.e = e
-                if not e then
-                    st.vals = false
-                end
-                i = i - 6
-            else -- 4, a plain table saved
-                local v, copy = j[i - 2], j[i - 1]
-                for k in next, shallow(v) do
-                    v[k] = nil
-                end
-                for k, x in next, copy do
-                    v[k] = x
-                end
-                i = i - 3
+    local function arr_insert(v, i, x)
+        local st = is_proxy(v)
+        if not st then
+            table.insert(v, i + 1, x)
+            return
+        end
+        arr_insert_at(st, i + 1, x)
+    end
+
+    local function arr_remove(v, i)
+        local st = is_proxy(v)
+        if not st then
+            table.remove(v, i + 1)
+            if v[1] == nil and getmetatable(v) == nil then
+                setmetatable(v, qjson.empty_array_mt) -- still an array when emptied
+            end
+            return
+        end
+        arr_remove_at(st, i + 1)
+    end
+
+    local function arr_replace(v, i, x)
+        local st = is_proxy(v)
+        if not st then
+            v[i + 1] = x
+            return
+        end
+        arr_put(st, i + 1, x)
+    end
+
+    local function shallow(t)
+        if not t then
+            return t
+        end
+        local c = {}
+        for k, v in next, t do
+            c[k] = v
+        end
+        return c
+    end
+
+    --- Save container `v` before its first change in this patch (the journal,
+    --- J, is open). A proxy: its core edit state is saved inside the state
+    --- (qjson_edit_save: no copy for this side to free), and of its own
+    --- fields, those that edits replace rather than log (added keys, array
+    --- length, value count); key states and dirty flags are logged by the
+    --- edits themselves, values are only added while J is open. A plain
+    --- table: a copy of its contents.
+    local jgen, jseen = 0, nil
+    local function touch(v)
+        local st = is_proxy(v)
+        if not st then
+            local seen = jseen
+            if seen == nil then
+                seen = {}
+                jseen = seen
+            end
+            if not seen[v] then
+                seen[v] = true
+                J[jn + 1], J[jn + 2], J[jn + 3] = v, shallow(v), 4
+                jn = jn + 3
+            end
+            return
+        end
+        if st.jgen == jgen then
+            return
+        end
+        st.jgen = jgen
+        local e = st.e
+        if e then
+            local rc = C.qjson_edit_save(e)
+            if rc ~= OK then
+                raise(rc, nil, 2)
             end
         end
+        local added = st.added
+        J[jn + 1], J[jn + 2], J[jn + 3], J[jn + 4], J[jn + 5], J[jn + 6] =
+            st, added and shallow(added), st.n or false, st.next_id, e, 3
+        jn = jn + 6
     end
-    for i = 1, n do
-        j[i] = nil
-    end
-    jn, jseen = 0, nil
-end
 
---- `v` as a value of the document (see above).
-local function own(v, depth)
-    if type(v) ~= "table" or v == null then
-        return v
+    --- Open the journal (qjson.patch and merge_patch are not re-entered: no
+    --- user code runs inside them).
+    local function journal_open()
+        J, jn, jgen, jseen = J or {}, 0, jgen + 1, nil
     end
-    depth = (depth or 0) + 1
-    if depth > MAX_DEPTH then
-        fail("value nested too deeply")
-    end
-    local st = is_proxy(v)
-    if st then
-        if st.dirty then
-            return materialize(v, 1)
+
+    --- Close the journal; `undo`: put back everything it saved, newest first.
+    local function journal_close(undo)
+        local j, n = J, jn
+        J = nil -- edits made below are not logged
+        if undo then
+            local i = n
+            while i > 0 do
+                local tag = j[i]
+                if tag == 1 then -- a dirty flag raised
+                    local st = j[i - 1]
+                    st.dirty = false
+                    local p = st.parent
+                    if p ~= nil then
+                        -- It was the last kid appended (undo goes newest first).
+                        local kids = p.kids
+                        kids[#kids] = nil
+                    end
+                    i = i - 2
+                elseif tag == 2 then -- a key state replaced
+                    local old = j[i - 1]
+                    j[i - 3][j[i - 2]] = old or nil
+                    i = i - 4
+                elseif tag == 3 then -- a proxy saved
+                    local st, e = j[i - 5], j[i - 1]
+                    st.added, st.n = j[i - 4], j[i - 3]
+                    local next_id, vals = j[i - 2], st.vals
+                    if vals then
+                        for id = next_id + 1, st.next_id do
+                            vals[id] = nil
+                        end
+                    end
+                    st.next_id = next_id
+                    if e then
+                        local rc = C.qjson_edit_restore(e)
+                        if rc ~= OK then
+                            raise(rc, nil, 2)
+                        end
+                    end
+                    st.e = e
+                    if not e then
+                        st.vals = false
+                    end
+                    i = i - 6
+                else -- 4, a plain table saved
+                    local v, copy = j[i - 2], j[i - 1]
+                    for k in next, shallow(v) do
+                        v[k] = nil
+                    end
+                    for k, x in next, copy do
+                        v[k] = x
+                    end
+                    i = i - 3
+                end
+            end
         end
-        return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.root)
+        -- table.clear, not a loop: a loop here made a trace of its own, and
+        -- what follows the patch was recorded as its side trace until that
+        -- was too long.
+        if n > 0 then
+            table_clear(j)
+        end
+        jn, jseen = 0, nil
     end
-    local c = {}
-    for k, x in next, v do
-        c[k] = own(x, depth)
-    end
-    if getmetatable(v) == qjson.empty_array_mt then
-        setmetatable(c, qjson.empty_array_mt)
-    end
-    return c
-end
 
---- The keys of an object (proxy or plain table).
-local function object_keys(v)
-    local st = is_proxy(v)
-    if st then
-        return current_keys(st)
+    --- `v` as a value of the document (see above).
+    local function own(v, depth)
+        if type(v) ~= "table" or v == null then
+            return v
+        end
+        depth = (depth or 0) + 1
+        if depth > MAX_DEPTH then
+            fail("value nested too deeply")
+        end
+        local st = is_proxy(v)
+        if st then
+            if st.dirty then
+                return materialize(v, 1)
+            end
+            return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.root)
+        end
+        local c = {}
+        for k, x in next, v do
+            c[k] = own(x, depth)
+        end
+        if getmetatable(v) == qjson.empty_array_mt then
+            setmetatable(c, qjson.empty_array_mt)
+        end
+        return c
     end
-    local keys = {}
-    for k in next, v do
-        keys[#keys + 1] = k
-    end
-    return keys
-end
 
---- JSON equality (numbers by value, true is not 1, members in any order);
---- `b`'s members are looked up in `a`.
-local function json_eq(a, b, depth)
-    if depth > MAX_DEPTH then
-        fail("value nested too deeply")
+    --- The keys of an object (proxy or plain table).
+    local function object_keys(v)
+        local st = is_proxy(v)
+        if st then
+            return current_keys(st)
+        end
+        local keys = {}
+        for k in next, v do
+            keys[#keys + 1] = k
+        end
+        return keys
     end
-    local ka, kb = kind_of(a), kind_of(b)
-    if ka == nil or kb == nil then
-        return ka == kb and a == b
-    end
-    if ka ~= kb then
-        -- An empty plain table reads as an object: equal to an empty array.
-        return c_len(a, ka) == 0 and c_len(b, kb) == 0 and #object_keys(ka == OBJECT and a or b) == 0
-    end
-    if ka == ARRAY then
-        local n = c_len(a, ka)
-        if n ~= c_len(b, kb) then
+
+    --- JSON equality (numbers by value, true is not 1, members in any order);
+    --- `b`'s members are looked up in `a`.
+    local function json_eq(a, b, depth)
+        if depth > MAX_DEPTH then
+            fail("value nested too deeply")
+        end
+        local ka, kb = kind_of(a), kind_of(b)
+        if ka == nil or kb == nil then
+            return ka == kb and a == b
+        end
+        if ka ~= kb then
+            -- An empty plain table reads as an object: equal to an empty array.
+            return c_len(a, ka) == 0 and c_len(b, kb) == 0 and #object_keys(ka == OBJECT and a or b) == 0
+        end
+        if ka == ARRAY then
+            local n = c_len(a, ka)
+            if n ~= c_len(b, kb) then
+                return false
+            end
+            for i = 1, n do
+                if not json_eq(a[i], b[i], depth + 1) then
+                    return false
+                end
+            end
+            return true
+        end
+        local keys = object_keys(b)
+        if #keys ~= #object_keys(a) then
             return false
         end
-        for i = 1, n do
-            if not json_eq(a[i], b[i], depth + 1) then
+        for _, k in ipairs(keys) do
+            local x = a[k]
+            if x == nil or not json_eq(x, b[k], depth + 1) then
                 return false
             end
         end
         return true
     end
-    local keys = object_keys(b)
-    if #keys ~= #object_keys(a) then
-        return false
-    end
-    for _, k in ipairs(keys) do
-        local x = a[k]
-        if x == nil or not json_eq(x, b[k], depth + 1) then
-            return false
-        end
-    end
-    return true
-end
 
---- The container holding `tokens`' value in `root`, and the last token.
-local function parent_of(root, tokens, text)
-    local at = root
-    for i = 1, #tokens - 1 do
-        local k = kind_of(at)
-        local tok = tokens[i]
-        local nxt
+    --- The container holding `tokens`' value in `root`, and the last token.
+    local function parent_of(root, tokens, text)
+        local at = root
+        for i = 1, #tokens - 1 do
+            local k = kind_of(at)
+            local tok = tokens[i]
+            local nxt
+            if k == OBJECT then
+                nxt = at[tok]
+            elseif k == ARRAY then
+                nxt = at[array_pos(tok, c_len(at, k), false) + 1]
+            end
+            if nxt == nil then
+                fail(format("path %q not found", text))
+            end
+            at = nxt
+        end
+        return at, tokens[#tokens]
+    end
+
+    local function value_at(root, tokens, text)
+        if #tokens == 0 then
+            return root
+        end
+        local parent, last = parent_of(root, tokens, text)
+        local k = kind_of(parent)
+        local v
         if k == OBJECT then
-            nxt = at[tok]
+            v = parent[last]
         elseif k == ARRAY then
-            nxt = at[array_pos(tok, c_len(at, k), false) + 1]
+            v = parent[array_pos(last, c_len(parent, k), false) + 1]
         end
-        if nxt == nil then
+        if v == nil then
             fail(format("path %q not found", text))
         end
-        at = nxt
+        return v
     end
-    return at, tokens[#tokens]
-end
 
-local function value_at(root, tokens, text)
-    if #tokens == 0 then
-        return root
-    end
-    local parent, last = parent_of(root, tokens, text)
-    local k = kind_of(parent)
-    local v
-    if k == OBJECT then
-        v = parent[last]
-    elseif k == ARRAY then
-        v = parent[array_pos(last, c_len(parent, k), false) + 1]
-    end
-    if v == nil then
-        fail(format("path %q not found", text))
-    end
-    return v
-end
-
-local function op_add(state, tokens, text, v)
-    if #tokens == 0 then
-        state.root = v
-        return
-    end
-    local parent, last = parent_of(state.root, tokens, text)
-    local k = kind_of(parent)
-    if k == OBJECT then
-        touch(parent)
-        parent[last] = v
-    elseif k == ARRAY then
-        local i = array_pos(last, c_len(parent, k), true)
-        touch(parent)
-        arr_insert(parent, i, v)
-    else
-        fail(format("path %q: the parent is not a container", text))
-    end
-end
-
-local function op_remove(state, tokens, text, replacement)
-    if #tokens == 0 then
-        if replacement == nil then
-            fail("cannot remove the whole document")
+    local function op_add(state, tokens, text, v)
+        if #tokens == 0 then
+            state.root = v
+            return
         end
-        state.root = replacement
-        return
-    end
-    local parent, last = parent_of(state.root, tokens, text)
-    local k = kind_of(parent)
-    if k == OBJECT then
-        if parent[last] == nil then
-            fail(format("path %q not found", text))
-        end
-        touch(parent)
-        parent[last] = replacement
-    elseif k == ARRAY then
-        local i = array_pos(last, c_len(parent, k), false)
-        touch(parent)
-        if replacement == nil then
-            arr_remove(parent, i)
+        local parent, last = parent_of(state.root, tokens, text)
+        local k = kind_of(parent)
+        if k == OBJECT then
+            touch(parent)
+            parent[last] = v
+        elseif k == ARRAY then
+            local i = array_pos(last, c_len(parent, k), true)
+            touch(parent)
+            arr_insert(parent, i, v)
         else
-            arr_replace(parent, i, replacement)
+            fail(format("path %q: the parent is not a container", text))
         end
-    else
-        fail(format("path %q not found", text))
     end
-end
 
-local OPS = { add = true, remove = true, replace = true, move = true, copy = true, test = true }
+    --- Whether object `v` has member `k`, without reading it (a proxy's
+    --- member is not made into a Lua value: no string, no cache entry).
+    local function has_member(v, k)
+        local st = is_proxy(v)
+        if not st then
+            return v[k] ~= nil
+        end
+        local ks = st.ks
+        if ks then
+            local id = ks[k]
+            if id ~= nil then
+                return id ~= 0
+            end
+        end
+        if st.cache[k] ~= nil then
+            return true
+        end
+        return type(k) == "string" and has_orig_key(st, k)
+    end
 
-local function same_tokens(a, b, n)
-    for i = 1, n do
-        if a[i] ~= b[i] then
-            return false
-        end
-    end
-    return true
-end
-
-local function apply_op(state, op)
-    if kind_of(op) ~= OBJECT then
-        fail("an op must be an object")
-    end
-    local name = op.op
-    if type(name) ~= "string" or not OPS[name] then
-        fail(format("unknown op %s", tostring(name)))
-    end
-    local text = op.path
-    if text == nil then
-        fail("the op has no \"path\"")
-    end
-    local tokens = pointer_tokens(text)
-    local value = op.value
-    if (name == "add" or name == "replace" or name == "test") and value == nil then
-        fail(format("a %q op needs a \"value\"", name))
-    end
-    if name == "add" then
-        op_add(state, tokens, text, own(value))
-    elseif name == "remove" then
-        op_remove(state, tokens, text, nil)
-    elseif name == "replace" then
-        op_remove(state, tokens, text, own(value))
-    elseif name == "test" then
-        if not json_eq(value_at(state.root, tokens, text), value, 0) then
-            fail(format("test failed: the value at %q differs", text))
-        end
-    else
-        local from_text = op.from
-        if from_text == nil then
-            fail(format("a %q op needs a \"from\"", name))
-        end
-        local from = pointer_tokens(from_text)
-        local v = value_at(state.root, from, from_text)
-        if name == "copy" then
-            op_add(state, tokens, text, own(v))
+    local function op_remove(state, tokens, text, replacement)
+        if #tokens == 0 then
+            if replacement == nil then
+                fail("cannot remove the whole document")
+            end
+            state.root = replacement
             return
         end
-        if #from == #tokens and same_tokens(from, tokens, #from) then
-            return
+        local parent, last = parent_of(state.root, tokens, text)
+        local k = kind_of(parent)
+        if k == OBJECT then
+            if not has_member(parent, last) then
+                fail(format("path %q not found", text))
+            end
+            touch(parent)
+            parent[last] = replacement
+        elseif k == ARRAY then
+            local i = array_pos(last, c_len(parent, k), false)
+            touch(parent)
+            if replacement == nil then
+                arr_remove(parent, i)
+            else
+                arr_replace(parent, i, replacement)
+            end
+        else
+            fail(format("path %q not found", text))
         end
-        if #from < #tokens and same_tokens(from, tokens, #from) then
-            fail(format("cannot move %q into its own child %q", from_text, text))
-        end
-        op_remove(state, from, from_text, nil)
-        op_add(state, tokens, text, v)
     end
-end
 
---- qjson.patch(t, ops) -> t (or the new root when an op replaces it).
-function qjson.patch(t, ops)
-    if type(ops) == "string" then
-        ops = decode_text(ops)
-        if kind_of(ops) ~= ARRAY then
-            error(setmetatable({ message = "a JSON Patch is an array of ops" }, PatchError), 2)
+    local OPS = { add = true, remove = true, replace = true, move = true, copy = true, test = true }
+
+    local function same_tokens(a, b, n)
+        for i = 1, n do
+            if a[i] ~= b[i] then
+                return false
+            end
         end
-    elseif kind_of(ops) ~= ARRAY and not (type(ops) == "table" and next(ops) == nil) then
-        error("qjson.patch: ops must be an array of ops or JSON text", 2)
+        return true
     end
-    local state = { root = t }
-    journal_open()
-    -- One pcall per op, in this loop: a loop inside the protected call
-    -- would leave its trace by returning to the pcall's frame ("NYI:
-    -- return to lower frame") and run interpreted.
-    for i = 1, c_len(ops, ARRAY) do
-        local ok, err = pcall(apply_op, state, ops[i])
+
+    local function apply_op(state, op)
+        if kind_of(op) ~= OBJECT then
+            fail("an op must be an object")
+        end
+        local name = op.op
+        if type(name) ~= "string" or not OPS[name] then
+            fail(format("unknown op %s", tostring(name)))
+        end
+        local text = op.path
+        if text == nil then
+            fail("the op has no \"path\"")
+        end
+        local tokens = pointer_tokens(text)
+        local value = op.value
+        if (name == "add" or name == "replace" or name == "test") and value == nil then
+            fail(format("a %q op needs a \"value\"", name))
+        end
+        if name == "add" then
+            op_add(state, tokens, text, own(value))
+        elseif name == "remove" then
+            op_remove(state, tokens, text, nil)
+        elseif name == "replace" then
+            op_remove(state, tokens, text, own(value))
+        elseif name == "test" then
+            if not json_eq(value_at(state.root, tokens, text), value, 0) then
+                fail(format("test failed: the value at %q differs", text))
+            end
+        else
+            local from_text = op.from
+            if from_text == nil then
+                fail(format("a %q op needs a \"from\"", name))
+            end
+            local from = pointer_tokens(from_text)
+            local v = value_at(state.root, from, from_text)
+            if name == "copy" then
+                op_add(state, tokens, text, own(v))
+                return
+            end
+            if #from == #tokens and same_tokens(from, tokens, #from) then
+                return
+            end
+            if #from < #tokens and same_tokens(from, tokens, #from) then
+                fail(format("cannot move %q into its own child %q", from_text, text))
+            end
+            op_remove(state, from, from_text, nil)
+            op_add(state, tokens, text, v)
+        end
+    end
+
+    --- Apply every op of `ops` in turn (`state.i`: the op being applied).
+    --- One protected call runs this whole loop: with a pcall per op, every
+    --- trace that reached an op's end returned to the pcall's frame ("NYI:
+    --- return to lower frame") and the ops ran in the interpreter; here only
+    --- the loop's exit does, once per patch.
+    local function apply_ops(state, ops)
+        for i = 1, c_len(ops, ARRAY) do
+            state.i = i
+            apply_op(state, ops[i])
+        end
+    end
+
+    --- qjson.patch(t, ops) -> t (or the new root when an op replaces it).
+    function qjson.patch(t, ops)
+        if type(ops) == "string" then
+            ops = decode_text(ops)
+            if kind_of(ops) ~= ARRAY then
+                error(setmetatable({ message = "a JSON Patch is an array of ops" }, PatchError), 2)
+            end
+        elseif kind_of(ops) ~= ARRAY and not (type(ops) == "table" and next(ops) == nil) then
+            error("qjson.patch: ops must be an array of ops or JSON text", 2)
+        end
+        local state = { root = t, i = 0 }
+        journal_open()
+        local ok, err = pcall(apply_ops, state, ops)
         if not ok then
             journal_close(true)
             if getmetatable(err) == Fail then
+                local i = state.i
                 error(setmetatable({ message = format("op %d: %s", i - 1, err.message),
                     op_index = i - 1 }, PatchError), 2)
             end
             error(err, 0)
         end
+        journal_close(false)
+        return state.root
     end
-    journal_close(false)
-    return state.root
-end
 
---- Whether object `v` has a null member, at any depth of objects.
-local function has_null_member(v, depth)
-    if depth > MAX_DEPTH then
-        error("qjson.merge_patch: patch nested too deeply", 0)
-    end
-    for _, k in ipairs(object_keys(v)) do
-        local x = v[k]
-        if x == null or (kind_of(x) == OBJECT and has_null_member(x, depth + 1)) then
-            return true
+    --- Whether object `v` has a null member, at any depth of objects.
+    local function has_null_member(v, depth)
+        if depth > MAX_DEPTH then
+            error("qjson.merge_patch: patch nested too deeply", 0)
         end
-    end
-    return false
-end
-
---- MergePatch({}, patch): the patch with its null members dropped (the
---- patch value itself when it has none, as Python does: a text patch's
---- value is then written as its original bytes).
-local function merged_new(patch, depth)
-    if kind_of(patch) ~= OBJECT or not has_null_member(patch, depth) then
-        return own(patch)
-    end
-    local out = {}
-    for _, k in ipairs(object_keys(patch)) do
-        local x = patch[k]
-        if x ~= null then
-            out[k] = merged_new(x, depth + 1)
-        end
-    end
-    return out
-end
-
-local function merge_into(target, patch, depth)
-    if depth > MAX_DEPTH then
-        error("qjson.merge_patch: patch nested too deeply", 0)
-    end
-    for _, k in ipairs(object_keys(patch)) do
-        local x = patch[k]
-        local cur = target[k]
-        if x == null then
-            if cur ~= nil then
-                touch(target)
-                target[k] = nil
+        for _, k in ipairs(object_keys(v)) do
+            local x = v[k]
+            if x == null or (kind_of(x) == OBJECT and has_null_member(x, depth + 1)) then
+                return true
             end
-        elseif kind_of(x) == OBJECT and kind_of(cur) == OBJECT then
-            merge_into(cur, x, depth + 1)
-        else
-            touch(target)
-            target[k] = merged_new(x, depth + 1)
         end
+        return false
     end
-end
 
---- qjson.merge_patch(t, patch) -> t (or the patch, when it is not an object).
-function qjson.merge_patch(t, patch)
-    if type(patch) == "string" then
-        patch = decode_text(patch)
-    end
-    if kind_of(patch) ~= OBJECT then
-        return own(patch)
-    end
-    if kind_of(t) ~= OBJECT then
-        return merged_new(patch, 0)
-    end
-    journal_open()
-    local ok, err = pcall(merge_into, t, patch, 0)
-    journal_close(not ok)
-    if not ok then
-        error(err, 0)
-    end
-    return t
-end
-
---- The steps of a number path: a JSON Pointer, or dotted keys with [i]
---- indices (negative from the end) and ["quoted"] keys.
-local function number_path(p)
-    if p:sub(1, 1) == "/" then
-        local ok, tokens = pcall(pointer_tokens, p)
-        if not ok then
-            error("qjson: invalid path " .. format("%q", p), 3)
+    --- MergePatch({}, patch): the patch with its null members dropped (the
+    --- patch value itself when it has none, as Python does: a text patch's
+    --- value is then written as its original bytes).
+    local function merged_new(patch, depth)
+        if kind_of(patch) ~= OBJECT or not has_null_member(patch, depth) then
+            return own(patch)
         end
-        return tokens, true
+        local out = {}
+        for _, k in ipairs(object_keys(patch)) do
+            local x = patch[k]
+            if x ~= null then
+                out[k] = merged_new(x, depth + 1)
+            end
+        end
+        return out
     end
-    local steps, pos = {}, 1
-    while pos <= #p do
-        local c = p:sub(pos, pos)
-        if c == "[" then
-            local q = p:match('^%["([^"\\]*)"%]', pos)
-            if q then
-                steps[#steps + 1] = q
-                pos = pos + #q + 4
+
+    local function merge_into(target, patch, depth)
+        if depth > MAX_DEPTH then
+            error("qjson.merge_patch: patch nested too deeply", 0)
+        end
+        for _, k in ipairs(object_keys(patch)) do
+            local x = patch[k]
+            local cur = target[k]
+            if x == null then
+                if cur ~= nil then
+                    touch(target)
+                    target[k] = nil
+                end
+            elseif kind_of(x) == OBJECT and kind_of(cur) == OBJECT then
+                merge_into(cur, x, depth + 1)
             else
-                local d = p:match("^%[(%-?%d+)%]", pos)
-                if not d then
-                    error("qjson: invalid path " .. format("%q", p), 3)
-                end
-                steps[#steps + 1] = tonumber(d)
-                pos = pos + #d + 2
+                touch(target)
+                target[k] = merged_new(x, depth + 1)
             end
-        else
-            if c == "." then
-                if pos == 1 then
-                    error("qjson: invalid path " .. format("%q", p), 3)
-                end
-                pos = pos + 1
-            end
-            local key = p:match("^[^%.%[]+", pos)
-            if not key then
+        end
+    end
+
+    --- qjson.merge_patch(t, patch) -> t (or the patch, when it is not an object).
+    function qjson.merge_patch(t, patch)
+        if type(patch) == "string" then
+            patch = decode_text(patch)
+        end
+        if kind_of(patch) ~= OBJECT then
+            return own(patch)
+        end
+        if kind_of(t) ~= OBJECT then
+            return merged_new(patch, 0)
+        end
+        journal_open()
+        local ok, err = pcall(merge_into, t, patch, 0)
+        journal_close(not ok)
+        if not ok then
+            error(err, 0)
+        end
+        return t
+    end
+
+    --- The steps of a number path: a JSON Pointer, or dotted keys with [i]
+    --- indices (negative from the end) and ["quoted"] keys.
+    local function number_path(p)
+        if p:sub(1, 1) == "/" then
+            local ok, tokens = pcall(pointer_tokens, p)
+            if not ok then
                 error("qjson: invalid path " .. format("%q", p), 3)
             end
-            steps[#steps + 1] = key
-            pos = pos + #key
+            return tokens, true
         end
-    end
-    return steps, false
-end
-
-local function number_op(t, path, by, mul)
-    if type(by) ~= "number" then
-        error("qjson: the operand must be a number, got " .. type(by), 3)
-    end
-    if type(path) ~= "string" or path == "" then
-        error("qjson: incr / mul need the path of a number inside the document", 3)
-    end
-    local steps, pointer = number_path(path)
-    local at, slot, k = t, nil, nil
-    for i = 1, #steps do
-        k = kind_of(at)
-        local s = steps[i]
-        if k == ARRAY then
-            local n = c_len(at, k)
-            if pointer then
-                local ok, pos = pcall(array_pos, s, n, false)
-                s = ok and pos or nil
-            elseif type(s) == "number" then
-                s = s < 0 and s + n or s
-                s = (s >= 0 and s < n) and s or nil
+        local steps, pos = {}, 1
+        while pos <= #p do
+            local c = p:sub(pos, pos)
+            if c == "[" then
+                local q = p:match('^%["([^"\\]*)"%]', pos)
+                if q then
+                    steps[#steps + 1] = q
+                    pos = pos + #q + 4
+                else
+                    local d = p:match("^%[(%-?%d+)%]", pos)
+                    if not d then
+                        error("qjson: invalid path " .. format("%q", p), 3)
+                    end
+                    steps[#steps + 1] = tonumber(d)
+                    pos = pos + #d + 2
+                end
             else
+                if c == "." then
+                    if pos == 1 then
+                        error("qjson: invalid path " .. format("%q", p), 3)
+                    end
+                    pos = pos + 1
+                end
+                local key = p:match("^[^%.%[]+", pos)
+                if not key then
+                    error("qjson: invalid path " .. format("%q", p), 3)
+                end
+                steps[#steps + 1] = key
+                pos = pos + #key
+            end
+        end
+        return steps, false
+    end
+
+    local function number_op(t, path, by, mul)
+        if type(by) ~= "number" then
+            error("qjson: the operand must be a number, got " .. type(by), 3)
+        end
+        if type(path) ~= "string" or path == "" then
+            error("qjson: incr / mul need the path of a number inside the document", 3)
+        end
+        local steps, pointer = number_path(path)
+        local at, slot, k = t, nil, nil
+        for i = 1, #steps do
+            k = kind_of(at)
+            local s = steps[i]
+            if k == ARRAY then
+                local n = c_len(at, k)
+                if pointer then
+                    local ok, pos = pcall(array_pos, s, n, false)
+                    s = ok and pos or nil
+                elseif type(s) == "number" then
+                    s = s < 0 and s + n or s
+                    s = (s >= 0 and s < n) and s or nil
+                else
+                    s = nil
+                end
+                s = s and s + 1
+            elseif k ~= OBJECT or type(s) ~= "string" then
                 s = nil
             end
-            s = s and s + 1
-        elseif k ~= OBJECT or type(s) ~= "string" then
-            s = nil
-        end
-        local v = s ~= nil and at[s] or nil
-        if v == nil then
-            error(format("qjson: path %q not found", path), 3)
-        end
-        if i == #steps then
-            slot = s
-            if type(v) ~= "number" then
-                error(format("qjson: the value at %q is not a number", path), 3)
+            local v = s ~= nil and at[s] or nil
+            if v == nil then
+                error(format("qjson: path %q not found", path), 3)
             end
-            local new = mul and v * by or v + by
-            if k == ARRAY then
-                arr_replace(at, slot - 1, new)
-            else
-                at[slot] = new
+            if i == #steps then
+                slot = s
+                if type(v) ~= "number" then
+                    error(format("qjson: the value at %q is not a number", path), 3)
+                end
+                local new = mul and v * by or v + by
+                if k == ARRAY then
+                    arr_replace(at, slot - 1, new)
+                else
+                    at[slot] = new
+                end
+                return new
             end
-            return new
+            at = v
         end
-        at = v
     end
-end
 
---- qjson.incr(t, path [, by = 1]) -> the new number (ReJSON NUMINCRBY).
-function qjson.incr(t, path, by)
-    return number_op(t, path, by == nil and 1 or by, false)
-end
+    --- qjson.incr(t, path [, by = 1]) -> the new number (ReJSON NUMINCRBY).
+    function qjson.incr(t, path, by)
+        return number_op(t, path, by == nil and 1 or by, false)
+    end
 
---- qjson.mul(t, path, by) -> the new number (ReJSON NUMMULTBY).
-function qjson.mul(t, path, by)
-    return number_op(t, path, by, true)
+    --- qjson.mul(t, path, by) -> the new number (ReJSON NUMMULTBY).
+    function qjson.mul(t, path, by)
+        return number_op(t, path, by, true)
+    end
+
 end
 
 -- ---------------------------------------------------------------- many documents
 
-local many_out = ffi.typeof("qjson_many *[1]")
-local many_index = ffi.typeof("uint64_t[1]")
-local ERR_JSON = 5 -- QJSON_ERR_JSON
+-- A block, as the patches section.
+do
 
---- The options of parse_many / open_many: skip mode and qjson_options (or nil).
-local function many_options(name, opts)
-    if opts == nil then
-        return false, nil
-    end
-    if opts.errors ~= nil and opts.errors ~= "raise" and opts.errors ~= "skip" then
-        error(name .. ': errors must be "raise" or "skip"', 3)
-    end
-    local o = ffi_new("qjson_options")
-    o.lazy = opts.lazy and 1 or 0
-    local d = opts.max_depth or 0
-    if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
-        error(name .. ": max_depth must be a positive integer", 3)
-    end
-    o.max_depth = d
-    return opts.errors == "skip", o
-end
+    local many_out = ffi.typeof("qjson_many *[1]")
+    local many_index = ffi.typeof("uint64_t[1]")
+    local ERR_JSON = 5 -- QJSON_ERR_JSON
 
--- A document of a parse_many / open_many stream failed: raise at the
--- iterator's caller, or (errors = "skip", a JSON error) record it.
-local function many_failed(it, skip, r, msg, off, i)
-    if not skip or r ~= ERR_JSON then
-        error(format("qjson: %s (document %d, byte %d)", msg, i, off), 3)
+    --- The options of parse_many / open_many: skip mode and qjson_options (or nil).
+    local function many_options(name, opts)
+        if opts == nil then
+            return false, nil
+        end
+        if opts.errors ~= nil and opts.errors ~= "raise" and opts.errors ~= "skip" then
+            error(name .. ': errors must be "raise" or "skip"', 3)
+        end
+        local o = ffi_new("qjson_options")
+        o.lazy = opts.lazy and 1 or 0
+        local d = opts.max_depth or 0
+        if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
+            error(name .. ": max_depth must be a positive integer", 3)
+        end
+        o.max_depth = d
+        return opts.errors == "skip", o
     end
-    local errs = it.errors
-    errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
-end
 
---[[ qjson.parse_many(s [, {lazy = bool, max_depth = n, errors = "raise" | "skip"}])
-    -> an iterator of Docs over the documents of `s` (NDJSON / JSON Lines, or
-    JSON texts separated by any whitespace), usable in a generic for:
-        for doc in qjson.parse_many(s) do ... end
-    A bad document raises "qjson: <message> (document i, byte n)"; with
-    errors = "skip" it is skipped and recorded in the iterator's `errors`
-    table as {message =, offset =, doc_index =} (offset into s, 0-based
-    doc_index). Each Doc pins s and has its own index. ]]
-function qjson.parse_many(s, opts)
-    if type(s) ~= "string" then
-        error("qjson.parse_many: expected a string, got " .. type(s), 2)
-    end
-    local skip, o = many_options("qjson.parse_many", opts)
-    local mo = many_out()
-    local rc = C.qjson_many_new(s, #s, o, mo)
-    if rc ~= OK then
-        raise(rc, nil, 2)
-    end
-    local m = ffi_gc(mo[0], C.qjson_many_free)
-    local idx = many_index()
-    local start = ffi_new("size_t[1]")
-    local dout = ffi_new("qjson_doc *[1]")
-    local base = ffi.cast(charp_t, s)
-    -- The handle borrows s: the registry pins it (cursors share the
-    -- handle). `_s` is a pointer to the document's first byte, which is
-    -- all Doc:raw needs of it (no copy of the line).
-    local it = { errors = {} }
-    local function step()
-        while true do
-            local r = C.qjson_many_next(m, dout, idx, start)
-            if r == OK then
-                local h = adopt(dout[0], s)
-                return (setmetatable({ _h = h, _s = base + start[0] }, Doc))
-            elseif r == END then
-                return nil
-            end
-            local msg, _, off = last_error()
-            many_failed(it, skip, r, msg, off, tonumber(idx[0]))
+    -- A document of a parse_many / open_many stream failed: raise at the
+    -- iterator's caller, or (errors = "skip", a JSON error) record it.
+    local function many_failed(it, skip, r, msg, off, i)
+        if not skip or r ~= ERR_JSON then
+            error(format("qjson: %s (document %d, byte %d)", msg, i, off), 3)
         end
+        local errs = it.errors
+        errs[#errs + 1] = { message = msg, offset = off, doc_index = i }
     end
-    return setmetatable(it, { __call = step })
-end
 
---[[ qjson.open_many(file [, opts]) -> the iterator of parse_many over a
-    file read in chunks: `file` is a path or an open file (anything with a
-    read(n) method returning a string, or nil at the end); opts as
-    parse_many's plus chunk_size (bytes read at a time, default 1 MiB).
-    Memory stays bounded by the chunk size plus the largest document (a
-    document longer than a chunk is carried into the next read, which
-    grows to its size): each Doc pins the window (carried bytes + chunk)
-    it was read in, not the file. Error offsets count in the whole file. A
-    file opened from a path is closed at the end of the iteration. ]]
-function qjson.open_many(file, opts)
-    local fh, owned
-    if type(file) == "string" then
-        local f, err = io.open(file, "rb")
-        if not f then
-            error("qjson.open_many: " .. tostring(err), 2)
+    --[[ qjson.parse_many(s [, {lazy = bool, max_depth = n, errors = "raise" | "skip"}])
+        -> an iterator of Docs over the documents of `s` (NDJSON / JSON Lines, or
+        JSON texts separated by any whitespace), usable in a generic for:
+            for doc in qjson.parse_many(s) do ... end
+        A bad document raises "qjson: <message> (document i, byte n)"; with
+        errors = "skip" it is skipped and recorded in the iterator's `errors`
+        table as {message =, offset =, doc_index =} (offset into s, 0-based
+        doc_index). Each Doc pins s and has its own index. ]]
+    function qjson.parse_many(s, opts)
+        if type(s) ~= "string" then
+            error("qjson.parse_many: expected a string, got " .. type(s), 2)
         end
-        fh, owned = f, true
-    elseif (type(file) == "table" or type(file) == "userdata") and file.read then
-        fh = file
-    else
-        error("qjson.open_many: expected a path or a file, got " .. type(file), 2)
-    end
-    local skip, o = many_options("qjson.open_many", opts)
-    local chunk = opts and opts.chunk_size or 1048576
-    if type(chunk) ~= "number" or chunk < 1 or chunk ~= floor(chunk) then
-        error("qjson.open_many: chunk_size must be a positive integer", 2)
-    end
-    local mo = many_out()
-    local rc = C.qjson_many_stream(o, chunk, mo)
-    if rc ~= OK then
-        raise(rc, nil, 2)
-    end
-    local m = ffi_gc(mo[0], C.qjson_many_free)
-    local idx = many_index()
-    local start = ffi_new("size_t[1]")
-    local dout = ffi_new("qjson_doc *[1]")
-    -- The current window (a Lua string the stream borrows; the registry
-    -- pins it for the handles cut from it) and its stream offset.
-    local win, at, eof = "", 0, false
-    local ptr = ffi.cast(charp_t, win)
-    local function refill()
-        local used = tonumber(C.qjson_many_consumed(m))
-        local rest = win:sub(used + 1)
-        at = at + used
-        local data = fh:read(chunk > #rest and chunk or #rest)
-        if data == nil or data == "" then
-            eof = true
-            data = ""
-            if owned then
-                fh:close()
-            end
-        elseif type(data) ~= "string" then
-            error("qjson.open_many: read() returned a " .. type(data), 3)
+        local skip, o = many_options("qjson.parse_many", opts)
+        local mo = many_out()
+        local rc = C.qjson_many_new(s, #s, o, mo)
+        if rc ~= OK then
+            raise(rc, nil, 2)
         end
-        local w = rest .. data
-        win, ptr = w, ffi.cast(charp_t, w)
-        local r = C.qjson_many_window(m, w, #w, eof and 1 or 0)
-        if r ~= OK then
-            raise(r, nil, 3)
-        end
-    end
-    local it = { errors = {} }
-    local function step()
-        while true do
-            local r = C.qjson_many_next(m, dout, idx, start)
-            if r == OK then
-                local h = adopt(dout[0], win)
-                return (setmetatable({ _h = h, _s = ptr + start[0] }, Doc))
-            elseif r == END then
-                if eof then
+        local m = ffi_gc(mo[0], C.qjson_many_free)
+        local idx = many_index()
+        local start = ffi_new("size_t[1]")
+        local dout = ffi_new("qjson_doc *[1]")
+        local base = ffi.cast(charp_t, s)
+        -- The handle borrows s: the registry pins it (cursors share the
+        -- handle). `_s` is a pointer to the document's first byte, which is
+        -- all Doc:raw needs of it (no copy of the line).
+        local it = { errors = {} }
+        local function step()
+            while true do
+                local r = C.qjson_many_next(m, dout, idx, start)
+                if r == OK then
+                    local h = adopt(dout[0], s)
+                    return (setmetatable({ _h = h, _s = base + start[0] }, Doc))
+                elseif r == END then
                     return nil
                 end
-                refill()
-            else
                 local msg, _, off = last_error()
-                local i = tonumber(idx[0])
-                -- The offset (also in the message) counts in the window.
-                msg = gsub(msg, " at byte %d+$", " at byte " .. (off + at))
-                off = off + at
-                many_failed(it, skip, r, msg, off, i)
+                many_failed(it, skip, r, msg, off, tonumber(idx[0]))
             end
         end
+        return setmetatable(it, { __call = step })
     end
-    return setmetatable(it, { __call = step })
+
+    --[[ qjson.open_many(file [, opts]) -> the iterator of parse_many over a
+        file read in chunks: `file` is a path or an open file (anything with a
+        read(n) method returning a string, or nil at the end); opts as
+        parse_many's plus chunk_size (bytes read at a time, default 1 MiB).
+        Memory stays bounded by the chunk size plus the largest document (a
+        document longer than a chunk is carried into the next read, which
+        grows to its size): each Doc pins the window (carried bytes + chunk)
+        it was read in, not the file. Error offsets count in the whole file. A
+        file opened from a path is closed at the end of the iteration. ]]
+    function qjson.open_many(file, opts)
+        local fh, owned
+        if type(file) == "string" then
+            local f, err = io.open(file, "rb")
+            if not f then
+                error("qjson.open_many: " .. tostring(err), 2)
+            end
+            fh, owned = f, true
+        elseif (type(file) == "table" or type(file) == "userdata") and file.read then
+            fh = file
+        else
+            error("qjson.open_many: expected a path or a file, got " .. type(file), 2)
+        end
+        local skip, o = many_options("qjson.open_many", opts)
+        local chunk = opts and opts.chunk_size or 1048576
+        if type(chunk) ~= "number" or chunk < 1 or chunk ~= floor(chunk) then
+            error("qjson.open_many: chunk_size must be a positive integer", 2)
+        end
+        local mo = many_out()
+        local rc = C.qjson_many_stream(o, chunk, mo)
+        if rc ~= OK then
+            raise(rc, nil, 2)
+        end
+        local m = ffi_gc(mo[0], C.qjson_many_free)
+        local idx = many_index()
+        local start = ffi_new("size_t[1]")
+        local dout = ffi_new("qjson_doc *[1]")
+        -- The current window (a Lua string the stream borrows; the registry
+        -- pins it for the handles cut from it) and its stream offset.
+        local win, at, eof = "", 0, false
+        local ptr = ffi.cast(charp_t, win)
+        local function refill()
+            local used = tonumber(C.qjson_many_consumed(m))
+            local rest = win:sub(used + 1)
+            at = at + used
+            local data = fh:read(chunk > #rest and chunk or #rest)
+            if data == nil or data == "" then
+                eof = true
+                data = ""
+                if owned then
+                    fh:close()
+                end
+            elseif type(data) ~= "string" then
+                error("qjson.open_many: read() returned a " .. type(data), 3)
+            end
+            local w = rest .. data
+            win, ptr = w, ffi.cast(charp_t, w)
+            local r = C.qjson_many_window(m, w, #w, eof and 1 or 0)
+            if r ~= OK then
+                raise(r, nil, 3)
+            end
+        end
+        local it = { errors = {} }
+        local function step()
+            while true do
+                local r = C.qjson_many_next(m, dout, idx, start)
+                if r == OK then
+                    local h = adopt(dout[0], win)
+                    return (setmetatable({ _h = h, _s = ptr + start[0] }, Doc))
+                elseif r == END then
+                    if eof then
+                        return nil
+                    end
+                    refill()
+                else
+                    local msg, _, off = last_error()
+                    local i = tonumber(idx[0])
+                    -- The offset (also in the message) counts in the window.
+                    msg = gsub(msg, " at byte %d+$", " at byte " .. (off + at))
+                    off = off + at
+                    many_failed(it, skip, r, msg, off, i)
+                end
+            end
+        end
+        return setmetatable(it, { __call = step })
+    end
+
 end
 
 return qjson

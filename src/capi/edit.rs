@@ -256,19 +256,6 @@ impl Edit {
         }
     }
 
-    fn dup(&self) -> Edit {
-        let Saved { patches, slots } = self.saved();
-        Edit {
-            at: self.at,
-            object: self.object,
-            patches,
-            slots,
-            saved: None,
-            segs: Vec::new(),
-            lits: Vec::new(),
-        }
-    }
-
     fn changed(&self) -> bool {
         if self.object {
             !self.patches.is_empty()
@@ -373,7 +360,7 @@ impl Edit {
 /// The edit state behind a pointer from C.
 ///
 /// # Safety
-/// `e` is null or a live pointer from `qjson_edit_new` / `qjson_edit_clone`.
+/// `e` is null or a live pointer from `qjson_edit_new` / `qjson_edit_new_owned`.
 unsafe fn state<'e>(e: *mut Edit) -> Result<&'e mut Edit, Fail> {
     // SAFETY: per the contract, a non-null `e` is live and not aliased
     // during the call.
@@ -487,25 +474,11 @@ pub unsafe extern "C" fn qjson_edit_new_owned(
     })
 }
 
-/// A copy of an edit state (to put back if a patch fails).
-///
-/// # Safety
-/// `e` is a live edit state, `out` writable.
-#[no_mangle]
-pub unsafe extern "C" fn qjson_edit_clone(e: *mut Edit, out: *mut *mut Edit) -> c_int {
-    guard(|| {
-        // SAFETY: forwarded from the contract.
-        let e = unsafe { state(e) }?;
-        let c = Box::new(e.dup());
-        // SAFETY: `out` is writable per the contract (`put` checks null).
-        unsafe { put(out, Box::into_raw(c)) }?;
-        Ok(Status::Ok)
-    })
-}
-
 /// Save a copy of the edits inside the state (replacing any copy saved
 /// before), to put back with [`qjson_edit_restore`]: what a host needs to
 /// make a sequence of edits atomic, without a state of its own to free.
+/// The copy stays until the next save or restore, or the state's free; a
+/// sequence that succeeds leaves it there (the next save reuses its box).
 ///
 /// # Safety
 /// `e` is a live edit state.
@@ -514,7 +487,13 @@ pub unsafe extern "C" fn qjson_edit_save(e: *mut Edit) -> c_int {
     guard(|| {
         // SAFETY: forwarded from the contract.
         let e = unsafe { state(e) }?;
-        e.saved = Some(Box::new(e.saved()));
+        let copy = e.saved();
+        // The box of the last save is reused (a host saves each container
+        // it changes at every patch).
+        match &mut e.saved {
+            Some(b) => **b = copy,
+            None => e.saved = Some(Box::new(copy)),
+        }
         Ok(Status::Ok)
     })
 }
@@ -879,20 +858,16 @@ mod tests {
                 run(h, e, &[], &["X", "Y"], &[]),
                 r#"{"a": X,  "b": [2],"d/":Y}"#
             );
-            // A copy keeps the edits; the original goes on alone.
-            let mut c = std::ptr::null_mut();
-            assert_eq!(qjson_edit_clone(e, &mut c), 0);
+            // A key deleted from the original is added anew when set.
             assert_eq!(
                 qjson_edit_set(h, e, b"c".as_ptr().cast(), 1, 3, &mut added),
                 0
             );
             assert_eq!(added, 1);
             assert_eq!(
-                run(h, c, &[], &["X", "Y"], &[]),
-                r#"{"a": X,  "b": [2],"d/":Y}"#
+                run(h, e, &[], &["X", "Y", "Z"], &[]),
+                r#"{"a": X,  "b": [2],"d/":Y,"c":Z}"#
             );
-            assert_eq!(qjson_edit_changed(c), 1);
-            qjson_edit_free(c);
             qjson_edit_free(e);
             qjson_free(h);
         }

@@ -345,3 +345,78 @@ def test_number_ops_bytes_equal_python(lua_patch: Any, kind: str, path: str, by:
     v = qjson.decode(PATCH_DOC)
     (qjson.incr if kind == "incr" else qjson.mul)(v, path, by)
     assert as_bytes(lua_patch(PATCH_DOC, kind, None, path, by)) == qjson.dumps(v)
+
+
+# A child view read before its member is replaced, deleted, moved or
+# patched stays with the caller: setting a member does not drop the cached
+# child, so every way of replacing it must leave the old child out of the
+# output (and out of the reads), whether it was edited before or after.
+STALE_DOC = b'{"a": {"x": 1}, "b": [{"y": 1}, 2], "c": 3}'
+STALE_CASES = [
+    (
+        "local a = t.a; t.a = 7; a.x = 5; assert(t.a == 7)",
+        "a = v['a']; v['a'] = 7; a['x'] = 5; assert v['a'] == 7",
+    ),
+    ("local a = t.a; a.x = 5; t.a = 7", "a = v['a']; a['x'] = 5; v['a'] = 7"),
+    ("local a = t.a; a.x = 5; t.a = nil; assert(t.a == nil)", "a = v['a']; a['x'] = 5; del v['a']"),
+    (
+        "local a = t.a; a.x = 5; t.a = nil; t.a = {z = 1}",
+        "a = v['a']; a['x'] = 5; del v['a']; v['a'] = {'z': 1}",
+    ),
+    (
+        "local a = t.a; t.a = {z = 1}; a.x = 5; assert(t.a.z == 1 and t.a.x == nil)",
+        "a = v['a']; v['a'] = {'z': 1}; a['x'] = 5; assert v['a'] == {'z': 1}",
+    ),
+    ("local e = t.b[1]; e.y = 5; t.b[1] = 9", "e = v['b'][0]; e['y'] = 5; v['b'][0] = 9"),
+    (
+        "local e = t.b[1]; t.b[1] = 9; e.y = 5; assert(t.b[1] == 9)",
+        "e = v['b'][0]; v['b'][0] = 9; e['y'] = 5; assert v['b'][0] == 9",
+    ),
+    ("local e = t.b[1]; e.y = 5; qjson.remove(t.b, 1)", "e = v['b'][0]; e['y'] = 5; del v['b'][0]"),
+    (
+        "local e = t.b[1]; e.y = 5; qjson.insert(t.b, 1, 0)",
+        "e = v['b'][0]; e['y'] = 5; v['b'].insert(0, 0)",
+    ),
+    (
+        "local a = t.a; a.x = 5; qjson.patch(t, {{op = 'replace', path = '/a', value = 7}})",
+        "a = v['a']; a['x'] = 5; qjson.patch(v, [{'op': 'replace', 'path': '/a', 'value': 7}])",
+    ),
+    (
+        "local a = t.a; a.x = 5; qjson.patch(t, {{op = 'move', from = '/a', path = '/d'}})",
+        "a = v['a']; a['x'] = 5; qjson.patch(v, [{'op': 'move', 'from': '/a', 'path': '/d'}])",
+    ),
+    (
+        "local a = t.a; a.x = 5; assert(not pcall(qjson.patch, t, {{op = 'replace', path = '/a',"
+        " value = 7}, {op = 'remove', path = '/zz'}})); a.x = 6; assert(t.a == a)",
+        "a = v['a']; a['x'] = 5\n"
+        "try:\n    qjson.patch(v, [{'op': 'replace', 'path': '/a', 'value': 7},"
+        " {'op': 'remove', 'path': '/zz'}])\nexcept qjson.PatchError:\n    pass\n"
+        "a['x'] = 6",
+    ),
+    (
+        "local a = t.a; qjson.merge_patch(t, '{\"a\": 7}'); a.x = 5",
+        "a = v['a']; qjson.merge_patch(v, b'{\"a\": 7}'); a['x'] = 5",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def lua_run():
+    rt = qjson.luajit.runtime()
+    return rt.eval(
+        """function(s, code)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            assert(loadstring("local qjson, t = ...; " .. code))(qjson, t)
+            return qjson.encode(t)
+        end"""
+    )
+
+
+@pytest.mark.parametrize("lua_code,py_code", STALE_CASES)
+def test_replaced_member_drops_its_cached_child(lua_run: Any, lua_code: str, py_code: str):
+    v = qjson.decode(STALE_DOC)
+    exec(py_code, {"v": v, "qjson": qjson})
+    out_py = qjson.dumps(v)
+    assert as_bytes(lua_run(STALE_DOC, lua_code)) == out_py
+    assert out_py != STALE_DOC
