@@ -2227,22 +2227,27 @@ do
         return true
     end
 
+    --- The child of container `at` that token `tok` names (fails as `text`
+    --- when there is none).
+    local function child_at(at, tok, text)
+        local k = kind_of(at)
+        local v
+        if k == OBJECT then
+            v = at[tok]
+        elseif k == ARRAY then
+            v = at[array_pos(tok, c_len(at, k), false) + 1]
+        end
+        if v == nil then
+            fail(format("path %q not found", text))
+        end
+        return v
+    end
+
     --- The container holding `tokens`' value in `root`, and the last token.
     local function parent_of(root, tokens, text)
         local at = root
         for i = 1, #tokens - 1 do
-            local k = kind_of(at)
-            local tok = tokens[i]
-            local nxt
-            if k == OBJECT then
-                nxt = at[tok]
-            elseif k == ARRAY then
-                nxt = at[array_pos(tok, c_len(at, k), false) + 1]
-            end
-            if nxt == nil then
-                fail(format("path %q not found", text))
-            end
-            at = nxt
+            at = child_at(at, tokens[i], text)
         end
         return at, tokens[#tokens]
     end
@@ -2252,17 +2257,7 @@ do
             return root
         end
         local parent, last = parent_of(root, tokens, text)
-        local k = kind_of(parent)
-        local v
-        if k == OBJECT then
-            v = parent[last]
-        elseif k == ARRAY then
-            v = parent[array_pos(last, c_len(parent, k), false) + 1]
-        end
-        if v == nil then
-            fail(format("path %q not found", text))
-        end
-        return v
+        return child_at(parent, last, text)
     end
 
     local function op_add(state, tokens, text, v)

@@ -136,17 +136,8 @@ pub(crate) fn replace_method(
         if (*def).ml_flags != ffi::METH_FASTCALL | ffi::METH_KEYWORDS {
             return Err(install_error(name));
         }
-        orig.set((*def).ml_meth.PyCFunctionFastWithKeywords);
-        // Made once per module initialisation and referenced by the new
-        // descriptor for as long as the type lives: leaked on purpose.
-        let new_def = Box::leak(Box::new(ffi::PyMethodDef {
-            ml_name: (*def).ml_name,
-            ml_meth: ffi::PyMethodDefPointer {
-                PyCFunctionFastWithKeywords: f,
-            },
-            ml_flags: (*def).ml_flags,
-            ml_doc: (*def).ml_doc,
-        }));
+        // (The new descriptor references it for as long as the type lives.)
+        let new_def = swap_def(def, f, orig);
         let new_descr = ffi::PyDescr_NewMethod(tp, new_def);
         if new_descr.is_null() {
             return Err(PyErr::fetch(ty.py()));
@@ -159,6 +150,34 @@ pub(crate) fn replace_method(
         ffi::PyType_Modified(tp);
     }
     Ok(())
+}
+
+/// Keep `def`'s C function in `orig` and make a copy of `def` (name,
+/// flags, doc) that calls `f` instead. The copy is made once per module
+/// initialisation and referenced by what is built on it for as long as that
+/// lives: leaked on purpose.
+///
+/// # Safety
+///
+/// `def` points to a live `METH_FASTCALL | METH_KEYWORDS` method definition.
+unsafe fn swap_def(
+    def: *mut ffi::PyMethodDef,
+    f: FastCall,
+    orig: &'static Original<FastCall>,
+) -> *mut ffi::PyMethodDef {
+    // SAFETY: `def` is live and its flags say which union member is set
+    // (the caller's contract).
+    unsafe {
+        orig.set((*def).ml_meth.PyCFunctionFastWithKeywords);
+        Box::into_raw(Box::new(ffi::PyMethodDef {
+            ml_name: (*def).ml_name,
+            ml_meth: ffi::PyMethodDefPointer {
+                PyCFunctionFastWithKeywords: f,
+            },
+            ml_flags: (*def).ml_flags,
+            ml_doc: (*def).ml_doc,
+        }))
+    }
 }
 
 /// Replace the C function of the module-level function `name` of
@@ -191,17 +210,8 @@ pub(crate) fn replace_function(
         if (*def).ml_flags & !ffi::METH_STATIC != ffi::METH_FASTCALL | ffi::METH_KEYWORDS {
             return Err(install_error(name));
         }
-        orig.set((*def).ml_meth.PyCFunctionFastWithKeywords);
-        // Made once per module initialisation and referenced by the new
-        // function for as long as it lives: leaked on purpose.
-        let new_def = Box::leak(Box::new(ffi::PyMethodDef {
-            ml_name: (*def).ml_name,
-            ml_meth: ffi::PyMethodDefPointer {
-                PyCFunctionFastWithKeywords: f,
-            },
-            ml_flags: (*def).ml_flags,
-            ml_doc: (*def).ml_doc,
-        }));
+        // (The new function references it for as long as it lives.)
+        let new_def = swap_def(def, f, orig);
         let new = ffi::PyCFunction_NewEx(new_def, (*func).m_self, (*func).m_module);
         let new = Bound::from_owned_ptr_or_err(py, new)?;
         module.setattr(name.to_str().map_err(|_| install_error(name))?, new)?;
