@@ -346,14 +346,19 @@ fn unfolded_array_with_inserts_is_spliced() {
     });
     write_slots(&doc, doc.root(), &s, &mut plan).unwrap();
     assert_eq!(plan.pieces()[0], Piece::Copy(0, 4));
-    // An empty array is written element by element.
+    // An empty array gets its new elements right after `[`, its inner
+    // whitespace kept before `]` (as an empty object's).
     let input = b"[ ]";
     let ix = index(input, false);
     let doc = Doc::new(input, &ix);
-    let s = vec![Slot::New(Val::Json("1"))];
+    let s = vec![Slot::New(Val::Json("1")), Slot::New(Val::Json("2"))];
     let mut h = host(input);
     write_slots(&doc, doc.root(), &s, &mut h).unwrap();
-    assert_eq!(text(h), "[1]");
+    assert_eq!(text(h), "[1,2 ]");
+    // Nothing inserted: the bytes as written.
+    let mut h = host(input);
+    write_slots(&doc, doc.root(), &[], &mut h).unwrap();
+    assert_eq!(text(h), "[ ]");
 }
 
 #[test]

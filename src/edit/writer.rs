@@ -34,7 +34,9 @@
 //! later occurrences are dropped from the output, as reads never see
 //! them: member by member); a lazy array always is (in a strict
 //! document), and an unfolded one when its original elements are all
-//! there in their order (only inserts and appends; not an empty one).
+//! there in their order (only inserts and appends; into an empty one the
+//! new elements go right after `[`, as added members into an empty
+//! object).
 //!
 //! **Member by member** (everything else). The container is written
 //! child by child in its current order: each *run* of untouched original
@@ -585,9 +587,11 @@ pub fn write_slots<O: Out>(
 /// after the last original element as `,value`, each edited child's span
 /// replaced. So the whitespace after `[`, between the original elements
 /// and before `]` stays as written: `[\n  1,\n  2\n]` with `0` inserted
-/// first and `3` appended gives `[\n  0,1,\n  2,3\n]`. `false`, with
-/// nothing written, for any other shape (a removed or replaced element, an
-/// empty original array, a lazy document).
+/// first and `3` appended gives `[\n  0,1,\n  2,3\n]`. An empty original
+/// array gets its new elements right after `[`, the whitespace inside it
+/// kept before `]` (`[ ]` with `1` appended is `[1 ]`), as an empty object
+/// gets its added members. `false`, with nothing written, for any other
+/// shape (a removed or replaced element, a lazy document).
 fn splice_slots<O: Out>(
     doc: &Doc<'_>,
     at: Cursor,
@@ -598,9 +602,6 @@ fn splice_slots<O: Out>(
         return Ok(false);
     }
     let n = doc.len(at).map_err(|e| access(out, e))?;
-    if n == 0 {
-        return Ok(false);
-    }
     let mut next = 0u32;
     for slot in slots {
         if let Slot::Orig { i, .. } = slot {
@@ -651,9 +652,15 @@ fn splice_slots<O: Out>(
         let tail = doc.children_end(at).map_err(|e| access(out, e))?;
         out.copy(pos, tail);
         pos = tail;
+        // Into an empty array the first new element goes right after `[`
+        // (its inner whitespace stays before `]`, as in an empty object).
+        let mut first = n == 0;
         for s in &slots[f..] {
             if let Slot::New(v) = s {
-                out.byte(b',');
+                if !first {
+                    out.byte(b',');
+                }
+                first = false;
                 out.value(v)?;
             }
         }

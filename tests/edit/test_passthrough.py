@@ -220,14 +220,14 @@ def test_array_with_edited_children_is_spliced_byte_for_byte() -> None:
     v[4]["c"].append(1)
     v[0]["a"] = 0
     v[2]  # read, not edited: stays as written
-    assert qjson.dumps(v) == b'[ {"a": 0}, [1, 2] ,{"b": 2} , 3e0, {"c": [1]} ]'
+    assert qjson.dumps(v) == b'[ {"a": 0}, [1, 2] ,{"b": 2} , 3e0, {"c": [1 ]} ]'
     v[1][0] = 9
     out = qjson.dumps(v)
-    assert out == b'[ {"a": 0}, [9,2] ,{"b": 2} , 3e0, {"c": [1]} ]'
+    assert out == b'[ {"a": 0}, [9,2] ,{"b": 2} , 3e0, {"c": [1 ]} ]'
     assert json.loads(out) == [{"a": 0}, [9, 2], {"b": 2}, 3.0, {"c": [1]}]
     # An append is spliced after the last element, the rest as written.
     v.append(None)
-    assert qjson.dumps(v) == b'[ {"a": 0}, [9,2] ,{"b": 2} , 3e0, {"c": [1]},null ]'
+    assert qjson.dumps(v) == b'[ {"a": 0}, [9,2] ,{"b": 2} , 3e0, {"c": [1 ]},null ]'
     # A removal writes the array element by element, runs copied.
     del v[3]
     assert json.loads(qjson.dumps(v)) == [{"a": 0}, [9, 2], {"b": 2}, {"c": [1]}, None]
@@ -358,12 +358,18 @@ ARRAY_SPLICE_CASES = [
     # Inserting into an element inserted before: the new element is written
     # whole, the array still spliced.
     (b'[{"m": [1]}, 5]', lambda v: (v.insert(0, [7]), v[0].append(8)), b'[[7,8],{"m": [1]}, 5]'),
+    # An empty array: the new elements right after `[`, its inner
+    # whitespace kept before `]`, as an empty object keeps it after its
+    # added members (`{ }` with `c` set is `{"c":"x" }`).
+    (b"[ ]", lambda v: v.append(1), b"[1 ]"),
+    (b"[\n]", lambda v: (v.append(1), v.insert(0, "a"), v.append({})), b'["a",1,{}\n]'),
+    (b'{"l": [ ] }', lambda v: v["l"].append([]), b'{"l": [[] ] }'),
+    (b"[ ]", lambda v: (v.append(1), v.pop()), b"[ ]"),
     # Anything else element by element: removed, replaced, reordered
-    # elements, an empty array.
+    # elements.
     (b"[1, 2, 3 ]", lambda v: (v.append(4), v.__delitem__(0)), b"[2, 3,4]"),
     (b"[1, 2, 3 ]", lambda v: v.__setitem__(1, 9), b"[1,9,3]"),
     (b"[1, 2 ]", lambda v: v.reverse(), b"[2,1]"),
-    (b"[ ]", lambda v: v.append(1), b"[1]"),
 ]
 
 
