@@ -9,8 +9,11 @@
 //!   without unfolding it); an object unfolded by any other edit holds
 //!   [`Members`] (each with its decoded key, the offset of its key as
 //!   written, and a [`Slot`]: original child or new host value); an
-//!   unfolded array holds [`Slot`]s ([`unfold_array`]). A lazy container
-//!   has nothing but the host's cache of child views.
+//!   unfolded array holds [`Slot`]s ([`unfold_array`]); a lazy array may
+//!   hold inserted elements by the ordinal they go before, without
+//!   unfolding it ([`write_lazy_array_inserts`]: the bytes [`write_slots`]
+//!   gives for the same elements). A lazy container has nothing else but
+//!   the host's cache of child views.
 //! - **The writer** ([`writer`]) turns one container's state into its
 //!   output: it decides between splicing edits into the original bytes
 //!   and writing member by member (runs of untouched members merged into
@@ -46,7 +49,8 @@ pub use out::{EditError, Out};
 pub use patches::{KeyState, Patch, Patches};
 pub use plan::{Piece, Plan};
 pub use writer::{
-    check, write_clean, write_lazy_array, write_lazy_object, write_members, write_slots,
+    check, write_clean, write_lazy_array, write_lazy_array_inserts, write_lazy_object,
+    write_members, write_slots,
 };
 
 #[cfg(test)]

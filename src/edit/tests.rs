@@ -460,3 +460,78 @@ fn splice_tells_repeated_keys_apart() {
     let out = spliced(dup.as_bytes(), &["k3"], &[]);
     assert!(out.ends_with("\"k18\": 18}"), "{out}");
 }
+
+/// The slots [`write_slots`] gets for a lazy array's state: its original
+/// elements (the edited one, if any, as an edited view) with `inserts`
+/// (ordinal, value) put before the ordinal's element.
+fn slots_with(doc: &Doc<'_>, edited: Option<(u32, Val)>, inserts: &[(u32, Val)]) -> Vec<Slot<Val>> {
+    let items: Vec<Cursor> = doc.array_items(doc.root()).unwrap().collect();
+    let mut s = Vec::new();
+    let mut k = 0;
+    for (i, &c) in items.iter().enumerate() {
+        while k < inserts.len() && inserts[k].0 as usize <= i {
+            s.push(Slot::New(inserts[k].1.clone()));
+            k += 1;
+        }
+        let view = edited
+            .clone()
+            .filter(|(j, _)| *j as usize == i)
+            .map(|(_, v)| v);
+        s.push(Slot::Orig {
+            at: c,
+            i: i as u32,
+            view,
+        });
+    }
+    s.extend(inserts[k..].iter().map(|(_, v)| Slot::New(v.clone())));
+    s
+}
+
+#[test]
+fn lazy_array_inserts_write_what_the_unfolded_array_writes() {
+    let inputs: [&[u8]; 6] = [
+        b"[ ]",
+        b"[]",
+        b"[ 1 ]",
+        b"[\n  1,\n  {\"a\": 2} ,\n  [3]\n]",
+        b"[1,2,3,4,5]",
+        b" [ {\"m\": [1]} , 5 ] ",
+    ];
+    let a = Val::Json("\"a\"");
+    let b = Val::Json("{}");
+    for input in inputs {
+        for lazy in [false, true] {
+            let ix = index(input, lazy);
+            let doc = Doc::new(input, &ix);
+            let n = doc.len(doc.root()).unwrap() as u32;
+            // Every placement of two inserts (ordinals 0..=n, in order),
+            // with and without an edited child (the first container).
+            let container = doc
+                .array_items(doc.root())
+                .unwrap()
+                .enumerate()
+                .find(|(_, c)| doc.span(*c).1 - c.start as usize > 1 && doc.raw(*c)[0] != b'"');
+            for x in 0..=n {
+                for y in x..=n {
+                    let inserts = [(x, a.clone()), (y, b.clone())];
+                    let mut edits = vec![None];
+                    if let Some((i, c)) = container {
+                        edits.push(Some((i as u32, Val::View(c, Some("[\"e\"]")))));
+                    }
+                    for edited in edits {
+                        let slots = slots_with(&doc, edited.clone(), &inserts);
+                        let mut want = host(input);
+                        write_slots(&doc, doc.root(), &slots, &mut want).unwrap();
+                        let children: Vec<Val> = edited.iter().map(|(_, v)| v.clone()).collect();
+                        let mut got = host(input);
+                        write_lazy_array_inserts(&doc, doc.root(), &children, &inserts, &mut got)
+                            .unwrap();
+                        let (got, want) = (text(got), text(want));
+                        assert_eq!(got, want, "{:?} {x} {y} {edited:?}", input);
+                        serde_json::from_str::<serde_json::Value>(&got).unwrap();
+                    }
+                }
+            }
+        }
+    }
+}

@@ -550,6 +550,115 @@ where
     Ok(())
 }
 
+/// A lazy array (not unfolded) with elements inserted: `inserts` holds
+/// each new element with the ordinal of the original element it goes
+/// before (the array's length: after the last one), sorted by ordinal,
+/// equal ordinals in their order in the array; `children` as for
+/// [`write_lazy_array`]. The same bytes [`write_slots`] gives for the
+/// unfolded array with the same elements (so a host may keep inserts
+/// without unfolding the array, and another host may unfold it): in a
+/// strict document the array's bytes with each group of new elements put
+/// before the original element that follows it as `value,`, or after the
+/// last original element as `,value` (right after `[` into an empty
+/// array), and each edited child's span replaced; the cost follows the
+/// inserts and edited children, not the array's length. In a lazy
+/// document element by element, each original validated.
+pub fn write_lazy_array_inserts<'v, O: Out>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    children: impl IntoIterator<Item = &'v O::Value>,
+    inserts: &[(u32, O::Value)],
+    out: &mut O,
+) -> Result<(), O::Error>
+where
+    O::Value: 'v,
+{
+    let edited = edited_children(out, children)?;
+    let n = doc.len(at).map_err(|e| access(out, e))?;
+    if doc.index().is_lazy() {
+        out.byte(b'[');
+        let mut runs = Runs::new(doc);
+        let mut k = 0;
+        let items = doc.array_items(at).map_err(|e| access(out, e))?;
+        for (i, c) in items.enumerate() {
+            while k < inserts.len() && inserts[k].0 as usize <= i {
+                runs.piece(out);
+                out.value(&inserts[k].1)?;
+                k += 1;
+            }
+            runs.orig(out, i as u32, c.start as usize, c, edited_at(&edited, c))?;
+        }
+        for (_, v) in &inserts[k..] {
+            runs.piece(out);
+            out.value(v)?;
+        }
+        runs.flush(out);
+        out.byte(b']');
+        return Ok(());
+    }
+    let (mut pos, end) = doc.span(at);
+    let mut children = edited.iter().peekable();
+    // The edited children that start before byte `to`, in place.
+    let mut children_before = |to: usize, pos: &mut usize, out: &mut O| {
+        while let Some(&&(c, v)) = children.peek() {
+            if c.start as usize >= to {
+                break;
+            }
+            out.copy(*pos, c.start as usize);
+            out.child(v)?;
+            *pos = doc.span(c).1;
+            children.next();
+        }
+        Ok(())
+    };
+    let mut k = 0;
+    while k < inserts.len() {
+        let b = inserts[k].0;
+        let group_end = inserts[k..]
+            .iter()
+            .position(|&(o, _)| o != b)
+            .map_or(inserts.len(), |d| k + d);
+        let group = &inserts[k..group_end];
+        k = group_end;
+        let before = if (b as usize) < n {
+            doc.element(at, i64::from(b))
+        } else {
+            None
+        };
+        match before {
+            Some(c) => {
+                let start = c.start as usize;
+                children_before(start, &mut pos, out)?;
+                out.copy(pos, start);
+                pos = start;
+                for (_, v) in group {
+                    out.value(v)?;
+                    out.byte(b',');
+                }
+            }
+            None => {
+                // After the last original element: every edited child
+                // comes before.
+                children_before(end, &mut pos, out)?;
+                let tail = doc.children_end(at).map_err(|e| access(out, e))?;
+                out.copy(pos, tail);
+                pos = tail;
+                let mut first = n == 0;
+                for (_, v) in group {
+                    if !first {
+                        out.byte(b',');
+                    }
+                    first = false;
+                    out.value(v)?;
+                }
+            }
+        }
+    }
+    children_before(end, &mut pos, out)?;
+    out.copy(pos, end);
+    Ok(())
+}
+
 /// An unfolded array: spliced when [`splice_slots`] can, else element by
 /// element.
 pub fn write_slots<O: Out>(

@@ -64,6 +64,7 @@ mod drop;
 mod edit;
 #[cfg(not(feature = "abi3"))]
 mod entry;
+mod inserted;
 mod patch;
 mod write;
 
@@ -75,6 +76,7 @@ pub(crate) use edit::{
 };
 #[cfg(not(feature = "abi3"))]
 pub(crate) use entry::install as install_entries;
+use inserted::Inserted;
 use patch::{KeyState, Patches};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -114,7 +116,11 @@ enum ObjState {
 }
 
 enum ArrState {
-    Lazy { views: ViewCache },
+    Lazy {
+        views: ViewCache,
+    },
+    /// Lazy, with elements inserted (only; see `inserted`).
+    Inserted(Inserted),
     Edited(Vec<Slot>),
 }
 
@@ -685,13 +691,14 @@ impl Array {
     fn unedited(&self) -> Option<&ViewCache> {
         match &self.state {
             ArrState::Lazy { views } => Some(views),
-            ArrState::Edited(_) => None,
+            ArrState::Inserted(_) | ArrState::Edited(_) => None,
         }
     }
 
     fn length(&self) -> usize {
         match &self.state {
             ArrState::Lazy { .. } => self.parsed.doc().len(self.at).unwrap_or(0),
+            ArrState::Inserted(ins) => self.parsed.doc().len(self.at).unwrap_or(0) + ins.new.len(),
             ArrState::Edited(s) => s.len(),
         }
     }
@@ -707,6 +714,9 @@ impl Array {
     }
 
     fn item(&mut self, py: Python<'_>, i: usize) -> PyResult<Py<PyAny>> {
+        if let ArrState::Inserted(_) = self.state {
+            self.slots(py)?;
+        }
         let parsed = &self.parsed;
         match &mut self.state {
             ArrState::Lazy { views } => match parsed.doc().element(self.at, i as i64) {
@@ -714,10 +724,14 @@ impl Array {
                 None => Err(PyIndexError::new_err("qjson.Array index out of range")),
             },
             ArrState::Edited(s) => slot_value(py, parsed, &mut s[i]),
+            ArrState::Inserted(_) => unreachable!("unfolded above"),
         }
     }
 
     fn all(&mut self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        if let ArrState::Inserted(_) = self.state {
+            self.slots(py)?;
+        }
         let parsed = &self.parsed;
         match &mut self.state {
             ArrState::Lazy { views } => {
@@ -728,6 +742,7 @@ impl Array {
                 items.map(|c| lazy_child(py, parsed, views, c)).collect()
             }
             ArrState::Edited(s) => s.iter_mut().map(|s| slot_value(py, parsed, s)).collect(),
+            ArrState::Inserted(_) => unreachable!("unfolded above"),
         }
     }
 
@@ -753,10 +768,32 @@ impl Array {
                 .collect();
             self.state = ArrState::Edited(slots);
         }
+        if let ArrState::Inserted(ins) = &mut self.state {
+            let slots = ins
+                .unfold(&self.parsed.doc(), self.at)
+                .map_err(|e| err(py, &self.parsed, e))?;
+            self.state = ArrState::Edited(slots);
+        }
         match &mut self.state {
             ArrState::Edited(s) => Ok(s),
-            ArrState::Lazy { .. } => unreachable!("unfolded above"),
+            ArrState::Lazy { .. } | ArrState::Inserted(_) => unreachable!("unfolded above"),
         }
+    }
+
+    /// Insert `value` at position `i` (`i <= len`): kept without unfolding
+    /// a lazy array of a strict document (see `inserted`), else into the
+    /// slots.
+    fn insert_at(&mut self, py: Python<'_>, i: usize, value: Py<PyAny>) -> PyResult<()> {
+        if let ArrState::Lazy { views } = &mut self.state {
+            if !self.parsed.doc().index().is_lazy() {
+                self.state = ArrState::Inserted(Inserted::new(std::mem::take(views)));
+            }
+        }
+        match &mut self.state {
+            ArrState::Inserted(ins) => ins.insert(i, value),
+            _ => self.slots(py)?.insert(i, Slot::New(value)),
+        }
+        Ok(())
     }
 
     fn find(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
@@ -923,20 +960,21 @@ impl Array {
         } else {
             index.min(n)
         };
-        self.slots(py)?.insert(i as usize, Slot::New(value));
-        Ok(())
+        self.insert_at(py, i as usize, value)
     }
 
     fn append(&mut self, py: Python<'_>, value: Py<PyAny>) -> PyResult<()> {
-        self.slots(py)?.push(Slot::New(value));
-        Ok(())
+        let n = self.length();
+        self.insert_at(py, n, value)
     }
 
     fn extend(slf: &Bound<'_, Self>, values: &Bound<'_, PyAny>) -> PyResult<()> {
         let values = collect(values)?;
         let mut me = slf.try_borrow_mut()?;
-        me.slots(slf.py())?
-            .extend(values.into_iter().map(Slot::New));
+        for v in values {
+            let n = me.length();
+            me.insert_at(slf.py(), n, v)?;
+        }
         Ok(())
     }
 
@@ -998,6 +1036,11 @@ impl Array {
         match &self.state {
             ArrState::Lazy { views } => {
                 for v in views.values() {
+                    visit.call(v)?;
+                }
+            }
+            ArrState::Inserted(ins) => {
+                for v in ins.held() {
                     visit.call(v)?;
                 }
             }
@@ -1124,6 +1167,24 @@ impl<'py> Plain<'py> {
                         .map_err(|e| err(py, &me.parsed, e))?;
                     for c in items {
                         list.append(self.child(&me.parsed, c, views.get(c.start))?)?;
+                    }
+                }
+                ArrState::Inserted(ins) => {
+                    self.enter(v.as_ptr())?;
+                    let items = me
+                        .parsed
+                        .doc()
+                        .array_items(me.at)
+                        .map_err(|e| err(py, &me.parsed, e))?;
+                    let mut new = ins.new.iter().peekable();
+                    for (i, c) in items.enumerate() {
+                        while let Some((_, n)) = new.next_if(|&&(b, _)| b as usize <= i) {
+                            list.append(self.value(n.bind(py))?)?;
+                        }
+                        list.append(self.child(&me.parsed, c, ins.views.get(c.start))?)?;
+                    }
+                    for (_, n) in new {
+                        list.append(self.value(n.bind(py))?)?;
                     }
                 }
                 ArrState::Edited(s) => {

@@ -152,6 +152,10 @@ impl Marked for Array {
                 views.for_each(each);
                 false
             }
+            ArrState::Inserted(ins) => {
+                ins.views.for_each(each);
+                true
+            }
             ArrState::Edited(s) => {
                 s.iter().for_each(|slot| cached(slot, each));
                 true

@@ -53,6 +53,7 @@ impl Holder for Array {
     fn take_children(&mut self, out: &mut Orphans) {
         match &mut self.state {
             ArrState::Lazy { views } => views.drain_into(out),
+            ArrState::Inserted(ins) => ins.drain_into(out),
             ArrState::Edited(s) => out.extend(s.drain(..).filter_map(Slot::into_held)),
         }
     }

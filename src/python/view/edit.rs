@@ -50,6 +50,7 @@ impl ArrState {
             ArrState::Lazy { views } => ArrState::Lazy {
                 views: views.dup(py),
             },
+            ArrState::Inserted(ins) => ArrState::Inserted(ins.dup(py)),
             ArrState::Edited(s) => ArrState::Edited(
                 s.iter()
                     .map(|s| s.dup_with(&mut |v| v.clone_ref(py)))
@@ -195,10 +196,7 @@ pub(crate) fn array_get(a: &Bound<'_, Array>, i: usize) -> PyResult<Py<PyAny>> {
 
 /// Insert `value` before element `i` (`i <= len`).
 pub(crate) fn array_insert(a: &Bound<'_, Array>, i: usize, value: Py<PyAny>) -> PyResult<()> {
-    a.try_borrow_mut()?
-        .slots(a.py())?
-        .insert(i, Slot::New(value));
-    Ok(())
+    a.try_borrow_mut()?.insert_at(a.py(), i, value)
 }
 
 /// Replace element `i` (`i < len`).

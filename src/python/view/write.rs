@@ -214,6 +214,9 @@ fn write_array_edits<'py, S: Sink<'py>>(
     let mut host = Host::new(&mut *sink, &me.parsed);
     match &me.state {
         ArrState::Lazy { views } => edit::write_lazy_array(&doc, me.at, views.values(), &mut host)?,
+        ArrState::Inserted(ins) => {
+            edit::write_lazy_array_inserts(&doc, me.at, ins.views.values(), &ins.new, &mut host)?
+        }
         ArrState::Edited(s) => edit::write_slots(&doc, me.at, s, &mut host)?,
     }
     sink.leave();
