@@ -5,15 +5,17 @@
 //!
 //! A snapshot ([`Saved`]) is a copy of one view's edit state: its cached
 //! child views, its patch list or its unfolded slots (the Python objects
-//! they hold are shared, not copied). Taking one costs O(edits + cached
-//! views) of that view (O(children) once it is unfolded), never
+//! they hold are shared, not copied); a view as made (lazy, no patches,
+//! no cached views: the common case, a patch's first edit of a container)
+//! is saved as just that, with nothing copied. Taking one costs O(edits +
+//! cached views) of that view (O(children) once it is unfolded), never
 //! O(document). Restoring puts the state back, so the view reads and
 //! writes exactly as before: an untouched view is again one copy of its
 //! original bytes. Child views the caller holds are the same objects in
 //! the restored state; their own edits are undone by their own snapshots.
 
 use super::patch::KeyState;
-use super::{mark_dirty, new_era, ArrState, Array, ObjState, Object, Slot};
+use super::{mark_dirty, new_era, ArrState, Array, ObjState, Object, Slot, ViewCache};
 use crate::python::input::str_utf8;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -25,6 +27,10 @@ pub(crate) struct Saved(Kept);
 enum Kept {
     Object(Py<Object>, ObjState),
     Array(Py<Array>, ArrState),
+    /// A view as made (lazy, no patches, no cached child views): nothing
+    /// to copy, restored as made.
+    FreshObject(Py<Object>),
+    FreshArray(Py<Array>),
 }
 
 impl ObjState {
@@ -64,12 +70,22 @@ impl ArrState {
 pub(crate) fn snapshot(v: &Bound<'_, PyAny>) -> PyResult<Option<Saved>> {
     let py = v.py();
     if let Ok(o) = v.cast_exact::<Object>() {
-        let state = o.try_borrow()?.state.dup(py);
-        return Ok(Some(Saved(Kept::Object(o.clone().unbind(), state))));
+        let me = o.try_borrow()?;
+        let kept = if me.unedited().is_some_and(ViewCache::is_empty) {
+            Kept::FreshObject(o.clone().unbind())
+        } else {
+            Kept::Object(o.clone().unbind(), me.state.dup(py))
+        };
+        return Ok(Some(Saved(kept)));
     }
     if let Ok(a) = v.cast_exact::<Array>() {
-        let state = a.try_borrow()?.state.dup(py);
-        return Ok(Some(Saved(Kept::Array(a.clone().unbind(), state))));
+        let me = a.try_borrow()?;
+        let kept = if me.unedited().is_some_and(ViewCache::is_empty) {
+            Kept::FreshArray(a.clone().unbind())
+        } else {
+            Kept::Array(a.clone().unbind(), me.state.dup(py))
+        };
+        return Ok(Some(Saved(kept)));
     }
     Ok(None)
 }
@@ -80,6 +96,13 @@ impl Saved {
         // The states replaced here are dropped after the borrow ends (their
         // views may run code when freed).
         let old = match self.0 {
+            Kept::FreshObject(o) => return Saved(Kept::Object(o, fresh_object())).restore(py),
+            Kept::FreshArray(a) => {
+                let state = ArrState::Lazy {
+                    views: ViewCache::default(),
+                };
+                return Saved(Kept::Array(a, state)).restore(py);
+            }
             Kept::Object(o, state) => {
                 let mut me = o.bind(py).try_borrow_mut()?;
                 me.dirty_mark.store(0, Relaxed);
@@ -94,6 +117,15 @@ impl Saved {
         drop(old);
         new_era();
         Ok(())
+    }
+}
+
+/// The state of an object view as made.
+fn fresh_object() -> ObjState {
+    ObjState::Lazy {
+        views: ViewCache::default(),
+        distinct: None,
+        patches: Default::default(),
     }
 }
 
