@@ -761,18 +761,58 @@ fn no_value<T>(kind: &str) -> Step<T> {
     fail(format!("a {kind:?} op needs a \"value\""))
 }
 
+/// The members `op`, `path`, `value` and `from` of an op given as an
+/// exact dict, in one walk over its items (an op has two to four members:
+/// one walk costs less than four lookups). Keys are matched by identity
+/// with the interned names first (literal keys are interned), then by text.
+fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>>; 4]> {
+    let py = d.py();
+    let names = [
+        intern!(py, "op"),
+        intern!(py, "path"),
+        intern!(py, "value"),
+        intern!(py, "from"),
+    ];
+    let mut out: [Option<Bound<'py, PyAny>>; 4] = Default::default();
+    for (k, v) in d.iter() {
+        let slot = match names.iter().position(|n| n.as_ptr() == k.as_ptr()) {
+            Some(i) => i,
+            None => {
+                let Ok(k) = k.cast::<PyString>() else {
+                    continue;
+                };
+                match str_utf8(k)? {
+                    "op" => 0,
+                    "path" => 1,
+                    "value" => 2,
+                    "from" => 3,
+                    _ => continue,
+                }
+            }
+        };
+        out[slot] = Some(v);
+    }
+    Ok(out)
+}
+
 /// Op `op` of a patch given as Python objects (a dict or an `Object`).
-///
-/// Its members are looked up by the interned names `op`, `path`, then
-/// `value` or `from` only when the op's kind uses them: for an exact dict
-/// one C lookup each (a str's hash is cached), with no walk over the
-/// dict's items and no reference taken on members the op does not read.
 fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
     let py = op.py();
-    let op = node(op);
-    if !op.is_object() {
-        return fail("an op must be an object");
-    }
+    let names = ["op", "path", "value", "from"];
+    let members = if op.is_exact_instance_of::<PyDict>() {
+        op_members(op.cast::<PyDict>().map_err(PyErr::from)?)?
+    } else {
+        let op = node(op);
+        if !op.is_object() {
+            return fail("an op must be an object");
+        }
+        let mut m: [Option<Bound<'py, PyAny>>; 4] = Default::default();
+        for (slot, name) in m.iter_mut().zip(names) {
+            *slot = op.member(&PyString::new(py, name))?;
+        }
+        m
+    };
+    let [op_name, path, value, from] = members;
     let text = |v: Option<Bound<'py, PyAny>>, name: &str| -> Step<Bound<'py, PyString>> {
         match v {
             Some(v) => match v.cast_into::<PyString>() {
@@ -782,14 +822,14 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
             None => missing(name),
         }
     };
-    let name = text(op.member(intern!(py, "op"))?, "op")?;
+    let name = text(op_name, "op")?;
     let name = str_utf8(&name)?;
     let Some(kind) = Op::parse(name) else {
         return unknown(name);
     };
-    let path = text(op.member(intern!(py, "path"))?, "path")?;
+    let path = text(path, "path")?;
     let value = if kind.needs_value() {
-        match op.member(intern!(py, "value"))? {
+        match value {
             Some(v) => Some(v),
             None => return no_value(name),
         }
@@ -797,7 +837,7 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
         None
     };
     let from = if kind.needs_from() {
-        Some(text(op.member(intern!(py, "from"))?, "from")?)
+        Some(text(from, "from")?)
     } else {
         None
     };
