@@ -1,0 +1,135 @@
+//! The splitting thread of `parse_many`: the next windows of an in-memory
+//! stream are split while the caller reads the documents of this one.
+//!
+//! # Algorithm
+//!
+//! Splitting (stage 1 and each document's index, [`Splitter::split`]) is
+//! most of what `parse_many` costs per byte, and it needs nothing of
+//! Python. So for a stream of at least [`WORKER_MIN`] bytes a thread of
+//! its own runs the splitter over the whole stream, [`WORKER_WINDOW`] bytes
+//! at a time, and hands each window's [`Piece`]s to the iterator through a
+//! channel of [`AHEAD`] windows: the calling thread only makes the `Doc`s
+//! and runs the caller's reads, while the next windows are indexed on
+//! another core (simdjson's `iterate_many` runs its stage 1 on a second
+//! thread the same way; fastsimdjson's `parse_many` does). The pieces are
+//! exactly those of the inline path: the same splitter, fed the same
+//! bytes from the same position (the window size changes no document, no
+//! error and no offset; see `crate::many`'s tests).
+//!
+//! Memory stays bounded: at most [`AHEAD`] windows wait in the channel
+//! (plus the one being split and the one being read). Nothing of Python is
+//! touched by the thread: it reads the stream's bytes through a raw slice
+//! that the iterator keeps alive ([`Worker::start`]'s contract), and a
+//! [`Worker`] that is dropped (the iterator finished, freed or abandoned)
+//! closes the channel and joins the thread before those bytes can go.
+
+use crate::many::{Piece, Splitter};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+/// Streams from this many bytes on get a splitting thread (below, starting
+/// the thread costs more than it saves).
+pub(super) const WORKER_MIN: usize = 512 * 1024;
+/// The window of the splitting thread: small enough that the first
+/// documents come out soon, large enough that a window's fixed costs (a
+/// channel message, a wake-up) do not count.
+pub(super) const WORKER_WINDOW: usize = 256 * 1024;
+/// How many split windows may wait for the reader.
+const AHEAD: usize = 4;
+
+/// The documents of one window, and where the split stopped.
+pub(super) struct Batch {
+    pub(super) pieces: Vec<Piece>,
+    pub(super) pos: usize,
+}
+
+/// The stream's bytes, sent to the splitting thread.
+struct Bytes {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the bytes are only read, and `Worker::start`'s caller keeps them
+// alive and unchanged until the thread has been joined.
+unsafe impl Send for Bytes {}
+
+/// A splitting thread and the receiving end of its channel.
+pub(super) struct Worker {
+    /// (In a mutex only so that the iterator is `Sync`, as a Python class
+    /// must be: it is reached through `&mut self`, never locked.)
+    rx: Option<Mutex<Receiver<Batch>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Start splitting `bytes` (the whole stream) from `pos` with
+    /// `splitter` on a new thread; `None` when no thread can be started
+    /// (the caller then splits inline).
+    ///
+    /// # Safety
+    /// `bytes` must stay alive and unchanged until the returned `Worker`
+    /// is dropped (its `Drop` joins the thread).
+    pub(super) unsafe fn start(bytes: &[u8], pos: usize, mut splitter: Splitter) -> Option<Worker> {
+        let (tx, rx) = sync_channel::<Batch>(AHEAD);
+        let b = Bytes {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+        };
+        let thread = std::thread::Builder::new()
+            .name("qjson-parse-many".into())
+            .spawn(move || {
+                let b = b;
+                // SAFETY: the caller of `start` keeps the bytes alive and
+                // unchanged until this thread is joined.
+                let buf = unsafe { std::slice::from_raw_parts(b.ptr, b.len) };
+                let mut pos = pos;
+                while pos < buf.len() {
+                    let mut pieces = Vec::new();
+                    let q = splitter.split(buf, pos, true, &mut pieces);
+                    if q == pos && pieces.is_empty() {
+                        break; // (`split` at the end always progresses)
+                    }
+                    pos = q;
+                    // A closed channel: the iterator is gone.
+                    if tx.send(Batch { pieces, pos }).is_err() {
+                        return;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Worker {
+            rx: Some(Mutex::new(rx)),
+            thread: Some(thread),
+        })
+    }
+
+    /// The next window's documents (waiting for them if need be); `None`
+    /// when the stream is split to its end. Call without the interpreter
+    /// attached: it may wait.
+    pub(super) fn next(&mut self) -> Option<Batch> {
+        let rx = self.rx.as_mut()?.get_mut().ok()?;
+        rx.recv().ok()
+    }
+
+    /// Whether the thread ended by panicking (after [`Worker::next`]
+    /// returned `None`): the stream was then not split to its end.
+    pub(super) fn failed(&mut self) -> bool {
+        self.rx = None;
+        match self.thread.take() {
+            Some(t) => t.join().is_err(),
+            None => false,
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Closing the channel stops the thread at its next send; joining
+        // it ends its use of the bytes before they can be released.
+        self.rx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
