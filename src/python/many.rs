@@ -152,6 +152,12 @@ impl DocIterator {
                 Source::Memory(input) => {
                     let bytes = input.bytes();
                     if let Some(w) = &mut self.worker {
+                        if w.orphaned() {
+                            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                                "qjson: a parse_many iterator cannot go on in a process \
+                                 forked while it was splitting; make a new one",
+                            ));
+                        }
                         let Some(batch) = py.detach(|| w.next()) else {
                             if w.failed() {
                                 return Err(pyo3::exceptions::PySystemError::new_err(

@@ -10,6 +10,7 @@ import gc
 import io
 import os
 import sys
+import time
 
 import pytest
 import qjson
@@ -27,7 +28,7 @@ BAD = [
     b"[1,]",
     b'{"a": 1} \\',
     b'{"n": 01}',
-    b"{\n  \"pretty\": [1,],\n  \"b\": 2\n}",
+    b'{\n  "pretty": [1,],\n  "b": 2\n}',
     b'{"a": 1} {"b": 2}',
     b"\n\n   \n",
 ]
@@ -142,3 +143,33 @@ def test_a_str_and_a_bytearray_input(stream):
     fixed = stream.count(b'"\xff\xfe"')
     assert fixed > 0
     assert len(list(qjson.parse_many(text, errors="skip"))) == len(want) + fixed
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_neither_hangs_nor_reads_on(stream):
+    it = qjson.parse_many(stream, errors="skip")
+    next(it)
+    pid = os.fork()
+    if pid == 0:  # the child: no splitting thread here
+        code = 1
+        try:
+            try:
+                for _ in it:
+                    pass
+            except RuntimeError as e:
+                code = 0 if "forked" in str(e) else 2
+            del it  # must not wait for the parent's thread
+        finally:
+            os._exit(code)
+    for _ in range(200):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung")
+    assert os.waitstatus_to_exitcode(status) == 0
+    # the parent's iterator goes on
+    assert len(list(it)) > 500

@@ -22,6 +22,10 @@
 //! that the iterator keeps alive ([`Worker::start`]'s contract), and a
 //! [`Worker`] that is dropped (the iterator finished, freed or abandoned)
 //! closes the channel and joins the thread before those bytes can go.
+//!
+//! A child process forked while the thread runs has no such thread (only
+//! the forking thread is copied): there the iterator raises instead of
+//! waiting for windows that never come, and its `Drop` does not join.
 
 use crate::many::{Piece, Splitter};
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -60,6 +64,8 @@ pub(super) struct Worker {
     /// must be: it is reached through `&mut self`, never locked.)
     rx: Option<Mutex<Receiver<Batch>>>,
     thread: Option<JoinHandle<()>>,
+    /// The process that started the thread (see the module doc on fork).
+    pid: u32,
 }
 
 impl Worker {
@@ -101,12 +107,20 @@ impl Worker {
         Some(Worker {
             rx: Some(Mutex::new(rx)),
             thread: Some(thread),
+            pid: std::process::id(),
         })
+    }
+
+    /// Whether the thread belongs to another process (this one is a
+    /// child forked while it ran): then nothing comes through the channel.
+    pub(super) fn orphaned(&self) -> bool {
+        self.pid != std::process::id()
     }
 
     /// The next window's documents (waiting for them if need be); `None`
     /// when the stream is split to its end. Call without the interpreter
-    /// attached: it may wait.
+    /// attached: it may wait. (The caller checks [`Worker::orphaned`]
+    /// first.)
     pub(super) fn next(&mut self) -> Option<Batch> {
         let rx = self.rx.as_mut()?.get_mut().ok()?;
         rx.recv().ok()
@@ -129,7 +143,12 @@ impl Drop for Worker {
         // it ends its use of the bytes before they can be released.
         self.rx = None;
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            if self.orphaned() {
+                // No such thread here: joining would wait forever.
+                std::mem::forget(t);
+            } else {
+                let _ = t.join();
+            }
         }
     }
 }
