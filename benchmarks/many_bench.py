@@ -60,12 +60,6 @@ from benchmarks.payloads import batch_file, write_batch_file  # noqa: E402
 AMAZON = HERE.parent / ".." / "shared" / "data" / "jsonexamples" / "amazon_cellphones.ndjson"
 
 
-def timed(fn: Callable[[], object], now: Callable[[], float]) -> float:
-    t = now()
-    fn()
-    return now() - t
-
-
 def interleave(
     fns: dict[str, Callable[[], object]],
     rounds: int,

@@ -12,6 +12,13 @@
 //! by the chunk size plus the largest document (two buffers, reused once
 //! no `Doc` holds them; each `Doc` kept keeps its chunk alive).
 //!
+//! `parse_many` of a stream of at least `worker::WORKER_MIN` bytes splits
+//! on a thread of its own, a few windows ahead of the documents handed out
+//! ([`worker`]): the pieces are the same, only the calling thread's share
+//! of the work changes (on the 100 MB batch file, reading two fields of
+//! every line took 0.3x the calling thread's CPU time and 1.1x the
+//! process's, LTO builds, A/B against the inline split).
+//!
 //! `loads_many` first tries each line on its own ([`Splitter::line`]):
 //! when the line is one valid document, `loads`' own fast path (the token
 //! index and the builder, [`loads::from_tokens`]) builds it, with no
@@ -41,7 +48,7 @@ use pyo3::types::{PyList, PyTuple, PyType};
 use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::Arc;
-use worker::{Worker, WORKER_MIN, WORKER_WINDOW};
+use worker::{Worker, WORKER_MIN};
 
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -174,21 +181,17 @@ impl DocIterator {
                     if pos >= bytes.len() {
                         return Ok(false);
                     }
-                    // (Only at the stream's start: a splitter that failed
-                    // to start its thread is then replaced by a fresh one.)
+                    // Only at the stream's start, where the thread's own
+                    // (fresh) splitter stands for this one; if no thread
+                    // starts, this one splits inline.
                     if !self.eager && pos == 0 && sp.count() == 0 && bytes.len() >= WORKER_MIN {
-                        let opts = sp.options();
-                        let fresh = Splitter::new(opts, true, WORKER_WINDOW);
-                        let mine = std::mem::replace(sp, fresh);
+                        let theirs = Splitter::new(sp.options(), true, WINDOW);
                         // SAFETY: `input` (held by `self.source`) keeps the
                         // bytes alive and unchanged, and the worker is
                         // dropped before it (field order of `DocIterator`).
-                        match unsafe { Worker::start(bytes, pos, mine) } {
-                            Some(w) => {
-                                self.worker = Some(w);
-                                continue;
-                            }
-                            None => *sp = Splitter::new(opts, true, WINDOW),
+                        if let Some(w) = unsafe { Worker::start(bytes, pos, theirs) } {
+                            self.worker = Some(w);
+                            continue;
                         }
                     }
                     self.pos = if bytes.len() - pos >= DETACH_MIN {

@@ -1,4 +1,4 @@
-"""parse_many's splitting thread (streams of 512 KiB and more are split on a
+"""parse_many's splitting thread (streams of 2 MiB and more are split on a
 thread of their own, src/python/many/worker.rs): the same documents, errors
 and offsets as the inline split (open_many over a file object, which never
 uses the thread), the thread gone once the iterator is, and documents that
@@ -19,7 +19,7 @@ from conftest import REPO_DIR
 sys.path.insert(0, str(REPO_DIR))
 from benchmarks.payloads import batch_file  # noqa: E402
 
-WORKER_MIN = 512 * 1024
+WORKER_MIN = 2 * 1024 * 1024
 
 BAD = [
     b'{"a": "open}',
@@ -69,8 +69,8 @@ def threads() -> int:
 
 @pytest.fixture(scope="module")
 def stream() -> bytes:
-    data = mixed_stream(3 * 1024 * 1024)
-    assert len(data) >= 4 * WORKER_MIN
+    data = mixed_stream(5 * 1024 * 1024)
+    assert len(data) >= 2 * WORKER_MIN
     return data
 
 
@@ -98,7 +98,7 @@ def test_raise_mode_equals_the_inline_split(stream):
 
 
 def test_good_stream_reads_every_line():
-    data = batch_file(2 * 1024 * 1024, seed=6)
+    data = batch_file(3 * 1024 * 1024, seed=6)
     lines = [line for line in data.splitlines() if line.strip()]
     docs = list(qjson.parse_many(data))
     assert [d.raw() for d in docs] == lines
