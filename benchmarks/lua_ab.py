@@ -10,7 +10,7 @@ user's process). Printed: median ops/s per side, B / A, and each workload as
 a share of its side's passthrough (decode + encode unmodified).
 
     python benchmarks/lua_ab.py A_LUA A_LIB B_LUA B_LIB [--payloads 2k,1m,...]
-        [--work pass,set,...] [--rounds 7] [--round-s 0.05]
+        [--work pass,set,...] [--rounds 7] [--round-s 0.05] [--deterministic]
 
 Workloads: pass, set (model / [1].title on github), patch (3 ops, as
 lua_bench.py), merge, read (decode + the access reads of lua_bench.py), copy
@@ -18,14 +18,28 @@ lua_bench.py), merge, read (decode + the access reads of lua_bench.py), copy
 a Lua string of about the payload's size; as for the edited results, equal
 on every call, LuaJIT's string table may hold the previous one, and then the
 string costs a compare of the bytes instead of a copy).
+
+--deterministic: LuaJIT seeds its PRNG (trace penalties, string hashes) from
+getrandom, and tables keyed by tables or cdata hash their addresses, so
+the traces a workload gets change from run to run (a 2 KB patch ranged
+31k-74k instructions under callgrind; a 100 KB patch ran at 12k or 45k
+ops/s). The option builds benchmarks/detrand.c (a fixed getrandom) with cc
+and runs the script again with it preloaded, address randomisation off
+(personality ADDR_NO_RANDOMIZE) and PYTHONHASHSEED=0: runs of one build
+then repeat, and callgrind counts compare across builds. Timings still vary
+with the machine's load. One fixed seed is one sample of the trace
+lottery: a layout-sensitive workload can sit on a slow or a fast draw.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 
 try:
     import payloads  # type: ignore[import-not-found]
@@ -124,6 +138,26 @@ def side(lua_path: str, lib: str):
     return rt.execute(SETUP)
 
 
+DETRAND = os.path.join(os.path.dirname(os.path.abspath(__file__)), "detrand.c")
+
+
+def deterministic() -> None:
+    """Run this script again with a fixed getrandom (see --deterministic)."""
+    if os.environ.get("QJSON_DETRAND") == "1":
+        return
+    out = os.path.join(tempfile.mkdtemp(prefix="qjson-detrand-"), "detrand.so")
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", out, DETRAND, "-ldl"], check=True)
+    env = dict(os.environ, QJSON_DETRAND="1", PYTHONHASHSEED="0")
+    env["LD_PRELOAD"] = " ".join(x for x in (out, env.get("LD_PRELOAD", "")) if x)
+    import ctypes
+
+    addr_no_randomize = 0x0040000  # kept across exec
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.personality(libc.personality(0xFFFFFFFF) | addr_no_randomize)
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a_lua")
@@ -134,7 +168,10 @@ def main() -> int:
     ap.add_argument("--work", default="pass,copy,set,patch,merge,read")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--round-s", type=float, default=0.05)
+    ap.add_argument("--deterministic", action="store_true", help="a fixed LuaJIT PRNG seed")
     args = ap.parse_args()
+    if args.deterministic:
+        deterministic()
 
     sides = [side(args.a_lua, args.a_lib), side(args.b_lua, args.b_lib)]
     names = args.payloads.split(",")

@@ -24,6 +24,7 @@
 //! [`Cursor`]: crate::doc::Cursor
 
 mod child;
+mod copy;
 mod edit;
 mod encode;
 mod handle;
@@ -34,6 +35,7 @@ mod read;
 mod status;
 
 pub use child::{qjson_field_value, qjson_index_value, CValue};
+pub use copy::qjson_copy;
 pub use edit::{
     qjson_edit_changed, qjson_edit_delete, qjson_edit_free, qjson_edit_insert, qjson_edit_len,
     qjson_edit_new, qjson_edit_new_owned, qjson_edit_plan, qjson_edit_put, qjson_edit_remove,
