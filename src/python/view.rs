@@ -60,7 +60,7 @@ use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
 use pyo3::PyTraverseError;
 
 #[cfg(not(feature = "abi3"))]
-mod alloc;
+pub(crate) mod alloc;
 mod cache;
 mod dirty;
 mod drop;

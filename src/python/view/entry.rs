@@ -8,7 +8,7 @@
 //! key for `[]`, a value that does not decode) goes to the method PyO3
 //! made, which handles it as before.
 
-use super::super::doc::parse_bytes;
+use super::super::doc::{parse_bytes, Cursor};
 use super::super::slots::{self, exact_str, owned, run, FastCall, Original};
 use super::{alloc, lazy_child, ArrState, Array, ObjState, Object};
 use pyo3::ffi;
@@ -35,6 +35,8 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
         alloc::install(py, &o);
         let a = Bound::new(py, Array::new(doc.parsed.clone(), root))?;
         alloc::install(py, &a);
+        let c = Bound::new(py, Cursor::new(doc.parsed.clone(), root))?;
+        alloc::install(py, &c);
     }
     Ok(())
 }
