@@ -1,4 +1,4 @@
-"""Making and freeing views (``src/python/view/alloc.rs``): reference counts
+"""Making and freeing views and cursors (``src/python/view/alloc.rs``): reference counts
 of the type, the input and the parent, collector tracking, views that outlive
 their document, cycles through edited views, and views freed on other
 threads.
@@ -99,7 +99,7 @@ def test_views_made_and_freed_on_threads():
     before = sys.getrefcount(obj_type)
     errors = []
 
-    def work():
+    def work(doc):
         try:
             for _ in range(300):
                 r = doc.root
@@ -109,7 +109,7 @@ def test_views_made_and_freed_on_threads():
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=work) for _ in range(4)]
+    threads = [threading.Thread(target=work, args=(doc,)) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -125,3 +125,21 @@ def test_view_types_stay_final(make):
     cls = type(make(DATA))
     with pytest.raises(TypeError):
         type("Sub", (cls,), {})
+
+
+def test_freeing_cursors_releases_their_type_and_input():
+    data = bytes(DATA)
+    doc = qjson.parse(data)
+    cursor_type = type(doc.open("a"))
+    before = sys.getrefcount(cursor_type), sys.getrefcount(data)
+    for i in range(1000):
+        c = doc.open("a.b" if i % 2 else "l[1]")
+        assert c.get_str("x") == "y" if i % 2 == 0 else c.get_int("c[1].d") == 2
+        del c
+    assert (sys.getrefcount(cursor_type), sys.getrefcount(data)) == before
+    c = doc.open("a")
+    del doc
+    assert c.get_int("b.c[1].d") == 2
+    assert not gc.is_tracked(c)
+    del c
+    assert sys.getrefcount(data) == before[1] - 1
