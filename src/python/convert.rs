@@ -6,7 +6,7 @@
 
 use super::doc::Parsed;
 use super::errors::access_error;
-use super::view::{Array, Object};
+use super::view::{self, Array, Object};
 use crate::decode::Number;
 use crate::doc::{ArrayItems, Cursor, ObjectItems, Value};
 use crate::error::AccessError;
@@ -82,8 +82,8 @@ pub(crate) fn scalar_or_view(
         Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
         Value::Number(n) => number(py, n)?,
         Value::String(s) => new_str(py, &s).into_any().unbind(),
-        Value::Object(c) => Py::new(py, Object::new(parsed.clone(), c))?.into_any(),
-        Value::Array(c) => Py::new(py, Array::new(parsed.clone(), c))?.into_any(),
+        Value::Object(c) => view::make(py, Object::new(parsed.clone(), c))?,
+        Value::Array(c) => view::make(py, Array::new(parsed.clone(), c))?,
     })
 }
 

@@ -262,10 +262,10 @@ macro_rules! getters {
             }
 
             /// A cursor at `path`, whose getters take paths relative to it.
-            fn open(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Cursor> {
+            fn open(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                 let path = &PathArg::new(path)?;
                 let at = self.find(py, path)?;
-                Ok(Cursor { parsed: self.parsed.clone(), at })
+                super::view::make(py, Cursor::new(self.parsed.clone(), at))
             }
 
             /// Every value `path` matches (wildcards `[*]` and `.*`), in
@@ -289,6 +289,12 @@ macro_rules! getters {
             $($extra)*
         }
     };
+}
+
+impl Cursor {
+    pub(crate) fn new(parsed: Arc<Parsed>, at: CoreCursor) -> Cursor {
+        Cursor { parsed, at }
+    }
 }
 
 impl Doc {

@@ -40,7 +40,8 @@
 //! # Files
 //!
 //! `view.rs`: the types, reads and edits; `view/entry.rs`: raw CPython
-//! entry points of the common reads; `view/cache.rs`: cached child views; `view/patch.rs`: patches of lazy objects (the core's, over Python
+//! entry points of the common reads; `view/alloc.rs`: making and freeing
+//! view objects; `view/cache.rs`: cached child views; `view/patch.rs`: patches of lazy objects (the core's, over Python
 //! keys); `view/edit.rs`: hooks for `qjson.patch` and snapshots;
 //! `view/dirty.rs`: the dirty walk; `view/write.rs`: writing through the
 //! core engine; `view/drop.rs`: dropping deep trees of views.
@@ -58,6 +59,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySlice, PyString, PyTuple};
 use pyo3::PyTraverseError;
 
+#[cfg(not(feature = "abi3"))]
+pub(crate) mod alloc;
 mod cache;
 mod dirty;
 mod drop;
@@ -68,6 +71,8 @@ mod inserted;
 mod patch;
 mod write;
 
+#[cfg(not(feature = "abi3"))]
+pub(crate) use alloc::make;
 use cache::ViewCache;
 use dirty::{dirty_now, mark_dirty, new_era};
 pub(crate) use edit::{
@@ -145,6 +150,13 @@ pub struct Array {
 }
 
 // ------------------------------------------------------------------ helpers
+
+/// A new Python object holding the view `value` (the raw allocation of
+/// `alloc` in non-`abi3` builds).
+#[cfg(feature = "abi3")]
+pub(crate) fn make<T: pyo3::PyClass>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, value)?.into_any())
+}
 
 fn err(py: Python<'_>, parsed: &Parsed, e: AccessError) -> PyErr {
     access_error(py, e, &parsed.input, "")

@@ -274,11 +274,8 @@ getter!(get_bool, 1, |py, parsed, found, _args, _nargs| {
 
 getter!(open, 1, |py, parsed, found, _args, _nargs| {
     let at = found.ok()?;
-    owned(Py::new(
+    owned(super::super::view::make(
         py,
-        Cursor {
-            parsed: parsed.clone(),
-            at,
-        },
+        Cursor::new(parsed.clone(), at),
     ))
 });

@@ -8,10 +8,12 @@
 //! key for `[]`, a value that does not decode) goes to the method PyO3
 //! made, which handles it as before.
 
+use super::super::doc::{parse_bytes, Cursor};
 use super::super::slots::{self, exact_str, owned, run, FastCall, Original};
-use super::{lazy_child, ArrState, Array, ObjState, Object};
+use super::{alloc, lazy_child, ArrState, Array, ObjState, Object};
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 static OBJECT_SUBSCRIPT: Original<ffi::binaryfunc> = Original::new();
 static OBJECT_GET: Original<FastCall> = Original::new();
@@ -24,6 +26,18 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
     slots::replace_method(&object, c"get", object_get, &OBJECT_GET)?;
     let array = py.get_type::<Array>();
     slots::replace_subscript(&array, array_subscript, &ARRAY_SUBSCRIPT)?;
+    // One sample of each class, over a tiny document, to measure the
+    // layout on (see `super::alloc`).
+    let bytes = PyBytes::new(py, b"{}");
+    if let Some(doc) = parse_bytes(bytes.as_any()) {
+        let root = doc.parsed.doc().root();
+        let o = Bound::new(py, Object::new(doc.parsed.clone(), root))?;
+        alloc::install(py, &o);
+        let a = Bound::new(py, Array::new(doc.parsed.clone(), root))?;
+        alloc::install(py, &a);
+        let c = Bound::new(py, Cursor::new(doc.parsed.clone(), root))?;
+        alloc::install(py, &c);
+    }
     Ok(())
 }
 

@@ -1,0 +1,220 @@
+//! Making and freeing view and cursor objects without PyO3's generic
+//! paths.
+//!
+//! # Why
+//!
+//! A read that returns a container makes a view, and the caller soon frees
+//! it: in loops over small documents that is most of the work of a read.
+//! PyO3 makes an object by calling the base type's `tp_new` with an empty
+//! argument tuple (which checks the arguments, then calls `tp_alloc`) and
+//! frees it through a trampoline (thread-local attachment count, pool of
+//! deferred drops, panic guard) and a generic `tp_dealloc` that looks its
+//! slots up by name. About 800 instructions per view, around a lookup of
+//! about 300. PyO3 0.28's `tp_dealloc` also never releases the reference
+//! to the (heap) type that `tp_alloc` took: every freed view leaked one.
+//!
+//! # How
+//!
+//! A PyO3 class object is the object header, then the Rust value, then
+//! PyO3's borrow flag (zero: not borrowed); the thread checker, dict and
+//! weakref slots of these classes take no space. [`install`] measures
+//! where the value sits on one sample object of each type, checks that the
+//! type's size, flags and slots are what this layout needs (else it
+//! changes nothing, and PyO3's paths stay in use), and puts [`dealloc`] in
+//! the type's `tp_dealloc`. Then:
+//!
+//! - [`make`] calls `PyType_GenericAlloc` (a zeroed, GC-tracked object
+//!   holding a reference to its type: the borrow flag is already zero) and
+//!   moves the Rust value into place. Nothing runs between the two, so the
+//!   collector never sees the zeroed value.
+//! - [`dealloc`] untracks the object (views are GC types, cursors not), drops the Rust value in place,
+//!   frees the memory with the type's `tp_free` and releases the type.
+//!   Dropping the value releases Python objects only when it holds cached
+//!   views or edits, or the last share of the document (its input bytes):
+//!   then the drop runs inside `Python::attach`, so that PyO3 releases
+//!   those references at once (see `super::super::slots`).
+//!
+//! The stable ABI hides the layouts this needs: `abi3` builds keep PyO3's
+//! paths.
+
+use super::super::doc::Cursor;
+use super::{Array, Object, ViewCache};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::PyClass;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// A class made and freed here: the views, and `Cursor`.
+pub(crate) trait View: PyClass + Sized {
+    /// Whether PyO3 keeps a borrow flag after the value (not for frozen
+    /// classes).
+    const FLAG: bool;
+    /// A new object holding `self`, made by PyO3.
+    fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>>;
+    /// Where the Rust value sits in the Python object, in bytes; 0 while
+    /// PyO3's paths are in use.
+    fn offset() -> &'static AtomicUsize;
+    /// The value inside `sample`.
+    fn value_of(sample: &Bound<'_, Self>) -> Option<*const Self>;
+    /// Whether dropping the value releases no Python object.
+    fn drops_nothing(&self) -> bool;
+}
+
+static OBJECT_AT: AtomicUsize = AtomicUsize::new(0);
+static ARRAY_AT: AtomicUsize = AtomicUsize::new(0);
+static CURSOR_AT: AtomicUsize = AtomicUsize::new(0);
+
+macro_rules! view {
+    ($t:ty, $at:ident) => {
+        impl View for $t {
+            const FLAG: bool = true;
+            fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                Ok(Py::new(py, self)?.into_any())
+            }
+            fn offset() -> &'static AtomicUsize {
+                &$at
+            }
+            fn value_of(sample: &Bound<'_, Self>) -> Option<*const Self> {
+                let mut v = sample.try_borrow_mut().ok()?;
+                Some(&mut *v as *mut Self as *const Self)
+            }
+            fn drops_nothing(&self) -> bool {
+                self.unedited().is_some_and(ViewCache::is_empty)
+                    && Arc::strong_count(&self.parsed) > 1
+            }
+        }
+    };
+}
+
+view!(Object, OBJECT_AT);
+view!(Array, ARRAY_AT);
+
+impl View for Cursor {
+    const FLAG: bool = false;
+    fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(py, self)?.into_any())
+    }
+    fn offset() -> &'static AtomicUsize {
+        &CURSOR_AT
+    }
+    fn value_of(sample: &Bound<'_, Self>) -> Option<*const Self> {
+        Some(sample.get() as *const Self)
+    }
+    fn drops_nothing(&self) -> bool {
+        Arc::strong_count(&self.parsed) > 1
+    }
+}
+
+/// A new Python object holding `value`.
+#[inline]
+pub(crate) fn make<T: View>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
+    let at = T::offset().load(Ordering::Relaxed);
+    if at == 0 {
+        return value.pyo3_new(py);
+    }
+    let tp = T::type_object_raw(py);
+    // SAFETY: the thread is attached. `install` checked that `tp` is a
+    // fixed-size type allocated by `PyType_GenericAlloc`, whose objects
+    // hold the value at `at` (followed by PyO3's borrow flag, for which the
+    // zeroed memory is the "not borrowed" state). The value is moved in
+    // before anything else can run, so the collector (which tracks a GC
+    // object already) never reaches the zeroed value.
+    unsafe {
+        let obj = ffi::PyType_GenericAlloc(tp, 0);
+        if obj.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        std::ptr::write(obj.cast::<u8>().add(at).cast::<T>(), value);
+        Ok(Bound::from_owned_ptr(py, obj).unbind())
+    }
+}
+
+/// `tp_dealloc` of a view class (see the module docs).
+///
+/// # Safety
+///
+/// CPython calls it attached, once, for an object of type `T` whose count
+/// reached zero; `install` set it only after checking the layout.
+unsafe extern "C" fn dealloc<T: View>(obj: *mut ffi::PyObject) {
+    let at = T::offset().load(Ordering::Relaxed);
+    // SAFETY: (see the function's contract) the object is ours alone; its
+    // value sits at `at` and is dropped exactly once, before the memory
+    // is freed by the type's `tp_free`; the object held a reference to
+    // its heap type (taken by `PyType_GenericAlloc`), released last.
+    unsafe {
+        let tp = ffi::Py_TYPE(obj);
+        if (*tp).tp_flags & ffi::Py_TPFLAGS_HAVE_GC != 0 {
+            ffi::PyObject_GC_UnTrack(obj.cast());
+        }
+        let value = obj.cast::<u8>().add(at).cast::<T>();
+        // A panic in a drop leaks what is left of the value, as PyO3's
+        // trampoline would; it must not unwind into CPython.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            // While the interpreter finalizes, PyO3 cannot attach: the
+            // references go to its pool of deferred drops (and the
+            // process ends).
+            if (*value).drops_nothing() || ffi::Py_IsInitialized() == 0 {
+                std::ptr::drop_in_place(value);
+            } else {
+                Python::attach(|_| std::ptr::drop_in_place(value));
+            }
+        }));
+        if let Some(free) = (*tp).tp_free {
+            free(obj.cast());
+        }
+        ffi::Py_DECREF(tp.cast());
+    }
+}
+
+/// Measure the layout of `T` on `sample` (a fresh, unborrowed object of
+/// type `T`) and, when it is the one this module needs, install
+/// [`dealloc`] and switch [`make`] over. Changes nothing otherwise.
+pub(crate) fn install<T: View>(py: Python<'_>, sample: &Bound<'_, T>) {
+    let tp = T::type_object_raw(py);
+    let obj = sample.as_ptr() as usize;
+    let Some(value) = T::value_of(sample) else {
+        return;
+    };
+    let at = (value as usize).wrapping_sub(obj);
+    let word = std::mem::size_of::<usize>();
+    let round = |n: usize, a: usize| n.div_ceil(a) * a;
+    let align = std::mem::align_of::<T>().max(word);
+    let flag_at = at + round(std::mem::size_of::<T>(), word);
+    let size = round(flag_at + if T::FLAG { word } else { 0 }, align);
+    let generic_alloc: ffi::allocfunc = ffi::PyType_GenericAlloc;
+    let gc_del: ffi::freefunc = ffi::PyObject_GC_Del;
+    let del: ffi::freefunc = ffi::PyObject_Free;
+    // SAFETY: the thread is attached; `tp` is the live type object of `T`
+    // and `sample` a live object of it, `flag_at + word <= size` bytes
+    // long when the size check holds (checked before the read).
+    let fits = unsafe {
+        let t = &*tp;
+        let flags = t.tp_flags;
+        let gc = flags & ffi::Py_TPFLAGS_HAVE_GC != 0;
+        let free = t.tp_free.map(|f| f as usize);
+        at >= std::mem::size_of::<ffi::PyObject>()
+            && t.tp_basicsize as usize == size
+            && t.tp_itemsize == 0
+            && t.tp_dictoffset == 0
+            && t.tp_weaklistoffset == 0
+            && flags & ffi::Py_TPFLAGS_HEAPTYPE != 0
+            && flags & ffi::Py_TPFLAGS_BASETYPE == 0
+            && t.tp_alloc.map(|f| f as usize) == Some(generic_alloc as usize)
+            && free == Some(if gc { gc_del } else { del } as usize)
+            && ffi::Py_TYPE(sample.as_ptr()) == tp
+            && (!T::FLAG || *((obj + flag_at) as *const usize) == 0)
+    };
+    if !fits {
+        return;
+    }
+    T::offset().store(at, Ordering::Relaxed);
+    // SAFETY: the type is live and a heap type; objects made before this
+    // point were made by PyO3 with the same layout and allocator (checked
+    // above), so the new `tp_dealloc` frees them correctly too.
+    unsafe {
+        (*tp).tp_dealloc = Some(dealloc::<T>);
+        ffi::PyType_Modified(tp);
+    }
+}

@@ -1,0 +1,145 @@
+"""Making and freeing views and cursors (``src/python/view/alloc.rs``): reference counts
+of the type, the input and the parent, collector tracking, views that outlive
+their document, cycles through edited views, and views freed on other
+threads.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+import weakref
+
+import pytest
+import qjson
+
+DATA = b'{"a": {"b": {"c": [1, {"d": 2}]}}, "l": [[1], {"x": "y"}], "s": "t"}'
+
+
+def test_freeing_views_releases_their_type():
+    v = qjson.decode(DATA)
+    obj_type, arr_type = type(v["a"]), type(v["l"])
+    before = sys.getrefcount(obj_type), sys.getrefcount(arr_type)
+    for _ in range(1000):
+        w = qjson.decode(DATA)
+        x, y, z = w["a"], w["l"], w["a"]["b"]["c"]
+        del w, x, y, z
+    assert (sys.getrefcount(obj_type), sys.getrefcount(arr_type)) == before
+
+
+def test_freeing_views_releases_the_input():
+    data = bytes(DATA)
+    base = sys.getrefcount(data)
+    doc = qjson.parse(data)
+    views = [doc.root["a"]["b"], doc.root["l"][1], qjson.decode(data)["a"]]
+    assert sys.getrefcount(data) > base
+    del doc
+    # The views keep the input alive and readable.
+    assert views[0]["c"][1]["d"] == 2
+    assert views[1]["x"] == "y"
+    assert views[2]["b"]["c"][0] == 1
+    del views
+    assert sys.getrefcount(data) == base
+
+
+def test_child_views_are_tracked_and_released():
+    v = qjson.decode(DATA)
+    child = v["a"]
+    assert gc.is_tracked(child)
+    assert child is v["a"]
+    assert any(r is v for r in gc.get_referrers(child))
+    n = sys.getrefcount(child)
+    del v
+    assert sys.getrefcount(child) == n - 1
+    assert child["b"]["c"][0] == 1
+    assert dict(child["b"]["c"][1]) == {"d": 2}
+
+
+def test_views_outlive_every_other_reference():
+    def make():
+        return qjson.parse(bytearray(DATA)).root["a"]["b"]["c"]
+
+    c = make()
+    gc.collect()
+    assert c[1]["d"] == 2
+    assert list(c) == [1, c[1]]
+
+
+def test_cycles_through_edited_views_are_collected():
+    class Box:
+        pass
+
+    v = qjson.decode(DATA)
+    box = Box()
+    v["a"]["cycle"] = box
+    box.view = v
+    ref = weakref.ref(box)
+    del v, box
+    gc.collect()
+    assert ref() is None
+
+
+def test_deep_chains_are_freed_without_recursion():
+    depth = 1000
+    data = b'{"k":' * depth + b"1" + b"}" * depth
+    x = qjson.decode(data)
+    root = x
+    for _ in range(depth - 1):
+        x = x["k"]
+    assert x["k"] == 1
+    del root
+    del x  # the whole chain goes here; must not overflow the stack
+
+
+def test_views_made_and_freed_on_threads():
+    data = bytes(DATA)
+    doc = qjson.parse(data)
+    obj_type = type(doc.root)
+    before = sys.getrefcount(obj_type)
+    errors = []
+
+    def work(doc):
+        try:
+            for _ in range(300):
+                r = doc.root
+                v = qjson.decode(data)
+                assert v["a"]["b"]["c"][1]["d"] == r["a"]["b"]["c"][1]["d"] == 2
+                del v
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(doc,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    del doc
+    # The document's cached root view was the last view of the type.
+    assert sys.getrefcount(obj_type) == before - 1
+
+
+@pytest.mark.parametrize("make", [qjson.decode, lambda b: qjson.parse(b).root])
+def test_view_types_stay_final(make):
+    cls = type(make(DATA))
+    with pytest.raises(TypeError):
+        type("Sub", (cls,), {})
+
+
+def test_freeing_cursors_releases_their_type_and_input():
+    data = bytes(DATA)
+    doc = qjson.parse(data)
+    cursor_type = type(doc.open("a"))
+    before = sys.getrefcount(cursor_type), sys.getrefcount(data)
+    for i in range(1000):
+        c = doc.open("a.b" if i % 2 else "l[1]")
+        assert c.get_str("x") == "y" if i % 2 == 0 else c.get_int("c[1].d") == 2
+        del c
+    assert (sys.getrefcount(cursor_type), sys.getrefcount(data)) == before
+    c = doc.open("a")
+    del doc
+    assert c.get_int("b.c[1].d") == 2
+    assert not gc.is_tracked(c)
+    del c
+    assert sys.getrefcount(data) == before[1] - 1
