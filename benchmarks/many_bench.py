@@ -12,7 +12,9 @@ calling thread's CPU time (benchmarks/clock.py), the collector on unless
 
 - read: custom_id and body.model of every line of a generated batch-API
   file in memory: qjson parse_many vs fastsimdjson parse_many and orjson
-  per line (splitlines + loads);
+  per line (splitlines + loads); both parse_many split on a second thread
+  (stage 1 ahead of the reads), so the row also gives the CPU time of the
+  whole process ("process_ratio"), which counts that thread;
 - file: the same reads from the file: qjson open_many vs fastsimdjson
   parse_many of the file's bytes; each in a fresh subprocess, with its
   peak RSS growth;
@@ -24,7 +26,7 @@ calling thread's CPU time (benchmarks/clock.py), the collector on unless
   allocation count raised by every object it built) are charged to it
   rather than to whichever call runs next;
 - rewrite: body.model of every line set, then dumps_many, vs orjson
-  loads + dumps per line;
+  loads + dumps per line (also with the process's CPU time);
 - threads: two threads each reading its own file with open_many (speedup
   over one thread doing both files; wall time, the only clock for this).
 
@@ -58,22 +60,27 @@ from benchmarks.payloads import batch_file, write_batch_file  # noqa: E402
 AMAZON = HERE.parent / ".." / "shared" / "data" / "jsonexamples" / "amazon_cellphones.ndjson"
 
 
-def timed(fn: Callable[[], object], now: Callable[[], float]) -> float:
-    t = now()
-    fn()
-    return now() - t
-
-
 def interleave(
-    fns: dict[str, Callable[[], object]], rounds: int, now: Callable[[], float] = clock.now
+    fns: dict[str, Callable[[], object]],
+    rounds: int,
+    now: Callable[[], float] = clock.now,
+    process: dict[str, float] | None = None,
 ) -> dict[str, float]:
-    """Median seconds of each function, the functions taking turns."""
+    """Median seconds of each function, the functions taking turns. With
+    `process`, also the median CPU time of the whole process (every thread:
+    fastsimdjson's parse_many and qjson's split on a second thread) into it."""
     times: dict[str, list[float]] = {k: [] for k in fns}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
     for fn in fns.values():  # warm-up
         fn()
     for _ in range(rounds):
         for name, fn in fns.items():
-            times[name].append(timed(fn, now))
+            p, t = time.process_time(), now()
+            fn()
+            times[name].append(now() - t)
+            cpu[name].append(time.process_time() - p)
+    if process is not None:
+        process.update({k: statistics.median(v) for k, v in cpu.items()})
     return {k: statistics.median(v) for k, v in times.items()}
 
 
@@ -115,9 +122,17 @@ def read_row(data: bytes, rounds: int) -> dict:
         return n
 
     assert q() == ql() == fs() == oj()
-    t = interleave({"qjson": q, "qjson_lazy": ql, "fastsimdjson": fs, "orjson": oj}, rounds)
+    cpu: dict[str, float] = {}
+    fns = {"qjson": q, "qjson_lazy": ql, "fastsimdjson": fs, "orjson": oj}
+    t = interleave(fns, rounds, process=cpu)
     lazy = {k: v for k, v in t.items() if k != "qjson"}
-    return {"seconds": t, "ratio": ratios(t, "qjson"), "ratio_lazy": ratios(lazy, "qjson_lazy")}
+    return {
+        "seconds": t,
+        "ratio": ratios(t, "qjson"),
+        "ratio_lazy": ratios(lazy, "qjson_lazy"),
+        "process_seconds": cpu,
+        "process_ratio": ratios(cpu, "qjson"),
+    }
 
 
 FILE_SCRIPT = """
@@ -249,8 +264,14 @@ def rewrite_row(data: bytes, rounds: int) -> dict:
         return b"\n".join(out)
 
     assert [json.loads(x) for x in q().splitlines()] == [json.loads(x) for x in oj().splitlines()]
-    t = interleave({"qjson": q, "orjson": oj}, rounds)
-    return {"seconds": t, "ratio": ratios(t, "qjson")}
+    cpu: dict[str, float] = {}
+    t = interleave({"qjson": q, "orjson": oj}, rounds, process=cpu)
+    return {
+        "seconds": t,
+        "ratio": ratios(t, "qjson"),
+        "process_seconds": cpu,
+        "process_ratio": ratios(cpu, "qjson"),
+    }
 
 
 def threads_row(paths: list[Path], rounds: int) -> dict:

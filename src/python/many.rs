@@ -12,6 +12,13 @@
 //! by the chunk size plus the largest document (two buffers, reused once
 //! no `Doc` holds them; each `Doc` kept keeps its chunk alive).
 //!
+//! `parse_many` of a stream of at least `worker::WORKER_MIN` bytes splits
+//! on a thread of its own, a few windows ahead of the documents handed out
+//! ([`worker`]): the pieces are the same, only the calling thread's share
+//! of the work changes (on the 100 MB batch file, reading two fields of
+//! every line took 0.3x the calling thread's CPU time and 1.1x the
+//! process's, LTO builds, A/B against the inline split).
+//!
 //! `loads_many` first tries each line on its own ([`Splitter::line`]):
 //! when the line is one valid document, `loads`' own fast path (the token
 //! index and the builder, [`loads::from_tokens`]) builds it, with no
@@ -26,6 +33,8 @@
 //! `loads/key_cache.rs`): on the 20 MB batch file, about 0.7x the CPU time
 //! per call and 0.75x the time to free the result.
 
+mod worker;
+
 use super::doc::{Doc, Parsed};
 use super::input::{Input, Origin};
 use super::loads;
@@ -39,6 +48,7 @@ use pyo3::types::{PyList, PyTuple, PyType};
 use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::Arc;
+use worker::{Worker, WORKER_MIN};
 
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -81,6 +91,10 @@ enum Reader {
 /// `.errors` lists what `errors="skip"` skipped.
 #[pyclass(module = "qjson")]
 pub struct DocIterator {
+    /// `parse_many`'s splitting thread, if it has one (see `worker.rs`).
+    /// First of the fields, so that it is dropped (its thread joined)
+    /// before `source`, whose bytes the thread reads.
+    worker: Option<Worker>,
     source: Source,
     splitter: Splitter,
     /// Position in the current buffer up to which documents were split.
@@ -123,6 +137,7 @@ impl DocIterator {
         errors: &str,
     ) -> PyResult<DocIterator> {
         Ok(DocIterator {
+            worker: None,
             source,
             splitter: Splitter::new(opts, !eager, window),
             pos: 0,
@@ -143,8 +158,41 @@ impl DocIterator {
             match &mut self.source {
                 Source::Memory(input) => {
                     let bytes = input.bytes();
+                    if let Some(w) = &mut self.worker {
+                        if w.orphaned() {
+                            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                                "qjson: a parse_many iterator cannot go on in a process \
+                                 forked while it was splitting; make a new one",
+                            ));
+                        }
+                        let Some(batch) = py.detach(|| w.next()) else {
+                            if w.failed() {
+                                return Err(pyo3::exceptions::PySystemError::new_err(
+                                    "qjson: the parse_many splitting thread failed",
+                                ));
+                            }
+                            self.pos = bytes.len();
+                            return Ok(false);
+                        };
+                        self.pos = batch.pos;
+                        self.pending.extend(batch.pieces);
+                        return Ok(true);
+                    }
                     if pos >= bytes.len() {
                         return Ok(false);
+                    }
+                    // Only at the stream's start, where the thread's own
+                    // (fresh) splitter stands for this one; if no thread
+                    // starts, this one splits inline.
+                    if !self.eager && pos == 0 && sp.count() == 0 && bytes.len() >= WORKER_MIN {
+                        let theirs = Splitter::new(sp.options(), true, WINDOW);
+                        // SAFETY: `input` (held by `self.source`) keeps the
+                        // bytes alive and unchanged, and the worker is
+                        // dropped before it (field order of `DocIterator`).
+                        if let Some(w) = unsafe { Worker::start(bytes, pos, theirs) } {
+                            self.worker = Some(w);
+                            continue;
+                        }
                     }
                     self.pos = if bytes.len() - pos >= DETACH_MIN {
                         py.detach(|| sp.split(bytes, pos, true, &mut out))

@@ -1,0 +1,175 @@
+"""parse_many's splitting thread (streams of 2 MiB and more are split on a
+thread of their own, src/python/many/worker.rs): the same documents, errors
+and offsets as the inline split (open_many over a file object, which never
+uses the thread), the thread gone once the iterator is, and documents that
+outlive both."""
+
+from __future__ import annotations
+
+import gc
+import io
+import os
+import sys
+import time
+
+import pytest
+import qjson
+from conftest import REPO_DIR
+
+sys.path.insert(0, str(REPO_DIR))
+from benchmarks.payloads import batch_file  # noqa: E402
+
+WORKER_MIN = 2 * 1024 * 1024
+
+BAD = [
+    b'{"a": "open}',
+    b'{"a": "\xff\xfe"}',
+    b"[" * 40 + b"]" * 40,
+    b"[1,]",
+    b'{"a": 1} \\',
+    b'{"n": 01}',
+    b'{\n  "pretty": [1,],\n  "b": 2\n}',
+    b'{"a": 1} {"b": 2}',
+    b"\n\n   \n",
+]
+
+
+def mixed_stream(size: int) -> bytes:
+    """Batch-API lines with a bad (or odd) line after every ninth good one."""
+    good = batch_file(size, seed=5).splitlines(keepends=True)
+    out = []
+    for i, line in enumerate(good):
+        out.append(line)
+        if i % 9 == 4:
+            out.append(BAD[(i // 9) % len(BAD)] + b"\n")
+    return b"".join(out)
+
+
+def outcomes(it) -> list:
+    """Each step of the iterator: the document's bytes, or the error's fields."""
+    got = []
+    while True:
+        try:
+            d = next(it)
+        except StopIteration:
+            return got
+        except qjson.JSONDecodeError as e:
+            got.append(("error", e.doc_index, e.msg, e.pos, e.lineno, e.colno))
+        else:
+            got.append(d.raw())
+
+
+def errors_of(it) -> list:
+    return [(e.doc_index, e.msg, e.pos, e.lineno, e.colno) for e in it.errors]
+
+
+def threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.fixture(scope="module")
+def stream() -> bytes:
+    data = mixed_stream(5 * 1024 * 1024)
+    assert len(data) >= 2 * WORKER_MIN
+    return data
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_skip_mode_equals_the_inline_split(stream, lazy):
+    it = qjson.parse_many(stream, errors="skip", max_depth=16, lazy=lazy)
+    got = [d.raw() for d in it]
+    ref = qjson.open_many(io.BytesIO(stream), errors="skip", max_depth=16, lazy=lazy)
+    want = [d.raw() for d in ref]
+    assert got == want
+    assert errors_of(it) == errors_of(ref)
+    assert len(it.errors) > 30  # (lazy: value errors wait for a read)
+    assert len(got) > 500
+
+
+def test_raise_mode_equals_the_inline_split(stream):
+    got = outcomes(qjson.parse_many(stream, max_depth=16))
+    want = outcomes(qjson.open_many(io.BytesIO(stream), max_depth=16))
+    assert got == want
+    errors = [g for g in got if isinstance(g, tuple)]
+    assert len(errors) > 50
+    # doc_index counts every document, good or bad
+    first = next(i for i, g in enumerate(got) if isinstance(g, tuple))
+    assert errors[0][1] == first
+
+
+def test_good_stream_reads_every_line():
+    data = batch_file(3 * 1024 * 1024, seed=6)
+    lines = [line for line in data.splitlines() if line.strip()]
+    docs = list(qjson.parse_many(data))
+    assert [d.raw() for d in docs] == lines
+    assert [d.get_str("custom_id") for d in docs] == [f"request-{i}" for i in range(len(lines))]
+
+
+def test_the_thread_ends_with_the_iterator(stream):
+    gc.collect()
+    before = threads()
+    it = qjson.parse_many(stream, errors="skip")
+    next(it)
+    assert threads() == before + 1
+    del it  # abandoned early: the thread is told to stop and joined
+    assert threads() == before
+    it = qjson.parse_many(stream, errors="skip")
+    for _ in it:
+        pass
+    assert threads() == before  # finished: the thread has ended
+    del it
+    small = qjson.parse_many(stream[: WORKER_MIN // 2].rsplit(b"\n", 1)[0], errors="skip")
+    next(small)
+    assert threads() == before  # small streams are split inline
+
+
+def test_docs_outlive_the_iterator_and_the_input():
+    data = batch_file(WORKER_MIN * 2, seed=7)
+    it = qjson.parse_many(data)
+    docs = [next(it) for _ in range(20)]
+    want = [line for line in data.splitlines() if line.strip()][:20]
+    del it, data
+    gc.collect()
+    assert [d.raw() for d in docs] == want
+    assert docs[19].get_str("custom_id") == "request-19"
+
+
+def test_a_str_and_a_bytearray_input(stream):
+    want = [d.raw() for d in qjson.parse_many(stream, errors="skip")]
+    text = stream.decode("utf-8", errors="replace")
+    got = [d.raw() for d in qjson.parse_many(bytearray(stream), errors="skip")]
+    assert got == want
+    # (the replacement characters make the bad-UTF-8 lines valid)
+    fixed = stream.count(b'"\xff\xfe"')
+    assert fixed > 0
+    assert len(list(qjson.parse_many(text, errors="skip"))) == len(want) + fixed
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_neither_hangs_nor_reads_on(stream):
+    it = qjson.parse_many(stream, errors="skip")
+    next(it)
+    pid = os.fork()
+    if pid == 0:  # the child: no splitting thread here
+        code = 1
+        try:
+            try:
+                for _ in it:
+                    pass
+            except RuntimeError as e:
+                code = 0 if "forked" in str(e) else 2
+            del it  # must not wait for the parent's thread
+        finally:
+            os._exit(code)
+    for _ in range(200):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung")
+    assert os.waitstatus_to_exitcode(status) == 0
+    # the parent's iterator goes on
+    assert len(list(it)) > 500
