@@ -143,13 +143,17 @@ impl Block64 for Avx2 {
         }
     }
 
+    /// Folds both of `other`'s halves into the first half and keeps the
+    /// second as it was (zero when accumulating from a zero block): the
+    /// stage-1 loop then keeps one accumulator register instead of two
+    /// (with two, LLVM spilled a half of each block to the stack).
     #[inline(always)]
     unsafe fn or(self, other: Self) -> Self {
         // SAFETY: the caller guarantees AVX2.
         unsafe {
             Avx2(
-                _mm256_or_si256(self.0, other.0),
-                _mm256_or_si256(self.1, other.1),
+                _mm256_or_si256(self.0, _mm256_or_si256(other.0, other.1)),
+                self.1,
             )
         }
     }

@@ -61,7 +61,10 @@ pub(crate) trait Block64: Copy {
     /// The CPU must support the backend's features.
     unsafe fn classify(self) -> Masks;
 
-    /// Byte-wise OR (used to accumulate "any byte >= 0x80").
+    /// Accumulates "any byte >= 0x80": the result's [`Block64::any_high`]
+    /// is true exactly when `self`'s or `other`'s is. (Its bytes are
+    /// otherwise unspecified: a backend may fold `other`'s registers into
+    /// one of the accumulator's, so the loop keeps fewer registers live.)
     ///
     /// # Safety
     ///
