@@ -154,7 +154,10 @@ pub struct Array {
 /// A new Python object holding the view `value` (the raw allocation of
 /// `alloc` in non-`abi3` builds).
 #[cfg(feature = "abi3")]
-pub(crate) fn make<T: pyo3::PyClass>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
+pub(crate) fn make<T>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>>
+where
+    T: pyo3::PyClass + Into<pyo3::PyClassInitializer<T>>,
+{
     Ok(Py::new(py, value)?.into_any())
 }
 
