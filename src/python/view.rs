@@ -1170,33 +1170,28 @@ impl<'py> Plain<'py> {
             let me = a.try_borrow()?;
             let list = PyList::empty(py);
             match &me.state {
-                ArrState::Lazy { views } => {
-                    if views.is_empty() {
-                        return Ok(convert::materialize(py, &me.parsed, me.at)?.into_bound(py));
-                    }
-                    self.enter(v.as_ptr())?;
-                    let items = me
-                        .parsed
-                        .doc()
-                        .array_items(me.at)
-                        .map_err(|e| err(py, &me.parsed, e))?;
-                    for c in items {
-                        list.append(self.child(&me.parsed, c, views.get(c.start))?)?;
-                    }
+                ArrState::Lazy { views } if views.is_empty() => {
+                    return Ok(convert::materialize(py, &me.parsed, me.at)?.into_bound(py));
                 }
-                ArrState::Inserted(ins) => {
+                ArrState::Lazy { .. } | ArrState::Inserted(_) => {
+                    // A lazy array is the inserted case with nothing inserted.
+                    let (views, inserted) = match &me.state {
+                        ArrState::Inserted(ins) => (&ins.views, &ins.new[..]),
+                        ArrState::Lazy { views } => (views, &[][..]),
+                        ArrState::Edited(_) => unreachable!("matched above"),
+                    };
                     self.enter(v.as_ptr())?;
                     let items = me
                         .parsed
                         .doc()
                         .array_items(me.at)
                         .map_err(|e| err(py, &me.parsed, e))?;
-                    let mut new = ins.new.iter().peekable();
+                    let mut new = inserted.iter().peekable();
                     for (i, c) in items.enumerate() {
                         while let Some((_, n)) = new.next_if(|&&(b, _)| b as usize <= i) {
                             list.append(self.value(n.bind(py))?)?;
                         }
-                        list.append(self.child(&me.parsed, c, ins.views.get(c.start))?)?;
+                        list.append(self.child(&me.parsed, c, views.get(c.start))?)?;
                     }
                     for (_, n) in new {
                         list.append(self.value(n.bind(py))?)?;
