@@ -762,35 +762,52 @@ fn no_value<T>(kind: &str) -> Step<T> {
 }
 
 /// The members `op`, `path`, `value` and `from` of an op given as an
-/// exact dict, in one walk over its items (an op has two to four members:
-/// one walk costs less than four lookups). Keys are matched by identity
-/// with the interned names first (literal keys are interned), then by text.
+/// exact dict, in one walk over its entries (an op has two to four
+/// members: one walk costs less than four lookups). The walk reads the
+/// dict's entries as borrowed references (`PyDict_Next`) and takes a
+/// reference only to the members it keeps. Keys are matched by identity
+/// with the interned names first (literal keys are interned), then by
+/// text; for a repeated name (possible only with a str subclass key) the
+/// last entry wins, as the dict's own order gives it.
 fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>>; 4]> {
     let py = d.py();
     let names = [
-        intern!(py, "op"),
-        intern!(py, "path"),
-        intern!(py, "value"),
-        intern!(py, "from"),
+        intern!(py, "op").as_ptr(),
+        intern!(py, "path").as_ptr(),
+        intern!(py, "value").as_ptr(),
+        intern!(py, "from").as_ptr(),
     ];
     let mut out: [Option<Bound<'py, PyAny>>; 4] = Default::default();
-    for (k, v) in d.iter() {
-        let slot = match names.iter().position(|n| n.as_ptr() == k.as_ptr()) {
-            Some(i) => i,
-            None => {
-                let Ok(k) = k.cast::<PyString>() else {
-                    continue;
-                };
-                match str_utf8(k)? {
-                    "op" => 0,
-                    "path" => 1,
-                    "value" => 2,
-                    "from" => 3,
-                    _ => continue,
+    let mut pos: pyo3::ffi::Py_ssize_t = 0;
+    let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: `d` is an exact dict and the interpreter is attached.
+    // `PyDict_Next` gives borrowed references to the entry at `pos`, valid
+    // while the dict is not changed; nothing in the loop body runs Python
+    // code that could change it (the text of a str key is read from the
+    // str itself, `str_utf8`, which runs no Python code), and a kept value
+    // is made an owned reference before the next entry is read.
+    unsafe {
+        while pyo3::ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut k, &mut v) != 0 {
+            let slot = match names.iter().position(|&n| n == k) {
+                Some(i) => i,
+                None => {
+                    let key = Bound::from_borrowed_ptr(py, k);
+                    let Ok(key) = key.cast::<PyString>() else {
+                        continue;
+                    };
+                    match str_utf8(key) {
+                        Ok("op") => 0,
+                        Ok("path") => 1,
+                        Ok("value") => 2,
+                        Ok("from") => 3,
+                        Ok(_) => continue,
+                        Err(e) => return Err(e),
+                    }
                 }
-            }
-        };
-        out[slot] = Some(v);
+            };
+            out[slot] = Some(Bound::from_borrowed_ptr(py, v));
+        }
     }
     Ok(out)
 }
