@@ -380,7 +380,7 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
     if let Ok(d) = v.cast::<PyDict>() {
         // A dict of scalars (`{"role": "system", "content": "..."}`) is
         // one C-level copy.
-        if d.is_exact_instance_of::<PyDict>() && values_all_scalar(&d) {
+        if d.is_exact_instance_of::<PyDict>() && values_all_scalar(d) {
             return Ok(d.copy()?.into_any());
         }
         let out = PyDict::new(py);
