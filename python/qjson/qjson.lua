@@ -1089,11 +1089,15 @@ local function doc_meta(h, s)
     return dm
 end
 
---- The cache of children of proxy state `st`, made on the first child read.
+--- The cache of children of proxy state `st`, made on the first child read,
+--- with room for 4 keys: grown from empty, the root's cache on the 2 KB
+--- request's reads (3 keys) was rehashed three times (callgrind, 2 KB
+--- decode + reads: 25.9k instructions per op with `{}`, 24.0k with room for
+--- 4, 24.3k for 2, 24.7k for 8).
 local function own_cache(st)
     local cache = st.cache
     if cache == NO_CACHE then
-        cache = {}
+        cache = table_new(0, 4)
         st.cache = cache
     end
     return cache
