@@ -987,7 +987,7 @@ function qjson.encode(v)
         local st = getmetatable(v)
         if type(st) == "table" and rawget(st, "__qjson") then
             if not st.dirty then
-                if st.root then
+                if st.whole == st then
                     return st.s
                 end
                 local rc = C.qjson_span(st.h, st.cur, "", 0, len_out, len_out + 1)
@@ -1033,7 +1033,8 @@ end
     __qjson  OBJECT or ARRAY
     h, s     the document handle and the pinned input
     cur      the qjson_cursor of the container
-    root     the proxy is the whole document (written clean: the whole input)
+    whole    (of the document, in dm) the state of the proxy that is the whole
+             document (written clean: the whole input); `st.whole == st`
     parent   the state of the proxy it was read from (edits mark it dirty)
     cache    key (objects) or 0-based original ordinal (arrays) -> value read
     dirty    an edit happened in this proxy or below (a hint: encode works
@@ -1063,10 +1064,11 @@ local new_proxy -- (h, s, cp, parent, root) -> proxy
 -- heap, not 830: on the 2 KB request's reads, five proxies, the collector
 -- took 40-45% of the time). The document's fields (`h`, `s`) are in one
 -- table per document, `dm`, which is every state's metatable and its own
--- __index; `root` (true only for the root proxy), `added` (objects that
--- gain keys) and `ks` for arrays are read from
--- ST_DEFAULTS, dm's __index, until they are set: at most 16 keys, root
--- included, until then. The edit and encode fields stay in the constructor
+-- __index, and so is `whole` (the root proxy's state: a root flag of the
+-- state's own was a 16th key, and the root's first added key or patch then
+-- rehashed it to 32 slots); `added` (objects that gain keys) and `ks` for
+-- arrays are read from ST_DEFAULTS, dm's __index, until they are set: at
+-- most 15 keys until then. The edit and encode fields stay in the constructor
 -- (false until used): without them a state had 8 slots and reads were 6%
 -- cheaper (callgrind instructions), but the first edit of a proxy
 -- rehashed its state and a 2 KB decode + set + encode cost 20% more. The cache of children read is
@@ -1074,7 +1076,7 @@ local new_proxy -- (h, s, cp, parent, root) -> proxy
 -- __ipairs are set only where LuaJIT honours them on tables (built with
 -- LUA52COMPAT).
 local st_meta = { __index = { -- ST_DEFAULTS
-    root = false, dirty = false, era = false, dirty_now = false,
+    whole = false, dirty = false, era = false, dirty_now = false,
     writing = false, e = false, vals = false, next_id = 0, ks = false, added = false,
     kids = false } }
 local NO_CACHE = {} -- never written (own_cache replaces it first)
@@ -1568,7 +1570,7 @@ new_proxy = function(h, s, c, t, parent, root, dm, n)
             e = false, vals = false, next_id = 0, kids = false }
     end
     if root then
-        st.root = true
+        dm.whole = st
     end
     if LUA52 then
         st.__len, st.__pairs, st.__ipairs = proxy_len, proxy_pairs, proxy_ipairs
@@ -1786,7 +1788,7 @@ end
 
 --- The original text of the container `st` (the root: the whole input).
 local function put_clean(b, st)
-    if st.root then
+    if st.whole == st then
         local s = st.s
         put_span(b, ffi.cast(charp_t, s), #s)
         return
@@ -2190,7 +2192,7 @@ do
             if st.dirty then
                 return materialize(v, 1)
             end
-            return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.root)
+            return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
         end
         local c = {}
         for k, x in next, v do
