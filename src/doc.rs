@@ -431,9 +431,14 @@ impl<'a> Doc<'a> {
 
     /// Resolve `path` relative to `at`.
     pub fn find(&self, at: Cursor, path: &str) -> Result<Cursor, AccessError> {
-        if let Some(found) = self.find_dotted(at, path.as_bytes()) {
+        if let Some(found) = self.find_simple(at, path.as_bytes()) {
             return found;
         }
+        self.find_parsed(at, path)
+    }
+
+    /// [`Self::find`] through the path parser (every shape of path).
+    fn find_parsed(&self, at: Cursor, path: &str) -> Result<Cursor, AccessError> {
         let mut cur = at;
         let mut segs = segments(path);
         while let Some(seg) = segs.next() {
@@ -456,39 +461,71 @@ impl<'a> Doc<'a> {
         Ok(cur)
     }
 
-    /// [`Self::find`] for the most common shape, bare keys joined by dots
-    /// (`id`, `user.login`), without the general path parser: one pass
-    /// checks the shape (no `[`, no leading `/`, no empty key; no `*`, left
-    /// to the parser for wildcards), then each key is looked up. `None`:
-    /// another shape.
+    /// [`Self::find`] for the most common shapes, bare keys joined by dots
+    /// and plain indices (`id`, `user.login`, `[3].id`,
+    /// `messages[12].content`, `a[-1]`), without the general path parser:
+    /// one pass reads each segment straight from the path bytes and steps
+    /// into it. `None`: another shape (a JSON Pointer, a quoted key, a
+    /// wildcard, an index of more than 18 digits, a syntax error), left to
+    /// the parser, which reports it.
+    ///
+    /// After a missing segment the rest of the path is still read (without
+    /// lookups): the parser reports a malformed path (or a wildcard) as such
+    /// even when an earlier segment is missing, so the answer is `NotFound`
+    /// only when the whole path has the simple shape.
     #[inline]
-    fn find_dotted(&self, at: Cursor, path: &[u8]) -> Option<Result<Cursor, AccessError>> {
-        let (&first, &last) = (path.first()?, path.last()?);
-        if matches!(first, b'/' | b'.') || last == b'.' {
+    fn find_simple(&self, at: Cursor, path: &[u8]) -> Option<Result<Cursor, AccessError>> {
+        let n = path.len();
+        // The root (""), a JSON Pointer and a leading '.' or wildcard go to
+        // the parser.
+        if matches!(path.first(), None | Some(b'/' | b'.' | b'*')) {
             return None;
         }
-        for (i, &b) in path.iter().enumerate() {
-            match b {
-                b'[' | b'*' => return None,
-                // (Not the last byte, checked above.)
-                b'.' if path[i + 1] == b'.' => return None,
-                _ => {}
-            }
-        }
-        let mut cur = at;
-        let mut off = 0;
-        for key in path.split(|&b| b == b'.') {
-            let next = match self.type_of(cur) {
-                JsonType::Object => self.field(cur, key),
-                _ => None,
+        // `Ok(c)`: the value so far; `Err(off)`: the segment at `off` is
+        // missing.
+        let mut cur: Result<Cursor, usize> = Ok(at);
+        let mut i = 0;
+        loop {
+            let seg = i;
+            let next = if path[i] == b'[' {
+                let (index, end) = simple_index(path, i + 1)?;
+                i = end;
+                cur.ok().and_then(|c| match self.type_of(c) {
+                    JsonType::Array => self.element(c, index),
+                    _ => None,
+                })
+            } else {
+                // A bare key: up to the next '.' or '[' (paths are short: a
+                // plain loop beats a memchr2 call).
+                let end = path[i..]
+                    .iter()
+                    .position(|&b| b == b'.' || b == b'[')
+                    .map_or(n, |p| i + p);
+                let key = &path[i..end];
+                i = end;
+                cur.ok().and_then(|c| match self.type_of(c) {
+                    JsonType::Object => self.field(c, key),
+                    _ => None,
+                })
             };
-            match next {
-                Some(c) => cur = c,
-                None => return Some(Err(AccessError::NotFound { at: off })),
+            if cur.is_ok() {
+                cur = next.ok_or(seg);
             }
-            off += key.len() + 1;
+            match path.get(i) {
+                None => break,
+                Some(b'[') => {}
+                // A '.' is followed by a bare key that is not a wildcard.
+                Some(b'.') => {
+                    i += 1;
+                    if matches!(path.get(i), None | Some(b'.' | b'[' | b'*')) {
+                        return None;
+                    }
+                }
+                // After ']' only '.', '[' or the end.
+                Some(_) => return None,
+            }
         }
-        Some(Ok(cur))
+        Some(cur.map_err(|at| AccessError::NotFound { at }))
     }
 
     fn step(&self, c: Cursor, seg: &Segment<'_>) -> Option<Cursor> {
@@ -973,6 +1010,34 @@ impl<'a> Doc<'a> {
     }
 }
 
+/// A plain index in a path, `-?(0|[1-9][0-9]{0,17})` then `]`, starting at
+/// `p` (just after the `[`): its value and the offset after the `]`. `None`
+/// for anything else (a quoted key, a wildcard, a longer index, a syntax
+/// error: the path parser's cases).
+#[inline(always)]
+fn simple_index(path: &[u8], p: usize) -> Option<(i64, usize)> {
+    let neg = *path.get(p)? == b'-';
+    let d0 = p + usize::from(neg);
+    let digits = path
+        .get(d0..)?
+        .iter()
+        .take(19)
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    // No digits, a leading zero, or too many digits for the fast path.
+    if digits == 0 || digits > 18 || (digits > 1 && path[d0] == b'0') {
+        return None;
+    }
+    let close = d0 + digits;
+    if path.get(close) != Some(&b']') {
+        return None;
+    }
+    let v = path[d0..close]
+        .iter()
+        .fold(0i64, |v, &b| v * 10 + i64::from(b - b'0'));
+    Some((if neg { -v } else { v }, close + 1))
+}
+
 /// A JSON Pointer token as an array index: `0` or a digit string without a
 /// leading zero. `-` (past the end) and anything else are not found.
 fn pointer_index(t: &[u8]) -> Option<i64> {
@@ -1330,7 +1395,98 @@ use key::{
 
 #[cfg(test)]
 mod tests {
-    use super::{int_span, leading_digits};
+    use super::{int_span, leading_digits, Doc};
+    use crate::index::{Index, Options};
+
+    /// The one-pass reader of simple paths against the path parser: every
+    /// path built from a set of pieces (keys present and missing, indices in
+    /// and out of range, negative, with leading zeros or too many digits,
+    /// quoted keys, wildcards, pointers, stray separators) up to three
+    /// pieces long, on a strict and a lazy index, from the root and from an
+    /// inner value. Where it answers, it answers what the parser does.
+    #[test]
+    fn simple_paths_match_the_parser() {
+        let input = br#"{"a":{"b":[10,{"c":"x","d":[1,2]},[3]],"e.f":1,"":2,"*":3,"a]b":4,"-1":5},"b":[{"c":1},{"c":2}],"\u0061b":6,"k":null}"#;
+        let pieces = [
+            "a",
+            "b",
+            "c",
+            "d",
+            "e",
+            "k",
+            "ab",
+            "a]b",
+            "zz",
+            "*",
+            "-1",
+            "e.f",
+            "/a",
+            "",
+            ".",
+            "..",
+            ".a",
+            ".b",
+            ".c",
+            ".*",
+            ".[0]",
+            "[0]",
+            "[1]",
+            "[2]",
+            "[-1]",
+            "[-2]",
+            "[-3]",
+            "[-0]",
+            "[00]",
+            "[01]",
+            "[-]",
+            "[5]",
+            "[999999999999999999]",
+            "[9999999999999999999]",
+            "[-9223372036854775808]",
+            "[*]",
+            "[\"c\"]",
+            "[\"\"]",
+            "[",
+            "]",
+            "[0",
+            "[x]",
+            "x",
+            "~",
+            "\"",
+        ];
+        let mut paths = vec![String::new()];
+        for a in pieces {
+            paths.push(a.to_owned());
+            for b in pieces {
+                paths.push(format!("{a}{b}"));
+                for c in ["", ".c", "[1]", ".d[-1]", "[*]", "..", "[0]x", ".*"] {
+                    paths.push(format!("{a}{b}{c}"));
+                }
+            }
+        }
+        let mut answered = 0;
+        for lazy in [false, true] {
+            let opts = Options {
+                lazy,
+                ..Options::default()
+            };
+            let index = Index::build(input, &opts).unwrap();
+            let doc = Doc::new(input, &index);
+            let inner = doc.find(doc.root(), "a").unwrap();
+            for at in [doc.root(), inner] {
+                for p in &paths {
+                    let want = doc.find_parsed(at, p);
+                    if let Some(got) = doc.find_simple(at, p.as_bytes()) {
+                        assert_eq!(got, want, "path {p:?} (lazy: {lazy})");
+                        answered += 1;
+                    }
+                    assert_eq!(doc.find(at, p), want, "path {p:?} (lazy: {lazy})");
+                }
+            }
+        }
+        // The fast path answers a good share of them (not only the trivial).
+        assert!(answered > 2000, "only {answered} answered");
+    }
 
     /// The word reader against `str::parse`: every digit count to 20, with
     /// and without a sign, a leading zero, a non-digit at every position,

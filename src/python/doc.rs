@@ -312,6 +312,14 @@ impl Doc {
             root_view: OnceLock::new(),
         }
     }
+
+    /// Whether dropping this Doc releases no Python object: it made no
+    /// `root` view and does not hold the last share of the document (whose
+    /// input may be a Python object). See `super::view::alloc`.
+    #[cfg(not(feature = "abi3"))]
+    pub(crate) fn releases_nothing(&self) -> bool {
+        self.root_view.get().is_none() && Arc::strong_count(&self.parsed) > 1
+    }
 }
 
 getters!(Doc, root, {

@@ -244,6 +244,76 @@ def test_malformed_path_raises_value_error(sample: qjson.Doc, path: str) -> None
             getattr(sample, name)(path)
 
 
+# Keys and indices joined into paths of up to three pieces: the shapes that
+# the one-pass reader of `Doc::find` takes (bare keys, plain indices), the
+# ones it leaves to the path parser (quoted keys, pointers, wildcards, long
+# indices, leading zeros) and malformed joins.
+PIECES = [
+    "messages",
+    "x",
+    "a",
+    "b",
+    "content",
+    "role",
+    "y",
+    "a.b",
+    "close]",
+    "0",
+    "nope",
+    "[0]",
+    "[1]",
+    "[2]",
+    "[-1]",
+    "[-3]",
+    "[-4]",
+    "[3]",
+    "[-0]",
+    "[01]",
+    "[*]",
+    '["a.b"]',
+    "[1234567890123456789]",
+    ".",
+    ".content",
+    ".role",
+    ".y",
+    ".*",
+    "[",
+    "]x",
+    "/x",
+]
+
+
+def _outcome(at, path):
+    try:
+        return ("ok", qjson.materialize(at.get(path)))
+    except Exception as e:  # the type and the message are the answer
+        return (type(e), str(e))
+
+
+def test_simple_paths_read_as_compiled_paths(sample: qjson.Doc) -> None:
+    """A str path and the same path compiled (qjson.Path: no one-pass reader)
+    give the same value or the same error, whichever reader took the str."""
+    seen = {"ok": 0, "missing": 0}
+    for a in PIECES:
+        for b in ["", *PIECES]:
+            for c in ["", ".content", "[1]", "[-1]"]:
+                path = a + b + c
+                try:
+                    compiled = qjson.Path(path)
+                except ValueError:
+                    # (The message may name another problem of the path: a
+                    # read reports a wildcard it meets before a later error.)
+                    with pytest.raises(ValueError):
+                        sample.get(path)
+                    continue
+                for at in (sample, sample.open("messages")):
+                    got = _outcome(at, path)
+                    want = _outcome(at, compiled)
+                    assert got == want, path
+                    seen["ok" if got[0] == "ok" else "missing"] += 1
+    assert seen["ok"] > 40 and seen["missing"] > 1000, seen
+
+
 def test_path_must_be_str(sample: qjson.Doc) -> None:
     for bad in (0, 1.5, b"a", ["a"]):
         with pytest.raises(TypeError):

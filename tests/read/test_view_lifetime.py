@@ -1,4 +1,4 @@
-"""Making and freeing views and cursors (``src/python/view/alloc.rs``): reference counts
+"""Making and freeing views, cursors and documents (``src/python/view/alloc.rs``): reference counts
 of the type, the input and the parent, collector tracking, views that outlive
 their document, cycles through edited views, and views freed on other
 threads.
@@ -143,3 +143,40 @@ def test_freeing_cursors_releases_their_type_and_input():
     assert not gc.is_tracked(c)
     del c
     assert sys.getrefcount(data) == before[1] - 1
+
+
+def test_freeing_docs_releases_their_type_and_input():
+    data = DATA + b" "  # an object of its own
+    doc_type = type(qjson.parse(data))
+    before = sys.getrefcount(doc_type), sys.getrefcount(data)
+    for i in range(1000):
+        doc = qjson.parse(data)
+        assert gc.is_tracked(doc)
+        if i % 3 == 0:
+            assert doc.root["a"]["b"]["c"][1]["d"] == 2  # a cached root view
+        elif i % 3 == 1:
+            c = doc.open("l")  # a cursor that outlives the Doc
+            del doc
+            assert c.get_str("[1].x") == "y"
+            del c
+            continue
+        del doc
+    assert (sys.getrefcount(doc_type), sys.getrefcount(data)) == before
+
+
+def test_docs_in_cycles_are_collected():
+    data = DATA + b" "  # an object of its own
+    base = sys.getrefcount(data)
+    doc = qjson.parse(data)
+    root = doc.root
+    root["self"] = [root]  # the cached root view now refers to itself
+    del doc
+    assert sys.getrefcount(data) > base  # the cycle holds the document
+    del root
+    gc.collect()
+    assert sys.getrefcount(data) == base
+
+
+def test_doc_type_stays_final():
+    with pytest.raises(TypeError):
+        type("Sub", (type(qjson.parse(DATA)),), {})

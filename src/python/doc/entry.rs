@@ -107,9 +107,9 @@ unsafe extern "C" fn parse(
             // SAFETY: CPython calls the function with `nargs` (one) live
             // arguments at `args`, borrowed for the call.
             let data = unsafe { pyo3::Borrowed::from_ptr(py, *args) };
-            // A failed allocation drops the document inside `Py::new`: its
+            // A failed allocation drops the document inside `make`: its
             // input's reference is then released by PyO3's pool later.
-            owned(Py::new(py, parse_bytes(&data)?))
+            owned(super::super::view::make(py, parse_bytes(&data)?))
         };
         // SAFETY: CPython calls the function attached.
         if let Some(v) = unsafe { run(read) } {

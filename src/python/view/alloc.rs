@@ -1,10 +1,12 @@
-//! Making and freeing view and cursor objects without PyO3's generic
-//! paths.
+//! Making and freeing view, cursor and `Doc` objects without PyO3's
+//! generic paths.
 //!
 //! # Why
 //!
 //! A read that returns a container makes a view, and the caller soon frees
 //! it: in loops over small documents that is most of the work of a read.
+//! Every `parse` makes a `Doc` the same way (a fixed cost of each small
+//! document).
 //! PyO3 makes an object by calling the base type's `tp_new` with an empty
 //! argument tuple (which checks the arguments, then calls `tp_alloc`) and
 //! frees it through a trampoline (thread-local attachment count, pool of
@@ -27,7 +29,8 @@
 //!   holding a reference to its type: the borrow flag is already zero) and
 //!   moves the Rust value into place. Nothing runs between the two, so the
 //!   collector never sees the zeroed value.
-//! - [`dealloc`] untracks the object (views are GC types, cursors not), drops the Rust value in place,
+//! - [`dealloc`] untracks the object (views and `Doc` are GC types,
+//!   cursors not), drops the Rust value in place,
 //!   frees the memory with the type's `tp_free` and releases the type.
 //!   Dropping the value releases Python objects only when it holds cached
 //!   views or edits, or the last share of the document (its input bytes):
@@ -37,7 +40,7 @@
 //! The stable ABI hides the layouts this needs: `abi3` builds keep PyO3's
 //! paths.
 
-use super::super::doc::Cursor;
+use super::super::doc::{Cursor, Doc};
 use super::{Array, Object, ViewCache};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -46,7 +49,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// A class made and freed here: the views, and `Cursor`.
+/// A class made and freed here: the views, `Cursor` and `Doc`.
 pub(crate) trait View: PyClass + Sized {
     /// Whether PyO3 keeps a borrow flag after the value (not for frozen
     /// classes).
@@ -65,6 +68,7 @@ pub(crate) trait View: PyClass + Sized {
 static OBJECT_AT: AtomicUsize = AtomicUsize::new(0);
 static ARRAY_AT: AtomicUsize = AtomicUsize::new(0);
 static CURSOR_AT: AtomicUsize = AtomicUsize::new(0);
+static DOC_AT: AtomicUsize = AtomicUsize::new(0);
 
 macro_rules! view {
     ($t:ty, $at:ident) => {
@@ -104,6 +108,22 @@ impl View for Cursor {
     }
     fn drops_nothing(&self) -> bool {
         Arc::strong_count(&self.parsed) > 1
+    }
+}
+
+impl View for Doc {
+    const FLAG: bool = false;
+    fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(py, self)?.into_any())
+    }
+    fn offset() -> &'static AtomicUsize {
+        &DOC_AT
+    }
+    fn value_of(sample: &Bound<'_, Self>) -> Option<*const Self> {
+        Some(sample.get() as *const Self)
+    }
+    fn drops_nothing(&self) -> bool {
+        self.releases_nothing()
     }
 }
 

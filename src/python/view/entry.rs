@@ -26,8 +26,8 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
     slots::replace_method(&object, c"get", object_get, &OBJECT_GET)?;
     let array = py.get_type::<Array>();
     slots::replace_subscript(&array, array_subscript, &ARRAY_SUBSCRIPT)?;
-    // One sample of each class, over a tiny document, to measure the
-    // layout on (see `super::alloc`).
+    // One sample of each class (and of `Doc`), over a tiny document, to
+    // measure the layout on (see `super::alloc`).
     let bytes = PyBytes::new(py, b"{}");
     if let Some(doc) = parse_bytes(bytes.as_any()) {
         let root = doc.parsed.doc().root();
@@ -37,6 +37,8 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
         alloc::install(py, &a);
         let c = Bound::new(py, Cursor::new(doc.parsed.clone(), root))?;
         alloc::install(py, &c);
+        let d = Bound::new(py, doc)?;
+        alloc::install(py, &d);
     }
     Ok(())
 }
