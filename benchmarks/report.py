@@ -368,6 +368,11 @@ def pytest_section(res: dict | None, skipped: list | None) -> list[str]:
         "bytes / median time. `-` = no such operation for that library.",
         "",
     ]
+    # This stage is long (~40 min) and is often skipped: say which run the
+    # tables come from, as it may be older than the rest of this page.
+    when = str(res.get("datetime", "?"))[:16].replace("T", " ")
+    commit = str(res.get("commit_info", {}).get("id") or "?")[:7]
+    out += [f"These tables come from the run of {when} UTC at git {commit}.", ""]
     for op in OPS:
         libs = [lib for lib in PY_LIBS if any((s, op, lib) in cells for s in scen)]
         if not libs:

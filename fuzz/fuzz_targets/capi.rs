@@ -342,7 +342,14 @@ fn run(input: Input<'_>) {
                 let mut n = usize::MAX;
                 // SAFETY: as in Find; `p` and `n` are valid locals.
                 let rc = unsafe {
-                    capi::qjson_get_str(live.h, at, path.as_ptr().cast(), path.len(), &mut p, &mut n)
+                    capi::qjson_get_str(
+                        live.h,
+                        at,
+                        path.as_ptr().cast(),
+                        path.len(),
+                        &mut p,
+                        &mut n,
+                    )
                 };
                 check_status(rc, path.len(), live.text.len());
                 if rc == OK {
@@ -430,8 +437,9 @@ fn run(input: Input<'_>) {
                 let at = base_ptr(live, base, &mut slot);
                 let mut v = usize::MAX;
                 // SAFETY: as in Find.
-                let rc =
-                    unsafe { capi::qjson_len(live.h, at, path.as_ptr().cast(), path.len(), &mut v) };
+                let rc = unsafe {
+                    capi::qjson_len(live.h, at, path.as_ptr().cast(), path.len(), &mut v)
+                };
                 check_status(rc, path.len(), live.text.len());
                 if rc == OK {
                     assert!(v <= live.text.len());
@@ -496,8 +504,9 @@ fn run(input: Input<'_>) {
                     (null_mut(), null_mut())
                 };
                 // SAFETY: live handle, an iterator from it, valid out-pointers.
-                let rc =
-                    unsafe { capi::qjson_iter_next(live.h, &mut live.iters[k], kp, kl, &mut value) };
+                let rc = unsafe {
+                    capi::qjson_iter_next(live.h, &mut live.iters[k], kp, kl, &mut value)
+                };
                 assert!(rc == OK || rc == END || rc == JSON, "iter_next status {rc}");
                 check_status(rc, 0, live.text.len());
                 if rc == OK {

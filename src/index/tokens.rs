@@ -237,8 +237,15 @@ impl Record for Check {
 /// closer's position in those structurals.
 struct Table {
     /// The thread's spare table (see [`take_containers`]), copied out
-    /// exactly at the end.
+    /// exactly at the end. While the walk runs its length stays 0 and
+    /// only its room is used: a container's entry is written once, when
+    /// it closes (entries of containers still open are uninitialised),
+    /// and the length becomes [`Table::opened`] when the walk accepts
+    /// (then every container has closed).
     containers: Vec<Container>,
+    /// The containers opened so far (the next one's ordinal); at most the
+    /// table's capacity.
+    opened: usize,
     /// The most containers the input can hold (see `ChildCounts`'s).
     limit: usize,
     /// The structurals so far; its capacity is the number of tokens, so
@@ -255,29 +262,26 @@ impl Record for Table {
     const RECORD: bool = true;
     #[inline(always)]
     fn open(&mut self) {
-        if self.containers.len() == self.containers.capacity() {
-            // The first guess was short: go straight to the upper bound.
-            // (Saturating: the bound holds for valid documents only, and
-            // the thread's spare table may already hold more room than it,
-            // so an invalid one can open more containers before the walk
-            // fails; `push` then grows the table as usual.)
-            self.containers
-                .reserve_exact(self.limit.saturating_sub(self.containers.len()));
+        if self.opened == self.containers.capacity() {
+            self.grow();
         }
-        self.containers.push(Container::default());
+        self.opened += 1;
     }
     #[inline(always)]
     fn close(&mut self, ord: usize, len: u32, at: usize) {
-        let next = self.containers.len() as u32;
-        self.containers[ord] = Container {
+        debug_assert!(ord < self.opened);
+        let entry = Container {
             close: at as u32,
-            next,
+            next: self.opened as u32,
             len,
         };
+        // SAFETY: container `ord` was opened, so `ord < opened <=
+        // capacity` (`open` grows the room before counting a container).
+        unsafe { self.containers.as_mut_ptr().add(ord).write(entry) };
     }
     #[inline(always)]
     fn next_ord(&self) -> usize {
-        self.containers.len()
+        self.opened
     }
     const KEEP: bool = true;
     #[inline(always)]
@@ -287,8 +291,44 @@ impl Record for Table {
     #[inline(always)]
     unsafe fn kept(&mut self, n: usize) {
         // SAFETY: the caller wrote the first `n` entries of the buffer
-        // `keep_buf` gave, `n` at most its room (the capacity).
-        unsafe { self.kept.set_len(n) }
+        // `keep_buf` gave, `n` at most its room (the capacity). The walk
+        // accepted, so every container it opened has closed, and `close`
+        // wrote the entries of all `opened` (<= capacity) of them.
+        unsafe {
+            self.kept.set_len(n);
+            self.containers.set_len(self.opened);
+        }
+    }
+}
+
+impl Table {
+    /// The first guess was short: room for the upper bound, the entries
+    /// written so far carried over. (Saturating: the bound holds for
+    /// valid documents only, and the thread's spare table may already hold
+    /// more room than it, so an invalid one can open more containers
+    /// before the walk fails: the room then doubles.)
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let want = if self.limit > self.opened {
+            self.limit
+        } else {
+            2 * self.opened.max(8)
+        };
+        let mut bigger = Vec::<Container>::with_capacity(want);
+        // SAFETY: both tables have room for `opened` entries (`opened` is
+        // the old one's capacity, `want` is larger) and are distinct
+        // allocations; a raw copy carries the written entries and the
+        // uninitialised ones alike, and neither length changes (both stay
+        // 0, see `Table::containers`).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.containers.as_ptr(),
+                bigger.as_mut_ptr(),
+                self.opened,
+            );
+        }
+        self.containers = bigger;
     }
 }
 
@@ -346,6 +386,7 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
     let mut scan = take_scan();
     let mut table = Table {
         containers: take_containers(),
+        opened: 0,
         limit: 0,
         kept: Vec::new(),
         kept_spare: false,
@@ -406,6 +447,7 @@ fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> b
         table.containers_spare = false;
     }
     table.containers.clear();
+    table.opened = 0;
     if table.containers.capacity() < guess {
         table.containers.reserve_exact(guess);
     }
@@ -1041,6 +1083,18 @@ mod tests {
         }
         let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
         same(deep.as_bytes());
+        // More containers than the first guess of a large document's table
+        // (a sixteenth of the upper bound): the table grows mid-walk, with
+        // containers still open, more than once when the thread's spare
+        // table is small; valid, cut short, and broken inside.
+        let unit = "{\"a\":[[],[1,{\"b\":[[]]}]]},";
+        for n in [400, 3000, 20000] {
+            let body = unit.repeat(n);
+            let valid = format!("[[{body}1],{{\"c\":[{body}2]}}]");
+            same(valid.as_bytes());
+            same(&valid.as_bytes()[..valid.len() - 1]);
+            same(format!("[[{body}1],{{\"c\":[{body}2}}]]").as_bytes());
+        }
         let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
         for sub in ["jsonexamples", "JSONTestSuite/test_parsing"] {
             let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {

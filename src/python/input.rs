@@ -324,6 +324,18 @@ pub(crate) fn str_utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
     })
 }
 
+/// [`str_utf8`] for a key being looked up: `None` (the error cleared) when
+/// the str has no UTF-8 form (it holds a lone surrogate). No document holds
+/// such a key (a lone `\uD800` escape is an error) and no edit can add one,
+/// so a lookup treats it as absent, as a dict does a key it lacks.
+pub(crate) fn key_utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Option<&'a str>> {
+    match str_utf8(s) {
+        Ok(k) => Ok(Some(k)),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyUnicodeEncodeError>(s.py()) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 impl AsRef<[u8]> for Input {
     #[inline]
     fn as_ref(&self) -> &[u8] {

@@ -380,7 +380,7 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
     if let Ok(d) = v.cast::<PyDict>() {
         // A dict of scalars (`{"role": "system", "content": "..."}`) is
         // one C-level copy.
-        if d.is_exact_instance_of::<PyDict>() && d.iter().all(|(_, x)| is_scalar(&x)) {
+        if d.is_exact_instance_of::<PyDict>() && values_all_scalar(d) {
             return Ok(d.copy()?.into_any());
         }
         let out = PyDict::new(py);
@@ -397,6 +397,26 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
         return Ok(out.into_any());
     }
     Ok(v.clone())
+}
+
+/// Whether every value of exact dict `d` is a scalar ([`is_scalar`]),
+/// read as borrowed entries (no reference taken).
+fn values_all_scalar(d: &Bound<'_, PyDict>) -> bool {
+    let py = d.py();
+    let mut pos: pyo3::ffi::Py_ssize_t = 0;
+    let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: `d` is an exact dict and the interpreter is attached;
+    // `PyDict_Next` gives borrowed references valid while the dict is not
+    // changed, and the type tests of `is_scalar` run no Python code.
+    unsafe {
+        while pyo3::ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut k, &mut v) != 0 {
+            if !is_scalar(&pyo3::Borrowed::from_ptr(py, v)) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// An immutable JSON scalar of an exact built-in type (a subclass may
@@ -468,10 +488,13 @@ fn json_eq(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, depth: usize) -> PyResult
 // ------------------------------------------------------------------- paths
 
 /// One token of a pointer: its unescaped bytes, and the same text as a
-/// Python `str`, made once (the key an object is read or edited with).
+/// Python `str`, made once (the key an object is read or edited with),
+/// and the array index it names when it is one (digits without a leading
+/// zero; `array_index` gives the same, but is then only a bounds check).
 struct Token {
     raw: Box<[u8]>,
     key: Py<PyString>,
+    index: Option<usize>,
 }
 
 impl AsRef<[u8]> for Token {
@@ -492,6 +515,7 @@ fn parse_pointer(py: Python<'_>, text: &str) -> Result<Pointer, PatchFault> {
         .map(|t| Token {
             raw: (**t).into(),
             key: key(py, t).unbind(),
+            index: array_index(t, usize::MAX - 1, Place::Existing).ok(),
         })
         .collect();
     Ok(Pointer {
@@ -557,9 +581,19 @@ fn key<'py>(py: Python<'py>, token: &[u8]) -> Bound<'py, PyString> {
 
 /// The array index `token` names in `parent` (an array), by RFC 6902's rules
 /// for `place`; a bad index fails the op with the pointer's text.
-fn index_in(parent: &Node<'_>, token: &[u8], place: Place, p: &Pointer) -> Step<usize> {
-    array_index(token, parent.len()?, place)
-        .map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))
+fn index_in(parent: &Node<'_>, token: &Token, place: Place, p: &Pointer) -> Step<usize> {
+    let len = parent.len()?;
+    if let Some(i) = token.index {
+        let limit = match place {
+            Place::Existing => len,
+            Place::Insert => len + 1,
+        };
+        if i < limit {
+            return Ok(i);
+        }
+    }
+    // Not an index, or out of range: the core says why.
+    array_index(&token.raw, len, place).map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))
 }
 
 /// The child `token` names in `parent`, which must exist.
@@ -575,7 +609,7 @@ fn child<'py>(
             None => fail(format!("path {:?} not found", p.text)),
         },
         Node::Arr(_) | Node::List(_) => {
-            let i = index_in(parent, &token.raw, Place::Existing, p)?;
+            let i = index_in(parent, token, Place::Existing, p)?;
             Ok(parent.element(i)?)
         }
         Node::Leaf => fail(format!(
@@ -626,7 +660,7 @@ impl<'py> Doc<'py> {
             self.journal.touch(&parent)?;
             parent.set(last.key.bind(py), v)?;
         } else if parent.is_array() {
-            let i = index_in(&parent, &last.raw, Place::Insert, p)?;
+            let i = index_in(&parent, last, Place::Insert, p)?;
             self.journal.touch(&parent)?;
             parent.insert(i, v)?;
         } else {
@@ -647,7 +681,7 @@ impl<'py> Doc<'py> {
                 return fail(format!("path {:?} not found", p.text));
             }
         } else if parent.is_array() {
-            let i = index_in(&parent, &last.raw, Place::Existing, p)?;
+            let i = index_in(&parent, last, Place::Existing, p)?;
             self.journal.touch(&parent)?;
             parent.remove(i)?;
         } else {
@@ -669,7 +703,7 @@ impl<'py> Doc<'py> {
                 return fail(format!("path {:?} not found", p.text));
             }
         } else if parent.is_array() {
-            let i = index_in(&parent, &last.raw, Place::Existing, p)?;
+            let i = index_in(&parent, last, Place::Existing, p)?;
             self.journal.touch(&parent)?;
             parent.replace(i, v)?;
         } else {
@@ -762,35 +796,52 @@ fn no_value<T>(kind: &str) -> Step<T> {
 }
 
 /// The members `op`, `path`, `value` and `from` of an op given as an
-/// exact dict, in one walk over its items (an op has two to four members:
-/// one walk costs less than four lookups). Keys are matched by identity
-/// with the interned names first (literal keys are interned), then by text.
+/// exact dict, in one walk over its entries (an op has two to four
+/// members: one walk costs less than four lookups). The walk reads the
+/// dict's entries as borrowed references (`PyDict_Next`) and takes a
+/// reference only to the members it keeps. Keys are matched by identity
+/// with the interned names first (literal keys are interned), then by
+/// text; for a repeated name (possible only with a str subclass key) the
+/// last entry wins, as the dict's own order gives it.
 fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>>; 4]> {
     let py = d.py();
     let names = [
-        intern!(py, "op"),
-        intern!(py, "path"),
-        intern!(py, "value"),
-        intern!(py, "from"),
+        intern!(py, "op").as_ptr(),
+        intern!(py, "path").as_ptr(),
+        intern!(py, "value").as_ptr(),
+        intern!(py, "from").as_ptr(),
     ];
     let mut out: [Option<Bound<'py, PyAny>>; 4] = Default::default();
-    for (k, v) in d.iter() {
-        let slot = match names.iter().position(|n| n.as_ptr() == k.as_ptr()) {
-            Some(i) => i,
-            None => {
-                let Ok(k) = k.cast::<PyString>() else {
-                    continue;
-                };
-                match str_utf8(k)? {
-                    "op" => 0,
-                    "path" => 1,
-                    "value" => 2,
-                    "from" => 3,
-                    _ => continue,
+    let mut pos: pyo3::ffi::Py_ssize_t = 0;
+    let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: `d` is an exact dict and the interpreter is attached.
+    // `PyDict_Next` gives borrowed references to the entry at `pos`, valid
+    // while the dict is not changed; nothing in the loop body runs Python
+    // code that could change it (the text of a str key is read from the
+    // str itself, `str_utf8`, which runs no Python code), and a kept value
+    // is made an owned reference before the next entry is read.
+    unsafe {
+        while pyo3::ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut k, &mut v) != 0 {
+            let slot = match names.iter().position(|&n| n == k) {
+                Some(i) => i,
+                None => {
+                    let key = Bound::from_borrowed_ptr(py, k);
+                    let Ok(key) = key.cast::<PyString>() else {
+                        continue;
+                    };
+                    match str_utf8(key) {
+                        Ok("op") => 0,
+                        Ok("path") => 1,
+                        Ok("value") => 2,
+                        Ok("from") => 3,
+                        Ok(_) => continue,
+                        Err(e) => return Err(e),
+                    }
                 }
-            }
-        };
-        out[slot] = Some(v);
+            };
+            out[slot] = Some(Bound::from_borrowed_ptr(py, v));
+        }
     }
     Ok(out)
 }

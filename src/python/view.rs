@@ -49,7 +49,7 @@
 use super::convert;
 use super::doc::{Doc, Parsed};
 use super::errors::access_error;
-use super::input::str_utf8;
+use super::input::{key_utf8, str_utf8};
 use crate::doc::{Cursor, Value};
 use crate::error::{AccessError, JsonType};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
@@ -325,18 +325,20 @@ impl Object {
 
     /// The value of `key`, or `None` when absent (or not a str).
     fn lookup(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
-        let Ok(key) = key.cast::<PyString>() else {
+        let Ok(key_str) = key.cast::<PyString>() else {
+            return Ok(None);
+        };
+        let Some(key) = key_utf8(key_str)? else {
             return Ok(None);
         };
         let parsed = &self.parsed;
         if let ObjState::Lazy { patches, .. } = &self.state {
-            match patches.state(py, key)? {
+            match patches.state(py, key_str)? {
                 KeyState::Set(v) => return Ok(Some(v.clone_ref(py))),
                 KeyState::Deleted => return Ok(None),
                 KeyState::Untouched => {}
             }
         }
-        let key = str_utf8(key)?;
         match &mut self.state {
             ObjState::Lazy { views, .. } => match parsed.doc().field(self.at, key.as_bytes()) {
                 Some(c) => lazy_child(py, parsed, views, c).map(Some),
@@ -353,17 +355,19 @@ impl Object {
     }
 
     fn has(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(key) = key.cast::<PyString>() else {
+        let Ok(key_str) = key.cast::<PyString>() else {
+            return Ok(false);
+        };
+        let Some(key) = key_utf8(key_str)? else {
             return Ok(false);
         };
         if let ObjState::Lazy { patches, .. } = &self.state {
-            match patches.state(py, key)? {
+            match patches.state(py, key_str)? {
                 KeyState::Set(_) => return Ok(true),
                 KeyState::Deleted => return Ok(false),
                 KeyState::Untouched => {}
             }
         }
-        let key = str_utf8(key)?;
         Ok(match &self.state {
             ObjState::Lazy { .. } => self.parsed.doc().field(self.at, key.as_bytes()).is_some(),
             ObjState::Edited(m) => m.find(key).is_some(),
@@ -429,7 +433,9 @@ impl Object {
         let Ok(k) = key.cast::<PyString>() else {
             return Ok(None);
         };
-        let k = str_utf8(k)?;
+        let Some(k) = key_utf8(k)? else {
+            return Ok(None);
+        };
         if !self.has(py, key)? {
             return Ok(None);
         }
@@ -446,7 +452,9 @@ impl Object {
             let ObjState::Lazy { patches, .. } = &mut self.state else {
                 unreachable!("patchable objects are lazy")
             };
-            let ks = str_utf8(k)?;
+            let Some(ks) = key_utf8(k)? else {
+                return Ok(false);
+            };
             return patches.delete(py, k, || doc.field(at, ks.as_bytes()));
         }
         Ok(self.take(py, key)?.is_some())

@@ -512,3 +512,34 @@ def test_patch_on_a_lazy_document_raises_decode_errors_atomically() -> None:
             v, [{"op": "remove", "path": "/a/0"}, {"op": "test", "path": "/bad/x", "value": 1}]
         )
     assert v["a"] == [1, 2]
+
+
+def test_op_dict_keys_of_other_kinds_and_array_tokens() -> None:
+    """An op dict's members are found among keys that are not strs and
+    under str-subclass keys; array tokens are indices only when written
+    as one (no leading zero, no sign, in range), checked against the
+    array's length on every use of the same pointer."""
+
+    class Key(str):
+        pass
+
+    v = qjson.decode(b'{"a": [1, 2]}')
+    qjson.patch(v, [{1: "x", None: 0, Key("op"): "add", Key("path"): "/a/1", "value": 9}])
+    assert reloaded(v) == {"a": [1, 9, 2]}
+    for token in ("01", "+1", "-1", "1.0", "99999999999999999999999", "4"):
+        with pytest.raises(qjson.PatchError):
+            qjson.patch(
+                qjson.decode(b'{"a": [1, 2]}'),
+                [{"op": "replace", "path": f"/a/{token}", "value": 0}],
+            )
+    # The same pointer in range, then out of range (an index is kept with
+    # the pointer, its bound is not).
+    ops = [{"op": "remove", "path": "/a/2"}]
+    v = qjson.decode(b'{"a": [1, 2, 3]}')
+    qjson.patch(v, ops)
+    assert reloaded(v) == {"a": [1, 2]}
+    with pytest.raises(qjson.PatchError):
+        qjson.patch(v, ops)
+    assert reloaded(v) == {"a": [1, 2]}
+    qjson.patch(v, [{"op": "add", "path": "/a/2", "value": 3}])
+    assert reloaded(v) == {"a": [1, 2, 3]}
