@@ -685,10 +685,12 @@ fn parse_integer(text: &[u8]) -> Number<'_> {
 
 /// The number that is exactly `input[p..q]`, when it is a plain decimal
 /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?`) of at most 16 bytes, with at most 8
-/// integer digits, and 32 bytes readable from `p`: the shape of nearly
-/// every number in coordinate and measurement data. `None` means "not
-/// known" (other shapes, errors, the end of the input): the caller takes
-/// [`parse_number_at`], which gives the same value whenever this answers.
+/// integer digits: the shape of nearly every number in coordinate and
+/// measurement data. `None` means "not known" (other shapes, errors): the
+/// caller takes [`parse_number_at`], which gives the same value whenever
+/// this answers. Fewer than 32 bytes readable from `p` (a number near the
+/// end of the input: in `loads_many`, where each line is its own input,
+/// the last number of nearly every line) take [`plain_decimal_near_end`].
 ///
 /// Branch-light: one 16-byte digit mask checks the grammar; the integer
 /// digits and the fraction digits are each loaded as one or two `u64`s,
@@ -697,8 +699,29 @@ fn parse_integer(text: &[u8]) -> Number<'_> {
 /// [`parse_number_at`].
 #[inline(always)]
 pub fn plain_decimal(input: &[u8], p: usize, q: usize) -> Option<Number<'static>> {
-    let chunk = input.get(p..)?.first_chunk::<32>()?;
-    let len = q.wrapping_sub(p);
+    match input.get(p..).and_then(<[u8]>::first_chunk::<32>) {
+        Some(chunk) => decimal_in_chunk(chunk, q.wrapping_sub(p)),
+        None => plain_decimal_near_end(input, p, q),
+    }
+}
+
+/// [`plain_decimal`] of a number with fewer than 32 bytes readable from
+/// `p`: its bytes are copied into a zeroed 32-byte chunk (the masks ignore
+/// every byte past the token, so the padding cannot change the answer).
+#[inline(never)]
+fn plain_decimal_near_end(input: &[u8], p: usize, q: usize) -> Option<Number<'static>> {
+    let text = input.get(p..q)?;
+    if text.len() > 16 {
+        return None;
+    }
+    let mut chunk = [0u8; 32];
+    chunk[..text.len()].copy_from_slice(text);
+    decimal_in_chunk(&chunk, text.len())
+}
+
+/// [`plain_decimal`] of the `len`-byte token at the start of `chunk`.
+#[inline(always)]
+fn decimal_in_chunk(chunk: &[u8; 32], len: usize) -> Option<Number<'static>> {
     if len.wrapping_sub(1) >= 16 {
         return None;
     }
@@ -1128,9 +1151,20 @@ mod tests {
                 let prec = (r >> 8) as usize % 10;
                 tok = format!("{:.prec$}", v / 10f64.powi((r % 9) as i32)).into_bytes();
             }
+            // 32 bytes readable, or fewer (the near-end copy): a delimiter
+            // and a short tail, or nothing after the token at all.
             let mut input = tok.clone();
-            input.push(b',');
-            input.extend_from_slice(&[b' '; 40]);
+            match round % 4 {
+                0 | 1 => {
+                    input.push(b',');
+                    input.extend_from_slice(&[b' '; 40]);
+                }
+                2 => {
+                    input.push(b']');
+                    input.extend_from_slice(&b"\n       "[..(r >> 4) as usize % 8]);
+                }
+                _ => {}
+            }
             let got = plain_decimal(&input, 0, tok.len());
             let text_ok = scan_number(&tok).is_ok();
             let want = parse_number_at(&input, 0).filter(|&(_, e)| e == tok.len());

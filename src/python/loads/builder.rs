@@ -37,7 +37,7 @@ use super::objects::copy_short;
 #[cfg(not(feature = "abi3"))]
 use super::objects::new_str_non_ascii;
 use super::objects::{dict_set, list_set, new_dict};
-use super::spare::{give_back_scratch, give_back_stack, take_scratch, take_stack};
+use super::spare::{give_back, take};
 use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
 use crate::decode::string::unescape_validated;
 use crate::decode::Number;
@@ -70,8 +70,12 @@ pub(super) fn build<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool>(
     drop(paused);
     // `run` leaves the stack empty (every frame popped, or released on
     // failure).
-    give_back_stack(std::mem::take(&mut b.stack));
-    give_back_scratch(std::mem::take(&mut b.scratch));
+    let (stack, scratch) = (std::mem::take(&mut b.stack), std::mem::take(&mut b.scratch));
+    give_back(
+        b.cache.as_deref_mut().map(|c| &mut c.spares),
+        stack,
+        scratch,
+    );
     p.ok_or(b.bad_scalar)
 }
 
@@ -137,7 +141,8 @@ pub(super) struct Builder<'a, L: ?Sized + Lens, const TOKENS: bool, const SHARE:
 impl<'a, L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'a, L, TOKENS, SHARE> {
     /// A builder over `input` and its index: structurals `s`, child counts
     /// `containers`, escape offsets `escapes`; `ascii` says the whole input
-    /// is ASCII. The stack and scratch buffer are the spares of this thread.
+    /// is ASCII. The stack and scratch buffer are the spares the cache (or
+    /// else this thread) kept.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(super) fn new(
@@ -173,6 +178,7 @@ impl<'a, L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'a, L,
                 ];
             }
         }
+        let (stack, scratch) = take(cache.as_deref_mut().map(|c| &mut c.spares));
         Builder {
             py,
             input,
@@ -181,9 +187,9 @@ impl<'a, L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'a, L,
             escapes,
             next_escape: 0,
             ascii,
-            scratch: take_scratch(),
+            scratch,
             cache,
-            stack: take_stack(),
+            stack,
             bad_scalar: false,
         }
     }

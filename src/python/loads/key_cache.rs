@@ -24,6 +24,7 @@
 //! `loads` (and `loads_many`) only try to take: a concurrent or re-entrant
 //! call builds its keys without it.
 
+use super::spare::Spares;
 use pyo3::ffi;
 use std::sync::Mutex;
 
@@ -62,16 +63,20 @@ pub(super) fn tag(h: u64, len: usize) -> u64 {
 pub(crate) struct KeyCache {
     pub(super) slots: Vec<Slot>,
     pub(super) values: Vec<Slot>,
+    /// The builder's stack and unescape buffer, kept between the documents
+    /// built while the cache is held (see `spare`).
+    pub(super) spares: Spares,
 }
 
 // SAFETY: the `str` pointers are only touched with the interpreter attached
 // (`loads` holds the GIL while it holds the lock), and str objects are
-// immutable.
+// immutable; the kept frame stack is empty (no pointers in it).
 unsafe impl Send for KeyCache {}
 
 static KEY_CACHE: Mutex<KeyCache> = Mutex::new(KeyCache {
     slots: Vec::new(),
     values: Vec::new(),
+    spares: Spares::EMPTY,
 });
 
 /// The key cache `loads` shares between calls (`None` while another
