@@ -70,62 +70,49 @@ static ARRAY_AT: AtomicUsize = AtomicUsize::new(0);
 static CURSOR_AT: AtomicUsize = AtomicUsize::new(0);
 static DOC_AT: AtomicUsize = AtomicUsize::new(0);
 
+/// [`View`] for one class: `flag` whether PyO3 keeps a borrow flag (not for
+/// frozen classes), how its value is found in a sample object, and when
+/// dropping it releases no Python object.
 macro_rules! view {
-    ($t:ty, $at:ident) => {
+    ($t:ty, $at:ident, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr) => {
         impl View for $t {
-            const FLAG: bool = true;
+            const FLAG: bool = $flag;
             fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
                 Ok(Py::new(py, self)?.into_any())
             }
             fn offset() -> &'static AtomicUsize {
                 &$at
             }
-            fn value_of(sample: &Bound<'_, Self>) -> Option<*const Self> {
-                let mut v = sample.try_borrow_mut().ok()?;
-                Some(&mut *v as *mut Self as *const Self)
+            fn value_of($s: &Bound<'_, Self>) -> Option<*const Self> {
+                $value_of
             }
             fn drops_nothing(&self) -> bool {
-                self.unedited().is_some_and(ViewCache::is_empty)
-                    && Arc::strong_count(&self.parsed) > 1
+                let $v = self;
+                $drops_nothing
             }
         }
     };
 }
 
-view!(Object, OBJECT_AT);
-view!(Array, ARRAY_AT);
-
-impl View for Cursor {
-    const FLAG: bool = false;
-    fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        Ok(Py::new(py, self)?.into_any())
-    }
-    fn offset() -> &'static AtomicUsize {
-        &CURSOR_AT
-    }
-    fn value_of(sample: &Bound<'_, Self>) -> Option<*const Self> {
-        Some(sample.get() as *const Self)
-    }
-    fn drops_nothing(&self) -> bool {
-        Arc::strong_count(&self.parsed) > 1
-    }
+/// An `Object` or `Array`: mutable (a borrow flag), holds cached children.
+macro_rules! mutable_view {
+    ($t:ty, $at:ident) => {
+        view!($t, $at, flag: true, |sample| {
+            let mut v = sample.try_borrow_mut().ok()?;
+            Some(&mut *v as *mut Self as *const Self)
+        }, |v| v.unedited().is_some_and(ViewCache::is_empty)
+            && Arc::strong_count(&v.parsed) > 1);
+    };
 }
 
-impl View for Doc {
-    const FLAG: bool = false;
-    fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        Ok(Py::new(py, self)?.into_any())
-    }
-    fn offset() -> &'static AtomicUsize {
-        &DOC_AT
-    }
-    fn value_of(sample: &Bound<'_, Self>) -> Option<*const Self> {
-        Some(sample.get() as *const Self)
-    }
-    fn drops_nothing(&self) -> bool {
-        self.releases_nothing()
-    }
-}
+mutable_view!(Object, OBJECT_AT);
+mutable_view!(Array, ARRAY_AT);
+view!(Cursor, CURSOR_AT, flag: false, |sample| Some(sample.get() as *const Self), |c| {
+    Arc::strong_count(&c.parsed) > 1
+});
+view!(Doc, DOC_AT, flag: false, |sample| Some(sample.get() as *const Self), |d| {
+    d.releases_nothing()
+});
 
 /// A new Python object holding `value`.
 #[inline]
