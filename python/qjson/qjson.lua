@@ -1036,7 +1036,9 @@ end
     whole    (of the document, in dm) the state of the proxy that is the whole
              document (written clean: the whole input); `st.whole == st`
     parent   the state of the proxy it was read from (edits mark it dirty)
-    cache    key (objects) or 0-based original ordinal (arrays) -> value read
+    cache    key (objects) or 0-based original ordinal (arrays) -> container
+             proxy read (the same proxy on each read; scalars are not kept:
+             see obj_index)
     dirty    an edit happened in this proxy or below (a hint: encode works
              out whether edits remain, see is_dirty)
     e        once edited, the core's edit state (src/capi/edit.rs), which
@@ -1060,21 +1062,18 @@ and proxies for containers (the same proxy each time).
 
 local new_proxy -- (h, s, cp, parent, root) -> proxy
 
--- A proxy's state is a table of 16 slots, not 32 (about 450 bytes of Lua
--- heap, not 830: on the 2 KB request's reads, five proxies, the collector
--- took 40-45% of the time). The document's fields (`h`, `s`) are in one
--- table per document, `dm`, which is every state's metatable and its own
--- __index, and so is `whole` (the root proxy's state: a root flag of the
--- state's own was a 16th key, and the root's first added key or patch then
--- rehashed it to 32 slots); `added` (objects that gain keys) and `ks` for
--- arrays are read from ST_DEFAULTS, dm's __index, until they are set: at
--- most 15 keys until then. The edit and encode fields stay in the constructor
--- (false until used): without them a state had 8 slots and reads were 6%
--- cheaper (callgrind instructions), but the first edit of a proxy
--- rehashed its state and a 2 KB decode + set + encode cost 20% more. The cache of children read is
--- the shared NO_CACHE until the first child is read. __len / __pairs /
--- __ipairs are set only where LuaJIT honours them on tables (built with
--- LUA52COMPAT).
+-- The root proxy's state is a table of 16 slots, not 32 (about 450 bytes of
+-- Lua heap, not 830: on the 2 KB request's reads, five proxies, the
+-- collector took 40-45% of the time); a child's, of 8 (see new_proxy). The
+-- document's fields (`h`, `s`) are in one table per document, `dm`, which is
+-- every state's metatable and its own __index, and so is `whole` (the root
+-- proxy's state: a root flag of the state's own was a 16th key, and the
+-- root's first added key or patch then rehashed it to 32 slots); fields a
+-- state does not hold yet (`added`, `ks` for arrays; a child's edit and
+-- encode fields) are read from ST_DEFAULTS, dm's __index, until they are
+-- set. The cache of children read is the shared NO_CACHE until the first
+-- child is read. __len / __pairs / __ipairs are set only where LuaJIT
+-- honours them on tables (built with LUA52COMPAT).
 local st_meta = { __index = { -- ST_DEFAULTS
     whole = false, dirty = false, era = false, dirty_now = false,
     writing = false, e = false, vals = false, next_id = 0, ks = false, added = false,
@@ -1211,7 +1210,9 @@ local function orig_elem(st, o)
         raise(rc, nil, 3)
     end
     v = child_value(st)
-    own_cache(st)[o] = v
+    if type(v) == "table" then -- a proxy or null (see obj_index)
+        own_cache(st)[o] = v
+    end
     return v
 end
 
@@ -1261,7 +1262,14 @@ local function obj_index(t, k)
         raise(rc, k)
     end
     v = child_value(st)
-    own_cache(st)[k] = v
+    -- Only containers are kept (a proxy must be the same on every read); a
+    -- scalar is read again from the index on the next read: caching it
+    -- made a cache table in every object a scalar was read from, and the
+    -- 2 KB request's reads cost 27.6k instructions instead of 24.0k
+    -- (callgrind, lua_ab.py's read workload).
+    if type(v) == "table" then
+        own_cache(st)[k] = v
+    end
     return v
 end
 
@@ -1558,7 +1566,21 @@ new_proxy = function(h, s, c, t, parent, root, dm, n)
     end
     local st
     local cur = cursor_t(c)
-    if t == OBJECT then
+    -- A child's state starts with 8 slots: the fields a read needs, the
+    -- others read from ST_DEFAULTS until set. The root's starts with every
+    -- field: it is the container most often edited, and an 8-slot state
+    -- that gains the edit fields is rehashed (a 2 KB decode + set + encode
+    -- cost 19.2k instructions instead of 15.7k with every state lean). The
+    -- 2 KB request's reads (three children) cost 20.3k instead of 24.0k.
+    if not root then
+        if t == OBJECT then
+            st = { __qjson = OBJECT, __index = obj_index, __newindex = obj_newindex,
+                cur = cur, parent = parent, cache = NO_CACHE, dirty = false, e = false }
+        else
+            st = { __qjson = ARRAY, __index = arr_index, __newindex = arr_newindex,
+                cur = cur, parent = parent, cache = NO_CACHE, n = n or false, e = false }
+        end
+    elseif t == OBJECT then
         st = { __qjson = OBJECT, __index = obj_index, __newindex = obj_newindex,
             cur = cur, parent = parent, cache = NO_CACHE,
             dirty = false, era = false, dirty_now = false, writing = false,
