@@ -842,6 +842,7 @@ local function open_table(b, t, d, stack)
     local st = getmetatable(t)
     if st ~= nil and type(st) == "table" and rawget(st, "__qjson") then
         put_proxy(b, t, st, d, stack)
+        stack[d] = nil
         return false
     end
     -- cjson's rule: an array when every key is a positive integer, unless
@@ -876,6 +877,7 @@ local function open_table(b, t, d, stack)
         return true
     elseif max == 0 then
         b:put(st ~= nil and st == qjson.empty_array_mt and "[]" or "{}")
+        stack[d] = nil
         return false
     end
     b:put("{")
@@ -956,6 +958,8 @@ put_table = function(b, t, depth, stack)
                 d = d - 1
             end
         else
+            -- The frame is closed: its entries are dropped (see qjson.encode).
+            stack[d], fr_at[d] = nil, nil
             d = d - 1
             if d == depth then
                 return
@@ -972,6 +976,7 @@ end
 
 local out = buffer.new()
 local stack = {}
+local walking = false -- a walk of qjson.encode has begun and not ended
 -- The encode buffer is kept between calls up to this size: a buffer grown
 -- anew for each large result (a doubling chain of reallocations, each
 -- fresh mapping page-faulted) cost 20x a copy at 5-10 MB.
@@ -1007,6 +1012,13 @@ function qjson.encode(v)
     -- buffer is reset by the next call and the frames are cleared by the
     -- next call that succeeds.
     out:reset()
+    if walking then
+        -- The previous walk failed half-way: drop the frames it left.
+        for i = #stack, 1, -1 do
+            stack[i], fr_at[i] = nil, nil
+        end
+    end
+    walking = true
     if pst ~= nil then
         -- An edited proxy: straight to its plan (what put_table would
         -- reach through open_table, without the generic walk's calls).
@@ -1015,9 +1027,12 @@ function qjson.encode(v)
     else
         encode_value(out, v, 0, stack)
     end
-    for i = #stack, 1, -1 do
-        stack[i], fr_at[i] = nil, nil
-    end
+    -- Frames drop their entries as they close, so after a walk that
+    -- finished only stack[1] (an edited proxy's) is left (a loop over the
+    -- frames on every call, one or two of them, aborted the trace recording
+    -- encode: "loop unroll limit reached").
+    stack[1], fr_at[1] = nil, nil
+    walking = false
     local s = out:tostring()
     if #out > KEEP_MAX then
         out:free()

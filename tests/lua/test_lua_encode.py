@@ -215,6 +215,36 @@ def test_depth_and_cycles(lua, cjson):
     assert lua.eval('require("qjson").encode({1, {2}})') == b"[1,[2]]"
 
 
+def test_encode_keeps_no_tables_alive(lua):
+    # The encoder's frame stack drops each table as its frame closes, and a
+    # walk that failed half-way leaves frames that the next successful call
+    # drops: after either, the tables encoded can be collected.
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local weak = setmetatable({}, {__mode = "k"})
+            local t = {a = {b = {c = {1, {2}}}}}
+            weak[t.a.b.c] = true
+            local out = qjson.encode(t)
+            t = nil
+            collectgarbage(); collectgarbage()
+            local kept_ok = next(weak) ~= nil
+            local bad = {x = {y = {z = {function() end}}}}
+            weak[bad.x.y] = true
+            local ok = pcall(qjson.encode, bad)
+            bad = nil
+            local again = qjson.encode({1, {2}})
+            collectgarbage(); collectgarbage()
+            return out, kept_ok, ok, again, next(weak) ~= nil
+        end"""
+    )
+    out, kept_ok, ok, again, kept_bad = f()
+    assert out == b'{"a":{"b":{"c":[1,[2]]}}}'
+    assert not kept_ok
+    assert not ok and again == b"[1,[2]]"
+    assert not kept_bad
+
+
 def test_integers_up_to_1e15_are_exact(lua):
     # Where qjson differs from Debian's lua-cjson 2.1.0 on purpose: integers
     # with 15 digits are written exactly (%d) instead of with %.14g.
