@@ -849,6 +849,24 @@ fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>
     Ok(out)
 }
 
+/// The op named by `name` when it is one of the interned op names
+/// (string literals in Python code are interned, so a configured patch's
+/// names are found without reading their text); `None`: read the text.
+fn op_by_identity(name: &Bound<'_, PyString>) -> Option<Op> {
+    let py = name.py();
+    let p = name.as_ptr();
+    [
+        (intern!(py, "replace"), Op::Replace),
+        (intern!(py, "add"), Op::Add),
+        (intern!(py, "remove"), Op::Remove),
+        (intern!(py, "test"), Op::Test),
+        (intern!(py, "move"), Op::Move),
+        (intern!(py, "copy"), Op::Copy),
+    ]
+    .into_iter()
+    .find_map(|(n, op)| (n.as_ptr() == p).then_some(op))
+}
+
 /// Op `op` of a patch given as Python objects (a dict or an `Object`).
 fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
     let py = op.py();
@@ -877,15 +895,21 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
         }
     };
     let name = text(op_name, "op")?;
-    let name = str_utf8(&name)?;
-    let Some(kind) = Op::parse(name) else {
-        return unknown(name);
+    let kind = match op_by_identity(&name) {
+        Some(kind) => kind,
+        None => {
+            let name = str_utf8(&name)?;
+            match Op::parse(name) {
+                Some(kind) => kind,
+                None => return unknown(name),
+            }
+        }
     };
     let path = text(path, "path")?;
     let value = if kind.needs_value() {
         match value {
             Some(v) => Some(v),
-            None => return no_value(name),
+            None => return no_value(str_utf8(&name)?),
         }
     } else {
         None
