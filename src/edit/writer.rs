@@ -355,64 +355,93 @@ fn splice_walk<K, V>(
         .collect();
     gone.sort_unstable();
     let n = doc.len(at)?;
-    let small = n <= PAIRWISE_MAX;
     let base = doc.input().as_ptr() as usize;
-    let mut keys: [&[u8]; PAIRWISE_MAX] = [&[]; PAIRWISE_MAX];
-    let mut escaped = false;
-    // The pending run of deleted members: its first key's quote and its
-    // last value; the last member kept before it.
-    let mut run: Option<(usize, Cursor)> = None;
-    let mut kept: Option<Cursor> = None;
-    let mut left = gone.len();
+    let mut cuts = Cuts {
+        gone: &gone,
+        left: gone.len(),
+        run: None,
+        kept: None,
+    };
+    if n <= PAIRWISE_MAX {
+        // A plain loop over the members (no repeats skipped: they are
+        // found here), so the walk inlines whole.
+        let mut keys: [&[u8]; PAIRWISE_MAX] = [&[]; PAIRWISE_MAX];
+        let mut escaped = false;
+        let mut walked = 0;
+        for (raw, c) in doc.object_items(at)? {
+            if keys[..walked]
+                .iter()
+                .any(|k| k.len() == raw.len() && *k == raw)
+            {
+                return Ok(None);
+            }
+            keys[walked] = raw;
+            walked += 1;
+            // (Keys are short: a loop without an early exit, which the
+            // compiler vectorizes, beats memchr's set-up.)
+            escaped |= raw.iter().fold(false, |e, &b| e | (b == b'\\'));
+            cuts.member(raw.as_ptr() as usize - base - 1, c, edits);
+        }
+        cuts.finish(doc, edits);
+        if walked != n || (escaped && !doc.keys_unique(at)?) {
+            return Ok(None);
+        }
+        return Ok(Some(gone.len()));
+    }
     // A large object is walked without its repeats: a gap in the
     // ordinals, or fewer members than it has, is one.
     let mut walked = 0;
-    let (mut plain, mut distinct);
-    let items: &mut dyn Iterator<Item = Result<(u32, &[u8], Cursor), AccessError>> = if small {
-        plain = doc
-            .object_items(at)?
-            .enumerate()
-            .map(|(j, (raw, c))| Ok((j as u32, raw, c)));
-        &mut plain
-    } else {
-        distinct = doc.distinct_items(at)?;
-        &mut distinct
-    };
-    for (j, item) in items.enumerate() {
+    for (j, item) in doc.distinct_items(at)?.enumerate() {
         let (i, raw, c) = item?;
         if i as usize != j {
             return Ok(None);
         }
         walked += 1;
-        if small {
-            if keys[..j].iter().any(|k| k.len() == raw.len() && *k == raw) {
-                return Ok(None);
-            }
-            keys[j] = raw;
-            // (Keys are short: a loop without an early exit, which the
-            // compiler vectorizes, beats memchr's set-up.)
-            escaped |= raw.iter().fold(false, |e, &b| e | (b == b'\\'));
-        }
-        let key_at = raw.as_ptr() as usize - base - 1;
-        if left > 0 && gone.binary_search(&c.start).is_ok() {
-            left -= 1;
-            run = Some((run.map_or(key_at, |(a, _)| a), c));
-            continue;
-        }
-        if let Some((a, _)) = run.take() {
-            edits.push((a, key_at, Edit::Cut));
-        }
-        kept = Some(c);
+        cuts.member(raw.as_ptr() as usize - base - 1, c, edits);
     }
-    if let Some((a, last)) = run {
-        let end = doc.span(last).1;
-        let a = kept.map_or(a, |k| doc.span(k).1);
-        edits.push((a, end, Edit::Cut));
-    }
-    if walked != n || (escaped && !doc.keys_unique(at)?) {
+    cuts.finish(doc, edits);
+    if walked != n {
         return Ok(None);
     }
     Ok(Some(gone.len()))
+}
+
+/// [`splice_walk`]'s cuts, member by member in order: the pending run of
+/// deleted members (its first key's quote and its last value) and the
+/// last member kept before it.
+struct Cuts<'g> {
+    /// The deleted members' value offsets, sorted.
+    gone: &'g [u32],
+    /// How many of them the walk has not met yet.
+    left: usize,
+    run: Option<(usize, Cursor)>,
+    kept: Option<Cursor>,
+}
+
+impl Cuts<'_> {
+    /// The member whose key's quote is at `key_at` and whose value is `c`.
+    #[inline]
+    fn member<V>(&mut self, key_at: usize, c: Cursor, edits: &mut Edits<'_, V>) {
+        if self.left > 0 && self.gone.binary_search(&c.start).is_ok() {
+            self.left -= 1;
+            self.run = Some((self.run.map_or(key_at, |(a, _)| a), c));
+            return;
+        }
+        if let Some((a, _)) = self.run.take() {
+            edits.push((a, key_at, Edit::Cut));
+        }
+        self.kept = Some(c);
+    }
+
+    /// After the last member: a run of deleted members that ends the
+    /// object goes with the separator before it.
+    fn finish<V>(&mut self, doc: &Doc<'_>, edits: &mut Edits<'_, V>) {
+        if let Some((a, last)) = self.run.take() {
+            let end = doc.span(last).1;
+            let a = self.kept.map_or(a, |k| doc.span(k).1);
+            edits.push((a, end, Edit::Cut));
+        }
+    }
 }
 
 /// What a splice puts at one place of the original bytes.

@@ -74,8 +74,9 @@ mod scalar;
 mod serializer;
 mod string;
 
-#[cfg(not(feature = "abi3"))]
 use super::view;
+#[cfg(not(feature = "abi3"))]
+pub(crate) use dict::dict_next;
 use error::encode_error;
 #[cfg(not(feature = "abi3"))]
 use out::Out;

@@ -55,6 +55,7 @@
 
 use super::convert::{self, new_str};
 use super::doc::Parsed;
+use super::dumps::dict_next;
 use super::errors::{access_error, path_error};
 use super::input::str_utf8;
 use super::stack;
@@ -407,10 +408,11 @@ fn values_all_scalar(d: &Bound<'_, PyDict>) -> bool {
     let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
     let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
     // SAFETY: `d` is an exact dict and the interpreter is attached;
-    // `PyDict_Next` gives borrowed references valid while the dict is not
-    // changed, and the type tests of `is_scalar` run no Python code.
+    // `dict_next` (`PyDict_Next`, read in place) gives borrowed references
+    // valid while the dict is not changed, and the type tests of
+    // `is_scalar` run no Python code.
     unsafe {
-        while pyo3::ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut k, &mut v) != 0 {
+        while dict_next(d.as_ptr(), &mut pos, &mut k, &mut v) {
             if !is_scalar(&pyo3::Borrowed::from_ptr(py, v)) {
                 return false;
             }
@@ -798,8 +800,9 @@ fn no_value<T>(kind: &str) -> Step<T> {
 /// The members `op`, `path`, `value` and `from` of an op given as an
 /// exact dict, in one walk over its entries (an op has two to four
 /// members: one walk costs less than four lookups). The walk reads the
-/// dict's entries as borrowed references (`PyDict_Next`) and takes a
-/// reference only to the members it keeps. Keys are matched by identity
+/// dict's entries as borrowed references (`dict_next`: `PyDict_Next`'s
+/// walk read in place) and takes a reference only to the members it
+/// keeps. Keys are matched by identity
 /// with the interned names first (literal keys are interned), then by
 /// text; for a repeated name (possible only with a str subclass key) the
 /// last entry wins, as the dict's own order gives it.
@@ -816,13 +819,13 @@ fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>
     let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
     let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
     // SAFETY: `d` is an exact dict and the interpreter is attached.
-    // `PyDict_Next` gives borrowed references to the entry at `pos`, valid
-    // while the dict is not changed; nothing in the loop body runs Python
+    // `dict_next` (`PyDict_Next`, read in place) gives borrowed references
+    // to the entry at `pos`, valid while the dict is not changed; nothing in the loop body runs Python
     // code that could change it (the text of a str key is read from the
     // str itself, `str_utf8`, which runs no Python code), and a kept value
     // is made an owned reference before the next entry is read.
     unsafe {
-        while pyo3::ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut k, &mut v) != 0 {
+        while dict_next(d.as_ptr(), &mut pos, &mut k, &mut v) {
             let slot = match names.iter().position(|&n| n == k) {
                 Some(i) => i,
                 None => {
@@ -844,6 +847,24 @@ fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>
         }
     }
     Ok(out)
+}
+
+/// The op named by `name` when it is one of the interned op names
+/// (string literals in Python code are interned, so a configured patch's
+/// names are found without reading their text); `None`: read the text.
+fn op_by_identity(name: &Bound<'_, PyString>) -> Option<Op> {
+    let py = name.py();
+    let p = name.as_ptr();
+    [
+        (intern!(py, "replace"), Op::Replace),
+        (intern!(py, "add"), Op::Add),
+        (intern!(py, "remove"), Op::Remove),
+        (intern!(py, "test"), Op::Test),
+        (intern!(py, "move"), Op::Move),
+        (intern!(py, "copy"), Op::Copy),
+    ]
+    .into_iter()
+    .find_map(|(n, op)| (n.as_ptr() == p).then_some(op))
 }
 
 /// Op `op` of a patch given as Python objects (a dict or an `Object`).
@@ -874,15 +895,21 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
         }
     };
     let name = text(op_name, "op")?;
-    let name = str_utf8(&name)?;
-    let Some(kind) = Op::parse(name) else {
-        return unknown(name);
+    let kind = match op_by_identity(&name) {
+        Some(kind) => kind,
+        None => {
+            let name = str_utf8(&name)?;
+            match Op::parse(name) {
+                Some(kind) => kind,
+                None => return unknown(name),
+            }
+        }
     };
     let path = text(path, "path")?;
     let value = if kind.needs_value() {
         match value {
             Some(v) => Some(v),
-            None => return no_value(name),
+            None => return no_value(str_utf8(&name)?),
         }
     } else {
         None
@@ -1213,11 +1240,23 @@ impl<'py> Part<'_, 'py> {
             // An exact dict is walked in place; anything else (an `Object`,
             // a dict subclass) through its own `items()`.
             Part::Py(v) if v.is_exact_instance_of::<PyDict>() => {
-                for (k, x) in v.cast::<PyDict>()?.iter() {
-                    out.push((
-                        k.cast_into::<PyString>().map_err(|_| key_error())?,
-                        Part::Py(x),
-                    ));
+                let mut pos: pyo3::ffi::Py_ssize_t = 0;
+                let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+                let mut x: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+                // SAFETY: `v` is an exact dict and the interpreter is
+                // attached. `dict_next` (`PyDict_Next`, read in place)
+                // gives borrowed references valid while the dict is not
+                // changed; the loop body runs no Python code (a type test,
+                // a push), and each entry is made owned references before
+                // the next one is read.
+                unsafe {
+                    while dict_next(v.as_ptr(), &mut pos, &mut k, &mut x) {
+                        let key = Bound::from_borrowed_ptr(py, k);
+                        out.push((
+                            key.cast_into::<PyString>().map_err(|_| key_error())?,
+                            Part::Py(Bound::from_borrowed_ptr(py, x)),
+                        ));
+                    }
                 }
             }
             Part::Py(v) => {

@@ -45,7 +45,7 @@ struct DictKeys {
 /// `obj` must be a live dict (or subclass) and the interpreter attached;
 /// `*pos` must be 0 or a value left by an earlier call for this dict.
 #[inline(always)]
-unsafe fn dict_next(
+pub(crate) unsafe fn dict_next(
     obj: *mut ffi::PyObject,
     pos: &mut ffi::Py_ssize_t,
     key: &mut *mut ffi::PyObject,

@@ -170,10 +170,12 @@ struct Segs {
 }
 
 impl Segs {
+    #[inline]
     fn input(&self, i: u32) -> &[u8] {
         self.docs[i as usize].input.bytes()
     }
 
+    #[inline]
     fn bytes<'a>(&'a self, s: &Seg, out: &'a [u8]) -> &'a [u8] {
         match *s {
             Seg::Input(i, a, b) => &self.input(i)[a..b],
