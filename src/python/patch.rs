@@ -557,7 +557,7 @@ fn pointer_of(s: &Bound<'_, PyString>) -> Step<Arc<Pointer>> {
             return Ok(p.clone());
         }
     }
-    let p = Arc::new(parse_pointer(py, str_utf8(s)?)?);
+    let p = Arc::new(parse_pointer(py, op_text(s, "pointer")?)?);
     if exact {
         let mut cache = POINTERS.lock().unwrap_or_else(|e| e.into_inner());
         let entry = (s.clone().unbind(), p.clone());
@@ -793,6 +793,17 @@ fn unknown<T>(name: &str) -> Step<T> {
     fail(format!("unknown op {name:?}"))
 }
 
+/// The text of an op's string member (`what` names it in the message): a
+/// patch error, not Python's UnicodeEncodeError, when it holds a lone
+/// surrogate (no JSON text can carry it).
+fn op_text<'a>(s: &'a Bound<'_, PyString>, what: &str) -> Step<&'a str> {
+    str_utf8(s).or_else(|_| {
+        fail(format!(
+            "the {what} is not valid UTF-8 (it holds a lone surrogate)"
+        ))
+    })
+}
+
 fn no_value<T>(kind: &str) -> Step<T> {
     fail(format!("a {kind:?} op needs a \"value\""))
 }
@@ -838,8 +849,9 @@ fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>
                         Ok("path") => 1,
                         Ok("value") => 2,
                         Ok("from") => 3,
-                        Ok(_) => continue,
-                        Err(e) => return Err(e),
+                        // Other members are ignored, as in RFC 6902; one
+                        // whose name holds a lone surrogate too.
+                        Ok(_) | Err(_) => continue,
                     }
                 }
             };
@@ -898,7 +910,7 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
     let kind = match op_by_identity(&name) {
         Some(kind) => kind,
         None => {
-            let name = str_utf8(&name)?;
+            let name = op_text(&name, "op name")?;
             match Op::parse(name) {
                 Some(kind) => kind,
                 None => return unknown(name),
@@ -909,7 +921,7 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
     let value = if kind.needs_value() {
         match value {
             Some(v) => Some(v),
-            None => return no_value(str_utf8(&name)?),
+            None => return no_value(op_text(&name, "op name")?),
         }
     } else {
         None

@@ -87,6 +87,13 @@ def test_conformance_error_indices() -> None:
         {"op": "test", "path": "/t", "value": 1},
         {"op": "test", "path": "/one", "value": True},
         "not an op",
+        # Lone surrogates: no JSON text holds them, so a patch error (not
+        # Python's UnicodeEncodeError), the document unchanged.
+        {"op": "replace", "path": "/\ud800", "value": 1},
+        {"op": "add", "path": "/a/\udc00", "value": 1},
+        {"op": "move", "from": "/\ud800", "path": "/b"},
+        {"op": "copy", "from": "/a", "path": "/\ud800"},
+        {"op": "\ud800", "path": "/a"},
     ],
 )
 def test_bad_ops(op: Any) -> None:
@@ -96,6 +103,14 @@ def test_bad_ops(op: Any) -> None:
         qjson.patch(v, [{"op": "add", "path": "/z", "value": 0}, op])
     assert info.value.op_index == 1
     assert qjson.dumps(v) == src
+
+
+def test_member_with_a_lone_surrogate_name_is_ignored() -> None:
+    # Members other than op / path / value / from are ignored (RFC 6902),
+    # also one whose name no JSON text can hold.
+    v = qjson.decode(b'{"a": 1}')
+    qjson.patch(v, [{"op": "add", "path": "/z", "value": 2, "\ud800": 1}])
+    assert json.loads(qjson.dumps(v)) == {"a": 1, "z": 2}
 
 
 def test_json_equality_of_test() -> None:
