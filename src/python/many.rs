@@ -39,6 +39,7 @@ use super::doc::{Doc, Parsed};
 use super::input::{Input, Origin};
 use super::loads;
 use crate::error::Error;
+use crate::index::eager::{Line, LinesIndex};
 use crate::index::{Index, Options};
 use crate::many::{LineCounter, Piece, Splitter, WINDOW};
 use pyo3::exceptions::PyValueError;
@@ -105,6 +106,9 @@ pub struct DocIterator {
     skip: bool,
     /// Python objects (`loads_many`) rather than `Doc`s.
     eager: bool,
+    /// `loads_many`'s token index of a window of lines (see
+    /// [`DocIterator::next_line`]).
+    lines_index: Option<LinesIndex>,
 }
 
 /// What [`DocIterator::next_line`] found.
@@ -146,6 +150,7 @@ impl DocIterator {
             errors: PyList::empty(py).unbind(),
             skip: skip_mode(errors)?,
             eager,
+            lines_index: None,
         })
     }
 
@@ -327,11 +332,23 @@ impl DocIterator {
             return Ok(Fast::End);
         }
         let max_depth = self.splitter.options().max_depth;
-        match loads::from_tokens(py, &bytes[start..end], max_depth, cache, true) {
+        let lines = self.lines_index.get_or_insert_with(LinesIndex::new);
+        let built = match lines.line(bytes, start, end, max_depth) {
+            Line::Tokens(t) => match loads::from_line(py, &t, cache) {
+                Ok(p) => Some(Ok(p)),
+                Err(true) => None,
+                Err(false) => Some(Err(())),
+            },
+            Line::Exact => None,
+            Line::NoWindow => {
+                loads::from_tokens(py, &bytes[start..end], max_depth, cache, true)
+            }
+        };
+        match built {
             Some(Ok(p)) => {
                 self.splitter.take_ordinal();
                 self.pos = end;
-                // SAFETY: `from_tokens` returns a new (owned) reference.
+                // SAFETY: the builder returns a new (owned) reference.
                 Ok(Fast::Value(
                     unsafe { Bound::from_owned_ptr(py, p) }.unbind(),
                 ))

@@ -14,6 +14,11 @@
 //!
 //! The vectors are kept per thread between calls, as the token scan's are
 //! (see [`super::take_scan`]), with the same size limit.
+//!
+//! For a stream of one document per line (`loads_many`), [`LinesIndex`]
+//! scans a window of whole lines at once and walks each line's tokens on
+//! their own (see its doc): one stage-1 pass per window instead of one
+//! per line.
 
 use super::{
     check_strings, escapes_left, give_back_scan, literal8, plain_number_shape, take_scan, walk,
@@ -170,5 +175,176 @@ impl Index {
             max_depth,
         };
         Index::build_parts(input, &opts, false, true)
+    }
+}
+
+/// Windows of [`LinesIndex`] end at the first line end at least this many
+/// bytes after their start (or at the stream's end).
+const LINES_WINDOW: usize = 32 * 1024;
+
+/// The token index of a window of whole lines of a stream, for a caller
+/// that reads one document per line (`loads_many`).
+///
+/// # Algorithm
+///
+/// Stage 1 ([`scan::scan_tokens`]) runs once over a window of about
+/// [`LINES_WINDOW`] bytes of whole lines, not once per line; the strings of
+/// the whole window (escapes, UTF-8) are checked at once too
+/// ([`check_strings`]). Each line is then walked on its own tokens
+/// ([`walk`], recording child counts as [`for_loads`] does).
+///
+/// That the window's tokens are each line's own rests on one fact: when
+/// no string of the window holds a control byte (`first_control` is
+/// `None`; a raw newline is one), every newline lies outside strings, so
+/// stage 1 leaves each line in the state it began it in (outside strings,
+/// no escape pending, no scalar token running on: a newline ends tokens).
+/// A line's tokens are then exactly those a scan of the line alone gives,
+/// shifted by its offset, and the tokens from a line's first byte up to its
+/// newline are its document's. A window with any stage-1 error, a control
+/// byte in a string, or a bad escape or UTF-8 sequence anywhere is not
+/// used at all ([`Line::NoWindow`]: the caller checks each of its lines on
+/// its own, as without the window).
+///
+/// A line's walk reads the window only up to its newline, so the next
+/// line's first token (or the window's end) stands for the end of input,
+/// and the walk accepts only a line that holds exactly one valid document
+/// (its scalar tokens left to the builder, as for [`for_loads`]).
+pub(crate) struct LinesIndex {
+    /// The window's tokens and escapes, offsets from `start`.
+    scan: Scan,
+    /// The window, `stream[start..end]`: whole lines (`end` is just after
+    /// a newline, or the stream's end).
+    start: usize,
+    end: usize,
+    /// Whether the window's tokens can be used (see the type's doc).
+    ok: bool,
+    /// The first token and escape not before the next line (lines are
+    /// read in order).
+    k: usize,
+    e: usize,
+    /// The child counts of the last line walked.
+    lens: Vec<u32>,
+}
+
+/// A line's document, as [`LinesIndex::line`] gives it: the builder's
+/// input (the window; offsets are relative to its start), the line's tokens
+/// (then the next token, as the end), the escapes from the line on, the
+/// child counts, and whether the window has non-ASCII bytes.
+pub(crate) struct LineTokens<'a> {
+    pub input: &'a [u8],
+    pub structurals: &'a [u32],
+    pub escapes: &'a [u32],
+    pub lens: &'a [u32],
+    pub non_ascii: bool,
+}
+
+/// What [`LinesIndex::line`] says about a line.
+pub(crate) enum Line<'a> {
+    /// One valid document (scalars aside).
+    Tokens(LineTokens<'a>),
+    /// Not known to be one valid document: the caller's exact path.
+    Exact,
+    /// The window cannot be used: the caller checks the line on its own.
+    NoWindow,
+}
+
+impl LinesIndex {
+    pub(crate) fn new() -> LinesIndex {
+        LinesIndex {
+            scan: take_scan(),
+            start: 0,
+            end: 0,
+            ok: false,
+            k: 0,
+            e: 0,
+            lens: Vec::new(),
+        }
+    }
+
+    /// The line `stream[ls..le]` (`ls` its first non-whitespace byte, `le`
+    /// its newline or the end of the stream), walked on the tokens of the
+    /// window that holds it (scanned first when no window holds it).
+    pub(crate) fn line<'a>(
+        &'a mut self,
+        stream: &'a [u8],
+        ls: usize,
+        le: usize,
+        max_depth: usize,
+    ) -> Line<'a> {
+        if ls < self.start || le > self.end || self.end == 0 {
+            self.window(stream, ls);
+        }
+        if !self.ok {
+            return Line::NoWindow;
+        }
+        let window = &stream[self.start..self.end];
+        let s = &self.scan.structurals;
+        let (rl, re) = (ls - self.start, le - self.start);
+        // The line's first token: usually the cursor already.
+        let mut k = self.k;
+        if s.get(k).is_none_or(|&t| t as usize != rl) {
+            k = s.partition_point(|&t| (t as usize) < rl);
+        }
+        if s.get(k).is_none_or(|&t| t as usize != rl) {
+            // (A line's first byte is always a token; never here.)
+            return Line::Exact;
+        }
+        // Its tokens lie at distinct offsets in `rl..re`: the first token
+        // at or after `re` (there is one: the window's end is the last) is
+        // at most that many further.
+        let upto = (k + (re - rl) + 1).min(s.len());
+        let b = k + s[k..upto].partition_point(|&t| (t as usize) < re);
+        self.k = b;
+        let esc = &self.scan.escapes;
+        let mut e = self.e.min(esc.len());
+        while esc.get(e).is_some_and(|&x| (x as usize) < rl) {
+            e += 1;
+        }
+        self.e = e;
+        let tokens = &s[k..=b];
+        self.lens.clear();
+        let mut counts = ChildCounts {
+            lens: std::mem::take(&mut self.lens),
+            limit: tokens.len() / 2 + 1,
+        };
+        let ok = walk(&window[..re], tokens, max_depth, &mut counts);
+        self.lens = counts.lens;
+        if !ok {
+            return Line::Exact;
+        }
+        Line::Tokens(LineTokens {
+            input: window,
+            structurals: tokens,
+            escapes: &esc[e..],
+            lens: &self.lens,
+            non_ascii: self.scan.non_ascii,
+        })
+    }
+
+    /// Scan the window of whole lines from `ls` (a line's first
+    /// non-whitespace byte): up to the first newline at least
+    /// [`LINES_WINDOW`] bytes on (included), or the stream's end.
+    fn window(&mut self, stream: &[u8], ls: usize) {
+        let from = ls.saturating_add(LINES_WINDOW);
+        let end = if from >= stream.len() {
+            stream.len()
+        } else {
+            memchr::memchr(b'\n', &stream[from..]).map_or(stream.len(), |i| from + i + 1)
+        };
+        self.start = ls;
+        self.end = end;
+        self.k = 0;
+        self.e = 0;
+        let window = &stream[ls..end];
+        let scan = &mut self.scan;
+        self.ok = matches!(scan::scan_tokens(window, scan), Some(Ok(())))
+            && scan.first_control.is_none()
+            && check_strings(window, escapes_left(scan), None, scan.non_ascii).is_ok();
+    }
+}
+
+impl Drop for LinesIndex {
+    fn drop(&mut self) {
+        give_back_scan(std::mem::take(&mut self.scan));
     }
 }
