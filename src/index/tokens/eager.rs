@@ -138,16 +138,28 @@ impl Record for ChildCounts {
 }
 
 /// Whether `input[p..]` starts with `true`, `null` or `false` followed by
-/// a byte that ends a token (`input[p]` is a token's first byte); `false`
-/// also means "not known" (the last 7 bytes of input). In the token index
-/// the literal then is the whole token and only whitespace follows it up
-/// to the next token.
+/// a byte that ends a token, or by the end of input (`input[p]` is a
+/// token's first byte). In the token index the literal then is the whole
+/// token and only whitespace follows it up to the next token. The last 7
+/// bytes of input are read padded with spaces (the end of input ends a
+/// token as a space does), so a literal there needs no slow path.
 #[inline(always)]
 pub(crate) fn literal_token(input: &[u8], p: usize) -> bool {
-    match input.get(p..).and_then(<[u8]>::first_chunk::<8>) {
-        Some(w) => w[0] > b'9' && literal8(u64::from_le_bytes(*w), w[0]),
-        None => false,
-    }
+    let w = match input.get(p..).and_then(<[u8]>::first_chunk::<8>) {
+        Some(w) => *w,
+        None => padded_tail(input, p),
+    };
+    w[0] > b'9' && literal8(u64::from_le_bytes(w), w[0])
+}
+
+/// The fewer than 8 bytes of `input` from `p` on, then spaces.
+#[cold]
+#[inline(never)]
+fn padded_tail(input: &[u8], p: usize) -> [u8; 8] {
+    let rest = input.get(p..).unwrap_or(&[]);
+    let mut w = [b' '; 8];
+    w[..rest.len()].copy_from_slice(rest);
+    w
 }
 
 /// Whether `input[p..q]` is exactly one plain number with a fraction, as
