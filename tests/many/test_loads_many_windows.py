@@ -26,15 +26,16 @@ def good_line(rng: random.Random, i: int) -> bytes:
     if kind == 2:
         return b"%r" % (rng.random() * 10 ** rng.randint(-5, 5))
     if kind == 3:
-        return json.dumps("s\u00e9\\\"\n%d\U0001f600" % i).encode()
+        return json.dumps(f's\u00e9\\"\n{i}\U0001f600').encode()
     if kind == 4:
         return b'{"a": [], "b": {}, "c": [[]], "d": false}'
     if kind == 5:
         return json.dumps([i, -i, 1.5, "x" * rng.randint(0, 40), None, True]).encode()
     if kind == 6:
-        return json.dumps({"k%d" % j: j * 0.25 for j in range(rng.randint(1, 30))}).encode()
+        return json.dumps({f"k{j}": j * 0.25 for j in range(rng.randint(1, 30))}).encode()
     if kind == 7:
-        return json.dumps({"text": "caf\u00e9 \u4e2d\u6587 " * rng.randint(0, 9)}, ensure_ascii=False).encode()
+        text = "caf\u00e9 \u4e2d\u6587 " * rng.randint(0, 9)
+        return json.dumps({"text": text}, ensure_ascii=False).encode()
     if kind == 8:
         return b'  {"x" : 1 , "y" : [ true , false , null ] }  \t'
     if kind == 9:
