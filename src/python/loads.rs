@@ -227,6 +227,21 @@ pub(crate) fn from_tokens(
     }
 }
 
+/// The Python objects of one line's document from a window's token index
+/// (`loads_many`, see [`LinesIndex`](crate::index::eager::LinesIndex)):
+/// `Err(true)` when a scalar failed its check (the caller then takes its
+/// exact path), `Err(false)` when a Python exception is set. Short string
+/// values are shared (see [`from_index`]).
+pub(crate) fn from_line(
+    py: Python<'_>,
+    t: &crate::index::eager::LineTokens<'_>,
+    cache: Option<&mut KeyCache>,
+) -> Result<*mut ffi::PyObject, bool> {
+    let (s, lens, esc, ascii) = (t.structurals, t.lens, t.escapes, !t.non_ascii);
+    let b = Builder::<[u32], true, true>::new(py, t.input, s, lens, esc, ascii, cache);
+    build(py, b, lens.len())
+}
+
 /// Cold path: the builder met an invalid number or literal (or garbage
 /// after one); a strict build finds the first error of the document, which
 /// is the one to report.

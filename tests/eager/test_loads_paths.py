@@ -93,3 +93,42 @@ def test_non_ascii_strings_with_ascii_runs(wide: str) -> None:
     doc = json.dumps(items, ensure_ascii=False)
     assert qjson.loads(doc) == items
     assert qjson.loads(doc.encode()) == items
+
+
+LITERAL_ENDS = [
+    b"true",
+    b"false",
+    b"null",
+    b"[true]",
+    b"[1,false]",
+    b'{"a":null}',
+    b"[null] ",
+    b"true\n",
+    b"tru",
+    b"fals",
+    b"nul",
+    b"[tru]",
+    b"[truex]",
+    b"[nulll]",
+    b"truee",
+    b"[true,]",
+    b'{"a":fals}',
+    b"[false\t]",
+]
+
+
+@pytest.mark.parametrize("doc", LITERAL_ENDS)
+def test_literals_in_the_last_bytes_of_input(doc: bytes) -> None:
+    """A literal within the last 8 bytes of input (read padded with
+    spaces): the same value as json.loads, or the same error as validate."""
+    try:
+        want = json.loads(doc)
+    except ValueError:
+        with pytest.raises(qjson.JSONDecodeError) as ei:
+            qjson.loads(doc)
+        with pytest.raises(qjson.JSONDecodeError) as ev:
+            qjson.validate(doc)
+        assert (ei.value.pos, ei.value.msg) == (ev.value.pos, ev.value.msg)
+        return
+    assert qjson.loads(doc) == want
+    assert qjson.loads_many(doc + b"\n" + doc) == [want, want]

@@ -1,0 +1,148 @@
+"""loads_many over windows of lines: stage 1 runs once per window of about
+32 KiB of whole lines and each line is walked on its own tokens
+(src/index/tokens/eager.rs, LinesIndex). Streams of many windows, with bad
+lines at every kind of place (first or last line of a window, lines that
+make a whole window unusable, documents over several lines), must give
+exactly what the Doc path (parse_many) and json.loads give."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import qjson
+
+
+def good_line(rng: random.Random, i: int) -> bytes:
+    """One valid document of one line, of the shapes the builder reads
+    differently: literals and numbers last in their container or alone on
+    their line, escapes, non-ASCII, empty containers, nesting."""
+    kind = i % 12
+    if kind == 0:
+        return b"true" if i % 24 else b"null"
+    if kind == 1:
+        return str(rng.randint(-(10**20), 10**20)).encode()
+    if kind == 2:
+        return b"%r" % (rng.random() * 10 ** rng.randint(-5, 5))
+    if kind == 3:
+        return json.dumps(f's\u00e9\\"\n{i}\U0001f600').encode()
+    if kind == 4:
+        return b'{"a": [], "b": {}, "c": [[]], "d": false}'
+    if kind == 5:
+        return json.dumps([i, -i, 1.5, "x" * rng.randint(0, 40), None, True]).encode()
+    if kind == 6:
+        return json.dumps({f"k{j}": j * 0.25 for j in range(rng.randint(1, 30))}).encode()
+    if kind == 7:
+        text = "caf\u00e9 \u4e2d\u6587 " * rng.randint(0, 9)
+        return json.dumps({"text": text}, ensure_ascii=False).encode()
+    if kind == 8:
+        return b'  {"x" : 1 , "y" : [ true , false , null ] }  \t'
+    if kind == 9:
+        return json.dumps({"n": {"m": {"o": [{"p": "\\u00e9\\ud83d\\ude00"}]}}}).encode()
+    if kind == 10:
+        return b"[1,2,3,true]"
+    return json.dumps({"id": i, "url": "https://example.com/" + "p" * rng.randint(0, 200)}).encode()
+
+
+# Lines that are not one valid document each (some are several, some part
+# of a pretty-printed one, some errors that make stage 1 fail for their
+# whole window: a control byte or an unterminated string, a stray
+# backslash, invalid UTF-8, a bad escape).
+ODD = [
+    b'{"open": "x',
+    b'{"ctl": "a\tb"}',
+    b'{"a": 1} \\',
+    b'{"a": "\xff"}',
+    b'{"e": "\\x"}',
+    b'{"e": "\\ud800"}',
+    b"[1,]",
+    b'{"n": 01}',
+    b"[tru]",
+    b"[1] [2]",
+    b'1 2 "three"',
+    b"[3]x",
+    b"nul",
+    b"{",
+    b'  "pretty": [',
+    b"    true",
+    b"  ]",
+    b"}",
+    b"[" * 40 + b"]" * 40,
+]
+
+
+def reference(data: bytes) -> tuple[list[object], list[tuple[int, int, str]]]:
+    it = qjson.parse_many(data, max_depth=16, errors="skip")
+    docs = [qjson.materialize(d.root) if d.type() in ("object", "array") else d.get() for d in it]
+    return docs, [(e.doc_index, e.pos, e.msg) for e in it.errors]
+
+
+def check(data: bytes) -> None:
+    want, errs = reference(data)
+    got = qjson.loads_many(data, max_depth=16, errors="skip")
+    assert list(got) == want
+    assert [(e.doc_index, e.pos, e.msg) for e in got.errors] == errs
+    if errs:
+        with pytest.raises(qjson.JSONDecodeError) as ei:
+            qjson.loads_many(data, max_depth=16)
+        assert (ei.value.doc_index, ei.value.pos, ei.value.msg) == errs[0]
+    else:
+        assert qjson.loads_many(data, max_depth=16) == want
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_many_windows_of_good_lines_equal_json_loads(end):
+    rng = random.Random(7)
+    lines = [good_line(rng, i) for i in range(6000)]
+    data = end.join(lines) + end
+    assert len(data) > 8 * 32 * 1024
+    want = [json.loads(line) for line in lines]
+    assert qjson.loads_many(data) == want
+    assert qjson.loads_many(data.decode()) == want
+    # No newline after the last line; blank lines between.
+    data = (end + b" \t" + end).join(lines)
+    assert qjson.loads_many(data) == want
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_odd_lines_anywhere_match_the_doc_path(seed):
+    rng = random.Random(seed)
+    lines = [good_line(rng, i) for i in range(3000)]
+    for _ in range(12):
+        odd = rng.choice(ODD)
+        at = rng.randrange(len(lines))
+        if odd == b"{":  # a whole pretty-printed document
+            lines[at:at] = ODD[ODD.index(b"{") : ODD.index(b"}") + 1]
+        else:
+            lines.insert(at, odd)
+    check(b"\n".join(lines) + b"\n")
+
+
+def test_odd_lines_at_window_borders():
+    """An odd line as the first or last line of a window, or right after
+    one: the windows start at a line and end after the first newline 32 KiB
+    on, so lines of 1 KiB put the borders near every 32nd line."""
+    for odd in ODD:
+        for at in (0, 1, 30, 31, 32, 33, 62, 63, 64, 65, 99):
+            lines = [json.dumps({"i": i, "pad": "x" * 1000}).encode() for i in range(100)]
+            lines.insert(at, odd)
+            check(b"\n".join(lines))
+            check(b"\n".join(lines) + b"\n")
+
+
+def test_one_bad_window_leaves_the_next_ones_fast_and_right():
+    """A window stage 1 rejects (a string with a raw tab) is read line by
+    line; the windows after it are used again, and agree."""
+    rng = random.Random(3)
+    lines = [good_line(rng, i) for i in range(4000)]
+    for at in (5, 1500, 3999):
+        lines[at] = b'{"ctl": "a\tb", "i": %d}' % at
+    check(b"\n".join(lines))
+
+
+def test_top_level_scalars_at_window_ends():
+    lines = [b"%d" % i if i % 3 else b"true" for i in range(20000)]
+    data = b"\n".join(lines)
+    assert qjson.loads_many(data) == [json.loads(x) for x in lines]
+    assert qjson.loads_many(data + b"  \r\n") == [json.loads(x) for x in lines]
