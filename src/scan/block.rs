@@ -294,39 +294,48 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
     // SAFETY: the CPU supports B (our caller's contract).
     let mut st = unsafe { State::<B>::new() };
     let mut i = 0usize;
-    // One loop body for the whole blocks and the last, incomplete one
-    // (loaded padded with spaces): `block` is inlined once, so a small
-    // document's scan touches half the code it did with a second copy for
-    // the tail (instruction-cache lines fetched per parse), for one more
-    // predictable branch per block.
-    let result = loop {
-        if i >= n {
-            break Ok(());
-        }
-        let whole = i + 64 <= n;
-        if whole && st.long_string {
-            // SAFETY: `ptr` is valid for `n` bytes.
-            i = unsafe { st.skip(ptr, i, n) };
-            if i >= n {
-                break Ok(());
+    let result = 'run: {
+        while i + 64 <= n {
+            if st.long_string {
+                // SAFETY: `ptr` is valid for `n` bytes.
+                i = unsafe { st.skip(ptr, i, n) };
+                if i + 64 > n {
+                    break;
+                }
             }
-        }
-        // SAFETY: the 64 bytes at `ptr + i` are in bounds when
-        // `i + 64 <= n`, else the `n - i` (< 64, > 0) bytes there are; the
-        // CPU supports B.
-        let block = unsafe {
-            if i + 64 <= n {
-                B::load(ptr.add(i))
-            } else {
-                B::load_tail(ptr.add(i), n - i)
+            // SAFETY: `i + 64 <= n`, so the 64 bytes at `ptr + i` are in
+            // bounds; the CPU supports B.
+            let r = unsafe {
+                st.block(
+                    B::load(ptr.add(i)),
+                    i,
+                    n,
+                    &mut structurals,
+                    &mut escapes,
+                    &mut scalars,
+                )
+            };
+            if r.is_err() {
+                break 'run r;
             }
-        };
-        // SAFETY: the CPU supports B.
-        let r = unsafe { st.block(block, i, n, &mut structurals, &mut escapes, &mut scalars) };
-        if r.is_err() {
-            break r;
+            i += 64;
         }
-        i += 64;
+        if i < n {
+            // SAFETY: the `n - i` (< 64) bytes at `ptr + i` are in bounds;
+            // the CPU supports B.
+            unsafe {
+                st.block(
+                    B::load_tail(ptr.add(i), n - i),
+                    i,
+                    n,
+                    &mut structurals,
+                    &mut escapes,
+                    &mut scalars,
+                )
+            }
+        } else {
+            Ok(())
+        }
     };
     structurals.finish();
     escapes.finish();
