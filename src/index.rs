@@ -331,7 +331,7 @@ impl Index {
         fn shrink<T>(v: &mut Vec<T>) {
             let spare = (v.capacity() - v.len()) * std::mem::size_of::<T>();
             if spare > SHRINK_MIN && spare > v.len() * std::mem::size_of::<T>() {
-                v.shrink_to_fit();
+                shrink_exact(v);
             }
         }
         shrink(&mut index.structurals);
@@ -349,6 +349,15 @@ impl Index {
     pub fn is_lazy(&self) -> bool {
         self.lazy
     }
+}
+
+/// `v.shrink_to_fit()` out of line: the `realloc` and its error path stay
+/// out of the parse's hot code (a small document's index is rarely
+/// shrunk, so its parse does not fetch them).
+#[cold]
+#[inline(never)]
+fn shrink_exact<T>(v: &mut Vec<T>) {
+    v.shrink_to_fit();
 }
 
 /// Check `input` as [`Index::build`] does (same errors, same offsets)

@@ -394,11 +394,7 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
     };
     let ok = fill(input, max_depth, &mut scan, &mut table);
     if table.kept_spare {
-        let spare = std::mem::take(&mut table.kept);
-        if ok {
-            table.kept = spare.to_vec();
-        }
-        give_back_kept(spare);
+        copy_out_kept(&mut table, ok);
     }
     let built = ok.then(|| Built {
         structurals: std::mem::take(&mut table.kept),
@@ -423,6 +419,44 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
     built
 }
 
+/// [`build`]'s large documents (from [`COPY_MIN`] tokens): the structurals
+/// the walk wrote into the thread's spare vector are copied out exactly
+/// (if it accepted) and the spare vector is given back. Out of line, so
+/// that a small document's parse does not fetch its code.
+#[cold]
+#[inline(never)]
+fn copy_out_kept(table: &mut Table, ok: bool) {
+    let spare = std::mem::take(&mut table.kept);
+    if ok {
+        table.kept = spare.to_vec();
+    }
+    give_back_kept(spare);
+}
+
+/// The structurals vector for a walk over `tokens` tokens from
+/// [`COPY_MIN`] on: the thread's spare one with room for them all, or
+/// (above [`KEEP_MAX`]) a fresh one. Out of line, as [`copy_out_kept`].
+#[cold]
+#[inline(never)]
+fn large_kept(tokens: usize, spare: bool) -> Vec<u32> {
+    if spare {
+        let mut v = take_kept();
+        v.reserve_exact(tokens);
+        v
+    } else {
+        Vec::with_capacity(tokens)
+    }
+}
+
+/// Above [`KEEP_MAX`] tokens the table is the Doc's own, grown and trimmed
+/// as `Index::assemble` does (the thread's spare one is put back unused).
+#[cold]
+#[inline(never)]
+fn own_containers(table: &mut Table) {
+    give_back_containers(std::mem::take(&mut table.containers));
+    table.containers_spare = false;
+}
+
 /// [`build`] up to the structurals and the container table, scanning into
 /// `scan` and recording into `table` (whose container table is cleared
 /// first); `false` if the input is not known to be valid.
@@ -441,10 +475,8 @@ fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> b
         s.len() / 16 + 1
     };
     if s.len() > KEEP_MAX {
-        // (Larger than the thread keeps: the Doc's own table, grown and
-        // trimmed as `Index::assemble` does.)
-        give_back_containers(std::mem::take(&mut table.containers));
-        table.containers_spare = false;
+        // (Larger than the thread keeps.)
+        own_containers(table);
     }
     table.containers.clear();
     table.opened = 0;
@@ -453,12 +485,10 @@ fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> b
     }
     table.limit = limit;
     table.kept_spare = (COPY_MIN..=KEEP_MAX).contains(&s.len());
-    table.kept = if table.kept_spare {
-        let mut v = take_kept();
-        v.reserve_exact(s.len());
-        v
-    } else {
+    table.kept = if s.len() < COPY_MIN {
         Vec::with_capacity(s.len())
+    } else {
+        large_kept(s.len(), table.kept_spare)
     };
     let ok = walk(input, s, max_depth, table)
         && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
@@ -469,7 +499,7 @@ fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> b
     // room (the scalar tokens') back unless it is small.
     table.kept.push(*s.last().expect("the sentinel"));
     if !table.kept_spare && (table.kept.capacity() - table.kept.len()) * 4 > SPARE_MAX {
-        table.kept.shrink_to_fit();
+        super::shrink_exact(&mut table.kept);
     }
     true
 }
