@@ -30,10 +30,11 @@
 //!   moves the Rust value into place. Nothing runs between the two, so the
 //!   collector never sees the zeroed value.
 //! - [`dealloc`] untracks the object (views and `Doc` are GC types,
-//!   cursors not), drops the Rust value in place,
+//!   cursors not), releases cached child views by plain decrefs
+//!   (`super::drop::shed`), drops the Rust value in place,
 //!   frees the memory with the type's `tp_free` and releases the type.
-//!   Dropping the value releases Python objects only when it holds cached
-//!   views or edits, or the last share of the document (its input bytes):
+//!   Dropping the value then releases Python objects only when it holds
+//!   edits, or the last share of the document (its input bytes):
 //!   then the drop runs inside `Python::attach`, so that PyO3 releases
 //!   those references at once (see `super::super::slots`).
 //!
@@ -63,6 +64,13 @@ pub(crate) trait View: PyClass + Sized {
     fn value_of(sample: &Bound<'_, Self>) -> Option<*const Self>;
     /// Whether dropping the value releases no Python object.
     fn drops_nothing(&self) -> bool;
+    /// Release the Python objects held for children by plain decrefs (see
+    /// `super::drop::shed`); nothing for classes that hold none.
+    ///
+    /// # Safety
+    ///
+    /// The thread is attached and the value is being dropped.
+    unsafe fn shed(&mut self) {}
 }
 
 static OBJECT_AT: AtomicUsize = AtomicUsize::new(0);
@@ -74,7 +82,7 @@ static DOC_AT: AtomicUsize = AtomicUsize::new(0);
 /// frozen classes), how its value is found in a sample object, and when
 /// dropping it releases no Python object.
 macro_rules! view {
-    ($t:ty, $at:ident, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr) => {
+    ($t:ty, $at:ident, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr $(, $shed:item)?) => {
         impl View for $t {
             const FLAG: bool = $flag;
             fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -90,6 +98,7 @@ macro_rules! view {
                 let $v = self;
                 $drops_nothing
             }
+            $($shed)?
         }
     };
 }
@@ -101,7 +110,11 @@ macro_rules! mutable_view {
             let mut v = sample.try_borrow_mut().ok()?;
             Some(&mut *v as *mut Self as *const Self)
         }, |v| v.unedited().is_some_and(ViewCache::is_empty)
-            && Arc::strong_count(&v.parsed) > 1);
+            && Arc::strong_count(&v.parsed) > 1,
+        unsafe fn shed(&mut self) {
+            // SAFETY: the trait method's contract.
+            unsafe { super::drop::shed(self) }
+        });
     };
 }
 
@@ -162,6 +175,11 @@ unsafe extern "C" fn dealloc<T: View>(obj: *mut ffi::PyObject) {
             // While the interpreter finalizes, PyO3 cannot attach: the
             // references go to its pool of deferred drops (and the
             // process ends).
+            // Cached child views go by plain decrefs first: what is left
+            // (edits, the last share of the document) is rare.
+            if !(*value).drops_nothing() {
+                (*value).shed();
+            }
             if (*value).drops_nothing() || ffi::Py_IsInitialized() == 0 {
                 std::ptr::drop_in_place(value);
             } else {
