@@ -180,3 +180,27 @@ def test_docs_in_cycles_are_collected():
 def test_doc_type_stays_final():
     with pytest.raises(TypeError):
         type("Sub", (type(qjson.parse(DATA)),), {})
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda v, x: v.__setitem__("new", x),  # an edited object holds a new value
+        lambda v, x: v["l"].append(x),  # an array with inserts holds it
+        lambda v, x: v["a"].__setitem__("b", x),  # a cached child view holds it
+    ],
+)
+def test_freeing_views_releases_what_they_hold_at_once(edit):
+    # Views freed by CPython release their children by plain decrefs or
+    # through PyO3 (never its deferred pool): the count drops at the `del`,
+    # whether the view holds the last share of its document or not.
+    for keep_doc in (False, True):
+        x = object()
+        n = sys.getrefcount(x)
+        v = qjson.decode(DATA)
+        other = v["l"][1] if keep_doc else None  # shares the document only
+        edit(v, x)
+        assert sys.getrefcount(x) > n
+        del v
+        assert sys.getrefcount(x) == n, keep_doc
+        del other
