@@ -25,10 +25,14 @@
 //! changes nothing, and PyO3's paths stay in use), and puts [`dealloc`] in
 //! the type's `tp_dealloc`. Then:
 //!
-//! - [`make`] calls `PyType_GenericAlloc` (a zeroed, GC-tracked object
-//!   holding a reference to its type: the borrow flag is already zero) and
-//!   moves the Rust value into place. Nothing runs between the two, so the
-//!   collector never sees the zeroed value.
+//! - [`make`] allocates the object with `PyObject_GC_New` (`PyObject_New`
+//!   for cursors): the header set, a reference to its type taken, the rest
+//!   not zeroed (`PyType_GenericAlloc` would clear it all, then track it).
+//!   It moves the Rust value into place, zeroes the borrow flag ("not
+//!   borrowed") and whatever lies between the header and the value, and
+//!   only then tracks the object, so the collector never sees it
+//!   half-made. No Python code runs in between (an allocation may run a
+//!   collection, which does not see an untracked object).
 //! - [`dealloc`] untracks the object (views and `Doc` are GC types,
 //!   cursors not), releases cached child views by plain decrefs
 //!   (`super::drop::shed`), drops the Rust value in place,
@@ -135,18 +139,40 @@ pub(crate) fn make<T: View>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
         return value.pyo3_new(py);
     }
     let tp = T::type_object_raw(py);
+    let header = std::mem::size_of::<ffi::PyObject>();
+    let word = std::mem::size_of::<usize>();
     // SAFETY: the thread is attached. `install` checked that `tp` is a
-    // fixed-size type allocated by `PyType_GenericAlloc`, whose objects
-    // hold the value at `at` (followed by PyO3's borrow flag, for which the
-    // zeroed memory is the "not borrowed" state). The value is moved in
-    // before anything else can run, so the collector (which tracks a GC
-    // object already) never reaches the zeroed value.
+    // fixed-size type of `tp_basicsize` bytes, freed by the `tp_free`
+    // matching these allocators (`PyObject_GC_Del` for GC types), whose
+    // objects hold the header, PyO3's bytes up to `at` (zero in a new
+    // object), the value at `at` and, for classes with a borrow flag, the
+    // flag right after the value (rounded to a word; zero: "not
+    // borrowed"). `PyObject_GC_New` / `PyObject_New` set the header and
+    // take the reference to the heap type that `dealloc` releases. The
+    // object is tracked only once every byte PyO3 or the collector reads
+    // is written, and no Python code runs before (so nothing else sees it).
     unsafe {
-        let obj = ffi::PyType_GenericAlloc(tp, 0);
+        let gc = (*tp).tp_flags & ffi::Py_TPFLAGS_HAVE_GC != 0;
+        let obj: *mut ffi::PyObject = if gc {
+            ffi::PyObject_GC_New(tp)
+        } else {
+            ffi::PyObject_New(tp)
+        };
         if obj.is_null() {
             return Err(PyErr::fetch(py));
         }
-        std::ptr::write(obj.cast::<u8>().add(at).cast::<T>(), value);
+        let base = obj.cast::<u8>();
+        if at > header {
+            std::ptr::write_bytes(base.add(header), 0, at - header);
+        }
+        std::ptr::write(base.add(at).cast::<T>(), value);
+        if T::FLAG {
+            let flag_at = at + std::mem::size_of::<T>().div_ceil(word) * word;
+            std::ptr::write(base.add(flag_at).cast::<usize>(), 0);
+        }
+        if gc {
+            ffi::PyObject_GC_Track(obj.cast());
+        }
         Ok(Bound::from_owned_ptr(py, obj).unbind())
     }
 }
