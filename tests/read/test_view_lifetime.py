@@ -204,3 +204,21 @@ def test_freeing_views_releases_what_they_hold_at_once(edit):
         del v
         assert sys.getrefcount(x) == n, keep_doc
         del other
+
+
+def test_views_made_while_the_collector_runs_often():
+    # Every allocation may start a collection (threshold 1): a view must be
+    # whole before the collector can reach it, and tracked after.
+    old = gc.get_threshold()
+    gc.set_threshold(1, 1, 1)
+    try:
+        v = qjson.decode(DATA)
+        doc = qjson.parse(DATA)
+        for _ in range(200):
+            views = [v["a"], v["l"], v["a"]["b"]["c"], doc.root["l"][1], doc.open("a.b")]
+            assert all(gc.is_tracked(x) for x in views[:4])
+            assert views[2][1]["d"] == 2 and views[3]["x"] == "y"
+            assert doc.open("a.b").get_int("c[0]") == 1
+    finally:
+        gc.set_threshold(*old)
+    gc.collect()
