@@ -21,6 +21,8 @@ pub(super) trait Holder {
     fn take_children(&mut self, out: &mut Orphans);
     /// Drop them in place.
     fn clear_children(&mut self);
+    /// The view cache of an unedited lazy view (no patches, no edits).
+    fn unedited_mut(&mut self) -> Option<&mut ViewCache>;
 }
 
 impl Holder for Object {
@@ -45,6 +47,13 @@ impl Holder for Object {
     fn clear_children(&mut self) {
         self.state = ObjState::Edited(Members::default());
     }
+
+    fn unedited_mut(&mut self) -> Option<&mut ViewCache> {
+        match &mut self.state {
+            ObjState::Lazy { views, patches, .. } if patches.is_empty() => Some(views),
+            _ => None,
+        }
+    }
 }
 
 impl Holder for Array {
@@ -62,6 +71,13 @@ impl Holder for Array {
 
     fn clear_children(&mut self) {
         self.state = ArrState::Edited(Vec::new());
+    }
+
+    fn unedited_mut(&mut self) -> Option<&mut ViewCache> {
+        match &mut self.state {
+            ArrState::Lazy { views } => Some(views),
+            _ => None,
+        }
     }
 }
 
@@ -170,6 +186,12 @@ pub(super) unsafe fn shed(v: &mut impl Holder) {
         return;
     }
     nested_drop(|| {
+        // The common case, cached views only: released where they lie.
+        if let Some(views) = v.unedited_mut() {
+            // SAFETY: attached (the caller's contract).
+            unsafe { views.decref_all() };
+            return;
+        }
         let mut todo = Orphans::new();
         v.take_children(&mut todo);
         for p in todo {
