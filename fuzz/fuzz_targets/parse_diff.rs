@@ -12,6 +12,14 @@
 //! - Lazy mode accepts everything strict mode accepts and reads the same
 //!   values; on any input, walking a lazily parsed document reads or errors,
 //!   never panics.
+//! - Big documents: libFuzzer's inputs are a few KB, far below the 4096
+//!   structurals where the strict walk stops reserving its container table's
+//!   upper bound and starts growing it (and the thread's spare tables change
+//!   size). So each input is parsed once more tiled, `[` + copies of it
+//!   joined by `,` + `]`, with enough copies for about 8 200 structurals:
+//!   strict and serde_json accept or reject it alike, lazy accepts what
+//!   strict accepts, and an accepted one has one element per copy, each
+//!   copy's bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -244,6 +252,76 @@ fn read_all(d: &Doc<'_>, c: Cursor, depth: usize) {
     }
 }
 
+/// Tiled inputs past this size are not built (the copies of a long string).
+const TILED_MAX: usize = 256 * 1024;
+
+/// `[` + `data` + (`,` + `data`) ... + `]`: enough copies for about 8 200
+/// structurals (a rough count: each of `[]{}:,` is one, a string two
+/// quotes), or `None` when that would pass [`TILED_MAX`] bytes.
+fn tiled(data: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let per_copy = 1 + data.iter().filter(|b| b"[]{}:,\"".contains(b)).count();
+    let copies = (8200 / per_copy).max(2);
+    let len = copies * (data.len() + 1) + 1;
+    if len > TILED_MAX {
+        return None;
+    }
+    let mut out = Vec::with_capacity(len);
+    out.push(b'[');
+    for i in 0..copies {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(data);
+    }
+    out.push(b']');
+    Some((out, copies))
+}
+
+/// The tiled input (see the module doc): the container table's growth and
+/// the thread's spare tables, on valid and invalid input alike.
+fn check_tiled(data: &[u8]) {
+    let Some((big, copies)) = tiled(data) else {
+        return;
+    };
+    let ours = Index::build(&big, &strict());
+    let lazy_index = Index::build(&big, &lazy());
+    if matches!(&ours, Err(e) if e.kind == ErrorKind::DepthExceeded) {
+        return;
+    }
+    let theirs = serde_parse(&big);
+    match (&ours, &theirs) {
+        (Ok(_), Ok(_)) | (Err(_), Err(_)) => {}
+        (Ok(_), Err(e)) => panic!("tiled: qjson accepts, serde_json rejects: {e}"),
+        (Err(e), Ok(_)) => panic!("tiled: qjson rejects ({e}), serde_json accepts"),
+    }
+    if let Err(e) = &ours {
+        assert!(e.offset <= big.len(), "tiled: error offset past the end");
+    }
+    if let (Ok(index), Ok(J::Array(items))) = (&ours, &theirs) {
+        let d = Doc::new(&big, index);
+        let r = d.root();
+        assert_eq!(d.len(r).unwrap(), items.len());
+        // Whole copies: each element's bytes are one copy, trimmed (a copy
+        // that is itself a comma-separated list, `1,2`, tiles into more
+        // elements; then only the count is checked).
+        if items.len() == copies {
+            let s = data.iter().position(|b| !b" \t\r\n".contains(b)).unwrap();
+            let e = data.iter().rposition(|b| !b" \t\r\n".contains(b)).unwrap();
+            let trimmed = &data[s..=e];
+            for (i, c) in d.array_items(r).unwrap().enumerate() {
+                assert_eq!(d.raw(c), trimmed, "tiled element {i}");
+            }
+            let last = d.element(r, -1).expect("the last copy");
+            check_same(&d, last, &items[copies - 1], None);
+        }
+        let li = lazy_index
+            .as_ref()
+            .expect("tiled: lazy rejects what strict accepts");
+        let ld = Doc::new(&big, li);
+        assert_eq!(ld.len(ld.root()).unwrap(), items.len());
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let ours = Index::build(data, &strict());
     // serde_json without a recursion limit overflows the stack on deeply
@@ -256,6 +334,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = Index::build(data, &lazy());
         return;
     }
+    check_tiled(data);
     let theirs = serde_parse(data);
     let lazy_index = Index::build(data, &lazy());
     match (&ours, &theirs) {
