@@ -180,3 +180,45 @@ def test_docs_in_cycles_are_collected():
 def test_doc_type_stays_final():
     with pytest.raises(TypeError):
         type("Sub", (type(qjson.parse(DATA)),), {})
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda v, x: v.__setitem__("new", x),  # an edited object holds a new value
+        lambda v, x: v["l"].append(x),  # an array with inserts holds it
+        lambda v, x: v["a"].__setitem__("b", x),  # a cached child view holds it
+    ],
+)
+def test_freeing_views_releases_what_they_hold_at_once(edit):
+    # Views freed by CPython release their children by plain decrefs or
+    # through PyO3 (never its deferred pool): the count drops at the `del`,
+    # whether the view holds the last share of its document or not.
+    for keep_doc in (False, True):
+        x = object()
+        n = sys.getrefcount(x)
+        v = qjson.decode(DATA)
+        other = v["l"][1] if keep_doc else None  # shares the document only
+        edit(v, x)
+        assert sys.getrefcount(x) > n
+        del v
+        assert sys.getrefcount(x) == n, keep_doc
+        del other
+
+
+def test_views_made_while_the_collector_runs_often():
+    # Every allocation may start a collection (threshold 1): a view must be
+    # whole before the collector can reach it, and tracked after.
+    old = gc.get_threshold()
+    gc.set_threshold(1, 1, 1)
+    try:
+        v = qjson.decode(DATA)
+        doc = qjson.parse(DATA)
+        for _ in range(200):
+            views = [v["a"], v["l"], v["a"]["b"]["c"], doc.root["l"][1], doc.open("a.b")]
+            assert all(gc.is_tracked(x) for x in views[:4])
+            assert views[2][1]["d"] == 2 and views[3]["x"] == "y"
+            assert doc.open("a.b").get_int("c[0]") == 1
+    finally:
+        gc.set_threshold(*old)
+    gc.collect()

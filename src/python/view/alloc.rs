@@ -25,15 +25,20 @@
 //! changes nothing, and PyO3's paths stay in use), and puts [`dealloc`] in
 //! the type's `tp_dealloc`. Then:
 //!
-//! - [`make`] calls `PyType_GenericAlloc` (a zeroed, GC-tracked object
-//!   holding a reference to its type: the borrow flag is already zero) and
-//!   moves the Rust value into place. Nothing runs between the two, so the
-//!   collector never sees the zeroed value.
+//! - [`make`] allocates the object with `PyObject_GC_New` (`PyObject_New`
+//!   for cursors): the header set, a reference to its type taken, the rest
+//!   not zeroed (`PyType_GenericAlloc` would clear it all, then track it).
+//!   It moves the Rust value into place, zeroes the borrow flag ("not
+//!   borrowed") and whatever lies between the header and the value, and
+//!   only then tracks the object, so the collector never sees it
+//!   half-made. No Python code runs in between (an allocation may run a
+//!   collection, which does not see an untracked object).
 //! - [`dealloc`] untracks the object (views and `Doc` are GC types,
-//!   cursors not), drops the Rust value in place,
+//!   cursors not), releases cached child views by plain decrefs
+//!   (`super::drop::shed`), drops the Rust value in place,
 //!   frees the memory with the type's `tp_free` and releases the type.
-//!   Dropping the value releases Python objects only when it holds cached
-//!   views or edits, or the last share of the document (its input bytes):
+//!   Dropping the value then releases Python objects only when it holds
+//!   edits, or the last share of the document (its input bytes):
 //!   then the drop runs inside `Python::attach`, so that PyO3 releases
 //!   those references at once (see `super::super::slots`).
 //!
@@ -63,6 +68,13 @@ pub(crate) trait View: PyClass + Sized {
     fn value_of(sample: &Bound<'_, Self>) -> Option<*const Self>;
     /// Whether dropping the value releases no Python object.
     fn drops_nothing(&self) -> bool;
+    /// Release the Python objects held for children by plain decrefs (see
+    /// `super::drop::shed`); nothing for classes that hold none.
+    ///
+    /// # Safety
+    ///
+    /// The thread is attached and the value is being dropped.
+    unsafe fn shed(&mut self) {}
 }
 
 static OBJECT_AT: AtomicUsize = AtomicUsize::new(0);
@@ -74,7 +86,7 @@ static DOC_AT: AtomicUsize = AtomicUsize::new(0);
 /// frozen classes), how its value is found in a sample object, and when
 /// dropping it releases no Python object.
 macro_rules! view {
-    ($t:ty, $at:ident, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr) => {
+    ($t:ty, $at:ident, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr $(, $shed:item)?) => {
         impl View for $t {
             const FLAG: bool = $flag;
             fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -90,6 +102,7 @@ macro_rules! view {
                 let $v = self;
                 $drops_nothing
             }
+            $($shed)?
         }
     };
 }
@@ -101,7 +114,11 @@ macro_rules! mutable_view {
             let mut v = sample.try_borrow_mut().ok()?;
             Some(&mut *v as *mut Self as *const Self)
         }, |v| v.unedited().is_some_and(ViewCache::is_empty)
-            && Arc::strong_count(&v.parsed) > 1);
+            && Arc::strong_count(&v.parsed) > 1,
+        unsafe fn shed(&mut self) {
+            // SAFETY: the trait method's contract.
+            unsafe { super::drop::shed(self) }
+        });
     };
 }
 
@@ -122,18 +139,40 @@ pub(crate) fn make<T: View>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
         return value.pyo3_new(py);
     }
     let tp = T::type_object_raw(py);
+    let header = std::mem::size_of::<ffi::PyObject>();
+    let word = std::mem::size_of::<usize>();
     // SAFETY: the thread is attached. `install` checked that `tp` is a
-    // fixed-size type allocated by `PyType_GenericAlloc`, whose objects
-    // hold the value at `at` (followed by PyO3's borrow flag, for which the
-    // zeroed memory is the "not borrowed" state). The value is moved in
-    // before anything else can run, so the collector (which tracks a GC
-    // object already) never reaches the zeroed value.
+    // fixed-size type of `tp_basicsize` bytes, freed by the `tp_free`
+    // matching these allocators (`PyObject_GC_Del` for GC types), whose
+    // objects hold the header, PyO3's bytes up to `at` (zero in a new
+    // object), the value at `at` and, for classes with a borrow flag, the
+    // flag right after the value (rounded to a word; zero: "not
+    // borrowed"). `PyObject_GC_New` / `PyObject_New` set the header and
+    // take the reference to the heap type that `dealloc` releases. The
+    // object is tracked only once every byte PyO3 or the collector reads
+    // is written, and no Python code runs before (so nothing else sees it).
     unsafe {
-        let obj = ffi::PyType_GenericAlloc(tp, 0);
+        let gc = (*tp).tp_flags & ffi::Py_TPFLAGS_HAVE_GC != 0;
+        let obj: *mut ffi::PyObject = if gc {
+            ffi::PyObject_GC_New(tp)
+        } else {
+            ffi::PyObject_New(tp)
+        };
         if obj.is_null() {
             return Err(PyErr::fetch(py));
         }
-        std::ptr::write(obj.cast::<u8>().add(at).cast::<T>(), value);
+        let base = obj.cast::<u8>();
+        if at > header {
+            std::ptr::write_bytes(base.add(header), 0, at - header);
+        }
+        std::ptr::write(base.add(at).cast::<T>(), value);
+        if T::FLAG {
+            let flag_at = at + std::mem::size_of::<T>().div_ceil(word) * word;
+            std::ptr::write(base.add(flag_at).cast::<usize>(), 0);
+        }
+        if gc {
+            ffi::PyObject_GC_Track(obj.cast());
+        }
         Ok(Bound::from_owned_ptr(py, obj).unbind())
     }
 }
@@ -162,6 +201,11 @@ unsafe extern "C" fn dealloc<T: View>(obj: *mut ffi::PyObject) {
             // While the interpreter finalizes, PyO3 cannot attach: the
             // references go to its pool of deferred drops (and the
             // process ends).
+            // Cached child views go by plain decrefs first: what is left
+            // (edits, the last share of the document) is rare.
+            if !(*value).drops_nothing() {
+                (*value).shed();
+            }
             if (*value).drops_nothing() || ffi::Py_IsInitialized() == 0 {
                 std::ptr::drop_in_place(value);
             } else {

@@ -12,6 +12,7 @@
 //! distinct byte offsets, not attacker-chosen strings: the worst case is a
 //! slower map, never a wrong answer).
 
+use pyo3::ffi;
 use pyo3::prelude::*;
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -112,6 +113,36 @@ impl ViewCache {
         out.extend(self.small.drain(..).map(|(_, v)| v));
         if let Some(m) = self.big.take() {
             out.extend(m.into_values());
+        }
+    }
+
+    /// Empty the cache, releasing every view by a plain `Py_DECREF` in
+    /// place (no move into another vector first; see `super::drop::shed`).
+    ///
+    /// # Safety
+    ///
+    /// The thread is attached (holds the GIL).
+    pub(super) unsafe fn decref_all(&mut self) {
+        let n = self.small.len();
+        let at = self.small.as_ptr();
+        // SAFETY: the first `n` entries are initialized; the length is set
+        // to zero first, so each is read out (and its reference released)
+        // exactly once and the vector never drops them again. A decref may
+        // free a child view, which never reaches this cache (its owner is
+        // being dropped). Attached: the caller's contract.
+        unsafe {
+            self.small.set_len(0);
+            for i in 0..n {
+                let (_, v) = std::ptr::read(at.add(i));
+                ffi::Py_DECREF(v.into_ptr());
+            }
+        }
+        if let Some(m) = self.big.take() {
+            for v in m.into_values() {
+                // SAFETY: attached (the caller's contract); `into_ptr`
+                // hands over the reference the `Py` owned.
+                unsafe { ffi::Py_DECREF(v.into_ptr()) };
+            }
         }
     }
 

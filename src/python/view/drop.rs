@@ -1,7 +1,9 @@
 //! Dropping views without recursing as deep as the document (see
-//! [`release`]).
+//! [`release`]), and without attaching PyO3 from `tp_dealloc` (see
+//! [`shed`]).
 
 use super::{ArrState, Array, Members, ObjState, Object, Slot, ViewCache};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use smallvec::SmallVec;
 use std::cell::Cell;
@@ -11,7 +13,7 @@ use std::cell::Cell;
 type Orphans = SmallVec<[Py<PyAny>; 4]>;
 
 /// What dropping a view needs of its type.
-trait Holder {
+pub(super) trait Holder {
     /// Whether the view holds no Python objects for its children.
     fn holds_nothing(&self) -> bool;
     /// Move every Python object the view holds for its children (cached
@@ -19,6 +21,8 @@ trait Holder {
     fn take_children(&mut self, out: &mut Orphans);
     /// Drop them in place.
     fn clear_children(&mut self);
+    /// The view cache of an unedited lazy view (no patches, no edits).
+    fn unedited_mut(&mut self) -> Option<&mut ViewCache>;
 }
 
 impl Holder for Object {
@@ -43,6 +47,13 @@ impl Holder for Object {
     fn clear_children(&mut self) {
         self.state = ObjState::Edited(Members::default());
     }
+
+    fn unedited_mut(&mut self) -> Option<&mut ViewCache> {
+        match &mut self.state {
+            ObjState::Lazy { views, patches, .. } if patches.is_empty() => Some(views),
+            _ => None,
+        }
+    }
 }
 
 impl Holder for Array {
@@ -60,6 +71,13 @@ impl Holder for Array {
 
     fn clear_children(&mut self) {
         self.state = ArrState::Edited(Vec::new());
+    }
+
+    fn unedited_mut(&mut self) -> Option<&mut ViewCache> {
+        match &mut self.state {
+            ArrState::Lazy { views } => Some(views),
+            _ => None,
+        }
     }
 }
 
@@ -144,6 +162,44 @@ fn drop_view(v: &mut impl Holder) {
         // `tp_dealloc`, or by the code of this module, which runs attached.
         release(unsafe { Python::assume_attached() }, todo);
     }
+}
+
+/// Release the Python objects a view holds for its children (cached
+/// views, new values) by plain decrefs, for a `tp_dealloc` that CPython
+/// calls attached.
+///
+/// PyO3 counts its own attachments in a thread-local; called straight from
+/// CPython that count is zero, so a `Py` dropped there goes to PyO3's pool
+/// of deferred decrefs unless the drop runs inside `Python::attach` (a
+/// `PyGILState_Ensure` and `_Release`, thread-local reads, a check of the
+/// pool: about 250 instructions). The children here are released with
+/// `Py_DECREF` instead, as one more nested drop (their own `tp_dealloc`s
+/// run inside it), so the view's drop usually has nothing left that needs
+/// PyO3. When drops already nest [`DROP_RECURSION_MAX`] deep the children
+/// stay, for the caller's `Python::attach` path and [`release`].
+///
+/// # Safety
+///
+/// The thread is attached (it holds the GIL), and `v` is being dropped.
+pub(super) unsafe fn shed(v: &mut impl Holder) {
+    if v.holds_nothing() {
+        return;
+    }
+    nested_drop(|| {
+        // The common case, cached views only: released where they lie.
+        if let Some(views) = v.unedited_mut() {
+            // SAFETY: attached (the caller's contract).
+            unsafe { views.decref_all() };
+            return;
+        }
+        let mut todo = Orphans::new();
+        v.take_children(&mut todo);
+        for p in todo {
+            // SAFETY: attached (the caller's contract); `into_ptr` hands
+            // over the reference the `Py` owned, released once here.
+            unsafe { ffi::Py_DECREF(p.into_ptr()) };
+        }
+    });
 }
 
 impl Drop for Object {
