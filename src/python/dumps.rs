@@ -74,8 +74,8 @@ mod scalar;
 mod serializer;
 mod string;
 
-use super::view;
 #[cfg(not(feature = "abi3"))]
+use super::view;
 pub(crate) use dict::dict_next;
 use error::encode_error;
 #[cfg(not(feature = "abi3"))]

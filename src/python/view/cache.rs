@@ -12,6 +12,7 @@
 //! distinct byte offsets, not attacker-chosen strings: the worst case is a
 //! slower map, never a wrong answer).
 
+#[cfg(not(feature = "abi3"))]
 use pyo3::ffi;
 use pyo3::prelude::*;
 use smallvec::SmallVec;
@@ -122,6 +123,7 @@ impl ViewCache {
     /// # Safety
     ///
     /// The thread is attached (holds the GIL).
+    #[cfg(not(feature = "abi3"))]
     pub(super) unsafe fn decref_all(&mut self) {
         let n = self.small.len();
         let at = self.small.as_ptr();

@@ -3,6 +3,7 @@
 //! [`shed`]).
 
 use super::{ArrState, Array, Members, ObjState, Object, Slot, ViewCache};
+#[cfg(not(feature = "abi3"))]
 use pyo3::ffi;
 use pyo3::prelude::*;
 use smallvec::SmallVec;
@@ -22,6 +23,7 @@ pub(super) trait Holder {
     /// Drop them in place.
     fn clear_children(&mut self);
     /// The view cache of an unedited lazy view (no patches, no edits).
+    #[cfg(not(feature = "abi3"))]
     fn unedited_mut(&mut self) -> Option<&mut ViewCache>;
 }
 
@@ -48,6 +50,7 @@ impl Holder for Object {
         self.state = ObjState::Edited(Members::default());
     }
 
+    #[cfg(not(feature = "abi3"))]
     fn unedited_mut(&mut self) -> Option<&mut ViewCache> {
         match &mut self.state {
             ObjState::Lazy { views, patches, .. } if patches.is_empty() => Some(views),
@@ -73,6 +76,7 @@ impl Holder for Array {
         self.state = ArrState::Edited(Vec::new());
     }
 
+    #[cfg(not(feature = "abi3"))]
     fn unedited_mut(&mut self) -> Option<&mut ViewCache> {
         match &mut self.state {
             ArrState::Lazy { views } => Some(views),
@@ -181,6 +185,7 @@ fn drop_view(v: &mut impl Holder) {
 /// # Safety
 ///
 /// The thread is attached (it holds the GIL), and `v` is being dropped.
+#[cfg(not(feature = "abi3"))]
 pub(super) unsafe fn shed(v: &mut impl Holder) {
     if v.holds_nothing() {
         return;
