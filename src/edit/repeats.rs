@@ -36,47 +36,65 @@ use smallvec::SmallVec;
 /// Members kept on the stack; larger objects spill to the heap.
 const STACK: usize = 64;
 
+/// Bits of a sort entry that hold the member's ordinal (the rest hold its
+/// fingerprint); objects with more members go to [`Doc::keys_unique`].
+const ORD_BITS: u32 = 16;
+const ORD_MASK: u64 = (1 << ORD_BITS) - 1;
+
 /// The keys of one object, gathered member by member.
 pub(crate) struct Keys<'a> {
-    keys: SmallVec<[(u64, &'a [u8]); STACK]>,
+    input: &'a [u8],
+    keys: SmallVec<[&'a [u8]; STACK]>,
+    /// Per key: its fingerprint in the high bits, its ordinal in the low
+    /// [`ORD_BITS`] (sorting plain integers is several times cheaper than
+    /// sorting (fingerprint, key) pairs).
+    prints: SmallVec<[u64; STACK]>,
     /// A key holds a backslash: the fingerprints cannot decide.
     escaped: bool,
 }
 
 impl<'a> Keys<'a> {
-    pub(crate) fn with_capacity(n: usize) -> Self {
+    /// Room for `n` keys of `doc`.
+    pub(crate) fn with_capacity(doc: &Doc<'a>, n: usize) -> Self {
         Keys {
+            input: doc.input(),
             keys: SmallVec::with_capacity(n),
+            prints: SmallVec::with_capacity(n),
             escaped: false,
         }
     }
 
-    /// The next member's raw key body (as [`Doc::object_items`] gives it).
-    #[inline]
+    /// The next member's raw key body (as [`Doc::object_items`] gives it:
+    /// a slice of the document's input).
+    #[inline(always)]
     pub(crate) fn push(&mut self, raw: &'a [u8]) {
-        // (Keys are short: a loop without an early exit, which the
-        // compiler vectorizes, beats memchr's set-up.)
-        self.escaped |= raw.iter().fold(false, |e, &b| e | (b == b'\\'));
-        self.keys.push((print(raw), raw));
+        let (print, escaped) = print(self.input, raw);
+        self.escaped |= escaped;
+        let ord = self.keys.len() as u64 & ORD_MASK;
+        self.prints.push(print & !ORD_MASK | ord);
+        self.keys.push(raw);
     }
 
     /// Whether no key repeats; `doc` and `at` (the object) answer when a
-    /// key holds a backslash.
+    /// key holds a backslash (or the object is too large to sort here).
     pub(crate) fn unique(mut self, doc: &Doc<'_>, at: Cursor) -> Result<bool, AccessError> {
-        if self.escaped || doc.index().is_lazy() {
+        if self.escaped || doc.index().is_lazy() || self.keys.len() > ORD_MASK as usize {
             return doc.keys_unique(at);
         }
-        self.keys.sort_unstable_by_key(|&(p, _)| p);
+        self.prints.sort_unstable();
         // Within a run of equal fingerprints, compare every pair (runs
         // longer than one are collisions or repeats: rare and short).
         let mut run = 0;
-        for i in 1..self.keys.len() {
-            if self.keys[i].0 != self.keys[run].0 {
+        for i in 1..self.prints.len() {
+            if self.prints[i] & !ORD_MASK != self.prints[run] & !ORD_MASK {
                 run = i;
                 continue;
             }
-            let key = self.keys[i].1;
-            if self.keys[run..i].iter().any(|&(_, k)| k == key) {
+            let key = self.keys[(self.prints[i] & ORD_MASK) as usize];
+            if self.prints[run..i]
+                .iter()
+                .any(|&p| self.keys[(p & ORD_MASK) as usize] == key)
+            {
                 return Ok(false);
             }
         }
@@ -91,7 +109,7 @@ pub(crate) fn keys_unique(doc: &Doc<'_>, at: Cursor) -> Result<bool, AccessError
     if n <= SMALL || doc.index().is_lazy() {
         return doc.keys_unique(at);
     }
-    let mut keys = Keys::with_capacity(n);
+    let mut keys = Keys::with_capacity(doc, n);
     for (raw, _) in doc.object_items(at)? {
         keys.push(raw);
     }
@@ -103,24 +121,50 @@ pub(crate) fn keys_unique(doc: &Doc<'_>, at: Cursor) -> Result<bool, AccessError
 pub(crate) const SMALL: usize = 16;
 
 /// A key's fingerprint: its length and its first and last eight bytes
-/// (fewer for a shorter key), mixed so that sorting spreads them.
-#[inline]
-fn print(raw: &[u8]) -> u64 {
+/// (zeros past the end of a shorter key), mixed so that the high bits
+/// (the ones kept, see [`ORD_BITS`]) depend on all of them; and whether
+/// the key holds a backslash (read from the same words).
+#[inline(always)]
+fn print(input: &[u8], raw: &[u8]) -> (u64, bool) {
     let n = raw.len();
-    let (first, last) = if n >= 8 {
-        (
-            u64::from_le_bytes(raw[..8].try_into().expect("8 bytes")),
-            u64::from_le_bytes(raw[n - 8..].try_into().expect("8 bytes")),
-        )
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    let (first, last, escaped) = if n >= 8 {
+        let (first, last) = (word(&raw[..8]), word(&raw[n - 8..]));
+        let mut escaped = has_backslash(first) | has_backslash(last);
+        // The words between (keys are short: rarely any).
+        let mut i = 8;
+        while i + 8 < n {
+            escaped |= has_backslash(word(&raw[i..i + 8]));
+            i += 8;
+        }
+        (first, last, escaped)
     } else {
-        let w = raw
-            .iter()
-            .enumerate()
-            .fold(0u64, |w, (i, &b)| w | u64::from(b) << (8 * i));
-        (w, 0)
+        // A short key: the eight input bytes from its start (the closing
+        // quote and what follows it), masked to the key's own bytes.
+        let start = raw.as_ptr() as usize - input.as_ptr() as usize;
+        let w = match input.get(start..start + 8) {
+            Some(b) => word(b) & ((1u64 << (8 * n)) - 1),
+            None => raw
+                .iter()
+                .enumerate()
+                .fold(0u64, |w, (i, &b)| w | u64::from(b) << (8 * i)),
+        };
+        (w, 0, has_backslash(w))
     };
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    (first ^ last.rotate_left(29) ^ (n as u64).wrapping_mul(K)).wrapping_mul(K)
+    let h = (first ^ last.rotate_left(29) ^ (n as u64).wrapping_mul(K)).wrapping_mul(K);
+    (h, escaped)
+}
+
+/// Whether any of the eight bytes of `w` is a backslash: a byte of `w` xor
+/// a word of backslashes is zero exactly there, and `(x - LO) & !x & HI`
+/// is non-zero exactly when `x` has a zero byte.
+#[inline(always)]
+fn has_backslash(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = LO << 7;
+    let x = w ^ (LO * u64::from(b'\\'));
+    x.wrapping_sub(LO) & !x & HI != 0
 }
 
 #[cfg(test)]
@@ -193,6 +237,24 @@ mod tests {
         keys.pop();
         keys.push("key_\\u0078".to_string()); // "key_x"
         assert!(check(&object(&keys)));
+    }
+
+    #[test]
+    fn backslashes_are_seen_anywhere_in_a_key() {
+        for n in 0..40 {
+            let key = vec![b'a'; n];
+            let input = [b"\"".as_slice(), &key, b"\": 1"].concat();
+            assert!(!print(&input, &input[1..=n]).1, "{n}");
+            for at in 0..n {
+                let mut input = input.clone();
+                input[1 + at] = b'\\';
+                assert!(print(&input, &input[1..=n]).1, "{n} {at}");
+            }
+        }
+        // A short key at the very end of the input.
+        let input = b"\"ab\\";
+        assert!(print(input, &input[1..]).1);
+        assert!(!print(input, &input[1..3]).1);
     }
 
     #[test]

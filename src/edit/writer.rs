@@ -392,7 +392,7 @@ fn splice_walk<K, V>(
     }
     // A large object: the same walk gathers its keys, checked for
     // repeats at the end ([`repeats`]: sorted fingerprints, no hash set).
-    let mut keys = Keys::with_capacity(n);
+    let mut keys = Keys::with_capacity(doc, n);
     let mut walked = 0;
     for (raw, c) in doc.object_items(at)? {
         keys.push(raw);
