@@ -104,6 +104,9 @@ impl<'a> Keys<'a> {
 
 /// Whether no key of object `at` repeats (after unescaping): the same
 /// answer as [`Doc::keys_unique`], without its hash set for large objects.
+/// Out of line, so its key buffers (about 1.5 KB of stack) take no room in
+/// the frames of the writer's recursion into edited children.
+#[inline(never)]
 pub(crate) fn keys_unique(doc: &Doc<'_>, at: Cursor) -> Result<bool, AccessError> {
     let n = doc.len(at)?;
     if n <= SMALL || doc.index().is_lazy() {

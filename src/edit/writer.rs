@@ -390,8 +390,26 @@ fn splice_walk<K, V>(
         }
         return Ok(Some(gone.len()));
     }
-    // A large object: the same walk gathers its keys, checked for
-    // repeats at the end ([`repeats`]: sorted fingerprints, no hash set).
+    if !walk_large(doc, at, n, &mut cuts, edits)? {
+        return Ok(None);
+    }
+    Ok(Some(gone.len()))
+}
+
+/// [`splice_walk`] over a large object: the same walk gathers its keys,
+/// checked for repeats at the end ([`repeats`]: sorted fingerprints, no
+/// hash set); false when a key repeats. Out of line: its key buffers
+/// (about 1.5 KB of stack) then take no room in the frames of the
+/// writer's recursion into edited children.
+#[inline(never)]
+fn walk_large<V>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    n: usize,
+    cuts: &mut Cuts<'_>,
+    edits: &mut Edits<'_, V>,
+) -> Result<bool, AccessError> {
+    let base = doc.input().as_ptr() as usize;
     let mut keys = Keys::with_capacity(doc, n);
     let mut walked = 0;
     for (raw, c) in doc.object_items(at)? {
@@ -400,10 +418,7 @@ fn splice_walk<K, V>(
         cuts.member(raw.as_ptr() as usize - base - 1, c, edits);
     }
     cuts.finish(doc, edits);
-    if walked != n || !keys.unique(doc, at)? {
-        return Ok(None);
-    }
-    Ok(Some(gone.len()))
+    Ok(walked == n && keys.unique(doc, at)?)
 }
 
 /// [`splice_walk`]'s cuts, member by member in order: the pending run of
