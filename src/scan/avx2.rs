@@ -11,12 +11,12 @@
 //!   bytes that fold onto `:` or `,` are the control bytes 0x1A and 0x0C,
 //!   which the control mask removes. Bytes >= 0x80 look up 0 and never
 //!   match.
-//! - Long strings: a running minimum of the bytes (signed, so that bytes
-//!   >= 0x80 count as low, or unsigned once such bytes were seen) is tested
-//!   against 0x20 once per call for the control bytes; `"` and `\` are the
-//!   bytes equal to their `VPSHUFB` lookup by low nibble in a table holding
-//!   them at nibbles 2 and C (one shuffle, one compare, one OR): four
-//!   vector instructions per 32 bytes.
+//! - Long strings: a running minimum of the bytes (signed, so that the
+//!   bytes from 0x80 up count as low, or unsigned once such bytes were
+//!   seen) is tested against 0x20 once per call for the control bytes;
+//!   `"` and `\` are the bytes equal to their `VPSHUFB` lookup by low
+//!   nibble in a table holding them at nibbles 2 and C (one shuffle, one
+//!   compare, one OR): four vector instructions per 32 bytes.
 //! - The token scan classifies once for all it needs (structurals,
 //!   delimiters, control bytes): two `VPSHUFB`s look up a class byte by the
 //!   low and by the high nibble, and their AND has a bit per class that
