@@ -87,6 +87,13 @@ pub enum Value<'a> {
     Array(Cursor),
 }
 
+/// A scalar read by [`Doc::quick`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Quick<'a> {
+    Int(i64),
+    Str(Cow<'a, str>),
+}
+
 /// The child tables of a document, by container ordinal (the map is
 /// created on the first long walk into any large container). A
 /// [`crate::Document`] owns one; the mutex lets reads from several threads
@@ -381,6 +388,23 @@ impl<'a> Doc<'a> {
                 }
             }
         })
+    }
+
+    /// The commonest scalars, read without building a [`Value`] (nor an
+    /// error): a string, or an integer that [`Self::value`] reads as a short
+    /// `i64`. `None` for every other value, and for a string that does not
+    /// decode (which [`Self::value`] then reports); where `quick` answers,
+    /// it answers as `value` would.
+    #[inline(always)]
+    pub fn quick(&self, c: Cursor) -> Option<Quick<'a>> {
+        match self.byte(c) {
+            b'"' if self.at_structural(c) => self
+                .decode_body(self.string_body(c.sidx))
+                .ok()
+                .map(Quick::Str),
+            b'-' | b'0'..=b'9' => self.short_int(c).map(Quick::Int),
+            _ => None,
+        }
     }
 
     #[inline(always)]
