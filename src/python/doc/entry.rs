@@ -256,12 +256,9 @@ getter!(get_int, 1, |py, parsed, found, _args, _nargs| {
             _ => None,
         },
     };
-    match v {
-        // SAFETY: the thread is attached; a NULL result has set
-        // MemoryError, which the caller sees.
-        Some(v) => Some(unsafe { ffi::PyLong_FromLongLong(v) }),
-        _ => None,
-    }
+    // SAFETY: the thread is attached; a NULL result has set MemoryError,
+    // which the caller sees.
+    v.map(|v| unsafe { ffi::PyLong_FromLongLong(v) })
 });
 
 getter!(get_float, 1, |py, parsed, found, _args, _nargs| {
