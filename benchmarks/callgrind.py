@@ -1,0 +1,151 @@
+"""Instruction counts per operation under callgrind, and per-function diffs.
+
+Wall time on a shared machine moves by 30% between runs; instruction counts
+do not. This is the tool the closing notes' "callgrind" figures come from.
+
+    python benchmarks/callgrind.py run decode_access 2k qjson
+    python benchmarks/callgrind.py run patch 2k qjson --events
+    python benchmarks/callgrind.py diff A.out B.out --per 1000 [--event Bcm]
+
+`run` runs one workload of `workloads.py` (or `patch`, the 3-op JSON Patch of
+`patch_bench.py`) N1 and N2 times, each in its own `valgrind --tool=callgrind`
+process with PYTHONHASHSEED=0, and prints the difference divided by N2 - N1:
+the cost of one operation without start-up and import, in total and per
+function (exclusive). `--events` adds the cache and branch simulators (I1
+misses, mispredicted branches), which makes the run about 3x slower.
+The output files stay in `--out` for `diff`, which compares two builds: run
+the same workload with each build's Python, then `diff` their N2 files.
+
+Profile an LTO build (`maturin develop --release`, as shipped); a fast
+non-LTO build inlines differently and its counts are not comparable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+PATCH_OPS = [
+    {"op": "replace", "path": "/model", "value": "gpt-4o-mini"},
+    {"op": "remove", "path": "/stream"},
+    {"op": "add", "path": "/messages/0", "value": {"role": "system", "content": "Be brief."}},
+]
+
+
+def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
+    """The child process: build the workload once, run it n times."""
+    sys.path.insert(0, str(HERE))
+    import workloads
+
+    scen = workloads.scenario(scen_name)
+    if op == "patch":
+        import qjson
+
+        if len(scen.parts) != 1:
+            raise SystemExit("patch runs on one payload")
+        body = scen.parts[0]
+
+        def fn() -> bytes:
+            v = qjson.decode(body)
+            qjson.patch(v, PATCH_OPS)
+            return qjson.dumps(v)
+
+    else:
+        fn = workloads.make(op, lib, scen)
+    for _ in range(n):
+        fn()
+
+
+def _profile(args: argparse.Namespace, n: int, out: Path) -> None:
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+    if args.events:
+        cmd += ["--cache-sim=yes", "--branch-sim=yes"]
+    cmd += [sys.executable, __file__, "_loop", args.op, args.scenario, args.lib, str(n)]
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def load(path: Path, event: str | None = None) -> dict[str, int]:
+    """Exclusive counts per function of one callgrind file."""
+    cmd = ["callgrind_annotate", "--auto=no", "--threshold=100"]
+    if event:
+        cmd += [f"--show={event}", f"--sort={event}"]
+    text = subprocess.run([*cmd, str(path)], capture_output=True, text=True, check=True).stdout
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+(.*)", line)
+        if m and "PROGRAM TOTALS" not in line:
+            name = re.sub(r"^/tmp/python-build[^:]*/", "", m.group(2))
+            name = re.sub(r" \[[^\]]*\]$", "", name)  # the object file
+            counts[name] = counts.get(name, 0) + int(m.group(1).replace(",", ""))
+    return counts
+
+
+def show_diff(a: dict[str, int], b: dict[str, int], per: float, top: int, label: str) -> None:
+    rows = sorted(((b.get(k, 0) - a.get(k, 0)) / per, k) for k in set(a) | set(b))
+    rows.reverse()
+    print(f"{label}: {sum(r[0] for r in rows):,.0f} per op")
+    shown = [r for r in rows if abs(r[0]) >= 1][:top]
+    shown += [r for r in rows[::-1] if r[0] <= -1][: max(0, top // 4)]
+    for v, k in shown:
+        print(f"{v:10.1f}  {k[:150]}")
+
+
+def main() -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="instructions per operation of one workload")
+    r.add_argument("op", help="a workloads.py op (decode_access, parse_get, ...) or patch")
+    r.add_argument("scenario", help="a workloads.py scenario (2k, small_request, ...)")
+    r.add_argument("lib", nargs="?", default="qjson")
+    r.add_argument("--n1", type=int, default=100)
+    r.add_argument("--n2", type=int, default=1100)
+    r.add_argument("--events", action="store_true", help="also simulate caches and branches")
+    r.add_argument("--out", type=Path, default=None, help="directory for the callgrind files")
+    r.add_argument("--top", type=int, default=30)
+    d = sub.add_parser("diff", help="per-function difference B - A of two callgrind files")
+    d.add_argument("a", type=Path)
+    d.add_argument("b", type=Path)
+    d.add_argument("--per", type=float, default=1.0, help="divide by this (operations run)")
+    d.add_argument("--event", default=None, help="Ir (default), I1mr, Bcm, Bim, D1mr, ...")
+    d.add_argument("--top", type=int, default=30)
+    lp = sub.add_parser("_loop")  # internal: the profiled child
+    lp.add_argument("op")
+    lp.add_argument("scenario")
+    lp.add_argument("lib")
+    lp.add_argument("n", type=int)
+    args = ap.parse_args()
+
+    if args.cmd == "_loop":
+        _loop(args.op, args.scenario, args.lib, args.n)
+        return
+    if args.cmd == "diff":
+        ev = args.event
+        show_diff(load(args.a, ev), load(args.b, ev), args.per, args.top, ev or "Ir")
+        return
+    if args.n2 <= args.n1:
+        ap.error("--n2 must be larger than --n1")
+    out = args.out or Path(tempfile.mkdtemp(prefix="qjson-cg-"))
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for n in (args.n1, args.n2):
+        f = out / f"{args.op}.{args.scenario}.{args.lib}.{n}"
+        _profile(args, n, f)
+        files.append(f)
+    per = args.n2 - args.n1
+    print(f"{args.op} {args.scenario} {args.lib}: files in {out}")
+    for event in ["Ir", *(["I1mr", "Bcm", "Bim"] if args.events else [])]:
+        top = args.top if event == "Ir" else 10
+        show_diff(load(files[0], event), load(files[1], event), per, top, event)
+
+
+if __name__ == "__main__":
+    main()
