@@ -300,8 +300,12 @@ def memory_targets(tg: Targets, res: dict | None) -> None:
         lambda v: v <= 1.0,
         "{:.2f}x",
     )
-    ladder = [(s, v["after_reads"] / v["bytes"]) for s, v in ix.items() if s in LADDER]
-    tg.check(work, "<= 5% of input on the chat ladder", ladder, lambda v: v <= 0.05, "{:.1%}")
+    # DESIGN.md: "<= 5% of input on the chat ladder from 60 KB up" (the 2k rung's
+    # share, a fixed ~360-byte index, stays in the memory table, not judged).
+    rungs = LADDER[LADDER.index("60k") :]
+    ladder = [(s, v["after_reads"] / v["bytes"]) for s, v in ix.items() if s in rungs]
+    what = "<= 5% of input on the chat ladder from 60 KB up"
+    tg.check(work, what, ladder, lambda v: v <= 0.05, "{:.1%}")
 
 
 def gateway_targets(tg: Targets, res: dict | None) -> None:

@@ -87,6 +87,13 @@ pub enum Value<'a> {
     Array(Cursor),
 }
 
+/// A scalar read by [`Doc::quick`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Quick<'a> {
+    Int(i64),
+    Str(Cow<'a, str>),
+}
+
 /// The child tables of a document, by container ordinal (the map is
 /// created on the first long walk into any large container). A
 /// [`crate::Document`] owns one; the mutex lets reads from several threads
@@ -381,6 +388,23 @@ impl<'a> Doc<'a> {
                 }
             }
         })
+    }
+
+    /// The commonest scalars, read without building a [`Value`] (nor an
+    /// error): a string, or an integer that [`Self::value`] reads as a short
+    /// `i64`. `None` for every other value, and for a string that does not
+    /// decode (which [`Self::value`] then reports); where `quick` answers,
+    /// it answers as `value` would.
+    #[inline(always)]
+    pub fn quick(&self, c: Cursor) -> Option<Quick<'a>> {
+        match self.byte(c) {
+            b'"' if self.at_structural(c) => self
+                .decode_body(self.string_body(c.sidx))
+                .ok()
+                .map(Quick::Str),
+            b'-' | b'0'..=b'9' => self.short_int(c).map(Quick::Int),
+            _ => None,
+        }
     }
 
     #[inline(always)]
@@ -1486,6 +1510,57 @@ mod tests {
         }
         // The fast path answers a good share of them (not only the trivial).
         assert!(answered > 2000, "only {answered} answered");
+    }
+
+    /// [`Doc::quick`] against [`Doc::value`]: every element of arrays of
+    /// numbers and strings (short and long, escaped, non-ASCII, raw control
+    /// bytes in a lazy document, ends of every kind), strict and lazy.
+    /// Where `quick` answers, `value` gives the same scalar.
+    #[test]
+    fn quick_matches_value() {
+        use super::{Quick, Value};
+        use crate::decode::Number;
+        let docs: [&[u8]; 6] = [
+            br#"[0,-0,7,-12,123456789,9999999999999999,99999999999999999,1.5,1e3,-1,true,null,{},[]]"#,
+            br#"[ 12 , -3 ,"",  "a" , "abcdefghijklmnop", "abcdefghijklmnopq", "a\"b", "\u00e9" ]"#,
+            b"[\"caf\xc3\xa9\",\"\xc3\xa9\",5]",
+            b"[\"ab\x01c\",\"\x1f\",\"x\",7]",
+            b"{\"a\":\"v\",\"b\":-42,\"c\":\"0123456789abcdef\"}",
+            b"[12\n,\"s\"\t]",
+        ];
+        let mut answered = 0;
+        for input in docs {
+            for lazy in [false, true] {
+                let opts = Options {
+                    lazy,
+                    ..Options::default()
+                };
+                let Ok(index) = Index::build(input, &opts) else {
+                    assert!(!lazy, "{:?}", String::from_utf8_lossy(input));
+                    continue;
+                };
+                let doc = Doc::new(input, &index);
+                let root = doc.root();
+                let n = doc.len(root).unwrap();
+                let object = input[0] == b'{';
+                for i in 0..n {
+                    let c = if object {
+                        let key = [b'a' + i as u8];
+                        doc.field(root, &key).unwrap()
+                    } else {
+                        doc.element(root, i as i64).unwrap()
+                    };
+                    let Some(q) = doc.quick(c) else { continue };
+                    answered += 1;
+                    match (q, doc.value(c)) {
+                        (Quick::Int(v), Ok(Value::Number(Number::Int(w)))) => assert_eq!(v, w),
+                        (Quick::Str(s), Ok(Value::String(t))) => assert_eq!(s, t),
+                        (q, v) => panic!("quick {q:?}, value {v:?} (lazy: {lazy})"),
+                    }
+                }
+            }
+        }
+        assert!(answered > 20, "only {answered} answered");
     }
 
     /// The word reader against `str::parse`: every digit count to 20, with

@@ -8,7 +8,7 @@ use super::doc::Parsed;
 use super::errors::access_error;
 use super::view::{self, Array, Object};
 use crate::decode::Number;
-use crate::doc::{ArrayItems, Cursor, ObjectItems, Value};
+use crate::doc::{ArrayItems, Cursor, Doc, ObjectItems, Quick, Value};
 use crate::error::AccessError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -53,6 +53,28 @@ pub(crate) fn new_str<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
         }
     }
     PyString::new(py, s)
+}
+
+/// The Python value at `c` when it is one of the scalars [`Doc::quick`]
+/// reads (strings, short ints): made straight from the input, without the
+/// [`Value`] and the dispatch of [`value`]. `None` for
+/// every other value (and when CPython has no memory: the general path
+/// then reports it).
+#[inline(always)]
+pub(crate) fn quick(py: Python<'_>, doc: &Doc<'_>, c: Cursor) -> Option<Py<PyAny>> {
+    let p = match doc.quick(c)? {
+        // SAFETY: the interpreter is attached (`py`).
+        Quick::Int(v) => unsafe { ffi::PyLong_FromLongLong(v) },
+        Quick::Str(s) => return Some(new_str(py, &s).into_any().unbind()),
+    };
+    if p.is_null() {
+        // SAFETY: attached; the error `PyLong_FromLongLong` set is dropped
+        // (the general path runs again and reports its own).
+        unsafe { ffi::PyErr_Clear() };
+        return None;
+    }
+    // SAFETY: `p` is a new reference to an int.
+    Some(unsafe { Bound::from_owned_ptr(py, p) }.unbind())
 }
 
 pub(crate) fn number(py: Python<'_>, n: Number<'_>) -> PyResult<Py<PyAny>> {

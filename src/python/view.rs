@@ -174,7 +174,11 @@ fn lazy_child(
 ) -> PyResult<Py<PyAny>> {
     // One decode, one dispatch: a container's value is its cursor (nothing
     // is read), a scalar's is what the Python object is made from.
-    let v = parsed.doc().value(c).map_err(|e| err(py, parsed, e))?;
+    let doc = parsed.doc();
+    if let Some(v) = convert::quick(py, &doc, c) {
+        return Ok(v);
+    }
+    let v = doc.value(c).map_err(|e| err(py, parsed, e))?;
     if let Value::Object(_) | Value::Array(_) = v {
         if let Some(v) = views.get(c.start) {
             return Ok(v.clone_ref(py));

@@ -112,3 +112,52 @@ def test_strings_agree_with_json(value: str, lazy: bool) -> None:
             # A str made in place must be a well-formed, hashable str.
             assert hash(got) == hash(value)
             assert got.isascii() == value.isascii()
+
+
+# Around the 16 bytes of the quick string read, with and without an escape
+# or a byte it must leave to the full decoder.
+QUICK_EDGE = [
+    "x" * 15,
+    "x" * 16,
+    "x" * 17,
+    "abcdefghijklmnop",
+    'a"b',
+    "a\\b",
+    "a/b",
+    "\u00e9" * 8,
+    "x" * 15 + "\u00e9",
+    "x" * 14 + "\t",
+    "~" * 16,
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("value", QUICK_EDGE)
+def test_short_strings_agree_with_json(value: str, lazy: bool) -> None:
+    for ensure_ascii in (False, True):
+        data = json.dumps({"s": value, "n": 12}, ensure_ascii=ensure_ascii).encode()
+        doc = qjson.parse(data, lazy=lazy)
+        for got in (doc.get("s"), doc.get_str("s"), doc.root["s"], doc.root.get("s")):
+            assert got == value and type(got) is str
+        # The getter of the other type still refuses the value.
+        with pytest.raises(TypeError):
+            doc.get_int("s")
+        with pytest.raises(TypeError):
+            doc.get_str("n")
+
+
+@pytest.mark.parametrize("raw", [b"ab\x01cd", b"\x1f", b"abcdefghijklmno\x00", b"a\x7fb"])
+def test_raw_control_bytes_in_lazy_strings_raise_when_read(raw: bytes) -> None:
+    data = b'{"s":"' + raw + b'","t":1}'
+    try:
+        want: object = json.loads(data)["s"]
+    except json.JSONDecodeError:
+        want = None
+    doc = qjson.parse(data, lazy=True)
+    if want is None:
+        with pytest.raises(qjson.JSONDecodeError):
+            doc.get("s")
+        with pytest.raises(qjson.JSONDecodeError):
+            doc.root["s"]
+    else:
+        assert doc.get("s") == want == doc.root["s"]

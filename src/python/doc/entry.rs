@@ -24,7 +24,7 @@ use super::super::path::PathArg;
 use super::super::slots::{self, owned, run, FastCall, Original};
 use super::{parse_bytes, Cursor, Doc, Parsed};
 use crate::decode::Number;
-use crate::doc::{Cursor as CoreCursor, Value};
+use crate::doc::{Cursor as CoreCursor, Quick, Value};
 use crate::error::AccessError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -218,7 +218,10 @@ macro_rules! getter {
 }
 
 getter!(get, 2, |py, parsed, found, args, nargs| match found {
-    Ok(c) => owned(convert::value(py, parsed, c)),
+    Ok(c) => match convert::quick(py, &parsed.doc(), c) {
+        Some(v) => Some(v.into_ptr()),
+        None => owned(convert::value(py, parsed, c)),
+    },
     Err(AccessError::NotFound { .. }) if nargs == 2 => {
         // SAFETY: the second argument is live for the call; the new
         // reference is the result.
@@ -232,7 +235,11 @@ getter!(get, 2, |py, parsed, found, args, nargs| match found {
 });
 
 getter!(get_str, 1, |py, parsed, found, _args, _nargs| {
-    match parsed.doc().value(found.ok()?) {
+    let (doc, c) = (parsed.doc(), found.ok()?);
+    if let Some(Quick::Str(s)) = doc.quick(c) {
+        return Some(convert::new_str(py, &s).into_ptr());
+    }
+    match doc.value(c) {
         Ok(Value::String(s)) => Some(convert::new_str(py, &s).into_ptr()),
         _ => None,
     }
@@ -240,12 +247,18 @@ getter!(get_str, 1, |py, parsed, found, _args, _nargs| {
 
 getter!(get_int, 1, |py, parsed, found, _args, _nargs| {
     let _ = py;
-    match parsed.doc().value(found.ok()?) {
-        // SAFETY: the thread is attached; a NULL result has set
-        // MemoryError, which the caller sees.
-        Ok(Value::Number(Number::Int(v))) => Some(unsafe { ffi::PyLong_FromLongLong(v) }),
-        _ => None,
-    }
+    let (doc, c) = (parsed.doc(), found.ok()?);
+    let v = match doc.quick(c) {
+        Some(Quick::Int(v)) => Some(v),
+        Some(Quick::Str(_)) => None,
+        None => match doc.value(c) {
+            Ok(Value::Number(Number::Int(v))) => Some(v),
+            _ => None,
+        },
+    };
+    // SAFETY: the thread is attached; a NULL result has set MemoryError,
+    // which the caller sees.
+    v.map(|v| unsafe { ffi::PyLong_FromLongLong(v) })
 });
 
 getter!(get_float, 1, |py, parsed, found, _args, _nargs| {
