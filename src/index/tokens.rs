@@ -779,6 +779,15 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
     'value: loop {
         // --- a value at token k ---
         match tok(k) {
+            // Numbers first, as in the array loop below (the first element
+            // of each `[x, y]` pair of coordinates comes here).
+            Some(c) if c.wrapping_sub(b'-') <= b'9' - b'-' => {
+                if !value_ok::<R>(input, s, k) {
+                    return false;
+                }
+                rec.scalar();
+                k += 1
+            }
             Some(b'"') => {
                 keep!(k);
                 k += 1
@@ -842,7 +851,20 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                                 comma += 1;
                             }
                             // Elements that are strings or scalars stay here.
+                            // Numbers are tested first, by one range test of
+                            // their first byte (`-` to `9`; `.` and `/` then
+                            // fail the number check): long arrays of numbers
+                            // (coordinates, meshes) are the runs this loop
+                            // spends most of its time on, and the three
+                            // compares for `"`, `{` and `[` came first.
                             match tok(k) {
+                                Some(c) if c.wrapping_sub(b'-') <= b'9' - b'-' => {
+                                    if !value_ok::<R>(input, s, k) {
+                                        return false;
+                                    }
+                                    rec.scalar();
+                                    k += 1
+                                }
                                 Some(b'"') => {
                                     keep!(k);
                                     k += 1
@@ -1047,6 +1069,33 @@ mod tests {
             assert!(!got || valid, "{:?}", String::from_utf8_lossy(&tok));
             if plain && valid && tok.len() <= 32 {
                 assert!(got, "{:?}", String::from_utf8_lossy(&tok));
+            }
+        }
+        // Whitespace or a control byte between a number and the next token,
+        // at every length up to the 32-byte window's.
+        for n in 1..=32usize {
+            for number in [&b"7"[..], b"-7", b"0.5", b"-12.25"] {
+                for gap in [&b" "[..], b"\t", b"\n", b"\r", b"\x01", b"\x1f", b"  "] {
+                    let mut input = vec![b'1'; n.saturating_sub(number.len() + gap.len())];
+                    input.extend_from_slice(number);
+                    input.extend_from_slice(gap);
+                    let q = input.len();
+                    input.push(b',');
+                    input.extend_from_slice(&[b' '; 40]);
+                    assert!(
+                        !plain_number(&input, 0, q),
+                        "{:?}",
+                        String::from_utf8_lossy(&input)
+                    );
+                    // Without the gap the same token passes.
+                    let q = q - gap.len();
+                    if q <= 32 && check_scalar(&input[..q], 0).is_ok() {
+                        let mut plain = input[..q].to_vec();
+                        plain.push(b',');
+                        plain.extend_from_slice(&[b' '; 40]);
+                        assert!(plain_number(&plain, 0, q));
+                    }
+                }
             }
         }
     }
