@@ -11,9 +11,17 @@ a share of its side's passthrough (decode + encode unmodified).
 
     python benchmarks/lua_ab.py A_LUA A_LIB B_LUA B_LIB [--payloads 2k,1m,...]
         [--work pass,set,...] [--rounds 7] [--round-s 0.05] [--deterministic]
+        [--long [--live N]]
+
+--long: per side, one LuaJIT state that holds and cycles every payload (a
+gateway sees every size in turn; with --live, N live tables of its own)
+against a fresh state per payload, as lua_bench.py's long-lived rows; the
+workload is `get` unless --work names another. Printed per side: fresh and
+long ops/s and long / fresh, and B long / A long.
 
 Workloads: pass, set (model / [1].title on github), patch (3 ops, as
-lua_bench.py), merge, read (decode + the access reads of lua_bench.py), copy
+lua_bench.py), merge, read (decode + the access reads of lua_bench.py), get
+(parse + the path getters of lua_bench.py's access and long-lived rows), copy
 (the copy floor: decode, then ffi.string of the input less its last byte:
 a Lua string of about the payload's size; as for the edited results, equal
 on every call, LuaJIT's string table may hold the previous one, and then the
@@ -104,6 +112,26 @@ W.read_chat = function(s)
     end
     return d
 end
+-- Path getters on a parsed Doc (lua_bench.py's access rows and its
+-- long-lived rows: the workload a gateway's routing reads do).
+W.get_chat = function(s)
+    local d = qjson.parse(s)
+    local m = d:get_str("model")
+    local t = d:get_f64("temperature")
+    local n = d:len("messages")
+    for i = 0, n - 1 do
+        local c = d:get("messages[" .. i .. "].content")
+    end
+    return d
+end
+W.get_github = function(s)
+    local d = qjson.parse(s)
+    local n = d:len()
+    for i = 0, n - 1 do
+        local t = d:get_str("[" .. i .. "].title")
+    end
+    return d
+end
 W.read_github = function(s)
     local d = qjson.decode(s)
     for i = 1, qjson.len(d) do
@@ -117,12 +145,25 @@ function B.set(name, s) P[name] = s end
 function B.has(w) return W[w] ~= nil end
 -- Each result is stored (LuaJIT would drop the making of a string nobody
 -- uses: a copy or an encode result left unused costs nothing in a trace).
+-- Each workload has a timing loop of its own (a chunk loaded once per
+-- workload, so a root trace of its own), as in lua_bench.py: with one loop
+-- shared by every workload, its trace is recorded for the first workload
+-- that runs it and the others run through its side exits.
+local TIMER = [[
+local f, s, n, sink, clock = ...
+local t0 = clock()
+for _ = 1, n do sink[1] = f(s) end
+return clock() - t0
+]]
+local timers = {}
 local sink = {}
 function B.time(w, p, n)
-    local f, s = W[w], P[p]
-    local t0 = clock()
-    for _ = 1, n do sink[1] = f(s) end
-    local el = clock() - t0
+    local t = timers[w]
+    if t == nil then
+        t = assert(loadstring(TIMER, "=timer " .. w))
+        timers[w] = t
+    end
+    local el = t(W[w], P[p], n, sink, clock)
     sink[1] = nil
     return el
 end
@@ -131,15 +172,32 @@ return B
 """
 
 
-def side(lua_path: str, lib: str):
+LIVE = """function(n)
+    _G.gateway_data = {}
+    for i = 1, n do gateway_data[i] = {i, tostring(i), x = {i}} end
+end"""
+
+
+def runtime(lua_path: str, lib: str, live: int = 0):
+    """(the lupa runtime, its workload table B): qjson.lua from `lua_path` on
+    the C-ABI library `lib`, holding `live` live tables of its own."""
     import lupa.luajit21 as luajit21  # type: ignore[import-untyped]
 
     rt = luajit21.LuaRuntime(encoding=None)
     with open(lua_path, "rb") as f:
         src = f.read()
     rt.eval(LOADER)(src, lib.encode())
-    return rt.execute(SETUP)
+    b = rt.execute(SETUP)
+    if live:
+        rt.eval(LIVE)(live)
+    return rt, b
 
+
+def side(lua_path: str, lib: str, live: int = 0):
+    return runtime(lua_path, lib, live)[1]
+
+
+ap_default_work = "pass,copy,set,patch,merge,read"
 
 DETRAND = os.path.join(os.path.dirname(os.path.abspath(__file__)), "detrand.c")
 
@@ -161,6 +219,74 @@ def deterministic() -> None:
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 
+def payload(n: str) -> bytes:
+    if n == "github":
+        return payloads.github_issues()
+    if n == "small":
+        return payloads.small_request()
+    return payloads.chat_request(payloads.LADDER[n])
+
+
+def calibrate(s, w: bytes, p: bytes, round_s: float) -> int:
+    s.time(w, p, 3)
+    k = 1
+    while True:
+        el = s.time(w, p, k)
+        if el >= round_s / 4:
+            return max(1, int(k * round_s / max(el, 1e-9)))
+        k *= 4
+
+
+def long_lived(args, names: list[str], data: dict[str, bytes]) -> int:
+    """--long: per side, one state that holds and cycles every payload (as a
+    gateway sees every size in turn) against a fresh state per payload
+    (lua_bench.py's long-lived rows). Each round times every payload in the
+    four states, order alternating; medians of the rounds."""
+    work = args.work if args.work != ap_default_work else "get"
+    libs = [(args.a_lua, args.a_lib), (args.b_lua, args.b_lib)]
+    longs = []
+    fresh: list[dict[str, object]] = []
+    for lua, lib in libs:
+        s = side(lua, lib, args.live)
+        for n in names:
+            s.set(n.encode(), data[n])
+        longs.append(s)
+        fr = {}
+        for n in names:
+            f = side(lua, lib)
+            f.set(n.encode(), data[n])
+            fr[n] = f
+        fresh.append(fr)
+    wk = {n: f"{work}_{'github' if n == 'github' else 'chat'}".encode() for n in names}
+    iters = {n: calibrate(longs[0], wk[n], n.encode(), args.round_s) for n in names}
+    for i in (0, 1):
+        for n in names:
+            calibrate(fresh[i][n], wk[n], n.encode(), args.round_s)
+        if i == 1:
+            for n in names:
+                calibrate(longs[1], wk[n], n.encode(), args.round_s)
+    runs = {(n, i, kind): [] for n in names for i in (0, 1) for kind in ("fresh", "long")}
+    for r in range(args.rounds):
+        order = (0, 1) if r % 2 == 0 else (1, 0)
+        for n in names:
+            p, w, k = n.encode(), wk[n], iters[n]
+            for i in order:
+                for kind in ("fresh", "long") if r % 2 == 0 else ("long", "fresh"):
+                    st = fresh[i][n] if kind == "fresh" else longs[i]
+                    runs[(n, i, kind)].append(st.time(w, p, k) / k)
+    ops = {key: 1.0 / statistics.median(v) for key, v in runs.items()}
+    head = ["payload", "A fresh", "A long", "A rate", "B fresh", "B long", "B rate", "Blong/A"]
+    print(" ".join(f"{h:>{w}}" for h, w in zip(head, (8, 10, 10, 7, 10, 10, 7, 8))))
+    for n in names:
+        af, al = ops[(n, 0, "fresh")], ops[(n, 0, "long")]
+        bf, bl = ops[(n, 1, "fresh")], ops[(n, 1, "long")]
+        print(
+            f"{n:>8} {af:>10,.0f} {al:>10,.0f} {al / af:>7.0%} "
+            f"{bf:>10,.0f} {bl:>10,.0f} {bl / bf:>7.0%} {bl / al:>8.2f}"
+        )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a_lua")
@@ -168,25 +294,28 @@ def main() -> int:
     ap.add_argument("b_lua")
     ap.add_argument("b_lib")
     ap.add_argument("--payloads", default="2k,60k,100k,200k,500k,1m,2m,5m,10m,github,small")
-    ap.add_argument("--work", default="pass,copy,set,patch,merge,read")
+    ap.add_argument("--work", default=ap_default_work)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--round-s", type=float, default=0.05)
     ap.add_argument("--deterministic", action="store_true", help="a fixed LuaJIT PRNG seed")
+    ap.add_argument(
+        "--long",
+        action="store_true",
+        help="long-lived state cycling every payload vs a fresh state per payload (--work get)",
+    )
+    ap.add_argument("--live", type=int, default=0, help="--long: live tables the long state holds")
     args = ap.parse_args()
     if args.deterministic:
         deterministic()
 
-    sides = [side(args.a_lua, args.a_lib), side(args.b_lua, args.b_lib)]
     names = args.payloads.split(",")
+    data = {n: payload(n) for n in names}
+    if args.long:
+        return long_lived(args, names, data)
+    sides = [side(args.a_lua, args.a_lib), side(args.b_lua, args.b_lib)]
     for n in names:
-        if n == "github":
-            data = payloads.github_issues()
-        elif n == "small":
-            data = payloads.small_request()
-        else:
-            data = payloads.chat_request(payloads.LADDER[n])
         for s in sides:
-            s.set(n.encode(), data)
+            s.set(n.encode(), data[n])
 
     head = ["payload", "work", "A ops/s", "B ops/s", "B/A", "A %pass", "B %pass"]
     print(" ".join(f"{h:>{w}}" for h, w in zip(head, (8, 7, 11, 11, 6, 8, 8))))

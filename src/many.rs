@@ -122,6 +122,9 @@ pub struct Splitter {
     /// `check_scalars`; tests turn it off to compare).
     line_path: bool,
     window: usize,
+    /// The bytes the window path's first region of a [`Splitter::split`]
+    /// call covers (at most `window`; see [`Splitter::set_region`]).
+    region: usize,
     scan: Scan,
     next_ordinal: u64,
     started: bool,
@@ -138,6 +141,7 @@ impl Splitter {
             check_scalars,
             line_path: check_scalars,
             window: window.max(64),
+            region: window.max(64),
             scan: Scan::default(),
             next_ordinal: 0,
             started: false,
@@ -147,6 +151,20 @@ impl Splitter {
     /// The options documents are parsed with.
     pub fn options(&self) -> Options {
         self.opts
+    }
+
+    /// Let the window path of the next [`Splitter::split`] calls begin
+    /// with a region of about `bytes` bytes of whole lines (at most the
+    /// window; at least one line, the region doubling while a document does
+    /// not fit, as it does from the window). A caller that takes most
+    /// lines itself (`loads_many`, see [`Splitter::line`]) and hands the
+    /// splitter only a line it could not take then gets back the documents
+    /// of that line and a few after it, not of a whole window. The
+    /// documents and errors are the same whatever the region: only where
+    /// a call returns changes (a document longer than the window is still
+    /// measured against the window).
+    pub fn set_region(&mut self, bytes: usize) {
+        self.region = bytes.clamp(64, self.window);
     }
 
     /// How many documents (good or bad) have been produced.
@@ -222,7 +240,7 @@ impl Splitter {
             }
         }
         let n = buf.len();
-        let mut window = self.window;
+        let mut window = self.region;
         loop {
             let p0 = skip_ws(buf, pos);
             if p0 == n {
@@ -916,7 +934,8 @@ mod tests {
     }
 
     /// The line path finds the same documents, indexes and errors as the
-    /// window path alone, whole and in chunks, strict and lazy.
+    /// window path alone, whole and in chunks, strict and lazy; so does the
+    /// window path from a smaller first region.
     #[test]
     fn the_line_path_changes_nothing() {
         let mut input = b"\xEF\xBB\xBF".to_vec();
@@ -938,13 +957,14 @@ mod tests {
             input.extend_from_slice(line.as_bytes());
         }
         input.extend_from_slice(b"[1, 2]");
-        let run = |line_path: bool, lazy: bool, chunk: usize| {
+        let run = |line_path: bool, lazy: bool, chunk: usize, region: usize| {
             let opts = Options {
                 lazy,
                 max_depth: 1024,
             };
             let mut sp = Splitter::new(opts, true, 256);
             sp.line_path = line_path;
+            sp.set_region(region);
             let mut res = Vec::new();
             feed_chunked(&mut sp, &input, chunk, |piece, base| {
                 let r = piece.result.map(|(ix, _)| {
@@ -965,10 +985,22 @@ mod tests {
             res
         };
         for lazy in [false, true] {
-            let want = run(false, lazy, input.len());
+            let want = run(false, lazy, input.len(), 256);
             assert!(want.iter().filter(|r| r.3.is_err()).count() >= 27);
             for chunk in [input.len(), 100, 4096] {
-                assert_eq!(run(true, lazy, chunk), want, "lazy {lazy} chunk {chunk}");
+                assert_eq!(
+                    run(true, lazy, chunk, 256),
+                    want,
+                    "lazy {lazy} chunk {chunk}"
+                );
+            }
+            // A smaller first region (`loads_many`'s fallback) changes
+            // where calls return, nothing else.
+            for region in [64, 100] {
+                for chunk in [input.len(), 100] {
+                    let got = run(false, lazy, chunk, region);
+                    assert_eq!(got, want, "lazy {lazy} chunk {chunk} region {region}");
+                }
             }
         }
     }

@@ -255,6 +255,16 @@ end
 ]]
 local Doc = {}
 Doc.__index = Doc
+-- Compiled paths (qjson.path, below): every getter takes one. Each getter
+-- tests for it first and hands it to by_path, so that every getter is a
+-- function of its own. (A wrapper around the getters, one prototype shared
+-- by all of them, made the first trace LuaJIT records in a getter loop a
+-- function trace of that wrapper specialised to one getter: the others left
+-- it by side exits whose side traces ran on into the caller's loops, and in
+-- some states whole read loops then ran in the interpreter: 60 KB parse +
+-- reads at 2x the instructions of a state that had traced them.)
+local Path = {}
+local by_path
 Doc.__tostring = function(self)
     return self._at and "qjson.Cursor" or "qjson.Doc"
 end
@@ -413,6 +423,9 @@ function qjson.parse(s, opts)
 end
 
 function Doc:get_str(p)
+    if getmetatable(p) == Path then
+        return by_path(self, p, "get_str")
+    end
     p = p or ""
     local rc = C.qjson_get_str(self._h, self._at, p, #p, ptr_out, len_out)
     if rc == OK then
@@ -425,6 +438,9 @@ end
 
 --- The integer at p as an int64_t cdata (lossless).
 function Doc:get_i64(p)
+    if getmetatable(p) == Path then
+        return by_path(self, p, "get_i64")
+    end
     p = p or ""
     local rc = C.qjson_get_i64(self._h, self._at, p, #p, i64_out)
     if rc == OK then
@@ -436,6 +452,9 @@ function Doc:get_i64(p)
 end
 
 function Doc:get_f64(p)
+    if getmetatable(p) == Path then
+        return by_path(self, p, "get_f64")
+    end
     p = p or ""
     local rc = C.qjson_get_f64(self._h, self._at, p, #p, f64_out)
     if rc == OK then
@@ -447,6 +466,9 @@ function Doc:get_f64(p)
 end
 
 function Doc:get_bool(p)
+    if getmetatable(p) == Path then
+        return by_path(self, p, "get_bool")
+    end
     p = p or ""
     local rc = C.qjson_get_bool(self._h, self._at, p, #p, int_out)
     if rc == OK then
@@ -459,6 +481,9 @@ end
 
 --- "object", "array", "string", "number", "bool" or "null".
 function Doc:typeof(p)
+    if getmetatable(p) == Path then
+        return by_path(self, p, "typeof")
+    end
     p = p or ""
     local rc = C.qjson_typeof(self._h, self._at, p, #p, int_out)
     if rc == OK then
@@ -470,6 +495,9 @@ function Doc:typeof(p)
 end
 
 function Doc:len(p)
+    if getmetatable(p) == Path then
+        return by_path(self, p, "len")
+    end
     p = p or ""
     local rc = C.qjson_len(self._h, self._at, p, #p, len_out)
     if rc == OK then
@@ -482,6 +510,9 @@ end
 
 --- The original text of the value at p.
 function Doc:raw(p)
+    if getmetatable(p) == Path then
+        return by_path(self, p, "raw")
+    end
     p = p or ""
     local rc = C.qjson_span(self._h, self._at, p, #p, len_out, len_out + 1)
     if rc == OK then
@@ -495,6 +526,9 @@ end
 
 --- A cursor on the value at p: the same methods, paths relative to it.
 function Doc:open(p)
+    if getmetatable(p) == Path then
+        return by_path(self, p, "open")
+    end
     p = p or ""
     local rc = C.qjson_find(self._h, self._at, p, #p, cur_out)
     if rc == OK then
@@ -535,6 +569,9 @@ end
 --- The value at p: a string, number (double), boolean or qjson.null, or a
 --- cursor for an object or array; nil when the path names nothing.
 function Doc:get(p)
+    if getmetatable(p) == Path then
+        return by_path(self, p, "get")
+    end
     p = p or ""
     local rc = C.qjson_find(self._h, self._at, p, #p, cur_out)
     if rc == OK then
@@ -561,7 +598,6 @@ names nothing. ]]
 -- A block, as the patches section: what it adds is in Doc and qjson.
 do
 
-    local Path = {}
     Path.__index = Path
     Path.__tostring = function(self)
         return self.text
@@ -666,25 +702,21 @@ do
         open = new_cursor,
         get = value_at,
     }
-    for name, read in pairs(AT) do
-        local by_text = Doc[name]
-        Doc[name] = function(self, p)
-            if getmetatable(p) ~= Path then
-                return (by_text(self, p))
+    --- Getter `name` by the compiled path p (the getters' first test sends
+    --- them here; a tail call, so errors name the getter's caller).
+    by_path = function(self, p, name)
+        local rc = C.qjson_path_find(self._h, self._at, p._c, path_cur)
+        if rc == OK then
+            local v, failed = AT[name](self, path_cur)
+            if failed == nil then
+                return v
             end
-            local rc = C.qjson_path_find(self._h, self._at, p._c, path_cur)
-            if rc == OK then
-                local v, failed = read(self, path_cur)
-                if failed == nil then
-                    return v
-                end
-                rc = failed
-            end
-            if rc == NOT_FOUND then
-                return nil
-            end
-            raise(rc, p.text)
+            rc = failed
         end
+        if rc == NOT_FOUND then
+            return nil
+        end
+        raise(rc, p.text)
     end
 end
 

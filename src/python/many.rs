@@ -32,8 +32,15 @@
 //! and the instructions by 3% (callgrind, LTO builds). Only a line that path
 //! does not accept (an error, several documents, part of a pretty-printed
 //! one) goes to the splitter, which then reports exactly what it would
-//! have without the line path. The line path runs with the GIL held (it
-//! builds Python objects as it goes); measured on the batch file and
+//! have without the line path. It gets a region of about 1 KiB of whole
+//! lines from that line ([`Splitter::set_region`]), doubled while the line
+//! path keeps failing right after it (pretty-printed documents), up to the
+//! window: one bad line near the start of amazon_cellphones.ndjson (three
+//! copies, 833 KB) sent the whole rest of it down the exact path, +41%
+//! instructions over the file without it; with the small region, +1.3%
+//! (a stream of pretty-printed documents: +1.7%, callgrind, fast builds).
+//! The line path runs with the GIL held (it builds Python objects as it
+//! goes); measured on the batch file and
 //! amazon_cellphones with the collector paused, 10-30% less CPU than
 //! splitting every window first. Its builder shares short string values
 //! between documents (one `str` per distinct value of up to 16 bytes, see
@@ -59,6 +66,11 @@ use std::sync::Arc;
 use worker::{Worker, WORKER_MIN};
 
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The first region (bytes of whole lines) the splitter gets from
+/// `loads_many` after a line the line path did not take: that line and a
+/// few after it, not a whole window (see [`DocIterator::next_value`]).
+const FALLBACK_MIN: usize = 1024;
 
 /// Windows of in-memory input smaller than this are split with the GIL held.
 const DETACH_MIN: usize = 64 * 1024;
@@ -116,6 +128,9 @@ pub struct DocIterator {
     /// `loads_many`'s token index of a window of lines (see
     /// [`DocIterator::next_line`]).
     lines_index: Option<LinesIndex>,
+    /// The first region the splitter gets when `loads_many`'s line path
+    /// hands it a line (see [`DocIterator::next_value`]).
+    fallback: usize,
 }
 
 /// What [`DocIterator::next_line`] found.
@@ -158,6 +173,7 @@ impl DocIterator {
             skip: skip_mode(errors)?,
             eager,
             lines_index: None,
+            fallback: FALLBACK_MIN,
         })
     }
 
@@ -372,9 +388,21 @@ impl DocIterator {
         loop {
             if self.eager && self.pending.is_empty() {
                 match self.next_line(py, cache.as_deref_mut())? {
-                    Fast::Value(v) => return Ok(Some(v)),
+                    Fast::Value(v) => {
+                        self.fallback = FALLBACK_MIN;
+                        return Ok(Some(v));
+                    }
                     Fast::End => return Ok(None),
-                    Fast::Exact => {}
+                    Fast::Exact => {
+                        // The splitter takes over for a region of whole
+                        // lines from here: a small one, so that one bad
+                        // line does not send the good lines of a whole
+                        // window down the exact path; doubled while the
+                        // line path keeps failing right after it (a stream
+                        // of pretty-printed documents), up to the window.
+                        self.splitter.set_region(self.fallback);
+                        self.fallback = self.fallback.saturating_mul(2).min(WINDOW);
+                    }
                 }
             }
             let Some(mut piece) = self.pending.pop_front() else {

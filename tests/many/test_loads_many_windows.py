@@ -146,3 +146,37 @@ def test_top_level_scalars_at_window_ends():
     data = b"\n".join(lines)
     assert qjson.loads_many(data) == [json.loads(x) for x in lines]
     assert qjson.loads_many(data + b"  \r\n") == [json.loads(x) for x in lines]
+
+
+def test_lines_after_a_fallback_match_the_doc_path():
+    """A line the line path does not take goes to the splitter with a small
+    region (about 1 KiB of whole lines, doubled while the line path keeps
+    failing right after it): documents and errors stay those of the Doc
+    path whatever the region, also for pretty-printed documents, bad ones
+    among them, longer than the region, and bad lines longer than it."""
+    rng = random.Random(11)
+    pretty_good = json.dumps({"k": ["v" * 40] * 60, "n": {"m": list(range(50))}}, indent=2)
+    pretty_bad = pretty_good.replace('"m": [', '"m": [,', 1)
+    long_bad = b'{"pad": "' + b"x" * 5000 + b'", "bad": tru}'
+    long_good = json.dumps({"pad": "y" * 5000, "ok": [1, 2.5, None]}).encode()
+    lines: list[bytes] = []
+    for i in range(1500):
+        r = rng.random()
+        if r < 0.02:
+            lines.extend(p.encode() for p in pretty_good.split("\n"))
+        elif r < 0.04:
+            lines.extend(p.encode() for p in pretty_bad.split("\n"))
+        elif r < 0.06:
+            lines.append(long_bad)
+        elif r < 0.08:
+            lines.append(long_good)
+        elif r < 0.12:
+            lines.append(rng.choice(ODD))
+        else:
+            lines.append(good_line(rng, i))
+    check(b"\n".join(lines) + b"\n")
+    # A stream of pretty-printed documents only (the region grows to a
+    # window), then good lines again.
+    stream = [p.encode() for _ in range(40) for p in pretty_good.split("\n")]
+    stream += [good_line(rng, i) for i in range(300)]
+    check(b"\n".join(stream))

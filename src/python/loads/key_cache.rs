@@ -23,6 +23,14 @@
 //! its comparison. The cache sits behind a mutex that
 //! `loads` (and `loads_many`) only try to take: a concurrent or re-entrant
 //! call builds its keys without it.
+//!
+//! The cached strings are Python objects that outlive the call that made
+//! them: `tracemalloc` started after the cache was filled shows them as
+//! growth (+19 KB over 1000 `loads_many` calls of amazon_cellphones.ndjson,
+//! 331 strings of 58 bytes on average, the same after 2000 and 3000 calls:
+//! entries made by traced calls replacing untraced ones), bounded by the
+//! two tables' slots; started before, the growth over 300 calls of a
+//! stream is ~0 (`tests/many/test_loads_many_memory.py`).
 
 use super::spare::Spares;
 use pyo3::ffi;

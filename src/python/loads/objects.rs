@@ -108,7 +108,12 @@ fn census(text: &[u8]) -> (usize, u32) {
 /// every character (`TryFrom` cannot fail then; a malformed text would
 /// panic on an index, never write out of bounds). Eight ASCII bytes in a
 /// row (most of the text, in most non-ASCII strings) are widened at once:
-/// they are eight characters, so `out` has room for them.
+/// they are eight characters, so `out` has room for them. Other characters
+/// come in runs of one length (a CJK text is 3-byte sequences, Cyrillic or
+/// Greek 2-byte ones): after a sequence of 2 or 3 bytes, the next lead byte
+/// is tested for the same length first, without trying the 8-byte ASCII
+/// step or the other lengths (twitter.json's strings: about 0.6x the
+/// instructions of a loop that tried them for every character).
 #[cfg(not(feature = "abi3"))]
 #[inline(always)]
 fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) {
@@ -127,25 +132,43 @@ fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) {
                 continue;
             }
         }
-        let b = text[i] as u32;
-        let c = if b < 0x80 {
+        let b = text[i];
+        if b < 0x80 {
+            out[j] = T::from(b);
             i += 1;
-            b
+            j += 1;
         } else if b < 0xE0 {
-            i += 2;
-            (b & 0x1F) << 6 | (text[i - 1] as u32 & 0x3F)
+            // A run of 2-byte sequences (lead bytes 110xxxxx).
+            while let Some(&[b0, b1]) = text.get(i..i + 2) {
+                if b0 & 0xE0 != 0xC0 {
+                    break;
+                }
+                out[j] = unit((b0 as u32 & 0x1F) << 6 | (b1 as u32 & 0x3F));
+                i += 2;
+                j += 1;
+            }
         } else if b < 0xF0 {
-            i += 3;
-            (b & 0x0F) << 12 | (text[i - 2] as u32 & 0x3F) << 6 | (text[i - 1] as u32 & 0x3F)
+            // A run of 3-byte sequences (lead bytes 1110xxxx).
+            while let Some(&[b0, b1, b2]) = text.get(i..i + 3) {
+                if b0 & 0xF0 != 0xE0 {
+                    break;
+                }
+                out[j] =
+                    unit((b0 as u32 & 0x0F) << 12 | (b1 as u32 & 0x3F) << 6 | (b2 as u32 & 0x3F));
+                i += 3;
+                j += 1;
+            }
         } else {
+            let s = &text[i..i + 4];
+            out[j] = unit(
+                (s[0] as u32 & 0x07) << 18
+                    | (s[1] as u32 & 0x3F) << 12
+                    | (s[2] as u32 & 0x3F) << 6
+                    | (s[3] as u32 & 0x3F),
+            );
             i += 4;
-            (b & 0x07) << 18
-                | (text[i - 3] as u32 & 0x3F) << 12
-                | (text[i - 2] as u32 & 0x3F) << 6
-                | (text[i - 1] as u32 & 0x3F)
-        };
-        out[j] = unit(c);
-        j += 1;
+            j += 1;
+        }
     }
 }
 
@@ -287,6 +310,9 @@ mod tests {
             "😀",
             "\u{10ffff}",
             "abcdefgh",
+            "日本語のテキスト",
+            "Привет мир",
+            "αβγ中文😀é",
         ];
         for (i, p) in pieces.iter().enumerate() {
             for q in &pieces[i..] {
