@@ -42,6 +42,7 @@ pub mod members;
 pub mod out;
 pub mod patches;
 pub mod plan;
+mod repeats;
 pub mod writer;
 
 pub use members::{unfold_array, Member, Members, Slot};

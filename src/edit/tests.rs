@@ -459,6 +459,16 @@ fn splice_tells_repeated_keys_apart() {
     let dup = big.replace("\"k19\"", "\"k0\"");
     let out = spliced(dup.as_bytes(), &["k3"], &[]);
     assert!(out.ends_with("\"k18\": 18}"), "{out}");
+    // Nothing deleted (only the key check walks): spliced without a
+    // repeat, member by member with one, escaped or not.
+    let out = spliced(big.as_bytes(), &[], &[("z", "true")]);
+    assert_eq!(out, format!("{},\"z\":true}}", &big[..big.len() - 1]));
+    for repeat in ["\"k0\"", "\"k\\u0030\""] {
+        let dup = big.replace("\"k12\"", repeat);
+        let out = spliced(dup.as_bytes(), &[], &[("z", "true")]);
+        assert!(!out.contains("12"), "{out}");
+        assert!(out.ends_with("\"k19\": 19,\"z\":true}"), "{out}");
+    }
 }
 
 /// The slots [`write_slots`] gets for a lazy array's state: its original

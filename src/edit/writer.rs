@@ -100,6 +100,7 @@
 use super::members::{Members, Slot};
 use super::out::{EditError, Out};
 use super::patches::Patches;
+use super::repeats::{self, Keys};
 use crate::doc::{Cursor, Doc};
 use crate::error::AccessError;
 use crate::index::{Index, Options};
@@ -316,7 +317,7 @@ where
 }
 
 /// Objects with at most this many members are checked for repeated keys
-/// by [`splice_walk`] itself; larger ones ask [`Doc::keys_unique`].
+/// by [`splice_walk`] itself; larger ones are checked by [`repeats`].
 const PAIRWISE_MAX: usize = 16;
 
 /// One walk over a strict object's members for [`splice_object`]: `None`
@@ -335,8 +336,9 @@ const PAIRWISE_MAX: usize = 16;
 /// compared pairwise (length first) in the same walk: equal bytes are the
 /// same key, and when no key holds a backslash, different bytes are
 /// different keys (otherwise [`Doc::keys_unique`] decides, as it does when
-/// nothing is deleted, where it is the only walk); a large object is
-/// walked with [`Doc::distinct_items`], which skips repeats.
+/// nothing is deleted, where it is the only walk); a large object's keys
+/// are gathered by the same walk and checked at its end
+/// ([`repeats::Keys`]).
 fn splice_walk<K, V>(
     doc: &Doc<'_>,
     at: Cursor,
@@ -346,7 +348,7 @@ fn splice_walk<K, V>(
     if !patches.deletes() {
         // Nothing to walk for but the keys, which `keys_unique` checks at
         // less cost (no values).
-        return Ok(doc.keys_unique(at)?.then_some(0));
+        return Ok(repeats::keys_unique(doc, at)?.then_some(0));
     }
     let mut gone: SmallVec<[u32; 4]> = patches
         .iter()
@@ -388,22 +390,35 @@ fn splice_walk<K, V>(
         }
         return Ok(Some(gone.len()));
     }
-    // A large object is walked without its repeats: a gap in the
-    // ordinals, or fewer members than it has, is one.
+    if !walk_large(doc, at, n, &mut cuts, edits)? {
+        return Ok(None);
+    }
+    Ok(Some(gone.len()))
+}
+
+/// [`splice_walk`] over a large object: the same walk gathers its keys,
+/// checked for repeats at the end ([`repeats`]: sorted fingerprints, no
+/// hash set); false when a key repeats. Out of line: its key buffers
+/// (about 1.5 KB of stack) then take no room in the frames of the
+/// writer's recursion into edited children.
+#[inline(never)]
+fn walk_large<V>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    n: usize,
+    cuts: &mut Cuts<'_>,
+    edits: &mut Edits<'_, V>,
+) -> Result<bool, AccessError> {
+    let base = doc.input().as_ptr() as usize;
+    let mut keys = Keys::with_capacity(doc, n);
     let mut walked = 0;
-    for (j, item) in doc.distinct_items(at)?.enumerate() {
-        let (i, raw, c) = item?;
-        if i as usize != j {
-            return Ok(None);
-        }
+    for (raw, c) in doc.object_items(at)? {
+        keys.push(raw);
         walked += 1;
         cuts.member(raw.as_ptr() as usize - base - 1, c, edits);
     }
     cuts.finish(doc, edits);
-    if walked != n {
-        return Ok(None);
-    }
-    Ok(Some(gone.len()))
+    Ok(walked == n && keys.unique(doc, at)?)
 }
 
 /// [`splice_walk`]'s cuts, member by member in order: the pending run of

@@ -408,3 +408,50 @@ def test_object_splice_keys_told_apart_by_fingerprint() -> None:
     v = qjson.decode(data)
     v["x"] = 0
     assert json.loads(qjson.dumps(v)) == {"k" * 20: 1, "x": 0}
+
+
+def test_large_object_splice_keys_told_apart() -> None:
+    # Objects over sixteen members are checked for repeats by sorted
+    # fingerprints (length, first and last eight bytes): keys that share
+    # all three are still told apart by their middle bytes.
+    keys = [f"abcdefgh_{i:02}_12345678" for i in range(20)] + [f"k{i}" for i in range(10)]
+    data = json.dumps({k: i for i, k in enumerate(keys)}).encode()
+    for edit in ("set", "add", "delete"):
+        v = qjson.decode(data)
+        want = json.loads(data)
+        if edit == "set":
+            v[keys[3]] = want[keys[3]] = "x"
+        elif edit == "add":
+            v["new"] = want["new"] = None
+        else:
+            del v[keys[5]], want[keys[5]]
+        out = qjson.dumps(v)
+        assert json.loads(out) == want
+        # Spliced: untouched members keep their layout (", " and ": ").
+        assert out.count(b", ") == len(want) - 1 - (edit == "add"), out
+
+
+@pytest.mark.parametrize("repeat", ['"k3"', '"k\\u0033"'])
+def test_large_object_with_a_repeated_key(repeat: str) -> None:
+    members = [f'"k{i}": {i}' for i in range(25)]
+    members[20] = f"{repeat}: 99"
+    data = ("{" + ", ".join(members) + "}").encode()
+    want = {f"k{i}": i for i in range(25) if i != 20}
+    for edit in ("set", "add", "delete", "nested"):
+        v = qjson.decode(data)
+        assert v["k3"] == 3
+        w = dict(want)
+        if edit == "set":
+            v["k1"] = w["k1"] = "x"
+        elif edit == "add":
+            v["new"] = w["new"] = 1
+        elif edit == "delete":
+            del v["k1"], w["k1"]
+        else:
+            v["k24"] = w["k24"] = [1]
+            v["k24"].append(2)
+            w["k24"] = [1, 2]
+        out = qjson.dumps(v)
+        # Edited: each key once, the first occurrence wins (as reads see it).
+        assert b"99" not in out, out
+        assert json.loads(out) == w
