@@ -722,7 +722,10 @@ impl<'a> Doc<'a> {
             return self.walk_field(c, &m).1;
         }
         self.with_table(c, true, |t| match t {
-            Some(t) => (0, self.table_field(t, &m)),
+            // One copy of the table lookup per kind of key, as for walks:
+            // a short key's test then keeps its two words in registers.
+            Some(t) if m.is_short() => (0, self.table_field(t, &m, ShortKey(&m))),
+            Some(t) => (0, self.table_field(t, &m, AnyKey(&m))),
             None => self.walk_field(c, &m),
         })
     }
@@ -781,10 +784,20 @@ impl<'a> Doc<'a> {
         (len, None)
     }
 
-    /// [`Self::field`] through an object's table.
-    fn table_field(&self, t: &ChildTable, m: &KeyMatcher<'_, '_>) -> Option<Cursor> {
-        let hit =
-            |p: &ChildPos| m.matches_at(self.s()[p.k as usize] as usize, || self.string_body(p.k));
+    /// [`Self::field`] through an object's table; `test` is `m`'s test of
+    /// a member ([`ShortKey`] or [`AnyKey`]).
+    #[inline(always)]
+    fn table_field(
+        &self,
+        t: &ChildTable,
+        m: &KeyMatcher<'_, '_>,
+        test: impl MemberTest,
+    ) -> Option<Cursor> {
+        let s = self.s();
+        let hit = |p: &ChildPos| {
+            s.get(p.k as usize)
+                .is_some_and(|&open| test.hit(self, p.k as usize, open as usize))
+        };
         match &t.keys {
             Keys::Tags(tags) => {
                 let want = tag(m.print());
