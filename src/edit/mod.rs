@@ -19,7 +19,7 @@
 //!   and writing member by member (runs of untouched members merged into
 //!   one copy, keys, separators and whitespace copied as written), and
 //!   validates copied ranges of lazy documents. The algorithm is in
-//!   [`writer`]'s docs; a splice needs distinct keys, which [`repeats`]
+//!   [`writer`]'s docs; a splice needs distinct keys, which `repeats.rs`
 //!   checks for large objects by sorted fingerprints.
 //! - **The host's side** ([`Out`]): copies, punctuation, the host's new
 //!   keys and values (its own encoder), and the edited children (the host
