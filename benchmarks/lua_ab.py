@@ -54,8 +54,10 @@ import tempfile
 
 try:
     import payloads  # type: ignore[import-not-found]
+    from lua_workloads import QJSON_READS  # type: ignore[import-not-found]
 except ImportError:  # python -m benchmarks.lua_ab
     from benchmarks import payloads  # type: ignore[no-redef]
+    from benchmarks.lua_workloads import QJSON_READS  # type: ignore[no-redef]
 
 LOADER = """
 function(src, lib)
@@ -66,7 +68,8 @@ function(src, lib)
 end
 """
 
-SETUP = r"""
+SETUP = (
+    r"""
 local qjson = require("qjson")
 local ffi = require("ffi")
 local W, P = {}, {}
@@ -102,43 +105,13 @@ W.patch_chat = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PATC
 W.patch_github = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PATCHES.github)) end
 local MERGE = '{"metadata": {"tenant": "acme"}, "logprobs": null, "temperature": 0.2}'
 W.merge_chat = function(s) return qjson.encode(qjson.merge_patch(qjson.decode(s), MERGE)) end
-W.read_chat = function(s)
-    local d = qjson.decode(s)
-    local m = d.model
-    local t = d.temperature
-    local msgs = d.messages
-    for i = 1, qjson.len(msgs) do
-        local c = msgs[i].content
-    end
-    return d
-end
--- Path getters on a parsed Doc (lua_bench.py's access rows and its
--- long-lived rows: the workload a gateway's routing reads do).
-W.get_chat = function(s)
-    local d = qjson.parse(s)
-    local m = d:get_str("model")
-    local t = d:get_f64("temperature")
-    local n = d:len("messages")
-    for i = 0, n - 1 do
-        local c = d:get("messages[" .. i .. "].content")
-    end
-    return d
-end
-W.get_github = function(s)
-    local d = qjson.parse(s)
-    local n = d:len()
-    for i = 0, n - 1 do
-        local t = d:get_str("[" .. i .. "].title")
-    end
-    return d
-end
-W.read_github = function(s)
-    local d = qjson.decode(s)
-    for i = 1, qjson.len(d) do
-        local t = d[i].title
-    end
-    return d
-end
+"""
+    + QJSON_READS
+    + r"""
+-- The read workloads are lua_bench.py's (lua_workloads.QJSON_READS): path getters on a
+-- parsed Doc (its access and long-lived rows) and proxy reads.
+W.get_chat, W.read_chat = W.qjson_chat, W.qjson_proxy_chat
+W.get_github, W.read_github = W.qjson_github, W.qjson_proxy_github
 local clock = os.clock
 local B = {}
 function B.set(name, s) P[name] = s end
@@ -170,6 +143,7 @@ end
 function B.out(w, p) return W[w](P[p]) end
 return B
 """
+)
 
 
 LIVE = """function(n)

@@ -50,10 +50,12 @@ import sys
 try:
     import payloads  # type: ignore[import-not-found]
     from lua_ab import deterministic  # type: ignore[import-not-found]
+    from lua_workloads import QJSON_READS  # type: ignore[import-not-found]
     from progress import Progress  # type: ignore[import-not-found]
 except ImportError:  # python -m benchmarks.lua_bench
     from benchmarks import payloads  # type: ignore[no-redef]
     from benchmarks.lua_ab import deterministic  # type: ignore[no-redef]
+    from benchmarks.lua_workloads import QJSON_READS  # type: ignore[no-redef]
     from benchmarks.progress import Progress  # type: ignore[no-redef]
 
 import qjson.luajit
@@ -64,7 +66,8 @@ CJSON_GLOBS = [
     "/usr/local/lib/lua/5.1/cjson.so",
 ]
 
-LUA_SETUP = r"""
+LUA_SETUP = (
+    r"""
 local qjson = require("qjson")
 local ok, cjson = pcall(require, "cjson")
 if not ok then cjson = nil end
@@ -76,29 +79,9 @@ function B.set_payload(name, s) B.payloads[name] = s end
 -- Workloads: each is function(s) doing one op.
 local W = {}
 
-W.qjson_chat = function(s)
-    local d = qjson.parse(s)
-    local m = d:get_str("model")
-    local t = d:get_f64("temperature")
-    local n = d:len("messages")
-    for i = 0, n - 1 do
-        local c = d:get("messages[" .. i .. "].content")
-    end
-    return d
-end
-
-W.qjson_proxy_chat = function(s)
-    local d = qjson.decode(s)
-    local m = d.model
-    local t = d.temperature
-    local msgs = d.messages
-    local n = qjson.len(msgs)
-    for i = 1, n do
-        local c = msgs[i].content
-    end
-    return d
-end
-
+"""
+    + QJSON_READS
+    + r"""
 W.cjson_chat = function(s)
     local d = cjson.decode(s)
     local m = d.model
@@ -107,23 +90,6 @@ W.cjson_chat = function(s)
     local n = #msgs
     for i = 1, n do
         local c = msgs[i].content
-    end
-    return d
-end
-
-W.qjson_github = function(s)
-    local d = qjson.parse(s)
-    local n = d:len()
-    for i = 0, n - 1 do
-        local t = d:get_str("[" .. i .. "].title")
-    end
-    return d
-end
-
-W.qjson_proxy_github = function(s)
-    local d = qjson.decode(s)
-    for i = 1, qjson.len(d) do
-        local t = d[i].title
     end
     return d
 end
@@ -275,6 +241,7 @@ end
 
 return B
 """
+)
 
 
 def cjson_dir() -> str | None:
