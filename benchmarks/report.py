@@ -563,8 +563,12 @@ def long_lived_section(res: dict) -> list[str]:
     for wl in sorted({w for w, _, _ in ops}):
         live = next(r["live_tables"] for (w, _, _), r in ops.items() if w == wl)
         held = f", the long-lived state holding {live:,} live tables" if live else ""
+        states = next(r.get("states", 1) for (w, _, _), r in ops.items() if w == wl)
         out += [
             f"### one long-lived state cycling every payload vs a fresh state per payload{held}",
+            "",
+            f"Medians over {states} independent draws of LuaJIT states (each state is one "
+            "draw of the trace lottery; lua_bench.py --states).",
             "",
             "| scenario | bytes | fresh ops/s | long-lived ops/s | long-lived / fresh |",
             "|---|---:|---:|---:|---:|",
