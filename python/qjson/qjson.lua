@@ -1206,7 +1206,7 @@ local function mark_dirty(st)
         if p ~= nil then
             local kids = p.kids
             if not kids then
-                kids = {}
+                kids = table_new(4, 0)
                 p.kids = kids
             end
             kids[#kids + 1] = st
@@ -1232,7 +1232,9 @@ local function edit_state(st)
         end
         e = edit_out[0]
         st.e = e
-        st.vals, st.next_id = table_new(4, 0), 0
+        -- An object's key states (`ks`, string keys) share this table with
+        -- its values (integer ids): one table per edited object, not two.
+        st.vals, st.next_id = table_new(4, st.__qjson == OBJECT and 4 or 0), 0
     end
     return e
 end
@@ -1342,7 +1344,7 @@ local function obj_newindex(t, k, v)
     local e = edit_state(st)
     local ks = st.ks
     if not ks then
-        ks = table_new(0, 4)
+        ks = st.vals -- (see edit_state)
         st.ks = ks
     end
     local old = ks[k]
@@ -1389,7 +1391,7 @@ local function obj_newindex(t, k, v)
             if old == nil or old >= 0 then
                 local added = st.added
                 if not added then
-                    added = {}
+                    added = table_new(4, 0)
                     st.added = added
                 end
                 added[#added + 1] = k
@@ -1890,7 +1892,7 @@ put_proxy = function(b, t, st, depth, stack)
             local cst = kids[i]
             if cst.dirty_now and cst.era == era then
                 if views == nil then
-                    views = {}
+                    views = table_new(4, 0)
                 end
                 if nv == views_cap then
                     local bigger = ffi_new("qjson_cursor[?]", 2 * views_cap)
@@ -2263,7 +2265,13 @@ do
             end
             return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
         end
-        local c = {}
+        -- Sized up front (a copy grown key by key was rehashed at each
+        -- power of two: an op's value {role =, content =} twice).
+        local na, nh = #v, 0
+        for _ in next, v do
+            nh = nh + 1
+        end
+        local c = table_new(na, nh > na and nh - na or 0)
         for k, x in next, v do
             c[k] = own(x, depth)
         end
