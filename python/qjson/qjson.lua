@@ -2148,18 +2148,22 @@ do
     --- not a field of the proxy state: the root's state holds 16 keys, and a
     --- 17th rehashed it to 32 slots on every patch (callgrind, 2 KB decode +
     --- a 1-op patch: 18.8k instructions per op with the field, 16.4k here;
-    --- the 3-op patch 40.7k -> 38.6k).
+    --- the 3-op patch 40.7k -> 38.6k). Its table is kept from patch to patch
+    --- (emptied at each close), unless a patch saved more than JSEEN_KEEP
+    --- containers: a table per patch was an allocation and its collection.
     local jseen = nil
+    local jseen_t, jseen_n, JSEEN_KEEP = table_new(0, 4), 0, 32
     local function touch(v)
         local seen = jseen
         if seen == nil then
-            seen = table_new(0, 4)
+            seen = jseen_t
             jseen = seen
         end
         if seen[v] then
             return
         end
         seen[v] = true
+        jseen_n = jseen_n + 1
         local st = is_proxy(v)
         if not st then
             J[jn + 1], J[jn + 2], J[jn + 3] = v, shallow(v), 4
@@ -2246,7 +2250,14 @@ do
         if n > 0 then
             table_clear(j)
         end
-        jn, jseen = 0, nil
+        if jseen ~= nil then
+            if jseen_n > JSEEN_KEEP then
+                jseen_t = table_new(0, 4)
+            else
+                table_clear(jseen)
+            end
+        end
+        jn, jseen, jseen_n = 0, nil, 0
     end
 
     --- `v` as a value of the document (see above).
@@ -2507,6 +2518,10 @@ do
     end
 
     --- qjson.patch(t, ops) -> t (or the new root when an op replaces it).
+    -- The state of the patch being applied, one table for every patch (they
+    -- are not re-entered, see journal_open); `root` is dropped at the end.
+    local pstate = { root = false, i = 0 }
+
     function qjson.patch(t, ops)
         if type(ops) == "string" then
             ops = decode_text(ops)
@@ -2516,11 +2531,13 @@ do
         elseif kind_of(ops) ~= ARRAY and not (type(ops) == "table" and next(ops) == nil) then
             error("qjson.patch: ops must be an array of ops or JSON text", 2)
         end
-        local state = { root = t, i = 0 }
+        local state = pstate
+        state.root, state.i = t, 0
         journal_open()
         local ok, err = pcall(apply_ops, state, ops)
         if not ok then
             journal_close(true)
+            state.root = false
             if getmetatable(err) == Fail then
                 local i = state.i
                 error(setmetatable({ message = format("op %d: %s", i - 1, err.message),
@@ -2529,7 +2546,9 @@ do
             error(err, 0)
         end
         journal_close(false)
-        return state.root
+        local root = state.root
+        state.root = false
+        return root
     end
 
     --- Whether object `v` has a null member, at any depth of objects.
