@@ -25,7 +25,12 @@ lua_bench.py), merge, read (decode + the access reads of lua_bench.py), get
 (the copy floor: decode, then ffi.string of the input less its last byte:
 a Lua string of about the payload's size; as for the edited results, equal
 on every call, LuaJIT's string table may hold the previous one, and then the
-string costs a compare of the bytes instead of a copy).
+string costs a compare of the bytes instead of a copy), fresh (set, with
+a value that differs on every call: each result is a new string, as in a
+gateway, where no two outputs are equal; from 128 KB up LuaJIT's allocator
+maps every such string afresh and the kernel faults its pages in, which
+costs far more than the copy: 1 MB 0.64 ms, 10 MB 6.2 ms in one run,
+against 23 us and 0.9 ms for an equal string).
 
 --deterministic: LuaJIT seeds its PRNG (trace penalties, string hashes) from
 getrandom, and tables keyed by tables or cdata hash their addresses, so
@@ -101,6 +106,20 @@ local PATCHES = {
               {op = "remove", path = "/1/body"},
               {op = "add", path = "/2/labels/0", value = {name = "triage", color = "ededed"}}},
 }
+-- fresh: a set whose result differs on every call (a new string each time).
+local n_fresh = 0
+W.fresh_chat = function(s)
+    local t = qjson.decode(s)
+    n_fresh = n_fresh + 1
+    t.model = "gpt-4o-mini-" .. n_fresh
+    return qjson.encode(t)
+end
+W.fresh_github = function(s)
+    local t = qjson.decode(s)
+    n_fresh = n_fresh + 1
+    t[1].title = "A better title " .. n_fresh
+    return qjson.encode(t)
+end
 W.patch_chat = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PATCHES.chat)) end
 W.patch_github = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PATCHES.github)) end
 local MERGE = '{"metadata": {"tenant": "acme"}, "logprobs": null, "temperature": 0.2}'
@@ -307,7 +326,7 @@ def main() -> int:
         # hashes per state, and a table's order follows them): such outputs
         # are compared as JSON values.
         for w in works:
-            if w != "copy" and not w.startswith("read"):
+            if w != "copy" and not w.startswith(("read", "fresh")):
                 a, b = (s.out(w.encode(), pb) for s in sides)
                 if a != b:
                     same = json.loads(a) == json.loads(b)

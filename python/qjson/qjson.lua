@@ -1012,6 +1012,19 @@ local walking = false -- a walk of qjson.encode has begun and not ended
 -- The encode buffer is kept between calls up to this size: a buffer grown
 -- anew for each large result (a doubling chain of reallocations, each
 -- fresh mapping page-faulted) cost 20x a copy at 5-10 MB.
+--
+-- What an edited result costs, beyond the decode: two passes over its
+-- bytes, which no reordering here removes (LuaJIT makes a string only from
+-- contiguous bytes, by copying them): the plan's spans into this buffer,
+-- then the buffer into a string (a compare of the bytes instead, when an
+-- equal string is alive, as in a benchmark that makes the same edit each
+-- time). An untouched proxy costs neither (its input is the result). So
+-- an edit of a large body is at least decode + 2 copies against the
+-- passthrough's decode: in one run, 100 KB 2.1 + 1.8 + 1.9 us, 1 MB
+-- 19 + 24 + 22 us, 10 MB 0.18 + 0.46 + 0.4 ms. And a result that is new
+-- (in a gateway, every one) from 128 KB up is a fresh mapping of LuaJIT's
+-- allocator whose pages the kernel faults in: 0.64 ms at 1 MB, 6.2 ms at
+-- 10 MB, more than the copies (lua_ab.py's fresh workload).
 local KEEP_MAX = 64 * 1024 * 1024
 
 --- qjson.encode(v) -> string. Plain tables as lua-cjson encodes them;
@@ -1206,7 +1219,7 @@ local function mark_dirty(st)
         if p ~= nil then
             local kids = p.kids
             if not kids then
-                kids = {}
+                kids = table_new(4, 0)
                 p.kids = kids
             end
             kids[#kids + 1] = st
@@ -1232,7 +1245,9 @@ local function edit_state(st)
         end
         e = edit_out[0]
         st.e = e
-        st.vals, st.next_id = table_new(4, 0), 0
+        -- An object's key states (`ks`, string keys) share this table with
+        -- its values (integer ids): one table per edited object, not two.
+        st.vals, st.next_id = table_new(4, st.__qjson == OBJECT and 4 or 0), 0
     end
     return e
 end
@@ -1342,7 +1357,7 @@ local function obj_newindex(t, k, v)
     local e = edit_state(st)
     local ks = st.ks
     if not ks then
-        ks = table_new(0, 4)
+        ks = st.vals -- (see edit_state)
         st.ks = ks
     end
     local old = ks[k]
@@ -1389,7 +1404,7 @@ local function obj_newindex(t, k, v)
             if old == nil or old >= 0 then
                 local added = st.added
                 if not added then
-                    added = {}
+                    added = table_new(4, 0)
                     st.added = added
                 end
                 added[#added + 1] = k
@@ -1890,7 +1905,7 @@ put_proxy = function(b, t, st, depth, stack)
             local cst = kids[i]
             if cst.dirty_now and cst.era == era then
                 if views == nil then
-                    views = {}
+                    views = table_new(4, 0)
                 end
                 if nv == views_cap then
                     local bigger = ffi_new("qjson_cursor[?]", 2 * views_cap)
@@ -2146,18 +2161,22 @@ do
     --- not a field of the proxy state: the root's state holds 16 keys, and a
     --- 17th rehashed it to 32 slots on every patch (callgrind, 2 KB decode +
     --- a 1-op patch: 18.8k instructions per op with the field, 16.4k here;
-    --- the 3-op patch 40.7k -> 38.6k).
+    --- the 3-op patch 40.7k -> 38.6k). Its table is kept from patch to patch
+    --- (emptied at each close), unless a patch saved more than JSEEN_KEEP
+    --- containers: a table per patch was an allocation and its collection.
     local jseen = nil
+    local jseen_t, jseen_n, JSEEN_KEEP = table_new(0, 4), 0, 32
     local function touch(v)
         local seen = jseen
         if seen == nil then
-            seen = table_new(0, 4)
+            seen = jseen_t
             jseen = seen
         end
         if seen[v] then
             return
         end
         seen[v] = true
+        jseen_n = jseen_n + 1
         local st = is_proxy(v)
         if not st then
             J[jn + 1], J[jn + 2], J[jn + 3] = v, shallow(v), 4
@@ -2244,7 +2263,14 @@ do
         if n > 0 then
             table_clear(j)
         end
-        jn, jseen = 0, nil
+        if jseen ~= nil then
+            if jseen_n > JSEEN_KEEP then
+                jseen_t = table_new(0, 4)
+            else
+                table_clear(jseen)
+            end
+        end
+        jn, jseen, jseen_n = 0, nil, 0
     end
 
     --- `v` as a value of the document (see above).
@@ -2263,7 +2289,13 @@ do
             end
             return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
         end
-        local c = {}
+        -- Sized up front (a copy grown key by key was rehashed at each
+        -- power of two: an op's value {role =, content =} twice).
+        local na, nh = #v, 0
+        for _ in next, v do
+            nh = nh + 1
+        end
+        local c = table_new(na, nh > na and nh - na or 0)
         for k, x in next, v do
             c[k] = own(x, depth)
         end
@@ -2499,6 +2531,10 @@ do
     end
 
     --- qjson.patch(t, ops) -> t (or the new root when an op replaces it).
+    -- The state of the patch being applied, one table for every patch (they
+    -- are not re-entered, see journal_open); `root` is dropped at the end.
+    local pstate = { root = false, i = 0 }
+
     function qjson.patch(t, ops)
         if type(ops) == "string" then
             ops = decode_text(ops)
@@ -2508,11 +2544,13 @@ do
         elseif kind_of(ops) ~= ARRAY and not (type(ops) == "table" and next(ops) == nil) then
             error("qjson.patch: ops must be an array of ops or JSON text", 2)
         end
-        local state = { root = t, i = 0 }
+        local state = pstate
+        state.root, state.i = t, 0
         journal_open()
         local ok, err = pcall(apply_ops, state, ops)
         if not ok then
             journal_close(true)
+            state.root = false
             if getmetatable(err) == Fail then
                 local i = state.i
                 error(setmetatable({ message = format("op %d: %s", i - 1, err.message),
@@ -2521,7 +2559,9 @@ do
             error(err, 0)
         end
         journal_close(false)
-        return state.root
+        local root = state.root
+        state.root = false
+        return root
     end
 
     --- Whether object `v` has a null member, at any depth of objects.

@@ -46,6 +46,7 @@ use crate::edit::{
     Patches, Slot,
 };
 use crate::encode::escape::write_str;
+use crate::encode::Buf;
 use crate::error::JsonType;
 use smallvec::SmallVec;
 use std::convert::Infallible;
@@ -87,17 +88,58 @@ enum Host {
 pub struct Edit {
     at: Cursor,
     object: bool,
-    patches: Patches<Box<[u8]>, Host>,
+    patches: Patches<Key, Host>,
     slots: Option<Vec<Slot<Host>>>,
     saved: Option<Box<Saved>>,
     /// The last plan: segments (literal ones point into `lits` once done).
-    segs: Vec<Seg>,
-    lits: Vec<u8>,
+    /// Inline in the (boxed, so unmoving) state: a typical plan (a few
+    /// edits) needs no heap allocation, and the pointers into `lits` stay
+    /// valid until the next plan.
+    segs: Segs,
+    lits: Lits,
+}
+
+/// A key as the state keeps it: inline up to 24 bytes (a heap `Box<[u8]>`
+/// per key set cost a malloc and a free per edit).
+type Key = SmallVec<[u8; 24]>;
+
+/// A plan's segments: a set of one key (input, literal, value, literal,
+/// input) takes five; patches of a few keys fit the inline room.
+type Segs = SmallVec<[Seg; 8]>;
+
+/// A plan's literal bytes (punctuation, keys written by the plan).
+type Lits = SmallVec<[u8; 64]>;
+
+// SAFETY: a SmallVec's pointer (inline or on the heap) covers its capacity
+// (`len + spare`), its first `len` bytes initialized; `reserve(n)` leaves
+// `capacity - len >= n` (or aborts).
+unsafe impl Buf for Lits {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        SmallVec::len(self)
+    }
+    #[inline(always)]
+    fn spare(&self) -> usize {
+        self.capacity() - SmallVec::len(self)
+    }
+    #[inline]
+    fn grow(&mut self, additional: usize) {
+        SmallVec::reserve(self, additional);
+    }
+    #[inline(always)]
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        SmallVec::as_mut_ptr(self)
+    }
+    #[inline(always)]
+    unsafe fn set_len(&mut self, len: usize) {
+        // SAFETY: per the trait's contract.
+        unsafe { SmallVec::set_len(self, len) }
+    }
 }
 
 /// What `qjson_edit_save` keeps: the edits as they were.
 struct Saved {
-    patches: Patches<Box<[u8]>, Host>,
+    patches: Patches<Key, Host>,
     slots: Option<Vec<Slot<Host>>>,
 }
 
@@ -106,16 +148,13 @@ struct Saved {
 /// and host values.
 struct Plan<'d, 'e> {
     doc: Doc<'d>,
-    segs: &'e mut Vec<Seg>,
-    lits: &'e mut Vec<u8>,
+    segs: &'e mut Segs,
+    lits: &'e mut Lits,
 }
 
 impl Plan<'_, '_> {
     /// Literal bytes written by `f` into `lits`.
-    fn lit(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
-        if self.lits.capacity() == 0 {
-            self.lits.reserve(64);
-        }
+    fn lit(&mut self, f: impl FnOnce(&mut Lits)) {
         let a = self.lits.len();
         f(self.lits);
         let n = self.lits.len() - a;
@@ -157,7 +196,7 @@ impl Plan<'_, '_> {
 }
 
 impl Out for Plan<'_, '_> {
-    type Key = Box<[u8]>;
+    type Key = Key;
     type Value = Host;
     type Error = Fail;
 
@@ -190,7 +229,7 @@ impl Out for Plan<'_, '_> {
         self.lit(|l| write_str(l, key.as_bytes()));
     }
 
-    fn key(&mut self, key: &Box<[u8]>) -> Result<(), Fail> {
+    fn key(&mut self, key: &Key) -> Result<(), Fail> {
         self.lit(|l| write_str(l, key));
         Ok(())
     }
@@ -223,7 +262,7 @@ impl Out for Plan<'_, '_> {
     }
 }
 
-fn same(key: &[u8]) -> impl FnMut(&Box<[u8]>) -> Result<bool, Infallible> + '_ {
+fn same(key: &[u8]) -> impl FnMut(&Key) -> Result<bool, Infallible> + '_ {
     move |k| Ok(&**k == key)
 }
 
@@ -240,8 +279,8 @@ impl Edit {
             patches: Patches::default(),
             slots: None,
             saved: None,
-            segs: Vec::new(),
-            lits: Vec::new(),
+            segs: Segs::new(),
+            lits: Lits::new(),
         })
     }
 
@@ -268,7 +307,7 @@ impl Edit {
     fn set(&mut self, doc: &Doc<'_>, key: &[u8], id: u32) -> bool {
         let at = self.at;
         let Ok(()) = self.patches.set(
-            || key.into(),
+            || Key::from_slice(key),
             same(key),
             Host::Value(id),
             || doc.field(at, key),
@@ -282,9 +321,9 @@ impl Edit {
 
     fn delete(&mut self, doc: &Doc<'_>, key: &[u8]) -> bool {
         let at = self.at;
-        let Ok(found) = self
-            .patches
-            .delete(|| key.into(), same(key), || doc.field(at, key));
+        let Ok(found) =
+            self.patches
+                .delete(|| Key::from_slice(key), same(key), || doc.field(at, key));
         found
     }
 
@@ -307,24 +346,27 @@ impl Edit {
 
     /// Plan the container's output; `views`: the dirty child views.
     fn plan(&mut self, doc: Doc<'_>, views: &[Host]) -> Result<(), Fail> {
-        let mut segs = std::mem::take(&mut self.segs);
-        let mut lits = std::mem::take(&mut self.lits);
+        let changed = self.changed();
+        // The plan is built in place (`finish` points literal segments
+        // into `lits`, which must not move afterwards).
+        let Edit {
+            at,
+            object,
+            patches,
+            slots,
+            segs,
+            lits,
+            ..
+        } = self;
+        let at = *at;
         segs.clear();
         lits.clear();
-        // One allocation each for a typical plan (a few edits), made at the
-        // first plan, instead of a chain of reallocations.
-        segs.reserve(8);
-        let mut p = Plan {
-            doc,
-            segs: &mut segs,
-            lits: &mut lits,
-        };
-        let at = self.at;
-        let r = if !self.changed() && views.is_empty() {
+        let mut p = Plan { doc, segs, lits };
+        let r = if !changed && views.is_empty() {
             write_clean(&doc, at, &mut p)
-        } else if self.object {
-            write_lazy_object(&doc, at, &self.patches, views, &mut p)
-        } else if let Some(slots) = &mut self.slots {
+        } else if *object {
+            write_lazy_object(&doc, at, patches, views, &mut p)
+        } else if let Some(slots) = slots {
             // The views are the host's for this plan only.
             let mut by_start: SmallVec<[(u32, Host); 8]> = views
                 .iter()
@@ -349,8 +391,6 @@ impl Edit {
         if r.is_ok() {
             p.finish();
         }
-        self.segs = segs;
-        self.lits = lits;
         r
     }
 }
@@ -420,9 +460,10 @@ pub unsafe extern "C" fn qjson_edit_new(
 }
 
 /// The edit states a document owns (`qjson_edit_new_owned`): freed when
-/// the document is.
+/// the document is. A few are kept without a heap allocation (an edit of
+/// one or two containers per document is the common case).
 #[derive(Debug, Default)]
-pub struct Owned(Mutex<Vec<*mut Edit>>);
+pub struct Owned(Mutex<SmallVec<[*mut Edit; 4]>>);
 
 impl Owned {
     /// Keep `e` (from `Box::into_raw`) until the owner is dropped.
@@ -869,6 +910,59 @@ mod tests {
                 r#"{"a": X,  "b": [2],"d/":Y,"c":Z}"#
             );
             qjson_edit_free(e);
+            qjson_free(h);
+        }
+    }
+
+    #[test]
+    fn plans_past_the_inline_room() {
+        // Keys longer than a state keeps inline, more added keys than the
+        // inline segments and literal bytes hold, and more owned states
+        // than the document keeps inline: the plan moves to the heap and
+        // its literal segments still point at their bytes.
+        let h = parse(br#"{"a": 1, "b": {"c": 2}}"#);
+        let (e, _) = new_edit(h, "");
+        let keys: Vec<String> = (0..12)
+            .map(|i| format!("a key longer than twenty-four bytes {i}"))
+            .collect();
+        let texts: Vec<String> = (0..12).map(|i| i.to_string()).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut added = -1;
+        // SAFETY: live handle and state, keys borrowed for the call.
+        unsafe {
+            for (i, k) in keys.iter().enumerate() {
+                assert_eq!(
+                    qjson_edit_set(h, e, k.as_ptr().cast(), k.len(), i as u32 + 1, &mut added),
+                    0
+                );
+                assert_eq!(added, 1);
+            }
+            // A long key set again replaces its own patch.
+            let k = &keys[3];
+            assert_eq!(
+                qjson_edit_set(h, e, k.as_ptr().cast(), k.len(), 4, &mut added),
+                0
+            );
+            assert_eq!(added, 1);
+            let mut want = String::from(r#"{"a": 1, "b": {"c": 2}"#);
+            for (k, t) in keys.iter().zip(&texts) {
+                want.push_str(&format!(r#","{k}":{t}"#));
+            }
+            want.push('}');
+            assert_eq!(run(h, e, &[], &texts, &[]), want);
+            // The same plan again (the buffers are reused).
+            assert_eq!(run(h, e, &[], &texts, &[]), want);
+            qjson_edit_free(e);
+            let mut root = CCursor::default();
+            assert_eq!(
+                qjson_find(h, std::ptr::null(), c"".as_ptr(), 0, &mut root),
+                0
+            );
+            for _ in 0..6 {
+                let mut o = std::ptr::null_mut();
+                assert_eq!(qjson_edit_new_owned(h, &root, &mut o), 0);
+            }
+            assert_eq!((*h).input.edits.0.lock().unwrap().len(), 6);
             qjson_free(h);
         }
     }

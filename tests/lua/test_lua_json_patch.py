@@ -240,6 +240,45 @@ def test_edits_after_a_failed_patch(lua: Any) -> None:
     assert json.loads(two) == want
 
 
+def test_patches_in_a_row(lua: Any) -> None:
+    """The tables a patch keeps between calls (its state, the set of the
+    containers it saved) start empty each time: a patch that saves more
+    than 32 containers, a failing one and small ones in turn each give
+    their own result, and the last target is not kept alive by them."""
+    f = lua.eval(
+        """function(s, big, bad, small)
+            local qjson = require("qjson")
+            local out = {}
+            local t = qjson.decode(s)
+            out[1] = qjson.encode(qjson.patch(t, big))
+            local u = qjson.decode(s)
+            out[2] = select("#", pcall(qjson.patch, u, bad)) and qjson.encode(u)
+            out[3] = qjson.encode(qjson.patch(qjson.decode(s), small))
+            out[4] = qjson.encode(qjson.patch(u, small))
+            -- The last target, once dropped, is collected.
+            local w = qjson.decode(s)
+            qjson.patch(w, small)
+            local weak = setmetatable({w}, {__mode = "v"})
+            w = nil
+            collectgarbage()
+            collectgarbage()
+            out[5] = weak[1] == nil
+            return out[1], out[2], out[3], out[4], out[5]
+        end"""
+    )
+    doc = {"a": [{"x": i} for i in range(40)], "b": 1}
+    big = [{"op": "replace", "path": f"/a/{i}/x", "value": -i} for i in range(40)]
+    bad = [{"op": "replace", "path": "/b", "value": 2}, {"op": "remove", "path": "/nope"}]
+    small = [{"op": "add", "path": "/c", "value": 3}]
+    s = json.dumps(doc)
+    one, two, three, four, collected = f(s, json.dumps(big), json.dumps(bad), json.dumps(small))
+    assert json.loads(one) == {"a": [{"x": -i} for i in range(40)], "b": 1}
+    assert two == s
+    assert json.loads(three) == {**doc, "c": 3}
+    assert json.loads(four) == {**doc, "c": 3}
+    assert collected
+
+
 def test_text_patches_are_reused_unchanged(lua: Any) -> None:
     """A patch text applied again (decoded once and kept) gives the same
     result, whatever was done to the values it put into earlier targets."""
