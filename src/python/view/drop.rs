@@ -36,7 +36,14 @@ impl Holder for Object {
         match &mut self.state {
             ObjState::Lazy { views, patches, .. } => {
                 views.drain_into(out);
-                out.extend(patches.drain().filter_map(|p| p.value));
+                // The keys too: a `Py` dropped here, in a `tp_dealloc`
+                // that CPython calls with PyO3 not attached, would go to
+                // PyO3's pool of deferred decrefs (a locked vector, emptied
+                // by the next call into the module: ~200 instructions).
+                for p in patches.drain() {
+                    out.push(p.key.into_any());
+                    out.extend(p.value);
+                }
             }
             ObjState::Edited(m) => {
                 for member in std::mem::take(m).list.into_iter().flatten() {
