@@ -58,6 +58,7 @@ fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(not(feature = "abi3"))]
     {
         view::install_entries(m.py())?;
+        view::install_assign(m.py())?;
         doc::install_entries(m)?;
     }
     loads::register(m)?;

@@ -61,6 +61,8 @@ use pyo3::PyTraverseError;
 
 #[cfg(not(feature = "abi3"))]
 pub(crate) mod alloc;
+#[cfg(not(feature = "abi3"))]
+mod assign;
 mod cache;
 mod dirty;
 mod drop;
@@ -73,6 +75,8 @@ mod write;
 
 #[cfg(not(feature = "abi3"))]
 pub(crate) use alloc::make;
+#[cfg(not(feature = "abi3"))]
+pub(crate) use assign::install as install_assign;
 use cache::ViewCache;
 use dirty::{dirty_now, mark_dirty, new_era};
 pub(crate) use edit::{
