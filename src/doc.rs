@@ -1007,6 +1007,17 @@ impl<'a> Doc<'a> {
         if n > SEEN_PAIRWISE_MAX {
             return None;
         }
+        if n == 2 {
+            // (A chat message: `role` and `content`.) Two keys without a
+            // backslash repeat exactly when their bytes are equal.
+            let first = self.first_child(c);
+            let a = self.string_body(first.k);
+            let b = self.string_body(self.advance(first, true).k);
+            if has_backslash(a) || has_backslash(b) {
+                return None;
+            }
+            return Some(a != b);
+        }
         // Per key: its fingerprint and its opening quote's structural.
         let mut prints = [0u64; SEEN_PAIRWISE_MAX];
         let mut quotes = [0u32; SEEN_PAIRWISE_MAX];

@@ -164,6 +164,34 @@ fn keys_unique_small_wide_escaped_and_lazy() {
     assert!(d.keys_unique(d.root()).is_err());
 }
 
+/// Two-member objects (a chat message) compare their two keys directly.
+#[test]
+fn keys_unique_of_two_members() {
+    let table: &[(&str, bool)] = &[
+        (r#"{"role": "user", "content": "hi"}"#, true),
+        (r#"{"a": 1, "a": 2}"#, false),
+        (r#"{"ab": {"x": [1]}, "ab": []}"#, false),
+        (r#"{"ab": {"x": [1]}, "abc": []}"#, true),
+        (r#"{"a": 1, "\u0061": 2}"#, false),
+        (r#"{"a\"": 1, "a\u0022": 2}"#, false),
+        (
+            r#"{"a_long_key_0123456789x": 1, "a_long_key_0123456789y": 2}"#,
+            true,
+        ),
+        (
+            r#"{"a_long_key_0123456789x": 1, "a_long_key_0123456789x": 2}"#,
+            false,
+        ),
+    ];
+    for (text, want) in table {
+        for opts in [strict(), lazy()] {
+            let index = Index::build(text.as_bytes(), &opts).unwrap();
+            let d = Doc::new(text.as_bytes(), &index);
+            assert_eq!(d.keys_unique(d.root()).unwrap(), *want, "{text}");
+        }
+    }
+}
+
 /// Small objects (up to 16 members) filter fingerprints through a 256-bit
 /// set: every earlier key must still be found when the last one repeats
 /// it, among keys of every length up to 20 (so filter bits collide).
