@@ -40,7 +40,8 @@
 //! # Files
 //!
 //! `view.rs`: the types, reads and edits; `view/entry.rs`: raw CPython
-//! entry points of the common reads; `view/alloc.rs`: making and freeing
+//! entry points of the common reads; `view/assign.rs`: the raw entry point
+//! of `Object[key] = value`; `view/alloc.rs`: making and freeing
 //! view objects; `view/cache.rs`: cached child views; `view/patch.rs`: patches of lazy objects (the core's, over Python
 //! keys); `view/edit.rs`: hooks for `qjson.patch` and snapshots;
 //! `view/dirty.rs`: the dirty walk; `view/write.rs`: writing through the
