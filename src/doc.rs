@@ -993,9 +993,12 @@ impl<'a> Doc<'a> {
     /// [`Self::keys_unique`] for the common case, where a dumps of an
     /// edited object asks it: a small object of a strict document whose
     /// keys hold no backslash, so equal keys are equal bytes. Each key gets
-    /// a fingerprint (its length and first eight bytes); a key is compared
-    /// in full only with earlier keys of the same fingerprint. `None`: not
-    /// that case (or not an object): ask the general walk.
+    /// a fingerprint (its length and first eight bytes) and a bit of a
+    /// 256-bit filter (a byte of a hash of the fingerprint, [`tag`]): a key
+    /// whose bit is still clear repeats no key before it, so most keys cost
+    /// one test and one set; only a key whose bit is set is compared with
+    /// the earlier keys of the same fingerprint. `None`: not that case (or
+    /// not an object): ask the general walk.
     fn raw_keys_unique(&self, c: Cursor) -> Option<bool> {
         if self.index.lazy || self.type_of(c) != JsonType::Object {
             return None;
@@ -1004,8 +1007,21 @@ impl<'a> Doc<'a> {
         if n > SEEN_PAIRWISE_MAX {
             return None;
         }
-        let mut keys: [&[u8]; SEEN_PAIRWISE_MAX] = [&[]; SEEN_PAIRWISE_MAX];
+        if n == 2 {
+            // (A chat message: `role` and `content`.) Two keys without a
+            // backslash repeat exactly when their bytes are equal.
+            let first = self.first_child(c);
+            let a = self.string_body(first.k);
+            let b = self.string_body(self.advance(first, true).k);
+            if has_backslash(a) || has_backslash(b) {
+                return None;
+            }
+            return Some(a != b);
+        }
+        // Per key: its fingerprint and its opening quote's structural.
         let mut prints = [0u64; SEEN_PAIRWISE_MAX];
+        let mut quotes = [0u32; SEEN_PAIRWISE_MAX];
+        let mut seen = [0u64; 4];
         let mut pos = self.first_child(c);
         for i in 0..n {
             if i > 0 {
@@ -1023,13 +1039,18 @@ impl<'a> Doc<'a> {
                 return None;
             }
             let print = print(word, key.len());
-            for j in 0..i {
-                if prints[j] == print && keys[j] == key {
+            let t = tag(print);
+            let (w, bit) = (usize::from(t >> 6), 1u64 << (t & 63));
+            if seen[w] & bit != 0 {
+                let repeat =
+                    (0..i).any(|j| prints[j] == print && self.string_body(quotes[j]) == key);
+                if repeat {
                     return Some(false);
                 }
             }
-            keys[i] = key;
+            seen[w] |= bit;
             prints[i] = print;
+            quotes[i] = pos.k;
         }
         Some(true)
     }

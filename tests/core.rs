@@ -164,6 +164,61 @@ fn keys_unique_small_wide_escaped_and_lazy() {
     assert!(d.keys_unique(d.root()).is_err());
 }
 
+/// Two-member objects (a chat message) compare their two keys directly.
+#[test]
+fn keys_unique_of_two_members() {
+    let table: &[(&str, bool)] = &[
+        (r#"{"role": "user", "content": "hi"}"#, true),
+        (r#"{"a": 1, "a": 2}"#, false),
+        (r#"{"ab": {"x": [1]}, "ab": []}"#, false),
+        (r#"{"ab": {"x": [1]}, "abc": []}"#, true),
+        (r#"{"a": 1, "\u0061": 2}"#, false),
+        (r#"{"a\"": 1, "a\u0022": 2}"#, false),
+        (
+            r#"{"a_long_key_0123456789x": 1, "a_long_key_0123456789y": 2}"#,
+            true,
+        ),
+        (
+            r#"{"a_long_key_0123456789x": 1, "a_long_key_0123456789x": 2}"#,
+            false,
+        ),
+    ];
+    for (text, want) in table {
+        for opts in [strict(), lazy()] {
+            let index = Index::build(text.as_bytes(), &opts).unwrap();
+            let d = Doc::new(text.as_bytes(), &index);
+            assert_eq!(d.keys_unique(d.root()).unwrap(), *want, "{text}");
+        }
+    }
+}
+
+/// Small objects (up to 16 members) filter fingerprints through a 256-bit
+/// set: every earlier key must still be found when the last one repeats
+/// it, among keys of every length up to 20 (so filter bits collide).
+#[test]
+fn keys_unique_finds_a_repeat_of_any_earlier_key() {
+    let keys: Vec<String> = (0..15)
+        .map(|i| "k".repeat(i + 1) + &i.to_string())
+        .collect();
+    let text = |last: &str| {
+        let mut members: Vec<String> = keys.iter().map(|k| format!("\"{k}\": 0")).collect();
+        members.push(format!("\"{last}\": [1, {{\"a\": 2}}]"));
+        format!("{{{}}}", members.join(", "))
+    };
+    for opts in [strict(), lazy()] {
+        let t = text("fresh");
+        let index = Index::build(t.as_bytes(), &opts).unwrap();
+        let d = Doc::new(t.as_bytes(), &index);
+        assert!(d.keys_unique(d.root()).unwrap(), "{t}");
+        for k in &keys {
+            let t = text(k);
+            let index = Index::build(t.as_bytes(), &opts).unwrap();
+            let d = Doc::new(t.as_bytes(), &index);
+            assert!(!d.keys_unique(d.root()).unwrap(), "{t}");
+        }
+    }
+}
+
 /// Small objects compare keys by a fingerprint that holds the whole key up
 /// to 16 bytes: pairs of keys of every length up to 40 that differ in one
 /// byte at each position (or only in length, or only once unescaped) must

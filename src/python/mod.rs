@@ -13,9 +13,9 @@
 //! - `patch`: `patch` (RFC 6902), `merge_patch` (RFC 7396), `incr`, `mul`
 //! - `many`: `parse_many`, `open_many`, `loads_many` (many documents)
 //! - `stack`: the stack headroom check of the walks that recurse per level
-//! - `slots`: raw CPython entry points for the hottest reads (version-specific
-//!   builds), installed over PyO3's by `view::install_entries` and
-//!   `doc::install_entries`
+//! - `slots`: raw CPython entry points for the hottest reads and for
+//!   `Object[key] = value` (version-specific builds), installed over PyO3's by
+//!   `view::install_entries`, `view::install_assign` and `doc::install_entries`
 
 mod batch;
 mod convert;
@@ -58,6 +58,7 @@ fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(not(feature = "abi3"))]
     {
         view::install_entries(m.py())?;
+        view::install_assign(m.py())?;
         doc::install_entries(m)?;
     }
     loads::register(m)?;

@@ -242,6 +242,27 @@ pub(crate) fn replace_subscript(
     Ok(())
 }
 
+/// Replace the `mp_ass_subscript` slot of `ty` (`obj[key] = value` and
+/// `del obj[key]`) with `f`; the function replaced goes to `orig`.
+pub(crate) fn replace_ass_subscript(
+    ty: &Bound<'_, PyType>,
+    f: ffi::objobjargproc,
+    orig: &'static Original<ffi::objobjargproc>,
+) -> PyResult<()> {
+    let tp = ty.as_type_ptr();
+    // SAFETY: as in `replace_subscript`.
+    unsafe {
+        let mapping = (*tp).tp_as_mapping;
+        let Some(old) = mapping.as_ref().and_then(|m| m.mp_ass_subscript) else {
+            return Err(install_error(c"__setitem__"));
+        };
+        orig.set(old);
+        (*mapping).mp_ass_subscript = Some(f);
+        ffi::PyType_Modified(tp);
+    }
+    Ok(())
+}
+
 #[cold]
 fn install_error(name: &CStr) -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err(format!(

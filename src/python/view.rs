@@ -40,7 +40,8 @@
 //! # Files
 //!
 //! `view.rs`: the types, reads and edits; `view/entry.rs`: raw CPython
-//! entry points of the common reads; `view/alloc.rs`: making and freeing
+//! entry points of the common reads; `view/assign.rs`: the raw entry point
+//! of `Object[key] = value`; `view/alloc.rs`: making and freeing
 //! view objects; `view/cache.rs`: cached child views; `view/patch.rs`: patches of lazy objects (the core's, over Python
 //! keys); `view/edit.rs`: hooks for `qjson.patch` and snapshots;
 //! `view/dirty.rs`: the dirty walk; `view/write.rs`: writing through the
@@ -61,6 +62,8 @@ use pyo3::PyTraverseError;
 
 #[cfg(not(feature = "abi3"))]
 pub(crate) mod alloc;
+#[cfg(not(feature = "abi3"))]
+mod assign;
 mod cache;
 mod dirty;
 mod drop;
@@ -73,6 +76,8 @@ mod write;
 
 #[cfg(not(feature = "abi3"))]
 pub(crate) use alloc::make;
+#[cfg(not(feature = "abi3"))]
+pub(crate) use assign::install as install_assign;
 use cache::ViewCache;
 use dirty::{dirty_now, mark_dirty, new_era};
 pub(crate) use edit::{

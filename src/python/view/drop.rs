@@ -22,9 +22,15 @@ pub(super) trait Holder {
     fn take_children(&mut self, out: &mut Orphans);
     /// Drop them in place.
     fn clear_children(&mut self);
-    /// The view cache of an unedited lazy view (no patches, no edits).
+    /// Release what a lazy view holds (cached views; a patched object's
+    /// keys and values) by plain decrefs where it lies, without moving it
+    /// anywhere first; false, with nothing released, for other states.
+    ///
+    /// # Safety
+    ///
+    /// The thread is attached (holds the GIL).
     #[cfg(not(feature = "abi3"))]
-    fn unedited_mut(&mut self) -> Option<&mut ViewCache>;
+    unsafe fn decref_lazy(&mut self) -> bool;
 }
 
 impl Holder for Object {
@@ -36,7 +42,14 @@ impl Holder for Object {
         match &mut self.state {
             ObjState::Lazy { views, patches, .. } => {
                 views.drain_into(out);
-                out.extend(patches.drain().filter_map(|p| p.value));
+                // The keys too: a `Py` dropped here, in a `tp_dealloc`
+                // that CPython calls with PyO3 not attached, would go to
+                // PyO3's pool of deferred decrefs (a locked vector, emptied
+                // by the next call into the module: ~200 instructions).
+                for p in patches.drain() {
+                    out.push(p.key.into_any());
+                    out.extend(p.value);
+                }
             }
             ObjState::Edited(m) => {
                 for member in std::mem::take(m).list.into_iter().flatten() {
@@ -51,11 +64,22 @@ impl Holder for Object {
     }
 
     #[cfg(not(feature = "abi3"))]
-    fn unedited_mut(&mut self) -> Option<&mut ViewCache> {
-        match &mut self.state {
-            ObjState::Lazy { views, patches, .. } if patches.is_empty() => Some(views),
-            _ => None,
+    unsafe fn decref_lazy(&mut self) -> bool {
+        let ObjState::Lazy { views, patches, .. } = &mut self.state else {
+            return false;
+        };
+        // SAFETY: attached (the method's contract); each `into_ptr` hands
+        // over the reference its `Py` owned, released once here.
+        unsafe {
+            views.decref_all();
+            for p in patches.drain() {
+                ffi::Py_DECREF(p.key.into_ptr());
+                if let Some(v) = p.value {
+                    ffi::Py_DECREF(v.into_ptr());
+                }
+            }
         }
+        true
     }
 }
 
@@ -77,11 +101,13 @@ impl Holder for Array {
     }
 
     #[cfg(not(feature = "abi3"))]
-    fn unedited_mut(&mut self) -> Option<&mut ViewCache> {
-        match &mut self.state {
-            ArrState::Lazy { views } => Some(views),
-            _ => None,
-        }
+    unsafe fn decref_lazy(&mut self) -> bool {
+        let ArrState::Lazy { views } = &mut self.state else {
+            return false;
+        };
+        // SAFETY: attached (the method's contract).
+        unsafe { views.decref_all() };
+        true
     }
 }
 
@@ -191,10 +217,10 @@ pub(super) unsafe fn shed(v: &mut impl Holder) {
         return;
     }
     nested_drop(|| {
-        // The common case, cached views only: released where they lie.
-        if let Some(views) = v.unedited_mut() {
-            // SAFETY: attached (the caller's contract).
-            unsafe { views.decref_all() };
+        // The common cases, a lazy view (cached views, a patched object's
+        // keys and values): released where they lie.
+        // SAFETY: attached (the caller's contract).
+        if unsafe { v.decref_lazy() } {
             return;
         }
         let mut todo = Orphans::new();

@@ -119,8 +119,13 @@ impl<'py, S: Sink<'py>> Out for Host<'_, '_, S> {
     }
 
     fn value(&mut self, v: &Py<PyAny>) -> PyResult<()> {
-        let py = self.sink.py();
-        write(self.sink, v.bind(py))
+        let v = v.bind(self.sink.py());
+        // The usual new value (a str, a number): straight to the
+        // serializer, without asking whether it is a view first.
+        if is_plain_scalar(v) {
+            return self.sink.value(v);
+        }
+        write(self.sink, v)
     }
 
     fn child(&mut self, v: &Py<PyAny>) -> PyResult<()> {

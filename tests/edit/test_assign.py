@@ -1,0 +1,76 @@
+"""`Object[key] = value` through the raw entry point (an exact str key on a
+lazy object, first set of that key) and through PyO3's slot (everything
+else): the same state, output and errors either way."""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+
+import pytest
+import qjson
+
+BODY = b'{"model": "gpt-4o", "temperature": 0.7, "messages": [{"role": "user", "content": "hi"}]}'
+
+
+class Key(str):
+    pass
+
+
+def test_new_and_existing_keys_are_patched_in_place() -> None:
+    v = qjson.decode(BODY)
+    v["model"] = "gpt-4o-mini"  # raw entry: first set of an existing key
+    v["user"] = "u-1"  # raw entry: a new key
+    v["model"] = "o3"  # PyO3's slot: the key is patched already
+    v[Key("temperature")] = 0.2  # PyO3's slot: a str subclass
+    assert v["model"] == "o3" and v["user"] == "u-1" and v["temperature"] == 0.2
+    assert len(v) == 4
+    out = qjson.dumps(v)
+    assert out == (
+        b'{"model": "o3", "temperature": 0.2, "messages": [{"role": "user", '
+        b'"content": "hi"}],"user":"u-1"}'
+    )
+    assert json.loads(out) == qjson.materialize(v)
+
+
+def test_nested_set_and_delete() -> None:
+    v = qjson.decode(BODY)
+    m = v["messages"][0]
+    m["content"] = "You are terse."
+    del m["role"]  # `del` always goes to PyO3's slot
+    assert json.loads(qjson.dumps(v))["messages"] == [{"content": "You are terse."}]
+    with pytest.raises(KeyError):
+        del m["role"]
+
+
+def test_errors_are_the_slot_s() -> None:
+    v = qjson.decode(BODY)
+    with pytest.raises(TypeError, match="keys must be str"):
+        v[1] = 2  # type: ignore[index]
+    with pytest.raises(UnicodeEncodeError):
+        v["\ud800"] = 1
+    assert json.loads(qjson.dumps(v)) == json.loads(BODY)
+
+
+def test_set_on_an_unfolded_object_and_a_lazy_document() -> None:
+    v = qjson.decode(BODY)
+    v.popitem()  # unfolds the object: later sets go to PyO3's slot
+    v["x"] = [1]
+    assert json.loads(qjson.dumps(v)) == {"model": "gpt-4o", "temperature": 0.7, "x": [1]}
+    d = qjson.parse(BODY, lazy=True).root
+    d["model"] = None
+    assert json.loads(qjson.dumps(d))["model"] is None
+
+
+def test_the_value_and_key_are_held_once_and_released() -> None:
+    value = object.__new__(type("V", (), {}))
+    key = "".join(["fresh", "key"])  # not interned: its count is ours alone
+    before = (sys.getrefcount(value), sys.getrefcount(key))
+    v = qjson.decode(BODY)
+    v[key] = value
+    assert v[key] is value
+    assert (sys.getrefcount(value), sys.getrefcount(key)) == (before[0] + 1, before[1] + 1)
+    del v
+    gc.collect()
+    assert (sys.getrefcount(value), sys.getrefcount(key)) == before
