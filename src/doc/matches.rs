@@ -32,7 +32,8 @@
 //! What a key's comparisons need that depends on the key alone (its words,
 //! whether it is plain) is prepared once per call, not once per object.
 
-use super::{ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher};
+use super::key::word_of;
+use super::{AnyKey, ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher, MemberTest, ShortKey};
 use crate::error::{AccessError, JsonType};
 use crate::path::{segments, wildcard_error, Compiled, Segment};
 use smallvec::SmallVec;
@@ -143,6 +144,10 @@ impl<'a> Doc<'a> {
                 _ => None,
             })
             .collect();
+        // Past the last wildcard, a path is a chain of steps: the children
+        // of the last wildcard's container are followed in a plain loop,
+        // without a frame per child.
+        let last_wildcard = segs.iter().rposition(|(_, s)| s.is_wildcard());
         let mut stack: Vec<Frame<'a>> = Vec::new();
         // The value to follow the path from, and the index of its next segment.
         let mut next = Some((at, 0));
@@ -156,7 +161,7 @@ impl<'a> Doc<'a> {
                         break;
                     };
                     i += 1;
-                    let children = match seg {
+                    let mut children = match seg {
                         Segment::AnyIndex => match self.type_of(c) {
                             JsonType::Array => Open::Elements(self.array_items(c)?),
                             _ => break,
@@ -167,10 +172,7 @@ impl<'a> Doc<'a> {
                         },
                         seg => {
                             let stepped = match &matchers[i - 1] {
-                                Some(m) => match self.type_of(c) {
-                                    JsonType::Object => self.walk_field(c, m).1,
-                                    _ => None,
-                                },
+                                Some(m) => self.member_once(c, m),
                                 None if i <= first_wildcard => self.step(c, seg),
                                 None => self.step_once(c, seg),
                             };
@@ -183,6 +185,17 @@ impl<'a> Doc<'a> {
                             }
                         }
                     };
+                    if Some(i - 1) == last_wildcard {
+                        // The last wildcard: what follows it has none.
+                        while let Some(child) = children.next() {
+                            if let Some(v) = self.follow(child?, &segs[i..], &matchers[i..]) {
+                                if !f(v) {
+                                    return Ok(());
+                                }
+                            }
+                        }
+                        break;
+                    }
                     stack.push(Frame { children, rest: i });
                     break;
                 }
@@ -199,11 +212,134 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// The value that the segments `segs` (after the last wildcard: keys
+    /// and indices only, each key with its matcher in `matchers`) name
+    /// from `c`, visited once: `None` where a step does not match.
+    #[inline(always)]
+    fn follow(
+        &self,
+        mut c: Cursor,
+        segs: &[(usize, Segment<'_>)],
+        matchers: &[Option<KeyMatcher<'_, '_>>],
+    ) -> Option<Cursor> {
+        for ((_, seg), m) in segs.iter().zip(matchers) {
+            c = match m {
+                Some(m) => self.member_once(c, m)?,
+                None => self.step_once(c, seg)?,
+            };
+        }
+        Some(c)
+    }
+
+    /// The value of the member of `c` whose key `m` matches (`None` when
+    /// `c` is not an object or has no such member), by a walk over its
+    /// members: an object a wildcard reaches is read once, too few times
+    /// to repay a child table.
+    #[inline(always)]
+    fn member_once(&self, c: Cursor, m: &KeyMatcher<'_, '_>) -> Option<Cursor> {
+        if self.type_of(c) != JsonType::Object {
+            return None;
+        }
+        if m.is_short() {
+            let n = m.key.len();
+            // The key and its closing quote, and the mask of those bytes
+            // (as the matcher's own short test).
+            let quoted = word_of(m.key) | u64::from(b'"') << (8 * n);
+            let mask = u64::MAX >> (8 * (7 - n));
+            self.short_member(c, quoted, mask)
+                .unwrap_or_else(|| self.member_walk(c, ShortKey(m)))
+        } else {
+            self.member_walk(c, AnyKey(m))
+        }
+    }
+
+    /// [`Self::member_walk`] for a short plain key, whose test is one
+    /// masked compare of the eight bytes after a member's opening quote
+    /// with `quoted` (the key and its closing quote; `mask` covers them).
+    /// `Some(None)`: no member has the key. `None`: ask the general walk
+    /// (a key whose first difference is a backslash, which may be an escape
+    /// of the key, or one too near the end of the input for a word read).
+    ///
+    /// The whole state (eleven words) fits in registers; the general walk
+    /// keeps the matcher's words in memory and spills.
+    #[inline(never)]
+    fn short_member(&self, c: Cursor, quoted: u64, mask: u64) -> Option<Option<Cursor>> {
+        let containers = &self.index.containers[..];
+        let close = containers.get(c.ord as usize)?.close as usize;
+        let s = self.s().get(..close)?;
+        let input = self.input;
+        let mut k = c.sidx as usize + 1;
+        let mut ord = c.ord + 1;
+        while let Some(&open) = s.get(k) {
+            let open = open as usize;
+            let w = input.get(open + 1..open + 9)?;
+            let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            let diff = (w ^ quoted) & mask;
+            if diff == 0 {
+                let colon = *s.get(k + 1)? as usize;
+                return Some(Some(self.value_at(k as u32 + 2, colon + 1, ord)));
+            }
+            if (w >> (diff.trailing_zeros() & !7)) as u8 == b'\\' {
+                return None;
+            }
+            let vk = k + 2;
+            let Some(&v) = s.get(vk) else { break };
+            let b = input.get(v as usize).copied().unwrap_or(b' ');
+            let ct = containers.get(ord as usize).copied().unwrap_or_default();
+            let container = b | 0x20 == b'{';
+            let string = usize::from(b == b'"');
+            k = if container {
+                ct.close as usize + 2
+            } else {
+                vk + 1 + string
+            };
+            ord = if container { ct.next } else { ord };
+        }
+        Some(None)
+    }
+
+    /// The first member of object `c` whose key passes `test`: its value.
+    ///
+    /// [`Doc::walk_members`]' walk (the value skipped by the kind of its
+    /// first structural, by selects), out of line and bounded by the
+    /// object's closer rather than a count of members: the loop then holds
+    /// its state in registers (inlined into [`Self::each_match`] it shared
+    /// them with the whole walk and spilled half of it, ~50 instructions a
+    /// member).
+    #[inline(never)]
+    fn member_walk(&self, c: Cursor, test: impl MemberTest) -> Option<Cursor> {
+        let containers = &self.index.containers[..];
+        let close = containers.get(c.ord as usize)?.close as usize;
+        // Every member's key and value lie before the closer.
+        let s = self.s().get(..close)?;
+        let input = self.input;
+        let mut k = c.sidx as usize + 1;
+        let mut ord = c.ord + 1;
+        while let Some(&open) = s.get(k) {
+            if test.hit(self, k, open as usize) {
+                let colon = *s.get(k + 1)? as usize;
+                return Some(self.value_at(k as u32 + 2, colon + 1, ord));
+            }
+            let vk = k + 2;
+            let v = *s.get(vk)? as usize;
+            let b = input.get(v).copied().unwrap_or(b' ');
+            let ct = containers.get(ord as usize).copied().unwrap_or_default();
+            // `{` and `[` differ only in bit 0x20.
+            let container = b | 0x20 == b'{';
+            let string = usize::from(b == b'"');
+            k = if container {
+                ct.close as usize + 2
+            } else {
+                vk + 1 + string
+            };
+            ord = if container { ct.next } else { ord };
+        }
+        None
+    }
+
     /// `step` for a container visited once: a scan, no child table. (Keys
-    /// do not come here: `each_match` walks the members itself, with the
-    /// key's matcher prepared once, the walk [`Doc::field`] makes before an
-    /// object has a table: a wildcard visits each object once, too few reads
-    /// to repay building one.)
+    /// do not come here: `each_match` walks the members itself
+    /// ([`Self::member_once`]), with the key's matcher prepared once.)
     #[inline]
     fn step_once(&self, c: Cursor, seg: &Segment<'_>) -> Option<Cursor> {
         match (self.type_of(c), seg) {
