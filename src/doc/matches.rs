@@ -68,6 +68,27 @@ struct Frame<'a> {
 /// segments live on the stack.
 type Parsed<'p> = SmallVec<[(usize, Segment<'p>); 8]>;
 
+/// A key segment after the first wildcard, prepared once per call: its
+/// matcher and, for a short plain key, the word [`Doc::short_member`]
+/// compares (the key and its closing quote) with its mask.
+struct Key<'i, 'k> {
+    m: KeyMatcher<'i, 'k>,
+    short: Option<(u64, u64)>,
+}
+
+impl<'i, 'k> Key<'i, 'k> {
+    fn new(m: KeyMatcher<'i, 'k>) -> Self {
+        let short = m.is_short().then(|| {
+            let n = m.key.len();
+            (
+                word_of(m.key) | u64::from(b'"') << (8 * n),
+                u64::MAX >> (8 * (7 - n)),
+            )
+        });
+        Key { m, short }
+    }
+}
+
 /// The first allocation for the matches: most wildcard reads find a few
 /// dozen values, and growing from four costs more than the walk of a short
 /// array.
@@ -134,12 +155,12 @@ impl<'a> Doc<'a> {
             .position(|(_, s)| s.is_wildcard())
             .unwrap_or(segs.len());
         // The matchers of the keys after the first wildcard.
-        let matchers: SmallVec<[Option<KeyMatcher<'_, '_>>; 8]> = segs
+        let matchers: SmallVec<[Option<Key<'_, '_>>; 8]> = segs
             .iter()
             .enumerate()
             .map(|(i, (_, s))| match s {
                 Segment::Key(k) if i > first_wildcard => {
-                    Some(KeyMatcher::new(self.input, self.index.lazy, k))
+                    Some(Key::new(KeyMatcher::new(self.input, self.index.lazy, k)))
                 }
                 _ => None,
             })
@@ -163,6 +184,20 @@ impl<'a> Doc<'a> {
                     i += 1;
                     let mut children = match seg {
                         Segment::AnyIndex => match self.type_of(c) {
+                            // The last wildcard, a key next: only objects.
+                            JsonType::Array
+                                if Some(i - 1) == last_wildcard
+                                    && matches!(matchers.get(i), Some(Some(_))) =>
+                            {
+                                let (rest, keys) = (&segs[i..], &matchers[i..]);
+                                if !self.object_elements(c, |e| match self.follow(e, rest, keys) {
+                                    Some(v) => f(v),
+                                    None => true,
+                                }) {
+                                    return Ok(());
+                                }
+                                break;
+                            }
                             JsonType::Array => Open::Elements(self.array_items(c)?),
                             _ => break,
                         },
@@ -220,7 +255,7 @@ impl<'a> Doc<'a> {
         &self,
         mut c: Cursor,
         segs: &[(usize, Segment<'_>)],
-        matchers: &[Option<KeyMatcher<'_, '_>>],
+        matchers: &[Option<Key<'_, '_>>],
     ) -> Option<Cursor> {
         for ((_, seg), m) in segs.iter().zip(matchers) {
             c = match m {
@@ -236,21 +271,61 @@ impl<'a> Doc<'a> {
     /// members: an object a wildcard reaches is read once, too few times
     /// to repay a child table.
     #[inline(always)]
-    fn member_once(&self, c: Cursor, m: &KeyMatcher<'_, '_>) -> Option<Cursor> {
+    fn member_once(&self, c: Cursor, key: &Key<'_, '_>) -> Option<Cursor> {
         if self.type_of(c) != JsonType::Object {
             return None;
         }
-        if m.is_short() {
-            let n = m.key.len();
-            // The key and its closing quote, and the mask of those bytes
-            // (as the matcher's own short test).
-            let quoted = word_of(m.key) | u64::from(b'"') << (8 * n);
-            let mask = u64::MAX >> (8 * (7 - n));
-            self.short_member(c, quoted, mask)
-                .unwrap_or_else(|| self.member_walk(c, ShortKey(m)))
-        } else {
-            self.member_walk(c, AnyKey(m))
+        let m = &key.m;
+        match key.short {
+            Some((quoted, mask)) => self
+                .short_member(c, quoted, mask)
+                .unwrap_or_else(|| self.member_walk(c, ShortKey(m))),
+            None => self.member_walk(c, AnyKey(m)),
         }
+    }
+
+    /// Call `f` with every element of array `c` that is an object, in
+    /// order, until it returns false (then false). What follows `[*]` is a
+    /// key, so other elements match nothing: they are skipped by the kind
+    /// of their first structural (a container jumps past its closer, a
+    /// string is one structural, a scalar none of its own), without making
+    /// a cursor for each.
+    #[inline(never)]
+    fn object_elements(&self, c: Cursor, mut f: impl FnMut(Cursor) -> bool) -> bool {
+        let containers = &self.index.containers[..];
+        let Some(close) = containers.get(c.ord as usize).map(|t| t.close as usize) else {
+            return true;
+        };
+        // Every element's first structural lies before the closer.
+        let Some(s) = self.s().get(..close) else {
+            return true;
+        };
+        let mut k = c.sidx as usize + 1;
+        let mut ord = c.ord + 1;
+        while let Some(&p) = s.get(k) {
+            let b = self.input.get(p as usize).copied().unwrap_or(b' ');
+            if b | 0x20 == b'{' {
+                let Some(ct) = containers.get(ord as usize) else {
+                    break;
+                };
+                // An object starts at its structural (only whitespace
+                // precedes it).
+                if b == b'{'
+                    && !f(Cursor {
+                        start: p,
+                        sidx: k as u32,
+                        ord,
+                    })
+                {
+                    return false;
+                }
+                k = ct.close as usize + 2;
+                ord = ct.next;
+            } else {
+                k += 1 + usize::from(b == b'"');
+            }
+        }
+        true
     }
 
     /// [`Self::member_walk`] for a short plain key, whose test is one
