@@ -952,7 +952,10 @@ impl<'a> Doc<'a> {
     }
 
     /// The members of object `c` in order, without the later occurrences
-    /// of a repeated key (the first one wins, as in reads).
+    /// of a repeated key (the first one wins, as in reads). A small object
+    /// compares each key with the ones before it as the walk goes; a larger
+    /// one has its repeats found first, by sorted fingerprints
+    /// (`doc/repeats.rs`: no hash set).
     pub fn distinct_items(&self, c: Cursor) -> Result<DistinctItems<'a>, AccessError> {
         let items = self.object_items(c)?;
         let n = items.size_hint().0;
@@ -967,7 +970,7 @@ impl<'a> Doc<'a> {
                     escaped: false,
                 })
             } else {
-                Seen::Hashed(std::collections::HashSet::with_capacity(n))
+                Seen::Sorted(repeats::later(self, c)?, 0)
             },
         })
     }
@@ -978,6 +981,10 @@ impl<'a> Doc<'a> {
         if n <= 1 {
             self.object_items(c)?;
             return Ok(true);
+        }
+        if n > SEEN_PAIRWISE_MAX {
+            self.object_items(c)?;
+            return repeats::keys_unique(self, c);
         }
         if let Some(unique) = self.raw_keys_unique(c) {
             return Ok(unique);
@@ -1057,7 +1064,7 @@ impl<'a> Doc<'a> {
 
     /// A key as compared for repeats: its unescaped UTF-8 bytes. In a strict
     /// document a body without a backslash is exactly that already.
-    fn key_identity(&self, raw: &'a [u8]) -> Result<Cow<'a, [u8]>, AccessError> {
+    pub(crate) fn key_identity(&self, raw: &'a [u8]) -> Result<Cow<'a, [u8]>, AccessError> {
         if !self.index.lazy && !has_backslash(raw) {
             return Ok(Cow::Borrowed(raw));
         }
@@ -1200,8 +1207,9 @@ impl MemberTest for AnyKey<'_, '_, '_> {
 }
 
 /// Objects with at most this many members find repeated keys by comparing
-/// each key with the ones before it; larger ones through a hash set.
-const SEEN_PAIRWISE_MAX: usize = 16;
+/// each key with the ones before it; larger ones by sorted fingerprints
+/// ([`repeats`]).
+const SEEN_PAIRWISE_MAX: usize = repeats::SMALL;
 
 /// Powers of ten up to 10^8.
 const POW10: [u64; 9] = [
@@ -1310,12 +1318,15 @@ fn eight_digits(x: u64) -> u64 {
     x.wrapping_mul(10_000 << 32 | 1) >> 32
 }
 
-/// The keys met so far by [`DistinctItems`]. The small variant is large
-/// on purpose: its keys live on the stack, no allocation per walk.
+/// How [`DistinctItems`] knows a repeat. The small variant is large on
+/// purpose: its keys live on the stack, no allocation per walk.
 #[allow(clippy::large_enum_variant)]
 enum Seen<'a> {
+    /// The keys met so far (small objects).
     Pairwise(Pairwise<'a>),
-    Hashed(std::collections::HashSet<Cow<'a, [u8]>>),
+    /// The ordinals of the repeating members, found before the walk, and
+    /// how many of them the walk has passed (large objects).
+    Sorted(repeats::Later, usize),
 }
 
 /// The raw keys of a small object met so far, on the stack. Once a key with
@@ -1375,7 +1386,11 @@ impl<'a> Iterator for DistinctItems<'a> {
             self.i += 1;
             let new = match &mut self.seen {
                 Seen::Pairwise(p) => p.insert(&self.doc, raw),
-                Seen::Hashed(h) => self.doc.key_identity(raw).map(|k| h.insert(k)),
+                Seen::Sorted(later, passed) => {
+                    let repeat = later.get(*passed) == Some(&i);
+                    *passed += usize::from(repeat);
+                    Ok(!repeat)
+                }
             };
             match new {
                 Ok(true) => {}
@@ -1445,6 +1460,8 @@ impl<'a> Doc<'a> {
 mod key;
 /// Wildcard reads and reads by a compiled path.
 mod matches;
+/// Repeated keys of large objects, by sorted fingerprints.
+pub(crate) mod repeats;
 
 use key::{
     first_word, has_backslash, print, tag, tag_mask, word_has_backslash, word_of, KeyMatcher,

@@ -32,7 +32,8 @@
 //! What a key's comparisons need that depends on the key alone (its words,
 //! whether it is plain) is prepared once per call, not once per object.
 
-use super::{ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher};
+use super::key::word_of;
+use super::{AnyKey, ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher, MemberTest, ShortKey};
 use crate::error::{AccessError, JsonType};
 use crate::path::{segments, wildcard_error, Compiled, Segment};
 use smallvec::SmallVec;
@@ -66,6 +67,27 @@ struct Frame<'a> {
 /// A parsed path: segments with their offsets. Paths are short; eight
 /// segments live on the stack.
 type Parsed<'p> = SmallVec<[(usize, Segment<'p>); 8]>;
+
+/// A key segment after the first wildcard, prepared once per call: its
+/// matcher and, for a short plain key, the word [`Doc::short_member`]
+/// compares (the key and its closing quote) with its mask.
+struct Key<'i, 'k> {
+    m: KeyMatcher<'i, 'k>,
+    short: Option<(u64, u64)>,
+}
+
+impl<'i, 'k> Key<'i, 'k> {
+    fn new(m: KeyMatcher<'i, 'k>) -> Self {
+        let short = m.is_short().then(|| {
+            let n = m.key.len();
+            (
+                word_of(m.key) | u64::from(b'"') << (8 * n),
+                u64::MAX >> (8 * (7 - n)),
+            )
+        });
+        Key { m, short }
+    }
+}
 
 /// The first allocation for the matches: most wildcard reads find a few
 /// dozen values, and growing from four costs more than the walk of a short
@@ -133,16 +155,20 @@ impl<'a> Doc<'a> {
             .position(|(_, s)| s.is_wildcard())
             .unwrap_or(segs.len());
         // The matchers of the keys after the first wildcard.
-        let matchers: SmallVec<[Option<KeyMatcher<'_, '_>>; 8]> = segs
+        let matchers: SmallVec<[Option<Key<'_, '_>>; 8]> = segs
             .iter()
             .enumerate()
             .map(|(i, (_, s))| match s {
                 Segment::Key(k) if i > first_wildcard => {
-                    Some(KeyMatcher::new(self.input, self.index.lazy, k))
+                    Some(Key::new(KeyMatcher::new(self.input, self.index.lazy, k)))
                 }
                 _ => None,
             })
             .collect();
+        // Past the last wildcard, a path is a chain of steps: the children
+        // of the last wildcard's container are followed in a plain loop,
+        // without a frame per child.
+        let last_wildcard = segs.iter().rposition(|(_, s)| s.is_wildcard());
         let mut stack: Vec<Frame<'a>> = Vec::new();
         // The value to follow the path from, and the index of its next segment.
         let mut next = Some((at, 0));
@@ -156,8 +182,22 @@ impl<'a> Doc<'a> {
                         break;
                     };
                     i += 1;
-                    let children = match seg {
+                    let mut children = match seg {
                         Segment::AnyIndex => match self.type_of(c) {
+                            // The last wildcard, a key next: only objects.
+                            JsonType::Array
+                                if Some(i - 1) == last_wildcard
+                                    && matches!(matchers.get(i), Some(Some(_))) =>
+                            {
+                                let (rest, keys) = (&segs[i..], &matchers[i..]);
+                                if !self.object_elements(c, |e| match self.follow(e, rest, keys) {
+                                    Some(v) => f(v),
+                                    None => true,
+                                }) {
+                                    return Ok(());
+                                }
+                                break;
+                            }
                             JsonType::Array => Open::Elements(self.array_items(c)?),
                             _ => break,
                         },
@@ -167,10 +207,7 @@ impl<'a> Doc<'a> {
                         },
                         seg => {
                             let stepped = match &matchers[i - 1] {
-                                Some(m) => match self.type_of(c) {
-                                    JsonType::Object => self.walk_field(c, m).1,
-                                    _ => None,
-                                },
+                                Some(m) => self.member_once(c, m),
                                 None if i <= first_wildcard => self.step(c, seg),
                                 None => self.step_once(c, seg),
                             };
@@ -183,6 +220,17 @@ impl<'a> Doc<'a> {
                             }
                         }
                     };
+                    if Some(i - 1) == last_wildcard {
+                        // The last wildcard: what follows it has none.
+                        while let Some(child) = children.next() {
+                            if let Some(v) = self.follow(child?, &segs[i..], &matchers[i..]) {
+                                if !f(v) {
+                                    return Ok(());
+                                }
+                            }
+                        }
+                        break;
+                    }
                     stack.push(Frame { children, rest: i });
                     break;
                 }
@@ -199,11 +247,174 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// The value that the segments `segs` (after the last wildcard: keys
+    /// and indices only, each key with its matcher in `matchers`) name
+    /// from `c`, visited once: `None` where a step does not match.
+    #[inline(always)]
+    fn follow(
+        &self,
+        mut c: Cursor,
+        segs: &[(usize, Segment<'_>)],
+        matchers: &[Option<Key<'_, '_>>],
+    ) -> Option<Cursor> {
+        for ((_, seg), m) in segs.iter().zip(matchers) {
+            c = match m {
+                Some(m) => self.member_once(c, m)?,
+                None => self.step_once(c, seg)?,
+            };
+        }
+        Some(c)
+    }
+
+    /// The value of the member of `c` whose key `m` matches (`None` when
+    /// `c` is not an object or has no such member), by a walk over its
+    /// members: an object a wildcard reaches is read once, too few times
+    /// to repay a child table.
+    #[inline(always)]
+    fn member_once(&self, c: Cursor, key: &Key<'_, '_>) -> Option<Cursor> {
+        if self.type_of(c) != JsonType::Object {
+            return None;
+        }
+        let m = &key.m;
+        match key.short {
+            Some((quoted, mask)) => self
+                .short_member(c, quoted, mask)
+                .unwrap_or_else(|| self.member_walk(c, ShortKey(m))),
+            None => self.member_walk(c, AnyKey(m)),
+        }
+    }
+
+    /// Call `f` with every element of array `c` that is an object, in
+    /// order, until it returns false (then false). What follows `[*]` is a
+    /// key, so other elements match nothing: they are skipped by the kind
+    /// of their first structural (a container jumps past its closer, a
+    /// string is one structural, a scalar none of its own), without making
+    /// a cursor for each.
+    #[inline(never)]
+    fn object_elements(&self, c: Cursor, mut f: impl FnMut(Cursor) -> bool) -> bool {
+        let containers = &self.index.containers[..];
+        let Some(close) = containers.get(c.ord as usize).map(|t| t.close as usize) else {
+            return true;
+        };
+        // Every element's first structural lies before the closer.
+        let Some(s) = self.s().get(..close) else {
+            return true;
+        };
+        let mut k = c.sidx as usize + 1;
+        let mut ord = c.ord + 1;
+        while let Some(&p) = s.get(k) {
+            let b = self.input.get(p as usize).copied().unwrap_or(b' ');
+            if b | 0x20 == b'{' {
+                let Some(ct) = containers.get(ord as usize) else {
+                    break;
+                };
+                // An object starts at its structural (only whitespace
+                // precedes it).
+                if b == b'{'
+                    && !f(Cursor {
+                        start: p,
+                        sidx: k as u32,
+                        ord,
+                    })
+                {
+                    return false;
+                }
+                k = ct.close as usize + 2;
+                ord = ct.next;
+            } else {
+                k += 1 + usize::from(b == b'"');
+            }
+        }
+        true
+    }
+
+    /// [`Self::member_walk`] for a short plain key, whose test is one
+    /// masked compare of the eight bytes after a member's opening quote
+    /// with `quoted` (the key and its closing quote; `mask` covers them).
+    /// `Some(None)`: no member has the key. `None`: ask the general walk
+    /// (a key whose first difference is a backslash, which may be an escape
+    /// of the key, or one too near the end of the input for a word read).
+    ///
+    /// The whole state (eleven words) fits in registers; the general walk
+    /// keeps the matcher's words in memory and spills.
+    #[inline(never)]
+    fn short_member(&self, c: Cursor, quoted: u64, mask: u64) -> Option<Option<Cursor>> {
+        let containers = &self.index.containers[..];
+        let close = containers.get(c.ord as usize)?.close as usize;
+        let s = self.s().get(..close)?;
+        let input = self.input;
+        let mut k = c.sidx as usize + 1;
+        let mut ord = c.ord + 1;
+        while let Some(&open) = s.get(k) {
+            let open = open as usize;
+            let w = input.get(open + 1..open + 9)?;
+            let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            let diff = (w ^ quoted) & mask;
+            if diff == 0 {
+                let colon = *s.get(k + 1)? as usize;
+                return Some(Some(self.value_at(k as u32 + 2, colon + 1, ord)));
+            }
+            if (w >> (diff.trailing_zeros() & !7)) as u8 == b'\\' {
+                return None;
+            }
+            let vk = k + 2;
+            let Some(&v) = s.get(vk) else { break };
+            let b = input.get(v as usize).copied().unwrap_or(b' ');
+            let ct = containers.get(ord as usize).copied().unwrap_or_default();
+            let container = b | 0x20 == b'{';
+            let string = usize::from(b == b'"');
+            k = if container {
+                ct.close as usize + 2
+            } else {
+                vk + 1 + string
+            };
+            ord = if container { ct.next } else { ord };
+        }
+        Some(None)
+    }
+
+    /// The first member of object `c` whose key passes `test`: its value.
+    ///
+    /// [`Doc::walk_members`]' walk (the value skipped by the kind of its
+    /// first structural, by selects), out of line and bounded by the
+    /// object's closer rather than a count of members: the loop then holds
+    /// its state in registers (inlined into [`Self::each_match`] it shared
+    /// them with the whole walk and spilled half of it, ~50 instructions a
+    /// member).
+    #[inline(never)]
+    fn member_walk(&self, c: Cursor, test: impl MemberTest) -> Option<Cursor> {
+        let containers = &self.index.containers[..];
+        let close = containers.get(c.ord as usize)?.close as usize;
+        // Every member's key and value lie before the closer.
+        let s = self.s().get(..close)?;
+        let input = self.input;
+        let mut k = c.sidx as usize + 1;
+        let mut ord = c.ord + 1;
+        while let Some(&open) = s.get(k) {
+            if test.hit(self, k, open as usize) {
+                let colon = *s.get(k + 1)? as usize;
+                return Some(self.value_at(k as u32 + 2, colon + 1, ord));
+            }
+            let vk = k + 2;
+            let v = *s.get(vk)? as usize;
+            let b = input.get(v).copied().unwrap_or(b' ');
+            let ct = containers.get(ord as usize).copied().unwrap_or_default();
+            // `{` and `[` differ only in bit 0x20.
+            let container = b | 0x20 == b'{';
+            let string = usize::from(b == b'"');
+            k = if container {
+                ct.close as usize + 2
+            } else {
+                vk + 1 + string
+            };
+            ord = if container { ct.next } else { ord };
+        }
+        None
+    }
+
     /// `step` for a container visited once: a scan, no child table. (Keys
-    /// do not come here: `each_match` walks the members itself, with the
-    /// key's matcher prepared once, the walk [`Doc::field`] makes before an
-    /// object has a table: a wildcard visits each object once, too few reads
-    /// to repay building one.)
+    /// do not come here: `each_match` walks the members itself
+    /// ([`Self::member_once`]), with the key's matcher prepared once.)
     #[inline]
     fn step_once(&self, c: Cursor, seg: &Segment<'_>) -> Option<Cursor> {
         match (self.type_of(c), seg) {

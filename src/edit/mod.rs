@@ -19,8 +19,8 @@
 //!   and writing member by member (runs of untouched members merged into
 //!   one copy, keys, separators and whitespace copied as written), and
 //!   validates copied ranges of lazy documents. The algorithm is in
-//!   [`writer`]'s docs; a splice needs distinct keys, which `repeats.rs`
-//!   checks for large objects by sorted fingerprints.
+//!   [`writer`]'s docs; a splice needs distinct keys, which the document
+//!   checks (for large objects by sorted fingerprints, `doc/repeats.rs`).
 //! - **The host's side** ([`Out`]): copies, punctuation, the host's new
 //!   keys and values (its own encoder), and the edited children (the host
 //!   recurses). Python's `dumps` implements it over its output buffer;
@@ -43,7 +43,6 @@ pub mod members;
 pub mod out;
 pub mod patches;
 pub mod plan;
-mod repeats;
 pub mod writer;
 
 pub use members::{unfold_array, Member, Members, Slot};

@@ -100,7 +100,7 @@
 use super::members::{Members, Slot};
 use super::out::{EditError, Out};
 use super::patches::Patches;
-use super::repeats::{self, Keys};
+use crate::doc::repeats::{self, Keys};
 use crate::doc::{Cursor, Doc};
 use crate::error::AccessError;
 use crate::index::{Index, Options};
@@ -317,8 +317,9 @@ where
 }
 
 /// Objects with at most this many members are checked for repeated keys
-/// by [`splice_walk`] itself; larger ones are checked by [`repeats`].
-const PAIRWISE_MAX: usize = 16;
+/// by [`splice_walk`] itself; larger ones by sorted fingerprints
+/// (`doc/repeats.rs`), as everywhere.
+const PAIRWISE_MAX: usize = repeats::SMALL;
 
 /// One walk over a strict object's members for [`splice_object`]: `None`
 /// when a key repeats (the object is then written member by member), else
@@ -337,8 +338,8 @@ const PAIRWISE_MAX: usize = 16;
 /// same key, and when no key holds a backslash, different bytes are
 /// different keys (otherwise [`Doc::keys_unique`] decides, as it does when
 /// nothing is deleted, where it is the only walk); a large object's keys
-/// are gathered by the same walk and checked at its end
-/// ([`repeats::Keys`]).
+/// are gathered by the same walk and checked at its end (`Keys` of
+/// `doc/repeats.rs`).
 fn splice_walk<K, V>(
     doc: &Doc<'_>,
     at: Cursor,
@@ -348,7 +349,7 @@ fn splice_walk<K, V>(
     if !patches.deletes() {
         // Nothing to walk for but the keys, which `keys_unique` checks at
         // less cost (no values).
-        return Ok(repeats::keys_unique(doc, at)?.then_some(0));
+        return Ok(doc.keys_unique(at)?.then_some(0));
     }
     let mut gone: SmallVec<[u32; 4]> = patches
         .iter()
@@ -397,8 +398,8 @@ fn splice_walk<K, V>(
 }
 
 /// [`splice_walk`] over a large object: the same walk gathers its keys,
-/// checked for repeats at the end ([`repeats`]: sorted fingerprints, no
-/// hash set); false when a key repeats. Out of line: its key buffers
+/// checked for repeats at the end (`doc/repeats.rs`: sorted fingerprints,
+/// no hash set); false when a key repeats. Out of line: its key buffers
 /// (about 1.5 KB of stack) then take no room in the frames of the
 /// writer's recursion into edited children.
 #[inline(never)]
@@ -418,7 +419,7 @@ fn walk_large<V>(
         cuts.member(raw.as_ptr() as usize - base - 1, c, edits);
     }
     cuts.finish(doc, edits);
-    Ok(walked == n && keys.unique(doc, at)?)
+    Ok(walked == n && keys.unique(doc)?)
 }
 
 /// [`splice_walk`]'s cuts, member by member in order: the pending run of

@@ -55,6 +55,32 @@ def test_whole_document_root_wildcards() -> None:
     assert qjson.parse(b"[]").get_all("[*]") == []
 
 
+@pytest.mark.parametrize("lazy", [False, True], ids=["strict", "lazy"])
+def test_wide_objects_keep_the_first_of_a_repeated_key(lazy: bool) -> None:
+    # More than 16 members: repeats found by sorted fingerprints, escaped
+    # keys compared decoded; the first occurrence wins, as in every read.
+    members = [f'"k{i}": {i}' for i in range(20)] + ['"k3": -1', '"k\\u0035": -2', '"z": 99']
+    members.insert(0, '"\\u006b7": 7000')  # "k7" escaped, before the plain one
+    text = ("{" + ", ".join(members) + "}").encode()
+    want = [7000] + [i for i in range(20) if i != 7] + [99]
+    d = qjson.parse(text, lazy=lazy)
+    assert d.get_all("*") == want
+    assert list(qjson.decode(text).values()) == want
+    rows = b"[" + b",".join([text] * 3) + b"]"
+    assert qjson.parse(rows, lazy=lazy).get_all("[*].*") == want * 3
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["strict", "lazy"])
+def test_matched_strings_of_every_kind(lazy: bool) -> None:
+    values = ["", "a", "plain ascii", "x" * 40, r"caf\u00e9", "é", "日本語のテキスト" * 3]
+    values += [r"a\\b\n", r"tab\t" * 5]
+    text = ("[" + ", ".join(f'"{v}"' for v in values) + "]").encode()
+    want = json.loads(text)
+    assert qjson.parse(text, lazy=lazy).get_all("[*]") == want
+    rows = ("[" + ", ".join(f'{{"s": "{v}"}}' for v in values) + "]").encode()
+    assert qjson.parse(rows, lazy=lazy).get_all("[*].s") == want
+
+
 def test_cursor_relative(doc: qjson.Doc) -> None:
     cur = doc.open("messages")
     assert cur.get_all("[*].role") == ["system", "user", "user"]

@@ -1,0 +1,457 @@
+//! Repeated keys of a large object: which members repeat the key of an
+//! earlier one, found by sorted fingerprints, without hashing. The one
+//! mechanism every reader of large objects uses: [`Doc::distinct_items`]
+//! (views, `.*` wildcards, patches, the writer's member-by-member path),
+//! [`Doc::keys_unique`], and the splice writer, which gathers the keys
+//! during a walk it makes anyway ([`Keys::push`]).
+//!
+//! # Why
+//!
+//! Objects of up to [`SMALL`] members compare each key with the ones before
+//! it (`Pairwise` in `doc.rs`: no set, nothing to sort). Above that a hash
+//! set of the keys costs more than the rest of a read or an edit put
+//! together (a SipHash of each key and a heap table: ~12k instructions for
+//! one 30-member object of the github issues, against ~1k for its whole
+//! splice).
+//!
+//! # Algorithm
+//!
+//! A key is compared by its identity, its unescaped bytes: in a strict
+//! document a raw key body without a backslash is that already, so the
+//! common case reads the keys in place; a key with a backslash, or any key
+//! of a lazy document (its keys were never validated), is decoded first
+//! (an undecodable key is an error, as for every read of it).
+//!
+//! Each key gets a 64-bit fingerprint from its length and its first and
+//! last eight bytes ([`print`]). The fingerprints, each with its member's
+//! ordinal in the low [`ORD_BITS`] bits, are sorted as plain integers
+//! (several times cheaper than sorting `(fingerprint, key)` pairs; objects
+//! of more than 2^16 members sort pairs). Equal keys have equal
+//! fingerprints, so they end up in one run, in member order (the ordinal
+//! breaks ties); a member repeats a key when an earlier member of its run
+//! has the same identity. A collision of different keys costs one byte
+//! comparison, never a wrong answer.
+
+use super::{Cursor, Doc};
+use crate::error::AccessError;
+use smallvec::SmallVec;
+use std::borrow::Cow;
+
+/// Objects up to this many members are checked pairwise (in `doc.rs`);
+/// larger ones here.
+pub(crate) const SMALL: usize = 16;
+
+/// Members kept on the stack; larger objects spill to the heap.
+const STACK: usize = 64;
+
+/// Bits of a sort entry that hold the member's ordinal (the rest hold its
+/// fingerprint); larger objects sort (fingerprint, ordinal) pairs.
+const ORD_BITS: u32 = 16;
+const ORD_MASK: u64 = (1 << ORD_BITS) - 1;
+
+/// The ordinals of the members that repeat an earlier key, ascending
+/// (empty in the common case).
+pub(crate) type Later = SmallVec<[u32; 4]>;
+
+/// The raw keys of one object, gathered member by member.
+pub(crate) struct Keys<'a> {
+    input: &'a [u8],
+    keys: SmallVec<[&'a [u8]; STACK]>,
+    /// Per key: its fingerprint in the high bits, its ordinal in the low
+    /// [`ORD_BITS`] (while the ordinal fits).
+    prints: SmallVec<[u64; STACK]>,
+    /// A key holds a backslash: its raw bytes are not its identity.
+    escaped: bool,
+}
+
+impl<'a> Keys<'a> {
+    /// Room for `n` keys of `doc`.
+    pub(crate) fn with_capacity(doc: &Doc<'a>, n: usize) -> Self {
+        Keys {
+            input: doc.input(),
+            keys: SmallVec::with_capacity(n),
+            prints: SmallVec::with_capacity(n),
+            escaped: false,
+        }
+    }
+
+    /// The keys of object `c`, in member order.
+    pub(crate) fn of(doc: &Doc<'a>, c: Cursor) -> Result<Self, AccessError> {
+        let items = doc.object_items(c)?;
+        let mut keys = Keys::with_capacity(doc, items.size_hint().0);
+        for (raw, _) in items {
+            keys.push(raw);
+        }
+        Ok(keys)
+    }
+
+    /// The next member's raw key body (as [`Doc::object_items`] gives it:
+    /// a slice of the document's input).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, raw: &'a [u8]) {
+        let (print, escaped) = raw_print(self.input, raw);
+        self.escaped |= escaped;
+        let ord = self.keys.len() as u64 & ORD_MASK;
+        self.prints.push(print & !ORD_MASK | ord);
+        self.keys.push(raw);
+    }
+
+    /// Whether no key repeats (after unescaping).
+    pub(crate) fn unique(self, doc: &Doc<'a>) -> Result<bool, AccessError> {
+        let mut any = false;
+        self.repeats(doc, |_| {
+            any = true;
+            false
+        })?;
+        Ok(!any)
+    }
+
+    /// The ordinals of the members whose key repeats an earlier one's,
+    /// ascending.
+    pub(crate) fn later(self, doc: &Doc<'a>) -> Result<Later, AccessError> {
+        let mut later = Later::new();
+        self.repeats(doc, |i| {
+            later.push(i);
+            true
+        })?;
+        later.sort_unstable();
+        Ok(later)
+    }
+
+    /// Call `f` with the ordinal of every member that repeats an earlier
+    /// key (in no particular order) while it returns true.
+    fn repeats(mut self, doc: &Doc<'a>, f: impl FnMut(u32) -> bool) -> Result<(), AccessError> {
+        if self.escaped || doc.index().is_lazy() {
+            return self.decoded(doc, f);
+        }
+        let keys = &self.keys;
+        if keys.len() <= ORD_MASK as usize + 1 {
+            self.prints.sort_unstable();
+            let prints = &self.prints;
+            runs(
+                prints.len(),
+                |i| prints[i] & !ORD_MASK,
+                |i| (prints[i] & ORD_MASK) as u32,
+                |a, b| keys[a as usize] == keys[b as usize],
+                f,
+            );
+        } else {
+            let mut pairs: Vec<(u64, u32)> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (raw_print(self.input, k).0, i as u32))
+                .collect();
+            pairs.sort_unstable();
+            runs(
+                pairs.len(),
+                |i| pairs[i].0,
+                |i| pairs[i].1,
+                |a, b| keys[a as usize] == keys[b as usize],
+                f,
+            );
+        }
+        Ok(())
+    }
+
+    /// [`Self::repeats`] by the keys' decoded bytes (a key with an escape,
+    /// or a lazy document).
+    #[cold]
+    #[inline(never)]
+    fn decoded(&self, doc: &Doc<'a>, f: impl FnMut(u32) -> bool) -> Result<(), AccessError> {
+        let ids = self
+            .keys
+            .iter()
+            .map(|&raw| doc.key_identity(raw))
+            .collect::<Result<Vec<Cow<'a, [u8]>>, _>>()?;
+        let mut pairs: Vec<(u64, u32)> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (print(k), i as u32))
+            .collect();
+        pairs.sort_unstable();
+        runs(
+            pairs.len(),
+            |i| pairs[i].0,
+            |i| pairs[i].1,
+            |a, b| ids[a as usize] == ids[b as usize],
+            f,
+        );
+        Ok(())
+    }
+}
+
+/// Walk the `n` sorted entries (fingerprint `print(i)`, ordinal `ord(i)`):
+/// within each run of equal fingerprints (in member order), call `f` with
+/// the ordinal of every entry whose key equals an earlier entry's of the
+/// run (`same`), while `f` returns true. Runs longer than one are
+/// collisions or repeats: rare and short, so every pair is compared.
+#[inline(always)]
+fn runs(
+    n: usize,
+    print: impl Fn(usize) -> u64,
+    ord: impl Fn(usize) -> u32,
+    same: impl Fn(u32, u32) -> bool,
+    mut f: impl FnMut(u32) -> bool,
+) {
+    let mut run = 0;
+    for i in 1..n {
+        if print(i) != print(run) {
+            run = i;
+            continue;
+        }
+        let me = ord(i);
+        if (run..i).any(|j| same(ord(j), me)) && !f(me) {
+            return;
+        }
+    }
+}
+
+/// Whether no key of object `at` repeats (after unescaping), for an object
+/// of more than [`SMALL`] members. Out of line, so its key buffers (about
+/// 1.5 KB of stack) take no room in the frames of callers that recurse
+/// (the writer into edited children).
+#[inline(never)]
+pub(crate) fn keys_unique(doc: &Doc<'_>, at: Cursor) -> Result<bool, AccessError> {
+    Keys::of(doc, at)?.unique(doc)
+}
+
+/// The members of object `at` that repeat an earlier key ([`Keys::later`]).
+#[inline(never)]
+pub(crate) fn later(doc: &Doc<'_>, at: Cursor) -> Result<Later, AccessError> {
+    Keys::of(doc, at)?.later(doc)
+}
+
+/// A raw key body's fingerprint ([`print`]) and whether it holds a
+/// backslash (read from the same words). A short key is read as the eight
+/// input bytes from its start (the closing quote and what follows it),
+/// masked to the key's own bytes: one load.
+#[inline(always)]
+fn raw_print(input: &[u8], raw: &[u8]) -> (u64, bool) {
+    let n = raw.len();
+    if n >= 8 {
+        let (first, last) = (word(&raw[..8]), word(&raw[n - 8..]));
+        let mut escaped = has_backslash(first) | has_backslash(last);
+        // The words between (keys are short: rarely any).
+        let mut i = 8;
+        while i + 8 < n {
+            escaped |= has_backslash(word(&raw[i..i + 8]));
+            i += 8;
+        }
+        return (mix(first, last, n), escaped);
+    }
+    let start = raw.as_ptr() as usize - input.as_ptr() as usize;
+    let w = match input.get(start..start + 8) {
+        Some(b) => word(b) & ((1u64 << (8 * n)) - 1),
+        None => short_word(raw),
+    };
+    (mix(w, 0, n), has_backslash(w))
+}
+
+/// A key's fingerprint: its length and its first and last eight bytes
+/// (zeros past the end of a shorter key), mixed so that the high bits (the
+/// ones kept, see [`ORD_BITS`]) depend on all of them. Equal to
+/// [`raw_print`]'s for the same bytes.
+#[inline]
+fn print(key: &[u8]) -> u64 {
+    let n = key.len();
+    if n >= 8 {
+        mix(word(&key[..8]), word(&key[n - 8..]), n)
+    } else {
+        mix(short_word(key), 0, n)
+    }
+}
+
+#[inline(always)]
+fn mix(first: u64, last: u64, n: usize) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    (first ^ last.rotate_left(29) ^ (n as u64).wrapping_mul(K)).wrapping_mul(K)
+}
+
+#[inline(always)]
+fn word(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b.try_into().expect("8 bytes"))
+}
+
+/// The bytes of a key shorter than eight bytes as a little-endian word.
+#[inline]
+fn short_word(key: &[u8]) -> u64 {
+    key.iter()
+        .enumerate()
+        .fold(0u64, |w, (i, &b)| w | u64::from(b) << (8 * i))
+}
+
+/// Whether any of the eight bytes of `w` is a backslash: a byte of `w` xor
+/// a word of backslashes is zero exactly there, and `(x - LO) & !x & HI`
+/// is non-zero exactly when `x` has a zero byte.
+#[inline(always)]
+fn has_backslash(w: u64) -> bool {
+    super::key::word_has_backslash(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{Index, Options};
+
+    /// Whether the keys of the object `text` are distinct, by the
+    /// fingerprints and by a plain set of decoded keys, which must agree;
+    /// and the repeating ordinals likewise.
+    fn check_with(text: &str, options: &Options) -> bool {
+        let index = Index::build(text.as_bytes(), options).unwrap();
+        let doc = Doc::new(text.as_bytes(), &index);
+        let root = doc.root();
+        let mut seen = std::collections::HashSet::new();
+        let mut want = Vec::new();
+        for (i, (raw, _)) in doc.object_items(root).unwrap().enumerate() {
+            if !seen.insert(doc.key_str(raw).unwrap().into_owned()) {
+                want.push(i as u32);
+            }
+        }
+        let got = later(&doc, root).unwrap();
+        assert_eq!(&got[..], &want[..], "{text}");
+        let unique = keys_unique(&doc, root).unwrap();
+        assert_eq!(unique, want.is_empty(), "{text}");
+        assert_eq!(doc.keys_unique(root).unwrap(), unique, "{text}");
+        let distinct: Vec<u32> = doc
+            .distinct_items(root)
+            .unwrap()
+            .map(|m| m.unwrap().0)
+            .collect();
+        let n = doc.len(root).unwrap() as u32;
+        let all: Vec<u32> = (0..n).filter(|i| !want.contains(i)).collect();
+        assert_eq!(distinct, all, "{text}");
+        unique
+    }
+
+    fn check(text: &str) -> bool {
+        let strict = check_with(text, &Options::default());
+        let lazy = Options {
+            lazy: true,
+            ..Options::default()
+        };
+        assert_eq!(check_with(text, &lazy), strict, "lazy: {text}");
+        strict
+    }
+
+    fn object(keys: &[String]) -> String {
+        let members: Vec<String> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| format!("\"{k}\": {i}"))
+            .collect();
+        format!("{{{}}}", members.join(", "))
+    }
+
+    fn numbered(n: usize, f: impl Fn(usize) -> String) -> Vec<String> {
+        (0..n).map(f).collect()
+    }
+
+    #[test]
+    fn large_objects_with_and_without_repeats() {
+        for n in [17, 30, 64, 65, 200] {
+            let mut keys = numbered(n, |i| format!("key_{i}"));
+            assert!(check(&object(&keys)), "{n} distinct");
+            keys.push(format!("key_{}", n / 2));
+            assert!(!check(&object(&keys)), "{n} with a repeat");
+            keys.push(format!("key_{}", n / 2));
+            keys.push(format!("key_{}", n - 1));
+            assert!(!check(&object(&keys)), "{n} with three repeats");
+        }
+    }
+
+    #[test]
+    fn more_members_than_the_packed_ordinals_hold() {
+        let n = (ORD_MASK as usize + 1) + 40;
+        let mut keys = numbered(n, |i| format!("k{i}"));
+        assert!(check_with(&object(&keys), &Options::default()));
+        keys.push("k70000".into());
+        keys.push("k3".into());
+        assert!(!check_with(&object(&keys), &Options::default()));
+    }
+
+    #[test]
+    fn equal_prints_of_different_keys_are_compared_in_full() {
+        // Same length, first and last eight bytes: only the middle differs.
+        let keys = numbered(20, |i| format!("abcdefgh_{:02}_12345678", i % 20));
+        assert!(check(&object(&keys)));
+        let mut keys = numbered(20, |i| format!("abcdefgh{}12345678", "x".repeat(i % 3 + 1)));
+        // Three distinct keys, each repeated: repeats.
+        assert!(!check(&object(&keys)));
+        keys.truncate(3);
+        keys.extend(numbered(15, |i| format!("other_{i}")));
+        assert!(check(&object(&keys)));
+    }
+
+    #[test]
+    fn short_keys_and_empty_keys() {
+        let mut keys = numbered(26, |i| ((b'a' + i as u8) as char).to_string());
+        keys.push(String::new());
+        assert!(check(&object(&keys)));
+        keys.push(String::new());
+        assert!(!check(&object(&keys)));
+        // A short key and a longer one that starts with it.
+        let mut keys = numbered(20, |i| format!("k{i}"));
+        keys.push("k1\u{0}".replace('\u{0}', "0"));
+        assert!(!check(&object(&keys)), "k10 twice");
+    }
+
+    #[test]
+    fn escaped_keys_are_compared_decoded() {
+        let mut keys = numbered(20, |i| format!("key_{i}"));
+        keys.push("key_\\u0031".to_string()); // "key_1" escaped
+        assert!(!check(&object(&keys)));
+        keys.pop();
+        keys.push("key_\\u0078".to_string()); // "key_x"
+        assert!(check(&object(&keys)));
+        // The escaped one first: the plain one repeats it.
+        let mut keys = vec!["\\u0061bc".to_string()];
+        keys.extend(numbered(20, |i| format!("x{i}")));
+        keys.push("abc".into());
+        assert!(!check(&object(&keys)));
+    }
+
+    #[test]
+    fn backslashes_are_seen_anywhere_in_a_key() {
+        for n in 0..40 {
+            let key = vec![b'a'; n];
+            let input = [b"\"".as_slice(), &key, b"\": 1"].concat();
+            assert!(!raw_print(&input, &input[1..=n]).1, "{n}");
+            assert_eq!(raw_print(&input, &input[1..=n]).0, print(&key), "{n}");
+            for at in 0..n {
+                let mut input = input.clone();
+                input[1 + at] = b'\\';
+                assert!(raw_print(&input, &input[1..=n]).1, "{n} {at}");
+            }
+        }
+        // A short key at the very end of the input.
+        let input = b"\"ab\\";
+        assert!(raw_print(input, &input[1..]).1);
+        assert!(!raw_print(input, &input[1..3]).1);
+        assert_eq!(raw_print(input, &input[1..3]).0, print(b"ab"));
+    }
+
+    #[test]
+    fn pseudo_random_objects_agree_with_a_set() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..300 {
+            let n = 1 + (next() % 80) as usize;
+            let alphabet = 2 + (next() % 40) as usize;
+            let keys = numbered(n, |_| String::new())
+                .into_iter()
+                .map(|_| {
+                    let len = (next() % 12) as usize;
+                    (0..len)
+                        .map(|_| (b'a' + (next() % alphabet as u64) as u8 % 26) as char)
+                        .collect()
+                })
+                .collect::<Vec<String>>();
+            check(&object(&keys));
+        }
+    }
+}
