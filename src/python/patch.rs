@@ -68,7 +68,6 @@ use crate::error::JsonType;
 use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place};
 use crate::path::{segments, Segment};
 use pyo3::exceptions::{PyTypeError, PyValueError};
-use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
@@ -817,14 +816,12 @@ fn no_value<T>(kind: &str) -> Step<T> {
 /// with the interned names first (literal keys are interned), then by
 /// text; for a repeated name (possible only with a str subclass key) the
 /// last entry wins, as the dict's own order gives it.
-fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>>; 4]> {
+fn op_members<'py>(
+    d: &Bound<'py, PyDict>,
+    names: &Names,
+) -> PyResult<[Option<Bound<'py, PyAny>>; 4]> {
     let py = d.py();
-    let names = [
-        intern!(py, "op").as_ptr(),
-        intern!(py, "path").as_ptr(),
-        intern!(py, "value").as_ptr(),
-        intern!(py, "from").as_ptr(),
-    ];
+    let names = names.members.each_ref().map(|n| n.as_ptr());
     let mut out: [Option<Bound<'py, PyAny>>; 4] = Default::default();
     let mut pos: pyo3::ffi::Py_ssize_t = 0;
     let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
@@ -861,30 +858,53 @@ fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>
     Ok(out)
 }
 
-/// The op named by `name` when it is one of the interned op names
-/// (string literals in Python code are interned, so a configured patch's
-/// names are found without reading their text); `None`: read the text.
-fn op_by_identity(name: &Bound<'_, PyString>) -> Option<Op> {
-    let py = name.py();
-    let p = name.as_ptr();
-    [
-        (intern!(py, "replace"), Op::Replace),
-        (intern!(py, "add"), Op::Add),
-        (intern!(py, "remove"), Op::Remove),
-        (intern!(py, "test"), Op::Test),
-        (intern!(py, "move"), Op::Move),
-        (intern!(py, "copy"), Op::Copy),
-    ]
-    .into_iter()
-    .find_map(|(n, op)| (n.as_ptr() == p).then_some(op))
+/// The interned names an op dict is read with: its member names and the
+/// six op names (string literals in Python code are interned, so a
+/// configured patch's keys and names are found by identity, without
+/// reading their text). Fetched once per `qjson.patch` call: one
+/// once-cell read instead of one per name and op.
+struct Names {
+    /// `op`, `path`, `value`, `from`, in the order [`op_members`] returns.
+    members: [Py<PyString>; 4],
+    ops: [(Py<PyString>, Op); 6],
+}
+
+static NAMES: PyOnceLock<Names> = PyOnceLock::new();
+
+fn names(py: Python<'_>) -> &Names {
+    NAMES.get_or_init(py, || {
+        let s = |t: &str| PyString::intern(py, t).unbind();
+        Names {
+            members: [s("op"), s("path"), s("value"), s("from")],
+            ops: [
+                (s("replace"), Op::Replace),
+                (s("add"), Op::Add),
+                (s("remove"), Op::Remove),
+                (s("test"), Op::Test),
+                (s("move"), Op::Move),
+                (s("copy"), Op::Copy),
+            ],
+        }
+    })
+}
+
+impl Names {
+    /// The op `name` is when it is one of the interned op names; `None`:
+    /// read its text.
+    fn op(&self, name: &Bound<'_, PyString>) -> Option<Op> {
+        let p = name.as_ptr();
+        self.ops
+            .iter()
+            .find_map(|(n, op)| (n.as_ptr() == p).then_some(*op))
+    }
 }
 
 /// Op `op` of a patch given as Python objects (a dict or an `Object`).
-fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
+fn read_op<'py>(op: &Bound<'py, PyAny>, interned: &Names) -> Step<OpIn<'py>> {
     let py = op.py();
     let names = ["op", "path", "value", "from"];
     let members = if op.is_exact_instance_of::<PyDict>() {
-        op_members(op.cast::<PyDict>().map_err(PyErr::from)?)?
+        op_members(op.cast::<PyDict>().map_err(PyErr::from)?, interned)?
     } else {
         let op = node(op);
         if !op.is_object() {
@@ -907,7 +927,7 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
         }
     };
     let name = text(op_name, "op")?;
-    let kind = match op_by_identity(&name) {
+    let kind = match interned.op(&name) {
         Some(kind) => kind,
         None => {
             let name = op_text(&name, "op name")?;
@@ -1193,20 +1213,22 @@ pub(crate) fn patch<'py>(
             run(i, text_ops.len(), op)?;
         }
     } else if ops.is_instance_of::<PyList>() || ops.is_instance_of::<PyTuple>() {
+        let interned = names(py);
         // The ops as they are now (the caller's list is not read again).
         let ops: SmallVec<[Bound<'py, PyAny>; 8]> = match ops.cast::<PyList>() {
             Ok(l) => l.iter().collect(),
             Err(_) => ops.cast::<PyTuple>()?.iter().collect(),
         };
         for (i, op) in ops.iter().enumerate() {
-            run(i, ops.len(), read_op(op))?;
+            run(i, ops.len(), read_op(op, interned))?;
         }
     } else if let Ok(a) = ops.cast_exact::<Array>() {
+        let interned = names(py);
         let ops = (0..array_len(a)?)
             .map(|i| Ok(array_get(a, i)?.into_bound(py)))
             .collect::<PyResult<Vec<_>>>()?;
         for (i, op) in ops.iter().enumerate() {
-            run(i, ops.len(), read_op(op))?;
+            run(i, ops.len(), read_op(op, interned))?;
         }
     } else {
         return Err(PyTypeError::new_err(format!(
