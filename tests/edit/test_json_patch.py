@@ -389,7 +389,6 @@ def test_merge_patch_into_views_held() -> None:
     assert v["a"] is a
 
 
-
 class _Key(str):
     """A str subclass key (goes the general way, not the one-copy path)."""
 
@@ -417,6 +416,7 @@ def test_merge_patch_dict_of_scalars_is_a_copy() -> None:
     with pytest.raises(TypeError, match="keys must be str"):
         qjson.merge_patch(v, {"g": {5: "x"}})
     assert qjson.dumps(v) == before
+
 
 # ------------------------------------------------------------ number ops
 
