@@ -821,7 +821,6 @@ fn op_members<'py>(
     names: &Names,
 ) -> PyResult<[Option<Bound<'py, PyAny>>; 4]> {
     let py = d.py();
-    let names = names.members.each_ref().map(|n| n.as_ptr());
     let mut out: [Option<Bound<'py, PyAny>>; 4] = Default::default();
     let mut pos: pyo3::ffi::Py_ssize_t = 0;
     let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
@@ -834,7 +833,7 @@ fn op_members<'py>(
     // is made an owned reference before the next entry is read.
     unsafe {
         while dict_next(d.as_ptr(), &mut pos, &mut k, &mut v) {
-            let slot = match names.iter().position(|&n| n == k) {
+            let slot = match names.members.iter().position(|n| n.as_ptr() == k) {
                 Some(i) => i,
                 None => {
                     let key = Bound::from_borrowed_ptr(py, k);
