@@ -68,7 +68,6 @@ use crate::error::JsonType;
 use crate::patch::{array_index, is_proper_prefix, pointer, Op, PatchFault, Place};
 use crate::path::{segments, Segment};
 use pyo3::exceptions::{PyTypeError, PyValueError};
-use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
@@ -817,14 +816,11 @@ fn no_value<T>(kind: &str) -> Step<T> {
 /// with the interned names first (literal keys are interned), then by
 /// text; for a repeated name (possible only with a str subclass key) the
 /// last entry wins, as the dict's own order gives it.
-fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>>; 4]> {
+fn op_members<'py>(
+    d: &Bound<'py, PyDict>,
+    names: &Names,
+) -> PyResult<[Option<Bound<'py, PyAny>>; 4]> {
     let py = d.py();
-    let names = [
-        intern!(py, "op").as_ptr(),
-        intern!(py, "path").as_ptr(),
-        intern!(py, "value").as_ptr(),
-        intern!(py, "from").as_ptr(),
-    ];
     let mut out: [Option<Bound<'py, PyAny>>; 4] = Default::default();
     let mut pos: pyo3::ffi::Py_ssize_t = 0;
     let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
@@ -837,7 +833,7 @@ fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>
     // is made an owned reference before the next entry is read.
     unsafe {
         while dict_next(d.as_ptr(), &mut pos, &mut k, &mut v) {
-            let slot = match names.iter().position(|&n| n == k) {
+            let slot = match names.members.iter().position(|n| n.as_ptr() == k) {
                 Some(i) => i,
                 None => {
                     let key = Bound::from_borrowed_ptr(py, k);
@@ -861,30 +857,53 @@ fn op_members<'py>(d: &Bound<'py, PyDict>) -> PyResult<[Option<Bound<'py, PyAny>
     Ok(out)
 }
 
-/// The op named by `name` when it is one of the interned op names
-/// (string literals in Python code are interned, so a configured patch's
-/// names are found without reading their text); `None`: read the text.
-fn op_by_identity(name: &Bound<'_, PyString>) -> Option<Op> {
-    let py = name.py();
-    let p = name.as_ptr();
-    [
-        (intern!(py, "replace"), Op::Replace),
-        (intern!(py, "add"), Op::Add),
-        (intern!(py, "remove"), Op::Remove),
-        (intern!(py, "test"), Op::Test),
-        (intern!(py, "move"), Op::Move),
-        (intern!(py, "copy"), Op::Copy),
-    ]
-    .into_iter()
-    .find_map(|(n, op)| (n.as_ptr() == p).then_some(op))
+/// The interned names an op dict is read with: its member names and the
+/// six op names (string literals in Python code are interned, so a
+/// configured patch's keys and names are found by identity, without
+/// reading their text). Fetched once per `qjson.patch` call: one
+/// once-cell read instead of one per name and op.
+struct Names {
+    /// `op`, `path`, `value`, `from`, in the order [`op_members`] returns.
+    members: [Py<PyString>; 4],
+    ops: [(Py<PyString>, Op); 6],
+}
+
+static NAMES: PyOnceLock<Names> = PyOnceLock::new();
+
+fn names(py: Python<'_>) -> &Names {
+    NAMES.get_or_init(py, || {
+        let s = |t: &str| PyString::intern(py, t).unbind();
+        Names {
+            members: [s("op"), s("path"), s("value"), s("from")],
+            ops: [
+                (s("replace"), Op::Replace),
+                (s("add"), Op::Add),
+                (s("remove"), Op::Remove),
+                (s("test"), Op::Test),
+                (s("move"), Op::Move),
+                (s("copy"), Op::Copy),
+            ],
+        }
+    })
+}
+
+impl Names {
+    /// The op `name` is when it is one of the interned op names; `None`:
+    /// read its text.
+    fn op(&self, name: &Bound<'_, PyString>) -> Option<Op> {
+        let p = name.as_ptr();
+        self.ops
+            .iter()
+            .find_map(|(n, op)| (n.as_ptr() == p).then_some(*op))
+    }
 }
 
 /// Op `op` of a patch given as Python objects (a dict or an `Object`).
-fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
+fn read_op<'py>(op: &Bound<'py, PyAny>, interned: &Names) -> Step<OpIn<'py>> {
     let py = op.py();
     let names = ["op", "path", "value", "from"];
     let members = if op.is_exact_instance_of::<PyDict>() {
-        op_members(op.cast::<PyDict>().map_err(PyErr::from)?)?
+        op_members(op.cast::<PyDict>().map_err(PyErr::from)?, interned)?
     } else {
         let op = node(op);
         if !op.is_object() {
@@ -907,7 +926,7 @@ fn read_op<'py>(op: &Bound<'py, PyAny>) -> Step<OpIn<'py>> {
         }
     };
     let name = text(op_name, "op")?;
-    let kind = match op_by_identity(&name) {
+    let kind = match interned.op(&name) {
         Some(kind) => kind,
         None => {
             let name = op_text(&name, "op name")?;
@@ -1193,20 +1212,22 @@ pub(crate) fn patch<'py>(
             run(i, text_ops.len(), op)?;
         }
     } else if ops.is_instance_of::<PyList>() || ops.is_instance_of::<PyTuple>() {
+        let interned = names(py);
         // The ops as they are now (the caller's list is not read again).
         let ops: SmallVec<[Bound<'py, PyAny>; 8]> = match ops.cast::<PyList>() {
             Ok(l) => l.iter().collect(),
             Err(_) => ops.cast::<PyTuple>()?.iter().collect(),
         };
         for (i, op) in ops.iter().enumerate() {
-            run(i, ops.len(), read_op(op))?;
+            run(i, ops.len(), read_op(op, interned))?;
         }
     } else if let Ok(a) = ops.cast_exact::<Array>() {
+        let interned = names(py);
         let ops = (0..array_len(a)?)
             .map(|i| Ok(array_get(a, i)?.into_bound(py)))
             .collect::<PyResult<Vec<_>>>()?;
         for (i, op) in ops.iter().enumerate() {
-            run(i, ops.len(), read_op(op))?;
+            run(i, ops.len(), read_op(op, interned))?;
         }
     } else {
         return Err(PyTypeError::new_err(format!(
@@ -1229,7 +1250,11 @@ enum Part<'a, 'py> {
     Text(&'a Arc<Parsed>, Cursor),
 }
 
-impl<'py> Part<'_, 'py> {
+/// The members of a merge patch's object: a small patch's without a heap
+/// allocation.
+type Members<'a, 'py> = SmallVec<[(Bound<'py, PyString>, Part<'a, 'py>); 4]>;
+
+impl<'a, 'py> Part<'a, 'py> {
     fn is_null(&self) -> bool {
         match self {
             Part::Py(v) => v.is_none(),
@@ -1245,9 +1270,9 @@ impl<'py> Part<'_, 'py> {
     }
 
     /// The members of an object (for a repeated key in a text, the first).
-    fn items(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyString>, Self)>> {
+    fn items(&self, py: Python<'py>) -> PyResult<Members<'a, 'py>> {
         let key_error = || PyTypeError::new_err("qjson.merge_patch: object keys must be str");
-        let mut out = Vec::new();
+        let mut out = Members::new();
         match self {
             // An exact dict is walked in place; anything else (an `Object`,
             // a dict subclass) through its own `items()`.
@@ -1305,7 +1330,7 @@ impl<'py> Part<'_, 'py> {
 /// Whether an object patch holds a null member at any depth of its
 /// objects (arrays are values, nulls inside them are kept).
 fn has_null_member(py: Python<'_>, v: &Part<'_, '_>, depth: usize) -> PyResult<bool> {
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
         return Err(PyValueError::new_err(
             "qjson.merge_patch: patch nested too deeply",
         ));
@@ -1324,6 +1349,15 @@ fn merged_new<'py>(
     patch: &Part<'_, 'py>,
     depth: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
+    if let Part::Py(v) = patch {
+        // The common added value, a dict of non-null scalars under str
+        // keys (`{"tenant": "acme"}`): one walk, one C-level copy.
+        if let Ok(d) = v.cast_exact::<PyDict>() {
+            if plain_members(d) {
+                return Ok(d.copy()?.into_any());
+            }
+        }
+    }
     if !patch.is_object() || !has_null_member(py, patch, depth)? {
         return patch.fresh(py);
     }
@@ -1334,6 +1368,32 @@ fn merged_new<'py>(
         }
     }
     Ok(out.into_any())
+}
+
+/// Whether every key of exact dict `d` is an exact `str` and every value
+/// a scalar ([`is_scalar`]) other than `None`: then MergePatch({}, d) is
+/// a copy of `d`. Read as borrowed entries (no reference taken).
+fn plain_members(d: &Bound<'_, PyDict>) -> bool {
+    let py = d.py();
+    let mut pos: pyo3::ffi::Py_ssize_t = 0;
+    let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: `d` is an exact dict and the interpreter is attached;
+    // `dict_next` (`PyDict_Next`, read in place) gives borrowed references
+    // valid while the dict is not changed, and the type tests run no
+    // Python code.
+    unsafe {
+        while dict_next(d.as_ptr(), &mut pos, &mut k, &mut v) {
+            let (k, v) = (
+                pyo3::Borrowed::from_ptr(py, k),
+                pyo3::Borrowed::from_ptr(py, v),
+            );
+            if !k.is_exact_instance_of::<PyString>() || v.is_none() || !is_scalar(&v) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// Apply object `patch` to object `target` in place.

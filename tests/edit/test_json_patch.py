@@ -389,6 +389,35 @@ def test_merge_patch_into_views_held() -> None:
     assert v["a"] is a
 
 
+class _Key(str):
+    """A str subclass key (goes the general way, not the one-copy path)."""
+
+
+def test_merge_patch_dict_of_scalars_is_a_copy() -> None:
+    # An added dict of non-null scalars is copied whole: later edits of the
+    # caller's dict do not reach the document, and a null, a nested object,
+    # a key of another type or a str subclass key goes the general way.
+    v = qjson.decode(b'{"a": 1}')
+    meta = {"tenant": "acme", "n": 2, "f": 0.5, "ok": True}
+    qjson.merge_patch(v, {"metadata": meta})
+    meta["tenant"] = "other"
+    meta["extra"] = 1
+    assert json.loads(qjson.dumps(v)) == {
+        "a": 1,
+        "metadata": {"tenant": "acme", "n": 2, "f": 0.5, "ok": True},
+    }
+    assert v["metadata"] is not meta
+    qjson.merge_patch(v, {"b": {"x": None, "y": 1}, "c": {"d": {"e": None, "f": 2}}})
+    assert json.loads(qjson.dumps(v))["b"] == {"y": 1}
+    assert json.loads(qjson.dumps(v))["c"] == {"d": {"f": 2}}
+    qjson.merge_patch(v, {"s": {_Key("k"): "v"}})
+    assert json.loads(qjson.dumps(v))["s"] == {"k": "v"}
+    before = qjson.dumps(v)
+    with pytest.raises(TypeError, match="keys must be str"):
+        qjson.merge_patch(v, {"g": {5: "x"}})
+    assert qjson.dumps(v) == before
+
+
 # ------------------------------------------------------------ number ops
 
 
