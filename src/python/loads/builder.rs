@@ -33,7 +33,7 @@ use super::key_cache::{
     CACHE_VALUE_SLOTS,
 };
 #[cfg(not(feature = "abi3"))]
-use super::objects::copy_short;
+use super::objects::{ascii_data, copy_short};
 #[cfg(not(feature = "abi3"))]
 use super::objects::new_str_non_ascii;
 use super::objects::{dict_set, list_set, new_dict};
@@ -495,7 +495,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                 if p.is_null() {
                     return None;
                 }
-                let dst = ffi::PyUnicode_DATA(p).cast::<u8>();
+                let dst = ascii_data(p);
                 copy_short(text, dst);
                 return Some(p);
             }
@@ -556,7 +556,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         // next), so the runs and escaped bytes written add up to exactly
         // `len` bytes: every write stays inside its data.
         unsafe {
-            let dst = ffi::PyUnicode_DATA(p).cast::<u8>();
+            let dst = ascii_data(p);
             let (mut from, mut o) = (start, 0);
             for &e in &self.escapes[first..first + n] {
                 let e = e as usize;
