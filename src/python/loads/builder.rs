@@ -16,9 +16,10 @@
 //! - Object members go through `dict_set`, so a repeated key keeps its
 //!   first position and its last value, as `json.loads` does; keys go
 //!   through the key cache.
-//! - Strings without a backslash are handed over as they are; others are
-//!   unescaped into a scratch buffer first
-//!   ([`unescape_validated`]).
+//! - Strings without a backslash are handed over as they are; an ASCII one
+//!   whose escapes are all two bytes long is unescaped straight into its
+//!   `str` from stage 1's escape offsets (`Builder::ascii_escaped`); others
+//!   are unescaped into a scratch buffer first ([`unescape_validated`]).
 //! - Numbers and literals are checked as they are read (stage 2 left them
 //!   unchecked); a failure sets `bad_scalar`, and the caller finds the
 //!   error with a strict build.
@@ -33,7 +34,8 @@ use super::key_cache::{
     CACHE_VALUE_SLOTS,
 };
 #[cfg(not(feature = "abi3"))]
-use super::objects::{ascii_data, copy_short};
+use super::objects::ascii_data;
+use super::objects::copy_short;
 #[cfg(not(feature = "abi3"))]
 use super::objects::new_str_non_ascii;
 use super::objects::{dict_set, list_set, new_dict};
@@ -630,7 +632,11 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         // The key bytes change together with the slot, once the string
         // exists: a failed `string` leaves the old entry whole.
         let slot = &mut cache.slots[i];
-        slot.key[..body.len()].copy_from_slice(body);
+        // (Not `copy_from_slice`: a `memcpy` call per miss.)
+        let dst = &mut slot.key[..body.len()];
+        // SAFETY: `dst` is `body.len()` writable bytes of the slot, which
+        // cannot overlap the input.
+        unsafe { copy_short(body, dst.as_mut_ptr()) };
         slot.tag = t;
         slot.obj = obj;
         obj
@@ -700,7 +706,11 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         // The key bytes change together with the slot, once the string
         // exists: a failed `string` leaves the old entry whole.
         let slot = &mut cache.values[i];
-        slot.key[..body.len()].copy_from_slice(body);
+        // (Not `copy_from_slice`: a `memcpy` call per miss.)
+        let dst = &mut slot.key[..body.len()];
+        // SAFETY: `dst` is `body.len()` writable bytes of the slot, which
+        // cannot overlap the input.
+        unsafe { copy_short(body, dst.as_mut_ptr()) };
         slot.tag = t;
         slot.obj = obj;
         obj

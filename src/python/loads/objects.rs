@@ -195,7 +195,6 @@ pub(super) unsafe fn ascii_data(p: *mut ffi::PyObject) -> *mut u8 {
 /// # Safety
 /// `dst` is valid for `src.len()` bytes of writes and does not overlap
 /// `src`.
-#[cfg(not(feature = "abi3"))]
 #[inline(always)]
 pub(super) unsafe fn copy_short(src: &[u8], dst: *mut u8) {
     let n = src.len();
