@@ -38,9 +38,10 @@
 //!   second table of that cache (lines repeat the same short values);
 //! - strings without a backslash are handed to `PyUnicode_FromStringAndSize`
 //!   as they are (version-specific builds: an ASCII one is one
-//!   `PyUnicode_New` and a copy); an ASCII string whose escapes are all two
-//!   bytes long (not `\u`) is unescaped straight into its `str`, the plain
-//!   runs between stage 1's escape offsets copied; others are unescaped
+//!   `PyUnicode_New` and a copy); in `loads_many`, an ASCII string whose
+//!   escapes are all two bytes long (not `\u`) is unescaped straight into
+//!   its `str`, the plain runs between stage 1's escape offsets copied;
+//!   others are unescaped
 //!   (plain runs copied 8 bytes a step, see
 //!   [`unescape_validated`](crate::decode::string::unescape_validated))
 //!   into a scratch buffer kept across calls first.

@@ -529,9 +529,9 @@ def test_unclosed_containers_after_a_larger_document() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_ascii_strings_with_short_escapes(seed: int) -> None:
-    """ASCII strings whose escapes are all two bytes long are unescaped
-    straight into their str from stage 1's escape offsets (builder.rs,
-    ascii_escaped): escapes first, last, back to back, between runs of every
+    """ASCII strings whose escapes are all two bytes long are unescaped by
+    loads_many straight into their str from stage 1's escape offsets
+    (builder.rs, ascii_escaped): escapes first, last, back to back, between runs of every
     length around the 8- and 16-byte copy steps, an escaped backslash before
     a `u`, keys and values, beside strings with a \\u escape (the other
     path); loads and loads_many must give what json.loads gives."""
