@@ -8,7 +8,9 @@ do not. This is the tool the closing notes' "callgrind" figures come from.
     python benchmarks/callgrind.py diff A.out B.out --per 1000 [--event Bcm]
 
 `run` runs one workload of `workloads.py` (or `patch`, the 3-op JSON Patch of
-`patch_bench.py`) N1 and N2 times, each in its own `valgrind --tool=callgrind`
+`patch_bench.py`; or `loads_many` of scenario `amazon` (amazon_cellphones.ndjson)
+or `batch` (a 1 MB generated batch-API file), lib qjson, fastsimdjson or
+msgspec, as in `many_bench.py`) N1 and N2 times, each in its own `valgrind --tool=callgrind`
 process with PYTHONHASHSEED=0, and prints the difference divided by N2 - N1:
 the cost of one operation without start-up and import, in total and per
 function (exclusive). `--events` adds the cache and branch simulators (I1
@@ -28,6 +30,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -44,10 +47,12 @@ def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
     sys.path.insert(0, str(HERE))
     import workloads
 
-    scen = workloads.scenario(scen_name)
-    if op == "patch":
+    if op == "loads_many":
+        fn = _loads_many(scen_name, lib)
+    elif op == "patch":
         import qjson
 
+        scen = workloads.scenario(scen_name)
         if len(scen.parts) != 1:
             raise SystemExit("patch runs on one payload")
         body = scen.parts[0]
@@ -58,9 +63,36 @@ def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
             return qjson.dumps(v)
 
     else:
-        fn = workloads.make(op, lib, scen)
+        fn = workloads.make(op, lib, workloads.scenario(scen_name))
     for _ in range(n):
         fn()
+
+
+def _loads_many(scen_name: str, lib: str) -> Callable[[], object]:
+    """`loads_many` of a JSON Lines scenario (`amazon` or `batch`) by `lib`."""
+    if scen_name == "amazon":
+        path = HERE.parent.parent / "shared" / "data" / "jsonexamples" / "amazon_cellphones.ndjson"
+        data = path.read_bytes()
+    elif scen_name == "batch":
+        import payloads
+
+        data = payloads.batch_file(1 << 20)
+    else:
+        raise SystemExit("loads_many runs on amazon or batch")
+    if lib == "qjson":
+        import qjson
+
+        return lambda: qjson.loads_many(data)
+    if lib == "fastsimdjson":
+        import fastsimdjson
+
+        return lambda: list(fastsimdjson.loads_many(data))
+    if lib == "msgspec":
+        import msgspec
+
+        dec = msgspec.json.Decoder()
+        return lambda: dec.decode_lines(data)
+    raise SystemExit(f"loads_many: no lib {lib!r}")
 
 
 def _profile(args: argparse.Namespace, n: int, out: Path) -> None:

@@ -5,6 +5,7 @@ dumps_many against fastsimdjson, msgspec and orjson.
     python benchmarks/many_bench.py --mb 20 --rounds 3
     python benchmarks/many_bench.py --quick       # a short smoke run
     python benchmarks/many_bench.py --gc-off      # the collector paused throughout
+    python benchmarks/many_bench.py --rows loads --mb 20 --out /tmp/many.json  # some rows
 
 Rows (ratio = peer time / qjson time, medians of interleaved rounds of the
 calling thread's CPU time (benchmarks/clock.py), the collector on unless
@@ -314,6 +315,9 @@ def machine() -> dict:
     }
 
 
+ROWS = ["read", "loads", "rewrite", "file", "threads"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=100)
@@ -322,7 +326,13 @@ def main() -> None:
     ap.add_argument("--gc-off", action="store_true", help="pause the collector throughout")
     ap.add_argument("--clock", choices=sorted(clock.CLOCKS), default="thread")
     ap.add_argument("--out", default=str(HERE / "results" / "many.json"))
+    ap.add_argument(
+        "--rows", default=",".join(ROWS), help=f"comma-separated, of {', '.join(ROWS)} (all)"
+    )
     a = ap.parse_args()
+    rows = set(a.rows.split(","))
+    if rows - set(ROWS):
+        ap.error(f"unknown rows: {', '.join(sorted(rows - set(ROWS)))}")
     if a.quick:
         a.mb, a.rounds = 5, 1
     clock.use(a.clock)
@@ -338,21 +348,26 @@ def main() -> None:
         data = p1.read_bytes()
         assert data == batch_file(size, seed=3)
         res["batch_bytes"], res["batch_lines"] = len(data), data.count(b"\n")
-        res["read"] = read_row(data, a.rounds)
-        print("read", json.dumps(res["read"]), flush=True)
-        res["loads_many_batch"] = loads_row(data, p1, a.rounds)
-        print("loads_many batch", json.dumps(res["loads_many_batch"]), flush=True)
-        if AMAZON.exists():
-            amazon = AMAZON.read_bytes()
-            res["loads_many_amazon"] = loads_row(amazon, AMAZON, max(a.rounds, 20))
-            print("loads_many amazon", json.dumps(res["loads_many_amazon"]), flush=True)
-        res["rewrite"] = rewrite_row(data, a.rounds)
-        print("rewrite", json.dumps(res["rewrite"]), flush=True)
+        if "read" in rows:
+            res["read"] = read_row(data, a.rounds)
+            print("read", json.dumps(res["read"]), flush=True)
+        if "loads" in rows:
+            res["loads_many_batch"] = loads_row(data, p1, a.rounds)
+            print("loads_many batch", json.dumps(res["loads_many_batch"]), flush=True)
+            if AMAZON.exists():
+                amazon = AMAZON.read_bytes()
+                res["loads_many_amazon"] = loads_row(amazon, AMAZON, max(a.rounds, 20))
+                print("loads_many amazon", json.dumps(res["loads_many_amazon"]), flush=True)
+        if "rewrite" in rows:
+            res["rewrite"] = rewrite_row(data, a.rounds)
+            print("rewrite", json.dumps(res["rewrite"]), flush=True)
         del data
-        res["file"] = file_row(p1, a.rounds)
-        print("file", json.dumps(res["file"]), flush=True)
-        res["threads"] = threads_row([p1, p2], a.rounds)
-        print("threads", json.dumps(res["threads"]), flush=True)
+        if "file" in rows:
+            res["file"] = file_row(p1, a.rounds)
+            print("file", json.dumps(res["file"]), flush=True)
+        if "threads" in rows:
+            res["threads"] = threads_row([p1, p2], a.rounds)
+            print("threads", json.dumps(res["threads"]), flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=2) + "\n")
     print("written", a.out)

@@ -196,7 +196,10 @@ impl Splitter {
         let start = skip_ws(buf, pos);
         // Only whitespace may stand between the last document and the
         // line's end.
-        if !line_start && memchr::memchr(b'\n', &buf[pos..start]).is_none() {
+        // (Not `memchr::memchr`: the gap is whitespace, after a document of a
+        // stream of lines usually just its newline, and a `memchr` call
+        // cost about 35 instructions per line there.)
+        if !line_start && !buf[pos..start].contains(&b'\n') {
             return None;
         }
         let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);

@@ -699,10 +699,35 @@ fn parse_integer(text: &[u8]) -> Number<'_> {
 /// [`parse_number_at`].
 #[inline(always)]
 pub fn plain_decimal(input: &[u8], p: usize, q: usize) -> Option<Number<'static>> {
+    // One or two digits (counts, ratings, flags: the last numbers of most
+    // lines of amazon_cellphones.ndjson) are read straight off the bytes.
+    if q.wrapping_sub(p) <= 2 {
+        if let Some(n) = small_int(input, p, q) {
+            return Some(n);
+        }
+    }
     match input.get(p..).and_then(<[u8]>::first_chunk::<32>) {
         Some(chunk) => decimal_in_chunk(chunk, q.wrapping_sub(p)),
         None => plain_decimal_near_end(input, p, q),
     }
+}
+
+/// The integer that is exactly `input[p..q]` when it is one digit, or two
+/// without a leading zero; `None` otherwise (other tokens, `q <= p`).
+#[inline(always)]
+fn small_int(input: &[u8], p: usize, q: usize) -> Option<Number<'static>> {
+    let d0 = input.get(p)?.wrapping_sub(b'0');
+    if d0 > 9 {
+        return None;
+    }
+    if q == p + 1 {
+        return Some(Number::Int(d0 as i64));
+    }
+    let d1 = input.get(p + 1)?.wrapping_sub(b'0');
+    if q == p + 2 && d0 != 0 && d1 <= 9 {
+        return Some(Number::Int((d0 * 10 + d1) as i64));
+    }
+    None
 }
 
 /// [`plain_decimal`] of a number with fewer than 32 bytes readable from

@@ -37,8 +37,13 @@
 //!   `loads_many` also shares string values of up to 16 bytes through a
 //!   second table of that cache (lines repeat the same short values);
 //! - strings without a backslash are handed to `PyUnicode_FromStringAndSize`
-//!   as they are; others are unescaped (plain runs copied 8 bytes a step,
-//!   see [`unescape_validated`](crate::decode::string::unescape_validated))
+//!   as they are (version-specific builds: an ASCII one is one
+//!   `PyUnicode_New` and a copy); in `loads_many`, an ASCII string whose
+//!   escapes are all two bytes long (not `\u`) is unescaped straight into
+//!   its `str`, the plain runs between stage 1's escape offsets copied;
+//!   others are unescaped
+//!   (plain runs copied 8 bytes a step, see
+//!   [`unescape_validated`](crate::decode::string::unescape_validated))
 //!   into a scratch buffer kept across calls first.
 //!
 //! - documents with at least `GC_PAUSE_MIN` containers are built with the

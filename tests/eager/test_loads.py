@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -524,3 +525,34 @@ def test_unclosed_containers_after_a_larger_document() -> None:
                 qjson.loads(bad)
             with pytest.raises(qjson.JSONDecodeError):
                 qjson.parse(bad)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ascii_strings_with_short_escapes(seed: int) -> None:
+    """ASCII strings whose escapes are all two bytes long are unescaped by
+    loads_many straight into their str from stage 1's escape offsets
+    (builder.rs, ascii_escaped): escapes first, last, back to back, between runs of every
+    length around the 8- and 16-byte copy steps, an escaped backslash before
+    a `u`, keys and values, beside strings with a \\u escape (the other
+    path); loads and loads_many must give what json.loads gives."""
+    rng = random.Random(seed)
+    escapes = ['\\"', "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\\\u0041"]
+    lines = []
+    for i in range(300):
+        parts = []
+        for _ in range(rng.randint(1, 6)):
+            parts.append("x" * rng.choice([0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 40, 100]))
+            parts.append(rng.choice(escapes))
+        if i % 3 == 0:
+            parts.append("x" * rng.randint(0, 20))
+        body = "".join(parts)
+        if i % 10 == 0:
+            body += "\\u00e9"  # one `\u` escape: the scratch-buffer path
+        short = rng.choice(escapes) + "ab"  # a short value (shared by loads_many)
+        lines.append(f'{{"k{body}": "{body}", "s": ["{body}", "{short}"]}}'.encode())
+    data = b"\n".join(lines)
+    want = [json.loads(line) for line in lines]
+    assert qjson.loads_many(data) == want
+    for line, w in zip(lines, want):
+        assert qjson.loads(line) == w
+    assert qjson.loads(b"[" + b",".join(lines) + b"]") == want

@@ -16,9 +16,11 @@
 //! - Object members go through `dict_set`, so a repeated key keeps its
 //!   first position and its last value, as `json.loads` does; keys go
 //!   through the key cache.
-//! - Strings without a backslash are handed over as they are; others are
-//!   unescaped into a scratch buffer first
-//!   ([`unescape_validated`]).
+//! - Strings without a backslash are handed over as they are; in
+//!   `loads_many` (`SHARE`), an ASCII one whose escapes are all two bytes
+//!   long is unescaped straight into its `str` from stage 1's escape
+//!   offsets (`Builder::ascii_escaped`); others are unescaped into a
+//!   scratch buffer first ([`unescape_validated`]).
 //! - Numbers and literals are checked as they are read (stage 2 left them
 //!   unchecked); a failure sets `bad_scalar`, and the caller finds the
 //!   error with a strict build.
@@ -33,6 +35,7 @@ use super::key_cache::{
     CACHE_VALUE_SLOTS,
 };
 #[cfg(not(feature = "abi3"))]
+use super::objects::ascii_data;
 use super::objects::copy_short;
 #[cfg(not(feature = "abi3"))]
 use super::objects::new_str_non_ascii;
@@ -467,6 +470,19 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
     unsafe fn string(&mut self, start: usize, end: usize) -> Option<*mut ffi::PyObject> {
         let body = &self.input[start..end];
         let escaped = self.has_escape(start, end);
+        // An ASCII body whose escapes are all two bytes long (`\"`, `\n`,
+        // ...; not `\u`): unescaped straight into its `str`. Only in
+        // `loads_many` (`SHARE`): in `loads` the extra branch at every
+        // string cost 0.4% of the instructions on twitter.json and
+        // github_issues, where it is never taken (non-ASCII documents).
+        #[cfg(not(feature = "abi3"))]
+        if SHARE && escaped && self.ascii {
+            // SAFETY: as the caller guarantees; `next_escape` is the body's
+            // first escape (`has_escape`).
+            if let Some(p) = unsafe { self.ascii_escaped(start, end) } {
+                return (!p.is_null()).then_some(p);
+            }
+        }
         let text = if !escaped {
             body
         } else {
@@ -485,7 +501,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                 if p.is_null() {
                     return None;
                 }
-                let dst = ffi::PyUnicode_DATA(p).cast::<u8>();
+                let dst = ascii_data(p);
                 copy_short(text, dst);
                 return Some(p);
             }
@@ -502,6 +518,72 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             ffi::PyUnicode_FromStringAndSize(text.as_ptr().cast(), text.len() as ffi::Py_ssize_t)
         };
         (!p.is_null()).then_some(p)
+    }
+
+    /// The `str` of the string body `input[start..end]` (ASCII, with at
+    /// least one escape, the first at `escapes[next_escape]`) when every
+    /// escape in it is two bytes long (not `\u`): a new reference, or
+    /// null with an exception set; `None` for a `\u` escape (the caller
+    /// then unescapes it into the scratch buffer). Its length is the body's
+    /// less one byte per escape, so the `str` is made at once and filled
+    /// from the escape offsets stage 1 found: the plain runs between them
+    /// copied, each escape's byte written (no search, no second copy, no
+    /// ASCII check of the result: on amazon_cellphones.ndjson, titles with
+    /// `\"`).
+    ///
+    /// # Safety
+    /// The interpreter must be attached; the body was validated, and
+    /// `next_escape` is the index of its first escape.
+    #[cfg(not(feature = "abi3"))]
+    #[inline(never)]
+    unsafe fn ascii_escaped(&mut self, start: usize, end: usize) -> Option<*mut ffi::PyObject> {
+        let input = self.input;
+        let first = self.next_escape;
+        let mut n = 0;
+        for &e in self.escapes.get(first..)? {
+            let e = e as usize;
+            if e >= end {
+                break;
+            }
+            if input.get(e + 1) == Some(&b'u') {
+                return None;
+            }
+            n += 1;
+        }
+        let len = end - start - n;
+        // SAFETY: the interpreter is attached.
+        let p = unsafe { ffi::PyUnicode_New(len as ffi::Py_ssize_t, 127) };
+        if p.is_null() {
+            return Some(p);
+        }
+        // SAFETY: `p` is a new compact ASCII string of `len` bytes, which
+        // no one else sees before we return it. The escapes are in order,
+        // inside the body and two bytes each (validated; none overlaps the
+        // next), so the runs and escaped bytes written add up to exactly
+        // `len` bytes: every write stays inside its data.
+        unsafe {
+            let dst = ascii_data(p);
+            let (mut from, mut o) = (start, 0);
+            for &e in &self.escapes[first..first + n] {
+                let e = e as usize;
+                let run = &input[from..e];
+                copy_short(run, dst.add(o));
+                o += run.len();
+                *dst.add(o) = match input[e + 1] {
+                    b'n' => b'\n',
+                    b't' => b'\t',
+                    b'r' => b'\r',
+                    b'b' => 0x08,
+                    b'f' => 0x0C,
+                    // `"`, `\\`, `/`.
+                    c => c,
+                };
+                o += 1;
+                from = e + 2;
+            }
+            copy_short(&input[from..end], dst.add(o));
+        }
+        Some(p)
     }
 
     /// The key whose opening quote is structural `k` (a new reference, or
@@ -554,7 +636,11 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         // The key bytes change together with the slot, once the string
         // exists: a failed `string` leaves the old entry whole.
         let slot = &mut cache.slots[i];
-        slot.key[..body.len()].copy_from_slice(body);
+        // (Not `copy_from_slice`: a `memcpy` call per miss.)
+        let dst = &mut slot.key[..body.len()];
+        // SAFETY: `dst` is `body.len()` writable bytes of the slot, which
+        // cannot overlap the input.
+        unsafe { copy_short(body, dst.as_mut_ptr()) };
         slot.tag = t;
         slot.obj = obj;
         obj
@@ -624,7 +710,11 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         // The key bytes change together with the slot, once the string
         // exists: a failed `string` leaves the old entry whole.
         let slot = &mut cache.values[i];
-        slot.key[..body.len()].copy_from_slice(body);
+        // (Not `copy_from_slice`: a `memcpy` call per miss.)
+        let dst = &mut slot.key[..body.len()];
+        // SAFETY: `dst` is `body.len()` writable bytes of the slot, which
+        // cannot overlap the input.
+        unsafe { copy_short(body, dst.as_mut_ptr()) };
         slot.tag = t;
         slot.obj = obj;
         obj

@@ -172,6 +172,20 @@ fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) {
     }
 }
 
+/// The data of `p`, a new compact ASCII `str` (as `PyUnicode_New(n, 127)`
+/// makes one): its characters follow its header (`PyASCIIObject`), as
+/// CPython's `_PyUnicode_COMPACT_DATA` says. `PyUnicode_DATA` tests the
+/// kind first (and is a function call from 3.14 on).
+///
+/// # Safety
+/// `p` is a compact ASCII `str`.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+pub(super) unsafe fn ascii_data(p: *mut ffi::PyObject) -> *mut u8 {
+    // SAFETY: as the caller guarantees, the data lies just past the header.
+    unsafe { p.cast::<ffi::PyASCIIObject>().add(1).cast::<u8>() }
+}
+
 /// Copy `src` to `dst` (non-overlapping, `src.len()` bytes writable at
 /// `dst`): up to 16 bytes with two overlapping loads and stores of the
 /// widest size that fits (no `memcpy` call: most strings in JSON are short,
@@ -181,7 +195,6 @@ fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) {
 /// # Safety
 /// `dst` is valid for `src.len()` bytes of writes and does not overlap
 /// `src`.
-#[cfg(not(feature = "abi3"))]
 #[inline(always)]
 pub(super) unsafe fn copy_short(src: &[u8], dst: *mut u8) {
     let n = src.len();
