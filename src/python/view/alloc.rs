@@ -37,15 +37,18 @@
 //!   cursors not), releases cached child views by plain decrefs
 //!   (`super::drop::shed`), drops the Rust value in place,
 //!   frees the memory with the type's `tp_free` and releases the type.
-//!   Dropping the value then releases Python objects only when it holds
-//!   edits, or the last share of the document (its input bytes):
-//!   then the drop runs inside `Python::attach`, so that PyO3 releases
-//!   those references at once (see `super::super::slots`).
+//!   When the value holds the last share of the document, the input's
+//!   reference to the caller's object goes by a plain decref too
+//!   (`Input::release_attached`). Dropping the value then releases Python
+//!   objects only when it holds edits (or, rarely, a buffer export or a
+//!   slice of a stream's input): then the drop runs inside
+//!   `Python::attach`, so that PyO3 releases those references at once
+//!   (see `super::super::slots`).
 //!
 //! The stable ABI hides the layouts this needs: `abi3` builds keep PyO3's
 //! paths.
 
-use super::super::doc::{Cursor, Doc};
+use super::super::doc::{Cursor, Doc, Parsed};
 use super::{Array, Object, ViewCache};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -75,6 +78,30 @@ pub(crate) trait View: PyClass + Sized {
     ///
     /// The thread is attached and the value is being dropped.
     unsafe fn shed(&mut self) {}
+    /// The value's share of its document.
+    fn parsed_mut(&mut self) -> &mut Arc<Parsed>;
+    /// When the value holds the last share of its document, release the
+    /// input's reference to the caller's object by a plain decref (see
+    /// `Input::release_attached`), so that dropping the document needs no
+    /// `Python::attach`.
+    ///
+    /// # Safety
+    ///
+    /// The thread is attached and the value is being dropped.
+    unsafe fn release_input(&mut self) {
+        if let Some(doc) = Arc::get_mut(self.parsed_mut()) {
+            // SAFETY: attached, and the document (this value held its only
+            // share) is dropped with the value, next (the contract).
+            unsafe { doc.input.release_attached() };
+        }
+    }
+}
+
+/// Whether dropping a value holding `parsed` releases no Python object
+/// through it: another share remains, or the input's object was released.
+#[inline(always)]
+fn share_drops_nothing(parsed: &Arc<Parsed>) -> bool {
+    Arc::strong_count(parsed) > 1 || parsed.input.released()
 }
 
 static OBJECT_AT: AtomicUsize = AtomicUsize::new(0);
@@ -102,6 +129,9 @@ macro_rules! view {
                 let $v = self;
                 $drops_nothing
             }
+            fn parsed_mut(&mut self) -> &mut Arc<Parsed> {
+                &mut self.parsed
+            }
             $($shed)?
         }
     };
@@ -114,7 +144,7 @@ macro_rules! mutable_view {
             let mut v = sample.try_borrow_mut().ok()?;
             Some(&mut *v as *mut Self as *const Self)
         }, |v| v.unedited().is_some_and(ViewCache::is_empty)
-            && Arc::strong_count(&v.parsed) > 1,
+            && share_drops_nothing(&v.parsed),
         unsafe fn shed(&mut self) {
             // SAFETY: the trait method's contract.
             unsafe { super::drop::shed(self) }
@@ -125,7 +155,7 @@ macro_rules! mutable_view {
 mutable_view!(Object, OBJECT_AT);
 mutable_view!(Array, ARRAY_AT);
 view!(Cursor, CURSOR_AT, flag: false, |sample| Some(sample.get() as *const Self), |c| {
-    Arc::strong_count(&c.parsed) > 1
+    share_drops_nothing(&c.parsed)
 });
 view!(Doc, DOC_AT, flag: false, |sample| Some(sample.get() as *const Self), |d| {
     d.releases_nothing()
@@ -205,6 +235,7 @@ unsafe extern "C" fn dealloc<T: View>(obj: *mut ffi::PyObject) {
             // (edits, the last share of the document) is rare.
             if !(*value).drops_nothing() {
                 (*value).shed();
+                (*value).release_input();
             }
             if (*value).drops_nothing() || ffi::Py_IsInitialized() == 0 {
                 std::ptr::drop_in_place(value);
@@ -267,5 +298,77 @@ pub(crate) fn install<T: View>(py: Python<'_>, sample: &Bound<'_, T>) {
     unsafe {
         (*tp).tp_dealloc = Some(dealloc::<T>);
         ffi::PyType_Modified(tp);
+    }
+}
+
+/// A mutable borrow of the value of an `Object` or `Array`, taken by
+/// writing PyO3's borrow flag directly (see [`borrow_mut`]); the flag is
+/// cleared on drop.
+pub(crate) struct RawMut<'a, T> {
+    value: &'a mut T,
+    flag: &'a AtomicUsize,
+}
+
+/// PyO3's flag value for "mutably borrowed".
+const BORROWED_MUT: usize = usize::MAX;
+
+/// The value of the view object `obj`, mutably borrowed as PyO3's
+/// `try_borrow_mut` would (`None` when it is borrowed already, or while
+/// PyO3's paths are in use), with plain loads and stores instead of
+/// PyO3's atomic compare-exchange: every access to a borrow flag happens
+/// attached, and with the GIL that means one thread at a time (the GIL's
+/// hand-overs order them). Free-threaded builds keep the compare-exchange.
+///
+/// # Safety
+///
+/// The thread is attached; `obj` is a live object of type `T`, which
+/// outlives the borrow.
+#[inline(always)]
+pub(crate) unsafe fn borrow_mut<'a, T: View>(obj: *mut ffi::PyObject) -> Option<RawMut<'a, T>> {
+    let at = T::offset().load(Ordering::Relaxed);
+    if at == 0 || !T::FLAG {
+        return None;
+    }
+    let word = std::mem::size_of::<usize>();
+    let flag_at = at + std::mem::size_of::<T>().div_ceil(word) * word;
+    let base = obj.cast::<u8>();
+    // SAFETY: `install` checked the layout: PyO3's borrow flag of the live
+    // `T` at `obj` (an `AtomicUsize`, word aligned) follows the value.
+    let flag = unsafe { &*base.add(flag_at).cast::<AtomicUsize>() };
+    #[cfg(not(Py_GIL_DISABLED))]
+    {
+        if flag.load(Ordering::Relaxed) != 0 {
+            return None;
+        }
+        flag.store(BORROWED_MUT, Ordering::Relaxed);
+    }
+    #[cfg(Py_GIL_DISABLED)]
+    flag.compare_exchange(0, BORROWED_MUT, Ordering::AcqRel, Ordering::Relaxed)
+        .ok()?;
+    // SAFETY: the value sits at `at` (checked by `install`), and the flag
+    // now says no one else may borrow it until `RawMut` is dropped.
+    let value = unsafe { &mut *base.add(at).cast::<T>() };
+    Some(RawMut { value, flag })
+}
+
+impl<T> std::ops::Deref for RawMut<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value
+    }
+}
+
+impl<T> std::ops::DerefMut for RawMut<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.value
+    }
+}
+
+impl<T> Drop for RawMut<'_, T> {
+    fn drop(&mut self) {
+        #[cfg(not(Py_GIL_DISABLED))]
+        self.flag.store(0, Ordering::Relaxed);
+        #[cfg(Py_GIL_DISABLED)]
+        self.flag.store(0, Ordering::Release);
     }
 }
