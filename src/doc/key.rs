@@ -19,7 +19,8 @@
 //! eight bytes after the quote against the key and its closing quote, one
 //! masked compare; only when the first difference is a backslash is the
 //! body decoded ([`body_eq`](crate::decode::string::body_eq)). Longer keys compare their first word the same
-//! way, then the rest.
+//! way, then, up to 15 bytes, the word that ends with the closing quote
+//! (their last seven bytes and the quote), longer ones the rest.
 //!
 //! Other keys (escapes, quotes, control or non-ASCII bytes) compare body by
 //! body: a body shorter than the key never equals it; a body of the key's
@@ -132,7 +133,9 @@ pub(super) struct KeyMatcher<'i, 'k> {
     /// Whether the key is plain (printable ASCII, no `"` or `\`).
     plain: bool,
     /// Plain keys of up to seven bytes: the key and its closing quote as a
-    /// little-endian word, and the mask of those bytes.
+    /// little-endian word, and the mask of those bytes. Plain keys of 8 to
+    /// 15 bytes: their last seven bytes and the closing quote (`quoted`,
+    /// all of whose bytes count).
     quoted: u64,
     quoted_mask: u64,
 }
@@ -143,10 +146,13 @@ impl<'i, 'k> KeyMatcher<'i, 'k> {
         let word = word_of(key);
         let n = key.len();
         let plain = is_plain(key, word);
-        let (quoted, quoted_mask) = if n <= 7 {
-            (word | u64::from(b'"') << (8 * n), u64::MAX >> (8 * (7 - n)))
-        } else {
-            (0, 0)
+        let (quoted, quoted_mask) = match n {
+            0..=7 => (word | u64::from(b'"') << (8 * n), u64::MAX >> (8 * (7 - n))),
+            8..=15 => {
+                let last = u64::from_le_bytes(key[n - 8..].try_into().expect("8 bytes"));
+                (last >> 8 | u64::from(b'"') << 56, u64::MAX)
+            }
+            _ => (0, 0),
         };
         KeyMatcher {
             input,
@@ -198,13 +204,27 @@ impl<'i, 'k> KeyMatcher<'i, 'k> {
             }
         } else if self.plain {
             let at = open + 1;
+            let n = self.key.len();
             if let Some(w) = self.input.get(at..at + 8) {
                 let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-                let n = self.key.len();
                 let diff = w ^ self.word;
                 if diff != 0 {
                     if let Some(hit) = escape_at_first_difference(w, diff) {
                         return hit;
+                    }
+                } else if n <= 15 {
+                    // The first eight bytes are the key's: the word that
+                    // ends with the byte after the key's last decides (its
+                    // bytes before the eighth are the key's too).
+                    if let Some(t) = self.input.get(at + n - 7..at + n + 1) {
+                        let t = u64::from_le_bytes(t.try_into().expect("8 bytes"));
+                        let diff = t ^ self.quoted;
+                        if diff == 0 {
+                            return true;
+                        }
+                        if let Some(hit) = escape_at_first_difference(t, diff) {
+                            return hit;
+                        }
                     }
                 } else if self
                     .input
@@ -290,7 +310,8 @@ fn escape_at_first_difference(w: u64, diff: u64) -> Option<bool> {
 
 /// Whether every byte of `key` is printable ASCII other than `"` and `\`
 /// (`word` is its [`word_of`]). Keys of up to eight bytes are tested in one
-/// word: the bytes past the key are set to a plain `a`, then no byte may be
+/// word (the bytes past the key set to a plain `a`), longer ones a word at
+/// a time (the last word overlapping the one before): no byte may be
 /// 0x80 or more, below 0x20, 0x7F, `"` or `\`. A byte below `m` (`m` <= 0x80) in
 /// a word of ASCII bytes is found by `(x - m * LO) & !x & HI`, a zero byte
 /// by the same with `m` = 1 (a borrow only sets bits above a real hit, so
@@ -298,19 +319,34 @@ fn escape_at_first_difference(w: u64, diff: u64) -> Option<bool> {
 #[inline(always)]
 fn is_plain(key: &[u8], word: u64) -> bool {
     const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = LO << 7;
     let n = key.len();
     if n > 8 {
-        return key
-            .iter()
-            .all(|&b| (0x20..0x7F).contains(&b) && b != b'"' && b != b'\\');
+        // Eight bytes at a time; the last word overlaps the one before
+        // (a test of every byte does not mind seeing some twice).
+        let at = |i: usize| u64::from_le_bytes(key[i..i + 8].try_into().expect("8 bytes"));
+        let mut i = 0;
+        while i + 8 < n {
+            if !plain_word(at(i)) {
+                return false;
+            }
+            i += 8;
+        }
+        return plain_word(at(n - 8));
     }
     let pad = if n == 8 {
         0
     } else {
         (LO * u64::from(b'a')) & (u64::MAX << (8 * n))
     };
-    let w = word | pad;
+    plain_word(word | pad)
+}
+
+/// Whether all eight bytes of `w` are printable ASCII other than `"` and
+/// `\\` (see [`is_plain`]).
+#[inline(always)]
+fn plain_word(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = LO << 7;
     // The hits of the five tests or-ed together, one branch (the tests
     // are a few operations each; branching after every one costs more).
     let below = |x: u64, m: u64| x.wrapping_sub(LO * m) & !x;
@@ -359,7 +395,7 @@ mod tests {
             k.iter()
                 .all(|&b| (0x20..0x7F).contains(&b) && b != b'"' && b != b'\\')
         };
-        for n in 0..=12 {
+        for n in 0..=26 {
             let mut key: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
             assert_eq!(word_of(&key), slow_word(&key));
             assert_eq!(is_plain(&key, word_of(&key)), slow_plain(&key));

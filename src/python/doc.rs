@@ -318,7 +318,8 @@ impl Doc {
     /// input may be a Python object). See `super::view::alloc`.
     #[cfg(not(feature = "abi3"))]
     pub(crate) fn releases_nothing(&self) -> bool {
-        self.root_view.get().is_none() && Arc::strong_count(&self.parsed) > 1
+        self.root_view.get().is_none()
+            && (Arc::strong_count(&self.parsed) > 1 || self.parsed.input.released())
     }
 }
 

@@ -18,6 +18,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
+use std::mem::ManuallyDrop;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// `Py_buffer`, laid out as in CPython's `Include/pybuffer.h` (unchanged since 3.3).
@@ -123,8 +124,13 @@ pub(crate) struct Input {
     ptr: *const u8,
     len: usize,
     _owner: Owner,
-    /// The object the caller passed (for `JSONDecodeError.doc`).
-    object: Py<PyAny>,
+    /// The object the caller passed (for `JSONDecodeError.doc`); its
+    /// reference is released on drop unless [`Input::release_attached`]
+    /// released it already.
+    object: ManuallyDrop<Py<PyAny>>,
+    /// Whether `object`'s reference was released (by
+    /// [`Input::release_attached`]).
+    released: bool,
 }
 
 // SAFETY: the memory behind `ptr` is owned by `owner` and never mutated while
@@ -138,7 +144,7 @@ unsafe impl Sync for Input {}
 
 impl Input {
     pub(crate) fn new(obj: &Bound<'_, PyAny>) -> PyResult<Input> {
-        let object = obj.clone().unbind();
+        let object = ManuallyDrop::new(obj.clone().unbind());
         if let Ok(b) = obj.cast::<PyBytes>() {
             let bytes = b.as_bytes();
             return Ok(Input {
@@ -146,6 +152,7 @@ impl Input {
                 len: bytes.len(),
                 _owner: Owner::Object,
                 object,
+                released: false,
             });
         }
         if obj.is_instance_of::<PyString>() {
@@ -164,6 +171,7 @@ impl Input {
                 len: size as usize,
                 _owner: Owner::Object,
                 object,
+                released: false,
             });
         }
         if let Ok(ba) = obj.cast::<PyByteArray>() {
@@ -173,16 +181,17 @@ impl Input {
         Input::from_buffer(obj, object)
     }
 
-    fn copied(copy: Box<[u8]>, object: Py<PyAny>) -> Input {
+    fn copied(copy: Box<[u8]>, object: ManuallyDrop<Py<PyAny>>) -> Input {
         Input {
             ptr: copy.as_ptr(),
             len: copy.len(),
             _owner: Owner::Copy(copy),
             object,
+            released: false,
         }
     }
 
-    fn from_buffer(obj: &Bound<'_, PyAny>, object: Py<PyAny>) -> PyResult<Input> {
+    fn from_buffer(obj: &Bound<'_, PyAny>, object: ManuallyDrop<Py<PyAny>>) -> PyResult<Input> {
         let mut view = RawBuffer::empty();
         // SAFETY: `view` points to a properly laid out, writable Py_buffer and
         // the interpreter is attached. On success the exporter filled it in
@@ -203,6 +212,7 @@ impl Input {
                 len,
                 _owner: Owner::Buffer(view),
                 object,
+                released: false,
             });
         }
         // SAFETY: the export is live, so `ptr` addresses `len` readable bytes.
@@ -225,8 +235,9 @@ impl Input {
         Input {
             ptr: bytes.as_ptr(),
             len: bytes.len(),
-            object: parent.object.clone_ref(py),
+            object: ManuallyDrop::new(parent.object.clone_ref(py)),
             _owner: Owner::Parent(parent.clone(), origin),
+            released: false,
         }
     }
 
@@ -242,8 +253,9 @@ impl Input {
         Input {
             ptr: bytes.as_ptr(),
             len: bytes.len(),
-            object,
+            object: ManuallyDrop::new(object),
             _owner: Owner::Shared(buf.clone(), origin),
+            released: false,
         }
     }
 
@@ -271,6 +283,52 @@ impl Input {
     /// The object the caller passed.
     pub(crate) fn object(&self) -> &Py<PyAny> {
         &self.object
+    }
+
+    /// Release the reference to the caller's object now, by a plain
+    /// decref, when it is the only Python reference this input holds (its
+    /// bytes are the object's, a private copy or a shared file buffer;
+    /// not a buffer export or a slice of another input): then dropping
+    /// the input afterwards needs no attached interpreter. False (nothing
+    /// done) otherwise.
+    ///
+    /// This is for a `tp_dealloc` that drops the last share of a document:
+    /// CPython calls it attached, but PyO3 does not know that (its own
+    /// count of attachments is zero there) and would otherwise defer the
+    /// release of a `Py` to its pool, unless the drop ran inside
+    /// `Python::attach` (thread-local reads, a check of the pool).
+    ///
+    /// # Safety
+    ///
+    /// The thread is attached (holds the GIL), and the input is dropped
+    /// next, nothing read from it in between.
+    #[cfg(not(feature = "abi3"))]
+    pub(crate) unsafe fn release_attached(&mut self) -> bool {
+        if self.released || matches!(self._owner, Owner::Buffer(_) | Owner::Parent(..)) {
+            return self.released;
+        }
+        self.released = true;
+        // SAFETY: the reference is owned by `object` and, with `released`
+        // set, never used or dropped again (the caller drops the input
+        // next); the thread is attached (caller).
+        unsafe { ffi::Py_DECREF(self.object.as_ptr()) };
+        true
+    }
+
+    /// Whether dropping the input releases no Python object: it holds
+    /// none but `object`, released by [`Self::release_attached`].
+    #[cfg(not(feature = "abi3"))]
+    pub(crate) fn released(&self) -> bool {
+        self.released
+    }
+}
+
+impl Drop for Input {
+    fn drop(&mut self) {
+        if !self.released {
+            // SAFETY: dropped once, here, and never used after.
+            unsafe { ManuallyDrop::drop(&mut self.object) };
+        }
     }
 }
 

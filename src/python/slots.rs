@@ -15,9 +15,10 @@
 //! After the classes are made, [`replace_method`] swaps the C function of a
 //! `METH_FASTCALL | METH_KEYWORDS` method in the type's dict for a plain
 //! `extern "C"` function with the same name, flags and doc (so the
-//! signature `inspect` reports does not change), and [`replace_subscript`]
-//! swaps the type's `mp_subscript` slot. The function PyO3 made is kept
-//! ([`Original`]): each raw entry point runs the common case (an exact
+//! signature `inspect` reports does not change), and [`replace_subscript`],
+//! [`replace_ass_subscript`] and [`replace_iter`] swap the type's
+//! `mp_subscript`, `mp_ass_subscript` and `tp_iter` slots. The function
+//! PyO3 made is kept ([`Original`]): each raw entry point runs the common case (an exact
 //! `str` or `int` argument, a lazy view without edits, a value found) and
 //! hands every other call to the original, unchanged, which then does
 //! what it always did, errors included. A fast path that fails part-way
@@ -258,6 +259,28 @@ pub(crate) fn replace_ass_subscript(
         };
         orig.set(old);
         (*mapping).mp_ass_subscript = Some(f);
+        ffi::PyType_Modified(tp);
+    }
+    Ok(())
+}
+
+/// Replace the `tp_iter` slot of `ty` (`iter(obj)`) with `f`; the
+/// function replaced goes to `orig`.
+pub(crate) fn replace_iter(
+    ty: &Bound<'_, PyType>,
+    f: ffi::getiterfunc,
+    orig: &'static Original<ffi::getiterfunc>,
+) -> PyResult<()> {
+    let tp = ty.as_type_ptr();
+    // SAFETY: the interpreter is attached. `tp_iter` is a field of the
+    // (heap) type object, writable for its lifetime; `PyType_Modified`
+    // drops what CPython cached about the type.
+    unsafe {
+        let Some(old) = (*tp).tp_iter else {
+            return Err(install_error(c"__iter__"));
+        };
+        orig.set(old);
+        (*tp).tp_iter = Some(f);
         ffi::PyType_Modified(tp);
     }
     Ok(())

@@ -51,7 +51,7 @@ use super::convert;
 use super::doc::{Doc, Parsed};
 use super::errors::access_error;
 use super::input::{key_utf8, str_utf8};
-use crate::doc::{Cursor, Value};
+use crate::doc::Cursor;
 use crate::error::{AccessError, JsonType};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -177,22 +177,28 @@ fn lazy_child(
     views: &mut ViewCache,
     c: Cursor,
 ) -> PyResult<Py<PyAny>> {
-    // One decode, one dispatch: a container's value is its cursor (nothing
-    // is read), a scalar's is what the Python object is made from.
+    // The commonest scalars straight from the input; a container's view
+    // from the cache, or made and cached (nothing is decoded); other
+    // scalars through the general decode.
     let doc = parsed.doc();
     if let Some(v) = convert::quick(py, &doc, c) {
         return Ok(v);
     }
-    let v = doc.value(c).map_err(|e| err(py, parsed, e))?;
-    if let Value::Object(_) | Value::Array(_) = v {
-        if let Some(v) = views.get(c.start) {
-            return Ok(v.clone_ref(py));
-        }
-        let v = convert::scalar_or_view(py, parsed, v)?;
-        views.insert(c.start, v.clone_ref(py));
-        return Ok(v);
+    let object = match doc.type_of(c) {
+        JsonType::Object => true,
+        JsonType::Array => false,
+        _ => return convert::value(py, parsed, c),
+    };
+    if let Some(v) = views.get(c.start) {
+        return Ok(v.clone_ref(py));
     }
-    convert::scalar_or_view(py, parsed, v)
+    let v = if object {
+        make(py, Object::new(parsed.clone(), c))?
+    } else {
+        make(py, Array::new(parsed.clone(), c))?
+    };
+    views.insert(c.start, v.clone_ref(py));
+    Ok(v)
 }
 
 /// The Python value of a slot; an original container's view is cached in it.

@@ -277,3 +277,60 @@ def test_parse_and_decode_arguments_and_signatures():
         qjson.parse(1)
     with pytest.raises(TypeError):
         qjson.decode(None)
+
+
+def test_len_every_argument_form(doc):
+    for base, n in ((doc, 13), (doc.open(""), 13), (doc.open("a"), 3)):
+        assert base.len() == n
+        assert base.len("") == n
+        assert base.len(path=None) == n  # a keyword: the original method
+        assert base.len(None) == n  # None: the original method
+    assert doc.len("a") == 3 and doc.len(qjson.Path("a[1]")) == 1
+    assert doc.len(Key("o")) == 1
+    assert doc.open("a").len("[1]") == 1
+    with pytest.raises(qjson.PathError):
+        doc.len("missing")
+    with pytest.raises(TypeError):
+        doc.len("id")  # not a container
+    with pytest.raises(TypeError):
+        doc.len(1)
+    with pytest.raises(TypeError):
+        doc.len("a", "extra")
+    assert str(inspect.signature(doc.len)) == "(path=None)"
+
+
+def test_array_iteration_fast_and_original(doc):
+    v = doc.root
+    a = v["a"]
+    items = list(a)  # a Lazy array: the fast path
+    assert items[0] == 10 and items[1] is a[1] and items[2] is a[2]
+    assert list(a) == items and list(a)[1] is items[1]  # the cached views
+    assert [list(x) if isinstance(x, type(a)) else x for x in iter(a)][2] == [1]
+    a.append(5)  # unfolded: the original method
+    got = list(a)
+    assert got[:3] == items and got[1] is items[1] and got[3] == 5
+    assert list(qjson.decode(b"[]")) == []
+    assert [len(x) for x in qjson.decode(b"[[1], [], [2, 3]]")] == [1, 0, 2]
+
+
+def test_views_reused_after_free_start_afresh():
+    """Freed views are kept for reuse (``alloc.rs``): a view made from a
+    kept object holds nothing of the one freed before (no cached child, no
+    edit, no borrow), and is tracked by the collector."""
+    for _ in range(3):
+        v = qjson.decode(b'{"a": {"x": 1}, "b": [1, {"y": 2}]}')
+        a, b = v["a"], v["b"]
+        a["x"] = 5  # an edit the next views must not see
+        b[1]["y"]
+        del v, a, b
+        w = qjson.decode(b'{"a": {"x": 1}, "b": [1, {"y": 2}]}')
+        assert w["a"]["x"] == 1 and dict(w["a"]) == {"x": 1}
+        assert w["b"][1]["y"] == 2 and qjson.dumps(w) == b'{"a": {"x": 1}, "b": [1, {"y": 2}]}'
+        assert gc.is_tracked(w) and gc.is_tracked(w["b"])
+        w["a"]["x"] = 7  # borrowable
+        assert w["a"]["x"] == 7
+    n = sum(type(o).__module__ == "qjson" for o in gc.get_objects())
+    del w
+    gc.collect()
+    # Kept objects are untracked: the collector sees none of them.
+    assert sum(type(o).__module__ == "qjson" for o in gc.get_objects()) < n

@@ -1,7 +1,7 @@
 //! Raw entry points of `qjson.parse` and `qjson.decode` and of the
 //! getters of `Doc` and `Cursor` (how and why: `super::super::slots`):
-//! `get`, `get_str`, `get_int`, `get_float`, `get_bool` and `open`, called
-//! with positional arguments.
+//! `get`, `get_str`, `get_int`, `get_float`, `get_bool`, `open` and `len`,
+//! called with positional arguments.
 //!
 //! `parse(data)` and `decode(data)` with one positional argument run the
 //! common case themselves: an exact `bytes` object below the size whose
@@ -40,6 +40,7 @@ struct Originals {
     get_float: Original<FastCall>,
     get_bool: Original<FastCall>,
     open: Original<FastCall>,
+    len: Original<FastCall>,
 }
 
 impl Originals {
@@ -51,6 +52,7 @@ impl Originals {
             get_float: Original::new(),
             get_bool: Original::new(),
             open: Original::new(),
+            len: Original::new(),
         }
     }
 }
@@ -158,6 +160,7 @@ fn install_on<T: Base + pyo3::type_object::PyTypeInfo>(py: Python<'_>) -> PyResu
     slots::replace_method(&ty, c"get_float", get_float::<T>, &o.get_float)?;
     slots::replace_method(&ty, c"get_bool", get_bool::<T>, &o.get_bool)?;
     slots::replace_method(&ty, c"open", open::<T>, &o.open)?;
+    slots::replace_method(&ty, c"len", len::<T>, &o.len)?;
     Ok(())
 }
 
@@ -292,3 +295,47 @@ getter!(open, 1, |py, parsed, found, _args, _nargs| {
         Cursor::new(parsed.clone(), at),
     ))
 });
+
+/// `len([path])`, positional arguments: the number of children of the
+/// container at `path` (or at the base without one).
+unsafe extern "C" fn len<T: Base>(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    if kwnames.is_null() && nargs <= 1 {
+        let read = |py: Python<'_>| {
+            // SAFETY: as in `find`: `slf` is a live `T`, borrowed for the
+            // call.
+            let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
+            let (parsed, at) = slf.get().base();
+            let doc = parsed.doc();
+            let c = if nargs == 0 {
+                at
+            } else {
+                // SAFETY: CPython calls the method with `nargs` (one) live
+                // arguments at `args`, borrowed for the call; attached.
+                let path = unsafe { PathArg::fast(py, *args) }?;
+                path.find(&doc, at).ok()?
+            };
+            let n = doc.len(c).ok()?;
+            // SAFETY: attached. A NULL result (no memory) has set an
+            // error, cleared here (the original then reports its own).
+            unsafe {
+                let v = ffi::PyLong_FromSize_t(n);
+                if v.is_null() {
+                    ffi::PyErr_Clear();
+                    return None;
+                }
+                Some(v)
+            }
+        };
+        // SAFETY: CPython calls the method attached.
+        if let Some(v) = unsafe { run(read) } {
+            return v;
+        }
+    }
+    // SAFETY: the method PyO3 made, called as CPython called this one.
+    unsafe { T::originals().len.get()(slf, args, nargs, kwnames) }
+}

@@ -25,8 +25,8 @@
 //! changes nothing, and PyO3's paths stay in use), and puts [`dealloc`] in
 //! the type's `tp_dealloc`. Then:
 //!
-//! - [`make`] allocates the object with `PyObject_GC_New` (`PyObject_New`
-//!   for cursors): the header set, a reference to its type taken, the rest
+//! - [`make`] takes a kept object, or allocates one with `PyObject_GC_New`
+//!   (`PyObject_New` for cursors): the header set, a reference to its type taken, the rest
 //!   not zeroed (`PyType_GenericAlloc` would clear it all, then track it).
 //!   It moves the Rust value into place, zeroes the borrow flag ("not
 //!   borrowed") and whatever lies between the header and the value, and
@@ -35,23 +35,28 @@
 //!   collection, which does not see an untracked object).
 //! - [`dealloc`] untracks the object (views and `Doc` are GC types,
 //!   cursors not), releases cached child views by plain decrefs
-//!   (`super::drop::shed`), drops the Rust value in place,
-//!   frees the memory with the type's `tp_free` and releases the type.
-//!   Dropping the value then releases Python objects only when it holds
-//!   edits, or the last share of the document (its input bytes):
-//!   then the drop runs inside `Python::attach`, so that PyO3 releases
-//!   those references at once (see `super::super::slots`).
+//!   (`super::drop::shed`), drops the Rust value in place, and keeps the
+//!   memory for the next [`make`] of the class ([`FreeList`], up to
+//!   [`FREE_MAX`] objects) or frees it with the type's `tp_free` and
+//!   releases the type.
+//!   When the value holds the last share of the document, the input's
+//!   reference to the caller's object goes by a plain decref too
+//!   (`Input::release_attached`). Dropping the value then releases Python
+//!   objects only when it holds edits (or, rarely, a buffer export or a
+//!   slice of a stream's input): then the drop runs inside
+//!   `Python::attach`, so that PyO3 releases those references at once
+//!   (see `super::super::slots`).
 //!
 //! The stable ABI hides the layouts this needs: `abi3` builds keep PyO3's
 //! paths.
 
-use super::super::doc::{Cursor, Doc};
+use super::super::doc::{Cursor, Doc, Parsed};
 use super::{Array, Object, ViewCache};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::PyClass;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A class made and freed here: the views, `Cursor` and `Doc`.
@@ -64,6 +69,8 @@ pub(crate) trait View: PyClass + Sized {
     /// Where the Rust value sits in the Python object, in bytes; 0 while
     /// PyO3's paths are in use.
     fn offset() -> &'static AtomicUsize;
+    /// Freed objects of the class kept for reuse.
+    fn free_list() -> &'static FreeList;
     /// The value inside `sample`.
     fn value_of(sample: &Bound<'_, Self>) -> Option<*const Self>;
     /// Whether dropping the value releases no Python object.
@@ -75,6 +82,30 @@ pub(crate) trait View: PyClass + Sized {
     ///
     /// The thread is attached and the value is being dropped.
     unsafe fn shed(&mut self) {}
+    /// The value's share of its document.
+    fn parsed_mut(&mut self) -> &mut Arc<Parsed>;
+    /// When the value holds the last share of its document, release the
+    /// input's reference to the caller's object by a plain decref (see
+    /// `Input::release_attached`), so that dropping the document needs no
+    /// `Python::attach`.
+    ///
+    /// # Safety
+    ///
+    /// The thread is attached and the value is being dropped.
+    unsafe fn release_input(&mut self) {
+        if let Some(doc) = Arc::get_mut(self.parsed_mut()) {
+            // SAFETY: attached, and the document (this value held its only
+            // share) is dropped with the value, next (the contract).
+            unsafe { doc.input.release_attached() };
+        }
+    }
+}
+
+/// Whether dropping a value holding `parsed` releases no Python object
+/// through it: another share remains, or the input's object was released.
+#[inline(always)]
+fn share_drops_nothing(parsed: &Arc<Parsed>) -> bool {
+    Arc::strong_count(parsed) > 1 || parsed.input.released()
 }
 
 static OBJECT_AT: AtomicUsize = AtomicUsize::new(0);
@@ -82,11 +113,76 @@ static ARRAY_AT: AtomicUsize = AtomicUsize::new(0);
 static CURSOR_AT: AtomicUsize = AtomicUsize::new(0);
 static DOC_AT: AtomicUsize = AtomicUsize::new(0);
 
+static OBJECT_FREE: FreeList = FreeList::new();
+static ARRAY_FREE: FreeList = FreeList::new();
+static CURSOR_FREE: FreeList = FreeList::new();
+static DOC_FREE: FreeList = FreeList::new();
+
+/// Objects kept by a [`FreeList`] at most (per class).
+const FREE_MAX: usize = 64;
+
+/// Whether freed objects are kept for reuse in this build: not where
+/// threads run Python in parallel (free-threaded builds), nor where
+/// CPython keeps books on every reference or object (debug builds), which
+/// a reused object would skip.
+const REUSE: bool = cfg!(not(any(
+    Py_GIL_DISABLED,
+    PyPy,
+    GraalPy,
+    py_sys_config = "Py_REF_DEBUG",
+    py_sys_config = "Py_TRACE_REFS"
+)));
+
+/// Freed objects of one class, kept for the next [`make`] (as CPython
+/// keeps freed lists, tuples and floats): their memory, already laid out
+/// for the class (the header and its `ob_type`, the collector's header for
+/// GC types, untracked), and nothing of their old value.
+/// Reusing one skips the allocator and, for GC types, the collector's
+/// bookkeeping of a new object (about 200 instructions per view made and
+/// freed). Used attached only, and with the GIL one thread at a time: the
+/// loads and stores need no read-modify-write.
+pub(crate) struct FreeList {
+    len: AtomicUsize,
+    objs: [AtomicPtr<ffi::PyObject>; FREE_MAX],
+}
+
+impl FreeList {
+    const fn new() -> Self {
+        FreeList {
+            len: AtomicUsize::new(0),
+            objs: [const { AtomicPtr::new(std::ptr::null_mut()) }; FREE_MAX],
+        }
+    }
+
+    /// A kept object, if any.
+    #[inline(always)]
+    fn pop(&self) -> Option<*mut ffi::PyObject> {
+        let n = self.len.load(Ordering::Relaxed);
+        if !REUSE || n == 0 {
+            return None;
+        }
+        self.len.store(n - 1, Ordering::Relaxed);
+        Some(self.objs[n - 1].load(Ordering::Relaxed))
+    }
+
+    /// Keep `obj`, unless the list is full (false).
+    #[inline(always)]
+    fn push(&self, obj: *mut ffi::PyObject) -> bool {
+        let n = self.len.load(Ordering::Relaxed);
+        if !REUSE || n == FREE_MAX {
+            return false;
+        }
+        self.objs[n].store(obj, Ordering::Relaxed);
+        self.len.store(n + 1, Ordering::Relaxed);
+        true
+    }
+}
+
 /// [`View`] for one class: `flag` whether PyO3 keeps a borrow flag (not for
 /// frozen classes), how its value is found in a sample object, and when
 /// dropping it releases no Python object.
 macro_rules! view {
-    ($t:ty, $at:ident, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr $(, $shed:item)?) => {
+    ($t:ty, $at:ident, $free:ident, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr $(, $shed:item)?) => {
         impl View for $t {
             const FLAG: bool = $flag;
             fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -95,12 +191,18 @@ macro_rules! view {
             fn offset() -> &'static AtomicUsize {
                 &$at
             }
+            fn free_list() -> &'static FreeList {
+                &$free
+            }
             fn value_of($s: &Bound<'_, Self>) -> Option<*const Self> {
                 $value_of
             }
             fn drops_nothing(&self) -> bool {
                 let $v = self;
                 $drops_nothing
+            }
+            fn parsed_mut(&mut self) -> &mut Arc<Parsed> {
+                &mut self.parsed
             }
             $($shed)?
         }
@@ -109,12 +211,12 @@ macro_rules! view {
 
 /// An `Object` or `Array`: mutable (a borrow flag), holds cached children.
 macro_rules! mutable_view {
-    ($t:ty, $at:ident) => {
-        view!($t, $at, flag: true, |sample| {
+    ($t:ty, $at:ident, $free:ident) => {
+        view!($t, $at, $free, flag: true, |sample| {
             let mut v = sample.try_borrow_mut().ok()?;
             Some(&mut *v as *mut Self as *const Self)
         }, |v| v.unedited().is_some_and(ViewCache::is_empty)
-            && Arc::strong_count(&v.parsed) > 1,
+            && share_drops_nothing(&v.parsed),
         unsafe fn shed(&mut self) {
             // SAFETY: the trait method's contract.
             unsafe { super::drop::shed(self) }
@@ -122,12 +224,12 @@ macro_rules! mutable_view {
     };
 }
 
-mutable_view!(Object, OBJECT_AT);
-mutable_view!(Array, ARRAY_AT);
-view!(Cursor, CURSOR_AT, flag: false, |sample| Some(sample.get() as *const Self), |c| {
-    Arc::strong_count(&c.parsed) > 1
+mutable_view!(Object, OBJECT_AT, OBJECT_FREE);
+mutable_view!(Array, ARRAY_AT, ARRAY_FREE);
+view!(Cursor, CURSOR_AT, CURSOR_FREE, flag: false, |sample| Some(sample.get() as *const Self), |c| {
+    share_drops_nothing(&c.parsed)
 });
-view!(Doc, DOC_AT, flag: false, |sample| Some(sample.get() as *const Self), |d| {
+view!(Doc, DOC_AT, DOC_FREE, flag: false, |sample| Some(sample.get() as *const Self), |d| {
     d.releases_nothing()
 });
 
@@ -148,15 +250,29 @@ pub(crate) fn make<T: View>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
     // object), the value at `at` and, for classes with a borrow flag, the
     // flag right after the value (rounded to a word; zero: "not
     // borrowed"). `PyObject_GC_New` / `PyObject_New` set the header and
-    // take the reference to the heap type that `dealloc` releases. The
+    // take the reference to the heap type that `dealloc` releases; an
+    // object from the free list is one of these that `dealloc` untracked
+    // and emptied (its value dropped), which nothing references (its count
+    // reached zero), with the same `ob_type` (the class's type, which
+    // PyO3 keeps alive for the process); it takes its type's reference
+    // again here. The
     // object is tracked only once every byte PyO3 or the collector reads
     // is written, and no Python code runs before (so nothing else sees it).
     unsafe {
         let gc = (*tp).tp_flags & ffi::Py_TPFLAGS_HAVE_GC != 0;
-        let obj: *mut ffi::PyObject = if gc {
-            ffi::PyObject_GC_New(tp)
-        } else {
-            ffi::PyObject_New(tp)
+        let obj: *mut ffi::PyObject = match T::free_list().pop() {
+            // A kept object: its count is new (set as `_Py_NewReference`
+            // sets it: the whole word, flags of 3.14 included), and it
+            // takes a reference to its type again.
+            Some(obj) => {
+                std::ptr::addr_of_mut!((*obj).ob_refcnt)
+                    .cast::<ffi::Py_ssize_t>()
+                    .write(1);
+                ffi::Py_INCREF(tp.cast());
+                obj
+            }
+            None if gc => ffi::PyObject_GC_New(tp),
+            None => ffi::PyObject_New(tp),
         };
         if obj.is_null() {
             return Err(PyErr::fetch(py));
@@ -205,6 +321,7 @@ unsafe extern "C" fn dealloc<T: View>(obj: *mut ffi::PyObject) {
             // (edits, the last share of the document) is rare.
             if !(*value).drops_nothing() {
                 (*value).shed();
+                (*value).release_input();
             }
             if (*value).drops_nothing() || ffi::Py_IsInitialized() == 0 {
                 std::ptr::drop_in_place(value);
@@ -212,8 +329,14 @@ unsafe extern "C" fn dealloc<T: View>(obj: *mut ffi::PyObject) {
                 Python::attach(|_| std::ptr::drop_in_place(value));
             }
         }));
-        if let Some(free) = (*tp).tp_free {
-            free(obj.cast());
+        // Kept for reuse, or freed; either way its reference to the type
+        // goes (a kept object's `ob_type` stays: the class's type lives
+        // as long as the process, held by PyO3). Not kept while the
+        // interpreter finalizes: the list may then never be used again.
+        if ffi::Py_IsInitialized() == 0 || !T::free_list().push(obj) {
+            if let Some(free) = (*tp).tp_free {
+                free(obj.cast());
+            }
         }
         ffi::Py_DECREF(tp.cast());
     }
@@ -267,5 +390,77 @@ pub(crate) fn install<T: View>(py: Python<'_>, sample: &Bound<'_, T>) {
     unsafe {
         (*tp).tp_dealloc = Some(dealloc::<T>);
         ffi::PyType_Modified(tp);
+    }
+}
+
+/// A mutable borrow of the value of an `Object` or `Array`, taken by
+/// writing PyO3's borrow flag directly (see [`borrow_mut`]); the flag is
+/// cleared on drop.
+pub(crate) struct RawMut<'a, T> {
+    value: &'a mut T,
+    flag: &'a AtomicUsize,
+}
+
+/// PyO3's flag value for "mutably borrowed".
+const BORROWED_MUT: usize = usize::MAX;
+
+/// The value of the view object `obj`, mutably borrowed as PyO3's
+/// `try_borrow_mut` would (`None` when it is borrowed already, or while
+/// PyO3's paths are in use), with plain loads and stores instead of
+/// PyO3's atomic compare-exchange: every access to a borrow flag happens
+/// attached, and with the GIL that means one thread at a time (the GIL's
+/// hand-overs order them). Free-threaded builds keep the compare-exchange.
+///
+/// # Safety
+///
+/// The thread is attached; `obj` is a live object of type `T`, which
+/// outlives the borrow.
+#[inline(always)]
+pub(crate) unsafe fn borrow_mut<'a, T: View>(obj: *mut ffi::PyObject) -> Option<RawMut<'a, T>> {
+    let at = T::offset().load(Ordering::Relaxed);
+    if at == 0 || !T::FLAG {
+        return None;
+    }
+    let word = std::mem::size_of::<usize>();
+    let flag_at = at + std::mem::size_of::<T>().div_ceil(word) * word;
+    let base = obj.cast::<u8>();
+    // SAFETY: `install` checked the layout: PyO3's borrow flag of the live
+    // `T` at `obj` (an `AtomicUsize`, word aligned) follows the value.
+    let flag = unsafe { &*base.add(flag_at).cast::<AtomicUsize>() };
+    #[cfg(not(Py_GIL_DISABLED))]
+    {
+        if flag.load(Ordering::Relaxed) != 0 {
+            return None;
+        }
+        flag.store(BORROWED_MUT, Ordering::Relaxed);
+    }
+    #[cfg(Py_GIL_DISABLED)]
+    flag.compare_exchange(0, BORROWED_MUT, Ordering::AcqRel, Ordering::Relaxed)
+        .ok()?;
+    // SAFETY: the value sits at `at` (checked by `install`), and the flag
+    // now says no one else may borrow it until `RawMut` is dropped.
+    let value = unsafe { &mut *base.add(at).cast::<T>() };
+    Some(RawMut { value, flag })
+}
+
+impl<T> std::ops::Deref for RawMut<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value
+    }
+}
+
+impl<T> std::ops::DerefMut for RawMut<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.value
+    }
+}
+
+impl<T> Drop for RawMut<'_, T> {
+    fn drop(&mut self) {
+        #[cfg(not(Py_GIL_DISABLED))]
+        self.flag.store(0, Ordering::Relaxed);
+        #[cfg(Py_GIL_DISABLED)]
+        self.flag.store(0, Ordering::Release);
     }
 }

@@ -7,7 +7,6 @@ use super::{ArrState, Array, Members, ObjState, Object, Slot, ViewCache};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use smallvec::SmallVec;
-use std::cell::Cell;
 
 /// The child objects a dropped view releases, kept on the stack for the
 /// usual few.
@@ -111,9 +110,38 @@ impl Holder for Array {
     }
 }
 
+/// Views being dropped, one inside the other. Views are dropped attached,
+/// and with the GIL one thread at a time: one count serves every thread
+/// (read and written without a thread-local lookup in the shared library,
+/// nor an atomic read-modify-write). A thread whose finalizer releases the
+/// GIL in the middle of a drop leaves its levels in the count, so another
+/// thread may see more than its own nesting and switch to the loop of
+/// [`release`] sooner, never later. Free-threaded builds count per thread.
+#[cfg(not(Py_GIL_DISABLED))]
+static DROPPING: Depth = Depth(std::sync::atomic::AtomicU32::new(0));
+
+#[cfg(Py_GIL_DISABLED)]
 thread_local! {
     /// Views being dropped on this thread, one inside the other.
-    static DROPPING: Cell<u32> = const { Cell::new(0) };
+    static DROPPING: Depth = const { Depth(std::sync::atomic::AtomicU32::new(0)) };
+}
+
+/// A count of nested drops, raised and lowered by plain loads and stores
+/// (one thread at a time uses it: see [`DROPPING`]).
+struct Depth(std::sync::atomic::AtomicU32);
+
+impl Depth {
+    #[inline(always)]
+    fn get(&self) -> u32 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn add(&self, d: i32) {
+        self.0.store(
+            self.get().wrapping_add_signed(d),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
 }
 
 /// Views nested deeper than this, being dropped, release their children in
@@ -159,24 +187,27 @@ fn release(py: Python<'_>, mut todo: Orphans) {
 /// [`DROP_RECURSION_MAX`] deep on this thread.
 #[inline(always)]
 fn nested_drop(clear: impl FnOnce()) -> bool {
-    /// Puts the count back however `clear` ends (a finalizer it runs may
-    /// panic through it).
-    struct Restore<'a>(&'a Cell<u32>, u32);
+    /// Takes this drop's level out of the count however `clear` ends (a
+    /// finalizer it runs may panic through it).
+    struct Restore<'a>(&'a Depth);
     impl Drop for Restore<'_> {
         fn drop(&mut self) {
-            self.0.set(self.1);
+            self.0.add(-1);
         }
     }
-    DROPPING.with(|count| {
-        let depth = count.get();
-        if depth >= DROP_RECURSION_MAX {
+    let run = |count: &Depth| {
+        if count.get() >= DROP_RECURSION_MAX {
             return false;
         }
-        count.set(depth + 1);
-        let _restore = Restore(count, depth);
+        count.add(1);
+        let _restore = Restore(count);
         clear();
         true
-    })
+    };
+    #[cfg(not(Py_GIL_DISABLED))]
+    return run(&DROPPING);
+    #[cfg(Py_GIL_DISABLED)]
+    DROPPING.with(run)
 }
 
 /// Drop a view's children: in place while drops nest less than

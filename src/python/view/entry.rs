@@ -1,9 +1,13 @@
 //! Raw entry points of the views' reads: `Object[key]`, `Object.get(key[,
-//! default])` and `Array[i]` (how and why: `super::super::slots`).
+//! default])`, `Array[i]` and `iter(Array)` (how and why:
+//! `super::super::slots`).
 //!
 //! Each runs the common case itself: an exact `str` key (or `int` index)
-//! into a Lazy view without patches, read from the index, the child view
-//! taken from (or put into) the view cache as the PyO3 methods do. Every
+//! into a Lazy view without patches (iteration: a Lazy array), read from
+//! the index, the child view taken from (or put into) the view cache as
+//! the PyO3 methods do. Iteration builds the list of every element straight
+//! into a Python list (as the method does through a `Vec`) and returns
+//! the list's iterator. Every
 //! other case (Edited or patched views, other key types, slices, a missing
 //! key for `[]`, a value that does not decode) goes to the method PyO3
 //! made, which handles it as before.
@@ -18,6 +22,7 @@ use pyo3::types::PyBytes;
 static OBJECT_SUBSCRIPT: Original<ffi::binaryfunc> = Original::new();
 static OBJECT_GET: Original<FastCall> = Original::new();
 static ARRAY_SUBSCRIPT: Original<ffi::binaryfunc> = Original::new();
+static ARRAY_ITER: Original<ffi::getiterfunc> = Original::new();
 
 /// Install the raw entry points on `Object` and `Array`.
 pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
@@ -26,6 +31,7 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
     slots::replace_method(&object, c"get", object_get, &OBJECT_GET)?;
     let array = py.get_type::<Array>();
     slots::replace_subscript(&array, array_subscript, &ARRAY_SUBSCRIPT)?;
+    slots::replace_iter(&array, array_iter, &ARRAY_ITER)?;
     // One sample of each class (and of `Doc`), over a tiny document, to
     // measure the layout on (see `super::alloc`).
     let bytes = PyBytes::new(py, b"{}");
@@ -66,12 +72,10 @@ unsafe fn object_read(
 ) -> Option<Read> {
     // SAFETY: `key` is live for the call (caller).
     let key = unsafe { exact_str(key) }?;
-    // SAFETY: `slf` is a live Object, borrowed for the call (caller).
-    let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf) };
-    // SAFETY: CPython calls Object's slots and methods on Objects only
+    // SAFETY: attached; `slf` is a live Object, borrowed for the call
+    // (caller): CPython calls Object's slots and methods on Objects only
     // (the type is not subclassable).
-    let slf = unsafe { slf.cast_unchecked::<Object>() };
-    let mut me = slf.try_borrow_mut().ok()?;
+    let mut me = unsafe { alloc::borrow_mut::<Object>(slf) }?;
     let me = &mut *me;
     let ObjState::Lazy { views, patches, .. } = &mut me.state else {
         return None;
@@ -161,11 +165,9 @@ unsafe fn array_read(
         }
         i
     };
-    // SAFETY: as in `object_read`: a live Array, borrowed for the call.
-    let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf) };
-    // SAFETY: CPython calls Array's slots on Arrays only (not subclassable).
-    let slf = unsafe { slf.cast_unchecked::<Array>() };
-    let mut me = slf.try_borrow_mut().ok()?;
+    // SAFETY: as in `object_read`: attached, a live Array (CPython calls
+    // Array's slots on Arrays only), borrowed for the call.
+    let mut me = unsafe { alloc::borrow_mut::<Array>(slf) }?;
     let me = &mut *me;
     let ArrState::Lazy { views } = &mut me.state else {
         return None;
@@ -185,5 +187,68 @@ unsafe extern "C" fn array_subscript(
         Some(v) => v,
         // SAFETY: the slot PyO3 made, called as CPython called this one.
         None => unsafe { ARRAY_SUBSCRIPT.get()(slf, index) },
+    }
+}
+
+/// The iterator over a list of every element of the Array `slf`, when it
+/// is Lazy; `None` hands the call to the original.
+///
+/// # Safety
+///
+/// As [`array_read`].
+#[inline(always)]
+unsafe fn array_list(py: Python<'_>, slf: *mut ffi::PyObject) -> Option<*mut ffi::PyObject> {
+    // SAFETY: as in `array_read`.
+    let mut me = unsafe { alloc::borrow_mut::<Array>(slf) }?;
+    let me = &mut *me;
+    let ArrState::Lazy { views } = &mut me.state else {
+        return None;
+    };
+    let items = me.parsed.doc().array_items(me.at).ok()?;
+    let n = items.size_hint().0 as ffi::Py_ssize_t;
+    // SAFETY: attached. A new list of `n` empty (NULL) items, filled in
+    // below before anyone but the collector sees it (which skips NULL
+    // items); dropped (released at once) if a child fails.
+    let list = unsafe {
+        let p = ffi::PyList_New(n);
+        if p.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Bound::from_owned_ptr(py, p)
+    };
+    let mut filled = 0;
+    for c in items {
+        if filled == n {
+            return None;
+        }
+        let v = owned(lazy_child(py, &me.parsed, views, c))?;
+        // SAFETY: `filled < n`, the item is empty; the list takes over the
+        // new reference `v`.
+        unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), filled, v) };
+        filled += 1;
+    }
+    if filled != n {
+        return None;
+    }
+    // SAFETY: attached; `list` is a live list. A NULL result (no memory)
+    // has set an error, cleared here (the original then reports its own).
+    unsafe {
+        let it = ffi::PyObject_GetIter(list.as_ptr());
+        if it.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some(it)
+    }
+}
+
+/// `iter(Array)`.
+unsafe extern "C" fn array_iter(slf: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls the slot attached, with `slf` a live Array.
+    match unsafe { run(|py| array_list(py, slf)) } {
+        Some(it) => it,
+        // SAFETY: the slot PyO3 made, called as CPython called this one.
+        None => unsafe { ARRAY_ITER.get()(slf) },
     }
 }
