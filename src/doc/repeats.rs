@@ -136,16 +136,8 @@ impl<'a> Keys<'a> {
                 f,
             );
         } else {
-            let mut pairs: Vec<(u64, u32)> = keys
-                .iter()
-                .enumerate()
-                .map(|(i, k)| (raw_print(self.input, k).0, i as u32))
-                .collect();
-            pairs.sort_unstable();
-            runs(
-                pairs.len(),
-                |i| pairs[i].0,
-                |i| pairs[i].1,
+            paired_runs(
+                keys.iter().map(|k| raw_print(self.input, k).0),
                 |a, b| keys[a as usize] == keys[b as usize],
                 f,
             );
@@ -163,21 +155,27 @@ impl<'a> Keys<'a> {
             .iter()
             .map(|&raw| doc.key_identity(raw))
             .collect::<Result<Vec<Cow<'a, [u8]>>, _>>()?;
-        let mut pairs: Vec<(u64, u32)> = ids
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (print(k), i as u32))
-            .collect();
-        pairs.sort_unstable();
-        runs(
-            pairs.len(),
-            |i| pairs[i].0,
-            |i| pairs[i].1,
+        paired_runs(
+            ids.iter().map(|k| print(k)),
             |a, b| ids[a as usize] == ids[b as usize],
             f,
         );
         Ok(())
     }
+}
+
+/// [`runs`] over (fingerprint, ordinal) pairs sorted together: for
+/// objects too large to pack an ordinal into the fingerprint's low bits,
+/// and for decoded keys. `prints` gives each member's fingerprint in
+/// member order.
+fn paired_runs(
+    prints: impl Iterator<Item = u64>,
+    same: impl Fn(u32, u32) -> bool,
+    f: impl FnMut(u32) -> bool,
+) {
+    let mut pairs: Vec<(u64, u32)> = prints.zip(0u32..).collect();
+    pairs.sort_unstable();
+    runs(pairs.len(), |i| pairs[i].0, |i| pairs[i].1, same, f);
 }
 
 /// Walk the `n` sorted entries (fingerprint `print(i)`, ordinal `ord(i)`):

@@ -399,20 +399,32 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
     Ok(v.clone())
 }
 
-/// Whether every value of exact dict `d` is a scalar ([`is_scalar`]),
-/// read as borrowed entries (no reference taken).
+/// Whether every value of exact dict `d` is a scalar ([`is_scalar`]).
 fn values_all_scalar(d: &Bound<'_, PyDict>) -> bool {
+    every_member(d, |_, v| is_scalar(&v))
+}
+
+/// Whether `test` holds for every member of exact dict `d`, read as
+/// borrowed entries (no reference taken). `test` must run no Python code.
+#[inline(always)]
+fn every_member(
+    d: &Bound<'_, PyDict>,
+    mut test: impl FnMut(pyo3::Borrowed<'_, '_, PyAny>, pyo3::Borrowed<'_, '_, PyAny>) -> bool,
+) -> bool {
     let py = d.py();
     let mut pos: pyo3::ffi::Py_ssize_t = 0;
     let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
     let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
     // SAFETY: `d` is an exact dict and the interpreter is attached;
     // `dict_next` (`PyDict_Next`, read in place) gives borrowed references
-    // valid while the dict is not changed, and the type tests of
-    // `is_scalar` run no Python code.
+    // valid while the dict is not changed, and `test` runs no Python code
+    // (its callers' type tests).
     unsafe {
         while dict_next(d.as_ptr(), &mut pos, &mut k, &mut v) {
-            if !is_scalar(&pyo3::Borrowed::from_ptr(py, v)) {
+            if !test(
+                pyo3::Borrowed::from_ptr(py, k),
+                pyo3::Borrowed::from_ptr(py, v),
+            ) {
                 return false;
             }
         }
@@ -1372,28 +1384,11 @@ fn merged_new<'py>(
 
 /// Whether every key of exact dict `d` is an exact `str` and every value
 /// a scalar ([`is_scalar`]) other than `None`: then MergePatch({}, d) is
-/// a copy of `d`. Read as borrowed entries (no reference taken).
+/// a copy of `d`.
 fn plain_members(d: &Bound<'_, PyDict>) -> bool {
-    let py = d.py();
-    let mut pos: pyo3::ffi::Py_ssize_t = 0;
-    let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
-    let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
-    // SAFETY: `d` is an exact dict and the interpreter is attached;
-    // `dict_next` (`PyDict_Next`, read in place) gives borrowed references
-    // valid while the dict is not changed, and the type tests run no
-    // Python code.
-    unsafe {
-        while dict_next(d.as_ptr(), &mut pos, &mut k, &mut v) {
-            let (k, v) = (
-                pyo3::Borrowed::from_ptr(py, k),
-                pyo3::Borrowed::from_ptr(py, v),
-            );
-            if !k.is_exact_instance_of::<PyString>() || v.is_none() || !is_scalar(&v) {
-                return false;
-            }
-        }
-    }
-    true
+    every_member(d, |k, v| {
+        k.is_exact_instance_of::<PyString>() && !v.is_none() && is_scalar(&v)
+    })
 }
 
 /// Apply object `patch` to object `target` in place.
