@@ -1300,8 +1300,10 @@ local function obj_index(t, k)
     local st = getmetatable(t)
     local ks = st.ks
     if ks then
+        -- (ks is the values table too, see edit_state: its number keys are
+        -- value ids, not key states.)
         local id = ks[k]
-        if id ~= nil then
+        if id ~= nil and type(k) == "string" then
             if id == 0 then
                 return nil
             end
@@ -2200,6 +2202,11 @@ do
     --- user code runs inside them).
     local function journal_open()
         J, jn, jseen = J or {}, 0, nil
+        -- (Empty unless the last close raised part-way: stale entries
+        -- would make touch() skip saving a container.)
+        if jseen_n > 0 then
+            jseen_t, jseen_n = table_new(0, 4), 0
+        end
     end
 
     --- Close the journal; `undo`: put back everything it saved, newest first.
@@ -2419,7 +2426,7 @@ do
         local ks = st.ks
         if ks then
             local id = ks[k]
-            if id ~= nil then
+            if id ~= nil and type(k) == "string" then
                 return id ~= 0
             end
         end

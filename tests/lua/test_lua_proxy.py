@@ -171,6 +171,18 @@ def test_edit_errors(run):
     ) == ("Cannot serialise function: type not supported", 1)
 
 
+def test_number_keys_of_an_edited_object(run):
+    # An edited object's key states share a table with its values, whose
+    # keys are numbers (value ids): a number key must still read nil.
+    assert run("t.model = 'x'; return t[1], t[2], t.model") == (None, None, "x")
+    assert run("for i = 1, 7 do t['k' .. i] = i + 6 end; return t[1], t[7], t.k7, t[7.5]") == (
+        None,
+        None,
+        13,
+        None,
+    )
+
+
 def test_decode_errors(run, lua):
     f = lua.eval('function(s) return pcall(require("qjson").decode, s) end')
     ok, e = f(b"[1, 2")
