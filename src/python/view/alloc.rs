@@ -373,6 +373,9 @@ pub(crate) fn install<T: View>(py: Python<'_>, sample: &Bound<'_, T>) {
             && t.tp_itemsize == 0
             && t.tp_dictoffset == 0
             && t.tp_weaklistoffset == 0
+            // (A kept object's GC header keeps its FINALIZED bit: no
+            // finalizer may be skipped on reuse.)
+            && t.tp_finalize.is_none()
             && flags & ffi::Py_TPFLAGS_HEAPTYPE != 0
             && flags & ffi::Py_TPFLAGS_BASETYPE == 0
             && t.tp_alloc.map(|f| f as usize) == Some(generic_alloc as usize)
