@@ -767,19 +767,10 @@ impl<'a> Doc<'a> {
                 };
                 return (i + 1, Some(self.child_value(pos, true)));
             }
-            let vk = k + 2;
-            let Some(&v) = s.get(vk) else { break };
-            let b = self.input.get(v as usize).copied().unwrap_or(b' ');
-            let ct = containers.get(ord as usize).copied().unwrap_or_default();
-            // `{` and `[` differ only in bit 0x20.
-            let container = b | 0x20 == b'{';
-            let string = usize::from(b == b'"');
-            k = if container {
-                ct.close as usize + 2
-            } else {
-                vk + 1 + string
+            let Some(next) = next_member(s, self.input, containers, k, ord) else {
+                break;
             };
-            ord = if container { ct.next } else { ord };
+            (k, ord) = next;
         }
         (len, None)
     }
@@ -1223,6 +1214,39 @@ const POW10: [u64; 9] = [
     10_000_000,
     100_000_000,
 ];
+
+/// The member after the one whose key is structural `k` of an object
+/// (`ord`: the ordinal of the next container at or after that member's
+/// value): its key's structural and the next container's ordinal, or
+/// `None` past the structurals. The value is skipped by the kind of its
+/// first structural: a string is one structural, a container jumps past
+/// its closer through the container table, a scalar has none of its own
+/// (the structural there is the `,` or the closer after it). Selects, not
+/// branches (the kinds of neighbouring values vary too much to predict);
+/// inlined into each member walk, whose loop keeps `k` and `ord` in
+/// registers.
+#[inline(always)]
+pub(crate) fn next_member(
+    s: &[u32],
+    input: &[u8],
+    containers: &[crate::index::Container],
+    k: usize,
+    ord: u32,
+) -> Option<(usize, u32)> {
+    let vk = k + 2;
+    let &v = s.get(vk)?;
+    let b = input.get(v as usize).copied().unwrap_or(b' ');
+    let ct = containers.get(ord as usize).copied().unwrap_or_default();
+    // `{` and `[` differ only in bit 0x20.
+    let container = b | 0x20 == b'{';
+    let string = usize::from(b == b'"');
+    let k = if container {
+        ct.close as usize + 2
+    } else {
+        vk + 1 + string
+    };
+    Some((k, if container { ct.next } else { ord }))
+}
 
 /// The value and the number of the leading ASCII digits of `t`, at most 18
 /// of them (the caller looks at the byte after them).

@@ -33,7 +33,9 @@
 //! whether it is plain) is prepared once per call, not once per object.
 
 use super::key::word_of;
-use super::{AnyKey, ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher, MemberTest, ShortKey};
+use super::{
+    next_member, AnyKey, ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher, MemberTest, ShortKey,
+};
 use crate::error::{AccessError, JsonType};
 use crate::path::{segments, wildcard_error, Compiled, Segment};
 use smallvec::SmallVec;
@@ -357,18 +359,10 @@ impl<'a> Doc<'a> {
             if (w >> (diff.trailing_zeros() & !7)) as u8 == b'\\' {
                 return None;
             }
-            let vk = k + 2;
-            let Some(&v) = s.get(vk) else { break };
-            let b = input.get(v as usize).copied().unwrap_or(b' ');
-            let ct = containers.get(ord as usize).copied().unwrap_or_default();
-            let container = b | 0x20 == b'{';
-            let string = usize::from(b == b'"');
-            k = if container {
-                ct.close as usize + 2
-            } else {
-                vk + 1 + string
+            let Some(next) = next_member(s, input, containers, k, ord) else {
+                break;
             };
-            ord = if container { ct.next } else { ord };
+            (k, ord) = next;
         }
         Some(None)
     }
@@ -395,19 +389,7 @@ impl<'a> Doc<'a> {
                 let colon = *s.get(k + 1)? as usize;
                 return Some(self.value_at(k as u32 + 2, colon + 1, ord));
             }
-            let vk = k + 2;
-            let v = *s.get(vk)? as usize;
-            let b = input.get(v).copied().unwrap_or(b' ');
-            let ct = containers.get(ord as usize).copied().unwrap_or_default();
-            // `{` and `[` differ only in bit 0x20.
-            let container = b | 0x20 == b'{';
-            let string = usize::from(b == b'"');
-            k = if container {
-                ct.close as usize + 2
-            } else {
-                vk + 1 + string
-            };
-            ord = if container { ct.next } else { ord };
+            (k, ord) = next_member(s, input, containers, k, ord)?;
         }
         None
     }
