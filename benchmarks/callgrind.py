@@ -8,7 +8,8 @@ do not. This is the tool the closing notes' "callgrind" figures come from.
     python benchmarks/callgrind.py diff A.out B.out --per 1000 [--event Bcm]
 
 `run` runs one workload of `workloads.py` (or `patch`, the 3-op JSON Patch of
-`patch_bench.py`; or `loads_many` of scenario `amazon` (amazon_cellphones.ndjson)
+`patch_bench.py`: CHAT_OPS, or GITHUB_OPS on github_issues; or `loads_many` of
+scenario `amazon` (amazon_cellphones.ndjson)
 or `batch` (a 1 MB generated batch-API file), lib qjson, fastsimdjson or
 msgspec, as in `many_bench.py`) N1 and N2 times, each in its own `valgrind --tool=callgrind`
 process with PYTHONHASHSEED=0, and prints the difference divided by N2 - N1:
@@ -35,12 +36,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-PATCH_OPS = [
-    {"op": "replace", "path": "/model", "value": "gpt-4o-mini"},
-    {"op": "remove", "path": "/stream"},
-    {"op": "add", "path": "/messages/0", "value": {"role": "system", "content": "Be brief."}},
-]
-
 
 def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
     """The child process: build the workload once, run it n times."""
@@ -51,15 +46,17 @@ def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
         fn = _loads_many(scen_name, lib)
     elif op == "patch":
         import qjson
+        from patch_bench import CHAT_OPS, GITHUB_OPS
 
         scen = workloads.scenario(scen_name)
-        if len(scen.parts) != 1:
-            raise SystemExit("patch runs on one payload")
+        if len(scen.parts) != 1 or scen.kind not in ("chat", "github"):
+            raise SystemExit("patch runs on one chat or github_issues payload")
         body = scen.parts[0]
+        ops = GITHUB_OPS if scen.kind == "github" else CHAT_OPS
 
         def fn() -> bytes:
             v = qjson.decode(body)
-            qjson.patch(v, PATCH_OPS)
+            qjson.patch(v, ops)
             return qjson.dumps(v)
 
     else:
