@@ -136,6 +136,10 @@ pub struct DocIterator {
     /// The first region the splitter gets when `loads_many`'s line path
     /// hands it a line (see [`DocIterator::next_value`]).
     fallback: usize,
+    /// Whether the line path took the last document (the iterator's
+    /// position is then just after that line, see
+    /// [`DocIterator::next_line`]).
+    chained: bool,
 }
 
 /// What [`DocIterator::next_line`] found.
@@ -179,6 +183,7 @@ impl DocIterator {
             eager,
             lines_index: None,
             fallback: FALLBACK_MIN,
+            chained: false,
         })
     }
 
@@ -352,7 +357,15 @@ impl DocIterator {
             return Ok(Fast::Exact);
         };
         let bytes = input.bytes();
-        let Some((start, end)) = self.splitter.line(bytes, self.pos) else {
+        let lines = self.lines_index.get_or_insert_with(LinesIndex::new);
+        // Just after a line the line path took, the next line and its end
+        // from the tokens when the lines have one shape; else searched.
+        let guess = if std::mem::take(&mut self.chained) {
+            lines.line_end(bytes)
+        } else {
+            None
+        };
+        let Some((start, end)) = guess.or_else(|| self.splitter.line(bytes, self.pos)) else {
             return Ok(Fast::Exact);
         };
         self.pos = start;
@@ -360,7 +373,6 @@ impl DocIterator {
             return Ok(Fast::End);
         }
         let max_depth = self.splitter.options().max_depth;
-        let lines = self.lines_index.get_or_insert_with(LinesIndex::new);
         let built = match lines.line(bytes, start, end, max_depth) {
             Line::Tokens(t) => match loads::from_line(py, &t, cache) {
                 Ok(p) => Some(Ok(p)),
@@ -374,6 +386,7 @@ impl DocIterator {
             Some(Ok(p)) => {
                 self.splitter.take_ordinal();
                 self.pos = end;
+                self.chained = true;
                 // SAFETY: the builder returns a new (owned) reference.
                 Ok(Fast::Value(
                     unsafe { Bound::from_owned_ptr(py, p) }.unbind(),
