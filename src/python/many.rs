@@ -410,27 +410,38 @@ impl DocIterator {
         mut cache: Option<&mut loads::KeyCache>,
     ) -> PyResult<Option<Py<PyAny>>> {
         if self.pending.is_empty() {
-            match self.next_line(py, cache.as_deref_mut())? {
-                Fast::Value(v) => {
-                    self.fallback = FALLBACK_MIN;
-                    return Ok(Some(v));
-                }
-                Fast::End => return Ok(None),
-                Fast::Exact => self.hand_over(),
+            if let Some(done) = self.line_step(py, cache.as_deref_mut())? {
+                return Ok(done);
             }
         }
         self.next_value(py, cache, false)
     }
 
-    /// The line path did not take the line at the iterator's position: the
-    /// splitter takes over for a region of whole lines from here, a small
-    /// one, so that one bad line does not send the good lines of a whole
-    /// window down the exact path; doubled while the line path keeps
-    /// failing right after it (a stream of pretty-printed documents), up
-    /// to the window.
-    fn hand_over(&mut self) {
-        self.splitter.set_region(self.fallback);
-        self.fallback = self.fallback.saturating_mul(2).min(WINDOW);
+    /// One step of `loads_many`'s line path: `Some(the next document, or
+    /// None at the end)`, or `None` when it did not take the line at the
+    /// iterator's position: the splitter then takes over for a region of
+    /// whole lines from here, a small one, so that one bad line does not
+    /// send the good lines of a whole window down the exact path; doubled
+    /// while the line path keeps failing right after it (a stream of
+    /// pretty-printed documents), up to the window.
+    #[inline(always)]
+    fn line_step(
+        &mut self,
+        py: Python<'_>,
+        cache: Option<&mut loads::KeyCache>,
+    ) -> PyResult<Option<Option<Py<PyAny>>>> {
+        match self.next_line(py, cache)? {
+            Fast::Value(v) => {
+                self.fallback = FALLBACK_MIN;
+                Ok(Some(Some(v)))
+            }
+            Fast::End => Ok(Some(None)),
+            Fast::Exact => {
+                self.splitter.set_region(self.fallback);
+                self.fallback = self.fallback.saturating_mul(2).min(WINDOW);
+                Ok(None)
+            }
+        }
     }
 
     /// The next document, or `None` at the end. `line_first`: with
@@ -444,17 +455,16 @@ impl DocIterator {
         mut cache: Option<&mut loads::KeyCache>,
         line_first: bool,
     ) -> PyResult<Option<Py<PyAny>>> {
+        // Whether the line path may take the next document once no split
+        // ones are pending: not at the position where it just failed (the
+        // splitter takes over there), again once a split one is handed out.
         let mut try_line = line_first;
         loop {
-            if self.eager && self.pending.is_empty() && std::mem::replace(&mut try_line, true) {
-                match self.next_line(py, cache.as_deref_mut())? {
-                    Fast::Value(v) => {
-                        self.fallback = FALLBACK_MIN;
-                        return Ok(Some(v));
-                    }
-                    Fast::End => return Ok(None),
-                    Fast::Exact => self.hand_over(),
+            if self.eager && try_line && self.pending.is_empty() {
+                if let Some(done) = self.line_step(py, cache.as_deref_mut())? {
+                    return Ok(done);
                 }
+                try_line = false;
             }
             let Some(mut piece) = self.pending.pop_front() else {
                 if !self.fill(py)? {
@@ -462,6 +472,7 @@ impl DocIterator {
                 }
                 continue;
             };
+            try_line = true;
             let result = std::mem::replace(
                 &mut piece.result,
                 Err(Error::new(crate::error::ErrorKind::Empty, 0)),
