@@ -1,5 +1,5 @@
 """loads_many over windows of lines: stage 1 runs once per window of about
-32 KiB of whole lines and each line is walked on its own tokens
+16 KiB of whole lines and each line is walked on its own tokens
 (src/index/tokens/eager.rs, LinesIndex). Streams of many windows, with bad
 lines at every kind of place (first or last line of a window, lines that
 make a whole window unusable, documents over several lines), must give
@@ -121,8 +121,9 @@ def test_odd_lines_anywhere_match_the_doc_path(seed):
 
 def test_odd_lines_at_window_borders():
     """An odd line as the first or last line of a window, or right after
-    one: the windows start at a line and end after the first newline 32 KiB
-    on, so lines of 1 KiB put the borders near every 32nd line."""
+    one: the windows start at a line and end after the first newline 16 KiB
+    on, so lines of 1 KiB put the borders near every 16th line (32 and 64
+    among them)."""
     for odd in ODD:
         for at in (0, 1, 30, 31, 32, 33, 62, 63, 64, 65, 99):
             lines = [json.dumps({"i": i, "pad": "x" * 1000}).encode() for i in range(100)]
