@@ -1,5 +1,5 @@
 """loads_many over windows of lines: stage 1 runs once per window of about
-32 KiB of whole lines and each line is walked on its own tokens
+16 KiB of whole lines and each line is walked on its own tokens
 (src/index/tokens/eager.rs, LinesIndex). Streams of many windows, with bad
 lines at every kind of place (first or last line of a window, lines that
 make a whole window unusable, documents over several lines), must give
@@ -121,8 +121,9 @@ def test_odd_lines_anywhere_match_the_doc_path(seed):
 
 def test_odd_lines_at_window_borders():
     """An odd line as the first or last line of a window, or right after
-    one: the windows start at a line and end after the first newline 32 KiB
-    on, so lines of 1 KiB put the borders near every 32nd line."""
+    one: the windows start at a line and end after the first newline 16 KiB
+    on, so lines of 1 KiB put the borders near every 16th line (32 and 64
+    among them)."""
     for odd in ODD:
         for at in (0, 1, 30, 31, 32, 33, 62, 63, 64, 65, 99):
             lines = [json.dumps({"i": i, "pad": "x" * 1000}).encode() for i in range(100)]
@@ -180,3 +181,63 @@ def test_lines_after_a_fallback_match_the_doc_path():
     stream = [p.encode() for _ in range(40) for p in pretty_good.split("\n")]
     stream += [good_line(rng, i) for i in range(300)]
     check(b"\n".join(stream))
+
+
+# Lines of one shape: after a line it took, the line path guesses where the
+# next line ends from that line's token count (LinesIndex::line_end), with
+# no newline search. Odd lines of the same token count (a document spread
+# over two lines, two documents on a line, a wrong closer, a bad literal,
+# whitespace or a carriage return before the newline) must not fool it.
+SAME_SHAPE_ODD = [
+    b'[1,\n"s", 2.5]',
+    b'[1, "s",\n2.5]',
+    b'[1, "s", 2.5] [3]',
+    b'[1, "s", 2.5] 7',
+    b'[1, "s", 2.5]x',
+    b'[1, "s", 2.5}',
+    b'{1, "s", 2.5]',
+    b'[1, "s", tru]',
+    b'[1, "s", 2.5]  \t',
+    b'[1, "s", 2.5]\r',
+    b'[1, "s\xc3\xa9", 2.5]',
+    b'[1, "\xff", 2.5]',
+    b'[1, "a\tb", 2.5]',
+    b'{"a": 1, "b": 2}',
+    b'{"a": 1 "b": 2}',
+    b'[1, "s", 2.5, 4]',
+    b"[[1], [2]]",
+    b"[1,\n",
+    b"",
+    b"   ",
+]
+
+
+def test_lines_of_one_shape_match_the_doc_path():
+    """Each odd line after a run of good ones (the guess is then armed:
+    after an odd line the splitter takes about 1 KiB of lines)."""
+    lines = [b'[%d, "s%d", %d.5]' % (i, i % 7, i) for i in range(6000)]
+    for j, odd in enumerate(SAME_SHAPE_ODD * 2):
+        lines[100 + 140 * j] = odd
+    check(b"\n".join(lines))
+    check(b"\n".join(lines) + b"\n")
+    objects = [b'{"a": %d, "b": "x"}' % i for i in range(4000)]
+    for j, odd in enumerate(SAME_SHAPE_ODD):
+        objects[100 + 140 * j] = odd
+    check(b"\r\n".join(objects) + b"\r\n")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_odd_lines_among_lines_of_one_shape(seed):
+    """Odd lines at random places (also two in a row, and at window ends)."""
+    rng = random.Random(seed)
+    lines = [b'[%d, "s%d", %d.5]' % (i, i % 7, i) for i in range(6000)]
+    for _ in range(100):
+        lines.insert(rng.randrange(len(lines)), rng.choice(SAME_SHAPE_ODD))
+    check(b"\n".join(lines))
+    check(b"\n".join(lines) + b"\n")
+
+
+def test_lines_of_one_shape_equal_json_loads():
+    lines = [b'["B%07d", "Brand", "t\\"itle", %d, %d.5, ""]' % (i, i, i) for i in range(20000)]
+    data = b"\n".join(lines) + b"\n"
+    assert qjson.loads_many(data) == [json.loads(x) for x in lines]

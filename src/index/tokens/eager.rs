@@ -250,6 +250,9 @@ pub(crate) struct LinesIndex {
     /// ASCII check).
     high: Vec<u32>,
     h: usize,
+    /// How many tokens the last line walked had (see
+    /// [`LinesIndex::line_end`]).
+    shape: usize,
 }
 
 /// A line's document, as [`LinesIndex::line`] gives it: the builder's
@@ -286,6 +289,7 @@ impl LinesIndex {
             lens: Vec::new(),
             high: Vec::new(),
             h: 0,
+            shape: 0,
         }
     }
 
@@ -317,11 +321,17 @@ impl LinesIndex {
             // (A line's first byte is always a token; never here.)
             return Line::Exact;
         }
-        // Its tokens lie at distinct offsets in `rl..re`: the first token
-        // at or after `re` (there is one: the window's end is the last) is
-        // at most that many further.
-        let upto = (k + (re - rl) + 1).min(s.len());
-        let b = k + s[k..upto].partition_point(|&t| (t as usize) < re);
+        // The first token at or after `re` (there is one: the window's end
+        // is the last): usually as many tokens on as the last line had
+        // (lines of one shape); else, as its tokens lie at distinct offsets
+        // in `rl..re`, at most that many further.
+        let g = k + self.shape;
+        let b = if self.shape > 0 && g < s.len() && s[g - 1] < re as u32 && s[g] >= re as u32 {
+            g
+        } else {
+            let upto = (k + (re - rl) + 1).min(s.len());
+            k + s[k..upto].partition_point(|&t| (t as usize) < re)
+        };
         self.k = b;
         let esc = &self.scan.escapes;
         let mut e = self.e.min(esc.len());
@@ -340,6 +350,7 @@ impl LinesIndex {
         if !ok {
             return Line::Exact;
         }
+        self.shape = b - k;
         let mut non_ascii = false;
         if self.scan.non_ascii {
             let mut h = self.h;
@@ -362,6 +373,43 @@ impl LinesIndex {
             lens: &self.lens,
             non_ascii,
         })
+    }
+
+    /// The line after the one [`LinesIndex::line`] last accepted, when it
+    /// has as many tokens as that one (a stream of one document per line
+    /// in one shape; amazon_cellphones.ndjson: every line an array of nine
+    /// values): its first byte and its end, found without searching the
+    /// bytes for the newline, nor the tokens for the line's last. The line
+    /// begins at the token after the last line's (only whitespace holding
+    /// its newline lies before it). With `n` tokens `k..k + n`, the guess
+    /// holds when token `k` opens a container, token `k + n - 1` closes
+    /// one, and the whitespace between that closer and token `k + n` (in
+    /// the window, not its end) holds a newline: the line ends there.
+    /// `None` when the guess does not hold, or the window ends before
+    /// token `k + n` (the caller then searches). [`LinesIndex::line`]
+    /// then says whether tokens `k..k + n` are one valid document. (When
+    /// a newline lies among them, a document spread over lines, `[1,\n2]`,
+    /// the line is taken to end at the newline after its closer: a valid
+    /// document there is one all the same, followed by whitespace holding
+    /// a newline, as the splitter finds it.)
+    pub(crate) fn line_end(&self, stream: &[u8]) -> Option<(usize, usize)> {
+        let (k, s) = (self.k, &self.scan.structurals);
+        let b = k + self.shape;
+        if !self.ok || self.shape < 2 || b + 1 >= s.len() {
+            return None;
+        }
+        let window = &stream[self.start..self.end];
+        let (rl, close, next) = (s[k] as usize, s[b - 1] as usize, s[b] as usize);
+        if !matches!(window[rl], b'{' | b'[') || !matches!(window[close], b'}' | b']') {
+            return None;
+        }
+        let gap = &window[close + 1..next];
+        let nl = if gap.first() == Some(&b'\n') {
+            0
+        } else {
+            memchr::memchr(b'\n', gap)?
+        };
+        Some((self.start + rl, self.start + close + 1 + nl))
     }
 
     /// Scan the window of whole lines from `ls` (a line's first
