@@ -327,6 +327,144 @@ def gateway_targets(tg: Targets, res: dict | None) -> None:
         tg.check(work, f">= {goal:g}x orjson", cases, lambda v, g=goal: v >= g)
 
 
+def lua_edit_targets(tg: Targets, res: dict | None) -> None:
+    """Issue 19: Lua decode + set model + encode >= 70% of the Lua passthrough
+    (decode + encode unmodified) rate, every rung (lua.json rows edit_top and
+    passthrough, qjson)."""
+    work = "Lua decode + set model + temperature + encode (issue 19)"
+    goal = ">= 70% of the Lua passthrough rate, every size"
+    if res is None:
+        tg.missing(work, goal, "benchmarks/results/lua.json is missing")
+        return
+    ops = {
+        (r["scenario"], r["workload"]): r["ops_per_s"]
+        for r in res["rows"]
+        if r["library"] == "qjson"
+    }
+    scen = sorted({s for s, w in ops if w == "edit_top" and (s, "passthrough") in ops}, key=_order)
+    cases = [(s, ops[s, "edit_top"] / ops[s, "passthrough"]) for s in scen]
+    tg.check(work, goal, cases, lambda v: v >= 0.7, "{:.0%}")
+
+
+def many_targets(tg: Targets, res: dict | None) -> None:
+    """Issue 21's table, from many_bench.py (benchmarks/results/many.json)."""
+    items = [
+        (
+            "NDJSON read: custom_id, body.model of every line, in memory (issue 21)",
+            ">= 2x fastsimdjson parse_many (calling thread's CPU)",
+            "read",
+            "ratio",
+            [("fastsimdjson", 2.0)],
+        ),
+        (
+            "NDJSON read: custom_id, body.model of every line, in memory (issue 21)",
+            ">= 2x fastsimdjson parse_many (whole process's CPU, parse_many's thread counted)",
+            "read",
+            "process_ratio",
+            [("fastsimdjson", 2.0)],
+        ),
+        (
+            "NDJSON read: custom_id, body.model of every line, in memory (issue 21)",
+            ">= 5x orjson per line",
+            "read",
+            "ratio",
+            [("orjson", 5.0)],
+        ),
+        (
+            "NDJSON read from the file with open_many (issue 21)",
+            ">= 1.5x fastsimdjson parse_many of the file",
+            "file",
+            "ratio",
+            [("fastsimdjson", 1.5)],
+        ),
+        (
+            "loads_many of amazon_cellphones.ndjson and of the batch file (issue 21)",
+            ">= 1.0x fastsimdjson loads_many and msgspec decode_lines",
+            None,
+            "ratio",
+            [("fastsimdjson", 1.0), ("msgspec", 1.0)],
+        ),
+        (
+            "rewrite body.model of every line + dumps_many (issue 21)",
+            ">= 3x orjson loads + dumps per line",
+            "rewrite",
+            "ratio",
+            [("orjson", 3.0)],
+        ),
+    ]
+    for work, goal, row, key, peers in items:
+        if res is None:
+            tg.missing(work, goal, "benchmarks/results/many.json is missing")
+            continue
+        rows = [row] if row else ["loads_many_amazon", "loads_many_batch"]
+        cases = [
+            (f"{r.removeprefix('loads_many_')} vs {peer}", res[r][key][peer])
+            for r in rows
+            for peer, _ in peers
+            if r in res and peer in res[r].get(key, {})
+        ]
+        g = peers[0][1]
+        tg.check(work, goal, cases, lambda v, g=g: v >= g)
+
+
+def patch_targets(tg: Targets, res: dict | None) -> None:
+    """Issue 22's table, from patch_bench.py (benchmarks/results/patch.json)."""
+    work = "decode + 3-op JSON Patch (replace, remove, add) + dumps (issue 22)"
+    if res is None:
+        tg.missing(work, "", "benchmarks/results/patch.json is missing")
+        return
+    py, lua = res.get("python_rows", []), res.get("lua_rows", [])
+
+    def cases(rows, key, names=None):
+        return [
+            (r["payload"], r[key])
+            for r in rows
+            if key in r and (names is None or r["payload"] in names)
+        ]
+
+    tg.check(
+        work,
+        ">= 70% of the passthrough rate at every size",
+        cases(py, "patch_vs_pass"),
+        lambda v: v >= 0.7,
+        "{:.2f}",
+    )
+    big = [r["payload"] for r in py if r["bytes"] >= 100 * 1024 or r["payload"] == "github-100k"]
+    tg.check(
+        work,
+        ">= 5x jsonpatch + orjson loads/dumps from 100 KB up",
+        cases(py, "patch_vs_jsonpatch", big),
+        lambda v: v >= 5,
+    )
+    tg.check(
+        work,
+        ">= 2x jsonpatch + orjson loads/dumps at 2 KB",
+        cases(py, "patch_vs_jsonpatch", ["2k"]),
+        lambda v: v >= 2,
+    )
+    tg.check(
+        "decode + merge_patch of a small object + dumps (issue 22)",
+        ">= 70% of the passthrough rate",
+        cases(py, "merge_vs_pass"),
+        lambda v: v >= 0.7,
+        "{:.2f}",
+    )
+    tg.check(
+        "Lua: the same patch (issue 22)",
+        ">= 70% of the Lua passthrough rate",
+        cases(lua, "patch_vs_pass"),
+        lambda v: v >= 0.7,
+        "{:.2f}",
+    )
+    tg.check(
+        "Lua: the same merge_patch (issue 22)",
+        ">= 70% of the Lua passthrough rate",
+        cases(lua, "merge_vs_pass"),
+        lambda v: v >= 0.7,
+        "{:.2f}",
+    )
+
+
 # --------------------------------------------------------------------------- sections
 
 
@@ -742,12 +880,113 @@ def gateway_section(res: dict | None) -> list[str]:
     return out
 
 
+def many_section(res: dict | None) -> list[str]:
+    if res is None:
+        return ["No NDJSON results (benchmarks/results/many.json)."]
+    m = res.get("machine", {})
+    out = [
+        f"`python benchmarks/many_bench.py` (its docstring says what each row runs): a "
+        f"{res.get('batch_bytes', 0) / 1e6:.0f} MB generated batch-API file of "
+        f"{res.get('batch_lines', 0):,} lines; medians of interleaved rounds, clock: "
+        f"{m.get('clock', '?')}, collector {'on' if m.get('gc_enabled', True) else 'off'}. "
+        "ratio = peer time / qjson time. parse_many runs stage 1 (qjson: the whole index) "
+        "on a second thread, so the read row gives the calling thread's CPU and the whole "
+        "process's.",
+        "",
+        "| row | qjson ms | peer | peer ms | ratio | other clock |",
+        "|---|---:|---|---:|---:|---|",
+    ]
+    for row in ("read", "file", "loads_many_amazon", "loads_many_batch", "rewrite"):
+        r = res.get(row)
+        if not r:
+            continue
+        for peer, ratio in r.get("ratio", {}).items():
+            if peer == "qjson_lazy":
+                continue
+            other = []
+            if peer in r.get("process_ratio", {}):
+                other.append(f"process CPU {r['process_ratio'][peer]:.2f}x")
+            if peer in r.get("steady_ratio", {}):
+                other.append(f"steady {r['steady_ratio'][peer]:.2f}x")
+            if peer in r.get("wall_ratio", {}):
+                other.append(f"wall {r['wall_ratio'][peer]:.2f}x")
+            ms = {k: num(v * 1e3) for k, v in r["seconds"].items()}
+            out.append(
+                f"| {row} | {ms['qjson']} | {peer} | {ms[peer]} | {ratio:.2f}x "
+                f"| {', '.join(other) or '-'} |"
+            )
+    f = res.get("file", {}).get("peak_rss_growth_bytes")
+    if f:
+        out += [
+            "",
+            "open_many peak RSS growth: "
+            + ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in f.items()),
+        ]
+    t = res.get("threads")
+    if t:
+        out += [
+            "",
+            f"Two threads each reading its own file with open_many: "
+            f"{t['speedup']:.2f}x the rate of one thread doing both.",
+        ]
+    out.append("")
+    return out
+
+
+def patch_section(res: dict | None) -> list[str]:
+    if res is None:
+        return ["No patch results (benchmarks/results/patch.json)."]
+    out = [
+        f"`python benchmarks/patch_bench.py`: ops/s, medians of {res.get('rounds', '?')} "
+        f"interleaved rounds ({res.get('backend', '?')} backend). pass = decode + dumps "
+        "unmodified; patch = decode + the 3-op patch (replace, remove, add) + dumps; merge = "
+        "decode + merge_patch of a small object + dumps; `_text` = the patch given as JSON "
+        "text; jsonpatch = orjson.loads + jsonpatch.apply_patch + orjson.dumps.",
+        "",
+    ]
+    for title, rows, cols in (
+        (
+            "Python",
+            res.get("python_rows", []),
+            ["patch_vs_pass", "patch_text_vs_pass", "merge_vs_pass", "patch_vs_jsonpatch"],
+        ),
+        (
+            "Lua (lupa LuaJIT)",
+            res.get("lua_rows", []),
+            ["patch_vs_pass", "patch_text_vs_pass", "merge_vs_pass"],
+        ),
+    ):
+        if not rows:
+            continue
+        out += [
+            f"### {title}",
+            "",
+            "| payload | bytes | pass ops/s | patch ops/s | " + " | ".join(cols) + " |",
+            "|---|---:|---:|---:|" + "---:|" * len(cols),
+        ]
+        for r in rows:
+            o = r["ops_per_s"]
+            vals = [f"{r[c]:.2f}" if c in r else "-" for c in cols]
+            out.append(
+                f"| {r['payload']} | {r['bytes']:,} | {num(o['pass'])} | {num(o['patch'])} | "
+                + " | ".join(vals)
+                + " |"
+            )
+        out.append("")
+    return out
+
+
 def build(mode: str) -> str:
     machine = load("machine.json")
     tg = Targets()
     python_targets(tg, load("targets.json"))
     lua = load("lua.json")
     lua_targets(tg, lua)
+    lua_edit_targets(tg, lua)
+    many = load("many.json")
+    many_targets(tg, many)
+    patch = load("patch.json")
+    patch_targets(tg, patch)
     corpus = load("corpus.json")
     corpus_targets(tg, corpus)
     mem = load("memory.json")
@@ -794,6 +1033,12 @@ def build(mode: str) -> str:
         "## Lua (lupa LuaJIT): qjson vs lua-cjson",
         "",
         *lua_section(lua),
+        "## Many documents (NDJSON)",
+        "",
+        *many_section(many),
+        "## JSON Patch and merge patch",
+        "",
+        *patch_section(patch),
         "## Memory",
         "",
         *memory_section(mem),
