@@ -154,6 +154,13 @@ fn node<'py>(v: &Bound<'py, PyAny>) -> Node<'py> {
     }
 }
 
+/// Whether `v` is an object: `node(v).is_object()` with the commonest
+/// case, a dict, tested first.
+#[inline]
+fn is_object(v: &Bound<'_, PyAny>) -> bool {
+    v.is_instance_of::<PyDict>() || v.is_exact_instance_of::<Object>()
+}
+
 /// `d[key]` without the `KeyError` (`None` when absent). For an exact
 /// dict, one C lookup (the key is a str, whose hash is cached); a subclass
 /// goes through pyo3's lookup.
@@ -322,7 +329,10 @@ impl<'py> Journal<'py> {
         }
     }
 
-    /// Save `n` before its first change.
+    /// Save `n` before its first change. (Small and inlined: most calls
+    /// find `n` saved already, or a view not to save; the saving itself
+    /// is out of line.)
+    #[inline]
     fn touch(&mut self, n: &Node<'py>) -> PyResult<()> {
         let any = match n {
             Node::Obj(o) if self.save_views => o.as_any(),
@@ -334,6 +344,12 @@ impl<'py> Journal<'py> {
         if self.seen.contains(&any.as_ptr()) {
             return Ok(());
         }
+        self.save(n, any)
+    }
+
+    /// Save `n` (`any`: the same object), not saved yet.
+    #[inline(never)]
+    fn save(&mut self, n: &Node<'py>, any: &Bound<'py, PyAny>) -> PyResult<()> {
         self.seen.push(any.as_ptr());
         match n {
             Node::Dict(d) => self
@@ -1341,7 +1357,7 @@ impl<'a, 'py> Part<'a, 'py> {
 
     fn is_object(&self) -> bool {
         match self {
-            Part::Py(v) => node(v).is_object(),
+            Part::Py(v) => is_object(v),
             Part::Text(p, c) => p.doc().type_of(*c) == JsonType::Object,
         }
     }
