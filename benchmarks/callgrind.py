@@ -8,7 +8,8 @@ do not. This is the tool the closing notes' "callgrind" figures come from.
     python benchmarks/callgrind.py diff A.out B.out --per 1000 [--event Bcm]
 
 `run` runs one workload of `workloads.py` (or `patch`, the 3-op JSON Patch of
-`patch_bench.py`: CHAT_OPS, or GITHUB_OPS on github_issues; or `loads_many` of
+`patch_bench.py`: CHAT_OPS, or GITHUB_OPS on github_issues; or `merge`,
+`patch_bench.py`'s merge_patch of MERGE on a chat payload; or `loads_many` of
 scenario `amazon` (amazon_cellphones.ndjson)
 or `batch` (a 1 MB generated batch-API file), lib qjson, fastsimdjson or
 msgspec, as in `many_bench.py`) N1 and N2 times, each in its own `valgrind --tool=callgrind`
@@ -44,6 +45,18 @@ def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
 
     if op == "loads_many":
         fn = _loads_many(scen_name, lib)
+    elif op == "merge":
+        import qjson
+        from patch_bench import MERGE
+
+        scen = workloads.scenario(scen_name)
+        if len(scen.parts) != 1 or scen.kind != "chat":
+            raise SystemExit("merge runs on one chat payload")
+        body = scen.parts[0]
+
+        def fn() -> bytes:
+            return qjson.dumps(qjson.merge_patch(qjson.decode(body), MERGE))
+
     elif op == "patch":
         import qjson
         from patch_bench import CHAT_OPS, GITHUB_OPS
@@ -132,7 +145,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="instructions per operation of one workload")
-    r.add_argument("op", help="a workloads.py op (decode_access, parse_get, ...) or patch")
+    r.add_argument("op", help="a workloads.py op (decode_access, parse_get, ...), patch or merge")
     r.add_argument("scenario", help="a workloads.py scenario (2k, small_request, ...)")
     r.add_argument("lib", nargs="?", default="qjson")
     r.add_argument("--n1", type=int, default=100)

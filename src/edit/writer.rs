@@ -234,22 +234,26 @@ impl<'d> Runs<'d> {
     }
 }
 
-/// The cached children of a lazy container that hold edits, by offset.
+/// The cached children of a lazy container that hold edits, by offset,
+/// into `edited` (the caller's, empty: no copy of the list on return).
+#[inline]
 fn edited_children<'v, O: Out>(
     out: &mut O,
     children: impl IntoIterator<Item = &'v O::Value>,
-) -> Result<Edited<'v, O::Value>, O::Error>
+    edited: &mut Edited<'v, O::Value>,
+) -> Result<(), O::Error>
 where
     O::Value: 'v,
 {
-    let mut edited: Edited<'v, O::Value> = SmallVec::new();
     for v in children {
         if let Some(c) = out.edited(v)? {
             edited.push((c, v));
         }
     }
-    edited.sort_unstable_by_key(|&(c, _)| c.start);
-    Ok(edited)
+    if edited.len() > 1 {
+        edited.sort_unstable_by_key(|&(c, _)| c.start);
+    }
+    Ok(())
 }
 
 fn edited_at<'v, V>(edited: &Edited<'v, V>, c: Cursor) -> Option<&'v V> {
@@ -275,7 +279,8 @@ where
     O::Value: 'v,
 {
     let strict = !doc.index().is_lazy();
-    let edited = edited_children(out, children)?;
+    let mut edited: Edited<'v, O::Value> = SmallVec::new();
+    edited_children(out, children, &mut edited)?;
     if strict && splice_object(doc, at, patches, &edited, out)? {
         return Ok(());
     }
@@ -573,7 +578,8 @@ pub fn write_lazy_array<'v, O: Out>(
 where
     O::Value: 'v,
 {
-    let edited = edited_children(out, children)?;
+    let mut edited: Edited<'v, O::Value> = SmallVec::new();
+    edited_children(out, children, &mut edited)?;
     if !doc.index().is_lazy() {
         let (mut pos, end) = doc.span(at);
         for &(child, v) in &edited {
@@ -618,7 +624,8 @@ pub fn write_lazy_array_inserts<'v, O: Out>(
 where
     O::Value: 'v,
 {
-    let edited = edited_children(out, children)?;
+    let mut edited: Edited<'v, O::Value> = SmallVec::new();
+    edited_children(out, children, &mut edited)?;
     let n = doc.len(at).map_err(|e| access(out, e))?;
     if doc.index().is_lazy() {
         out.byte(b'[');

@@ -60,8 +60,9 @@ use super::errors::{access_error, path_error};
 use super::input::str_utf8;
 use super::stack;
 use super::view::{
-    self, array_get, array_insert, array_len, array_remove, array_set, object_delete, object_get,
-    object_has, object_replace, object_set, pristine_twin, snapshot, Array, Object, Saved,
+    self, array_get, array_insert, array_len, array_remove, array_set, object_add_absent,
+    object_delete, object_get, object_has, object_replace, object_set, pristine_twin, snapshot,
+    Array, Object, Saved,
 };
 use crate::doc::{Cursor, Value};
 use crate::error::JsonType;
@@ -76,6 +77,11 @@ use pyo3::types::{
 };
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::cell::UnsafeCell;
+use std::sync::atomic::AtomicBool;
+#[cfg(Py_GIL_DISABLED)]
+use std::sync::atomic::Ordering::Acquire;
+use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::sync::{Arc, Mutex};
 
 static PATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -148,6 +154,13 @@ fn node<'py>(v: &Bound<'py, PyAny>) -> Node<'py> {
     }
 }
 
+/// Whether `v` is an object: `node(v).is_object()` with the commonest
+/// case, a dict, tested first.
+#[inline]
+fn is_object(v: &Bound<'_, PyAny>) -> bool {
+    v.is_instance_of::<PyDict>() || v.is_exact_instance_of::<Object>()
+}
+
 /// `d[key]` without the `KeyError` (`None` when absent). For an exact
 /// dict, one C lookup (the key is a str, whose hash is cached); a subclass
 /// goes through pyo3's lookup.
@@ -214,6 +227,15 @@ impl<'py> Node<'py> {
             Node::Obj(o) => object_set(o, key, v.unbind()),
             Node::Dict(d) => d.set_item(key, v),
             _ => unreachable!("members are set in objects"),
+        }
+    }
+
+    /// Set `key`, found absent by [`Self::member`]: a view adds it without
+    /// looking it up in the document again (`view::object_add_absent`).
+    fn add_absent(&self, key: &Bound<'py, PyString>, v: Bound<'py, PyAny>) -> PyResult<()> {
+        match self {
+            Node::Obj(o) => object_add_absent(o, key, v.unbind()),
+            _ => self.set(key, v),
         }
     }
 
@@ -307,7 +329,10 @@ impl<'py> Journal<'py> {
         }
     }
 
-    /// Save `n` before its first change.
+    /// Save `n` before its first change. (Small and inlined: most calls
+    /// find `n` saved already, or a view not to save; the saving itself
+    /// is out of line.)
+    #[inline]
     fn touch(&mut self, n: &Node<'py>) -> PyResult<()> {
         let any = match n {
             Node::Obj(o) if self.save_views => o.as_any(),
@@ -319,6 +344,12 @@ impl<'py> Journal<'py> {
         if self.seen.contains(&any.as_ptr()) {
             return Ok(());
         }
+        self.save(n, any)
+    }
+
+    /// Save `n` (`any`: the same object), not saved yet.
+    #[inline(never)]
+    fn save(&mut self, n: &Node<'py>, any: &Bound<'py, PyAny>) -> PyResult<()> {
         self.seen.push(any.as_ptr());
         match n {
             Node::Dict(d) => self
@@ -546,15 +577,59 @@ const POINTER_SLOTS: usize = 16;
 /// gateway's configured patch, or literals in the caller's code), and a
 /// `str` cannot change: a hit gives exactly what parsing it again would,
 /// without the split, the unescaping and the key strs.
+///
+/// Used only while attached to the interpreter, so with the GIL one thread
+/// at a time: a flag, read and set with plain loads and stores (an atomic
+/// exchange in free-threaded builds), guards it instead of a mutex (whose
+/// lock, unlock and poison checks cost more than a hit's search). A caller
+/// that finds the flag set (another thread whose drop released the GIL
+/// while it held the cache: never here, where nothing held runs Python
+/// code) does without the cache.
 struct PointerCache {
-    slots: Vec<(Py<PyString>, Arc<Pointer>)>,
+    busy: AtomicBool,
+    slots: UnsafeCell<Slots>,
+}
+
+struct Slots {
+    list: Vec<(Py<PyString>, Arc<Pointer>)>,
     next: usize,
 }
 
-static POINTERS: Mutex<PointerCache> = Mutex::new(PointerCache {
-    slots: Vec::new(),
-    next: 0,
-});
+// SAFETY: `slots` is read and written only through `PointerCache::with`,
+// by the one caller that set `busy` (see the type's docs).
+unsafe impl Sync for PointerCache {}
+
+impl PointerCache {
+    /// `f` on the slots, unless another caller has them (`None`). `f` must
+    /// run no Python code (nor drop Python objects, which may).
+    #[inline]
+    fn with<R>(&self, _py: Python<'_>, f: impl FnOnce(&mut Slots) -> R) -> Option<R> {
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            if self.busy.load(Relaxed) {
+                return None;
+            }
+            self.busy.store(true, Relaxed);
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        self.busy
+            .compare_exchange(false, true, Acquire, Relaxed)
+            .ok()?;
+        // SAFETY: `busy` was clear and is now set by this caller, so no
+        // other reference to the slots exists until it is cleared below.
+        let r = f(unsafe { &mut *self.slots.get() });
+        self.busy.store(false, Release);
+        Some(r)
+    }
+}
+
+static POINTERS: PointerCache = PointerCache {
+    busy: AtomicBool::new(false),
+    slots: UnsafeCell::new(Slots {
+        list: Vec::new(),
+        next: 0,
+    }),
+};
 
 /// The pointer `s` holds, from [`POINTERS`] when it is there.
 fn pointer_of(s: &Bound<'_, PyString>) -> Step<Arc<Pointer>> {
@@ -563,25 +638,31 @@ fn pointer_of(s: &Bound<'_, PyString>) -> Step<Arc<Pointer>> {
     // like its text).
     let exact = s.is_exact_instance_of::<PyString>();
     if exact {
-        let cache = POINTERS.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, p)) = cache.slots.iter().find(|(k, _)| k.as_ptr() == s.as_ptr()) {
-            return Ok(p.clone());
+        let hit = POINTERS.with(py, |c| {
+            c.list
+                .iter()
+                .find(|(k, _)| k.as_ptr() == s.as_ptr())
+                .map(|(_, p)| p.clone())
+        });
+        if let Some(Some(p)) = hit {
+            return Ok(p);
         }
     }
     let p = Arc::new(parse_pointer(py, op_text(s, "pointer")?)?);
     if exact {
-        let mut cache = POINTERS.lock().unwrap_or_else(|e| e.into_inner());
         let entry = (s.clone().unbind(), p.clone());
-        let old = if cache.slots.len() < POINTER_SLOTS {
-            cache.slots.push(entry);
-            None
-        } else {
-            let at = cache.next;
-            cache.next = (at + 1) % POINTER_SLOTS;
-            Some(std::mem::replace(&mut cache.slots[at], entry))
-        };
-        // The replaced entry (Python objects) is dropped after the lock.
-        drop(cache);
+        let old = POINTERS.with(py, |c| {
+            if c.list.len() < POINTER_SLOTS {
+                c.list.push(entry);
+                None
+            } else {
+                let at = c.next;
+                c.next = (at + 1) % POINTER_SLOTS;
+                Some(std::mem::replace(&mut c.list[at], entry))
+            }
+        });
+        // The replaced entry (Python objects) is dropped out of the cache
+        // (and an entry the cache could not take with it).
         drop(old);
     }
     Ok(p)
@@ -1276,7 +1357,7 @@ impl<'a, 'py> Part<'a, 'py> {
 
     fn is_object(&self) -> bool {
         match self {
-            Part::Py(v) => node(v).is_object(),
+            Part::Py(v) => is_object(v),
             Part::Text(p, c) => p.doc().type_of(*c) == JsonType::Object,
         }
     }
@@ -1413,18 +1494,29 @@ fn merge_into<'py>(
             target.delete(&k)?;
             continue;
         }
+        // An object value merges into the member it names, when that is an
+        // object too; the lookup that finds it absent also spares the set
+        // its own (a view's miss walks every member).
+        let mut absent = false;
         if x.is_object() {
-            if let Some(cur) = target.member(&k)? {
-                let cur = node(&cur);
-                if cur.is_object() {
-                    merge_into(journal, &cur, &x, depth + 1)?;
-                    continue;
+            match target.member(&k)? {
+                Some(cur) => {
+                    let cur = node(&cur);
+                    if cur.is_object() {
+                        merge_into(journal, &cur, &x, depth + 1)?;
+                        continue;
+                    }
                 }
+                None => absent = true,
             }
         }
         let v = merged_new(py, &x, depth + 1)?;
         journal.touch(target)?;
-        target.set(&k, v)?;
+        if absent {
+            target.add_absent(&k, v)?;
+        } else {
+            target.set(&k, v)?;
+        }
     }
     Ok(())
 }

@@ -389,6 +389,31 @@ def test_merge_patch_into_views_held() -> None:
     assert v["a"] is a
 
 
+def test_merge_patch_object_into_absent_member() -> None:
+    # An object value for a member the target lacks is added at the end,
+    # whether the member never was there, was deleted before (a patch), or
+    # the object was unfolded by another edit; a key with a lone surrogate
+    # is refused, as item assignment refuses it.
+    src = b'{"a": 1, "b": {"c": 2},  "d": 3}'
+    v = qjson.decode(src)
+    qjson.merge_patch(v, {"n": {"x": 1, "y": None}})
+    assert qjson.dumps(v) == b'{"a": 1, "b": {"c": 2},  "d": 3,"n":{"x":1}}'
+    v = qjson.decode(src)
+    del v["b"]
+    qjson.merge_patch(v, {"b": {"x": 1}})
+    assert list(v) == ["a", "d", "b"]
+    assert json.loads(qjson.dumps(v)) == {"a": 1, "d": 3, "b": {"x": 1}}
+    v = qjson.decode(src)
+    v.popitem()  # unfolds the object
+    qjson.merge_patch(v, {"d": {"x": 1}, "b": {"e": 4}})
+    assert json.loads(qjson.dumps(v)) == {"a": 1, "b": {"c": 2, "e": 4}, "d": {"x": 1}}
+    v = qjson.decode(src)
+    before = qjson.dumps(v)
+    with pytest.raises(UnicodeEncodeError):
+        qjson.merge_patch(v, {"\ud800": {"x": 1}})
+    assert qjson.dumps(v) == before
+
+
 class _Key(str):
     """A str subclass key (goes the general way, not the one-copy path)."""
 

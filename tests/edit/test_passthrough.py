@@ -455,3 +455,19 @@ def test_large_object_with_a_repeated_key(repeat: str) -> None:
         # Edited: each key once, the first occurrence wins (as reads see it).
         assert b"99" not in out, out
         assert json.loads(out) == w
+
+
+def test_edited_children_of_a_container_with_many_cached_views() -> None:
+    # Views read out of order beyond the small cache move it to a map; the
+    # writer still finds every edited child among them, in place.
+    src = json.dumps([{"i": i, "x": [i]} for i in range(40)], indent=1).encode()
+    v = qjson.decode(src)
+    views = [v[i] for i in reversed(range(40))]
+    views[5]["i"] = "e"
+    views[30]["x"].append(1)
+    want = json.loads(src)
+    want[34]["i"] = "e"
+    want[9]["x"].append(1)
+    out = qjson.dumps(v)
+    assert json.loads(out) == want
+    assert out.startswith(b'[\n {\n  "i": 0,\n  "x": [\n   0\n  ]\n },')

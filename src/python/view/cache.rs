@@ -156,10 +156,12 @@ impl ViewCache {
         }
     }
 
-    pub(super) fn values(&self) -> impl Iterator<Item = &Py<PyAny>> {
-        let small = self.small.iter().map(|(_, v)| v);
-        let big = self.big.iter().flat_map(|m| m.values());
-        small.chain(big)
+    pub(super) fn values(&self) -> Values<'_> {
+        // (The vector is empty once the map is in use.)
+        match &self.big {
+            None => Values::Small(self.small.iter()),
+            Some(m) => Values::Big(m.values()),
+        }
     }
 
     /// A copy sharing the cached views (for a snapshot of the overlay).
@@ -174,6 +176,24 @@ impl ViewCache {
                 .big
                 .as_ref()
                 .map(|m| Box::new(m.iter().map(|(k, v)| (*k, v.clone_ref(py))).collect())),
+        }
+    }
+}
+
+/// The views of a [`ViewCache`]: one match per step, no chain of the two.
+pub(super) enum Values<'a> {
+    Small(std::slice::Iter<'a, (u32, Py<PyAny>)>),
+    Big(std::collections::hash_map::Values<'a, u32, Py<PyAny>>),
+}
+
+impl<'a> Iterator for Values<'a> {
+    type Item = &'a Py<PyAny>;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a Py<PyAny>> {
+        match self {
+            Values::Small(i) => i.next().map(|(_, v)| v),
+            Values::Big(i) => i.next(),
         }
     }
 }

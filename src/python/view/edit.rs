@@ -182,6 +182,31 @@ pub(crate) fn object_set(
     o.try_borrow_mut()?.set(o.py(), key.as_any(), value)
 }
 
+/// Set member `key`, which a read of `o` found absent: added at the end,
+/// as `o[key] = value` would add it, without looking the key up in the
+/// document again (a miss walks every member). Right even if Python code
+/// ran since the read: a key absent from the document stays absent (its
+/// bytes never change), and a patch made since is found in the patch list
+/// first (`Patches::set` asks for the original member only without one).
+pub(crate) fn object_add_absent(
+    o: &Bound<'_, Object>,
+    key: &Bound<'_, PyString>,
+    value: Py<PyAny>,
+) -> PyResult<()> {
+    let py = o.py();
+    let mut guard = o.try_borrow_mut()?;
+    let me = &mut *guard;
+    if let ObjState::Lazy { patches, .. } = &mut me.state {
+        // A stored key must have a UTF-8 form (see `patch`); a read of a
+        // key without one finds nothing, so it may come here.
+        str_utf8(key)?;
+        // Absent from the document, or deleted by a patch (then added
+        // anew, `orig` not asked).
+        return patches.set(py, key, value, || None);
+    }
+    me.set(py, key.as_any(), value)
+}
+
 /// Set member `key` only when it exists (RFC 6902 `replace`); false when
 /// absent. One key lookup, where `has` then `set` would make two.
 pub(crate) fn object_replace(

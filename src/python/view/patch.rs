@@ -27,19 +27,40 @@ fn same_key(py: Python<'_>, a: &Py<PyString>, b: &Bound<'_, PyString>) -> PyResu
     }
     // Strs of different lengths (in code points) differ: most keys are
     // told apart without reading their text.
-    // SAFETY: both are live str objects and the interpreter is attached;
-    // the call only reads their length (-1 with an error set when not a
-    // str, which cannot happen here, and is then compared like a length).
-    let (la, lb) = unsafe {
-        (
-            pyo3::ffi::PyUnicode_GetLength(a.as_ptr()),
-            pyo3::ffi::PyUnicode_GetLength(b.as_ptr()),
-        )
-    };
+    let (la, lb) = (str_len(a.as_ptr()), str_len(b.as_ptr()));
     if la != lb && la >= 0 && lb >= 0 {
         return Ok(false);
     }
     Ok(str_utf8(a.bind(py))? == str_utf8(b)?)
+}
+
+/// The length in code points of `s`, a live str (the interpreter is
+/// attached): read from its header where the layout is known, a call
+/// otherwise.
+#[inline(always)]
+fn str_len(s: *mut pyo3::ffi::PyObject) -> pyo3::ffi::Py_ssize_t {
+    #[cfg(not(any(feature = "abi3", PyPy, GraalPy)))]
+    {
+        // SAFETY: `s` is a live str: it starts with a `PyASCIIObject`
+        // header, whose `length` holds the length once the str is ready
+        // (always from 3.12 on; before, a str made by the legacy API may
+        // not be, and then goes through the call, which readies it).
+        unsafe {
+            #[cfg(not(Py_3_12))]
+            if pyo3::ffi::PyUnicode_IS_READY(s) == 0 {
+                return pyo3::ffi::PyUnicode_GetLength(s);
+            }
+            pyo3::ffi::PyUnicode_GET_LENGTH(s)
+        }
+    }
+    #[cfg(any(feature = "abi3", PyPy, GraalPy))]
+    {
+        // SAFETY: `s` is a live str and the interpreter is attached; the
+        // call only reads its length (-1 with an error set when not a
+        // str, which cannot happen here, and is then compared like a
+        // length).
+        unsafe { pyo3::ffi::PyUnicode_GetLength(s) }
+    }
 }
 
 impl Patches {
