@@ -106,6 +106,18 @@ pub struct Index {
     /// Whether the input holds bytes >= 0x80 (strings then need a UTF-8 check
     /// on read in lazy mode).
     pub(crate) non_ascii: bool,
+    /// Whether any string holds a backslash escape (stage 1 found one).
+    pub(crate) escaped: bool,
+}
+
+/// A dropped index's vectors are kept by its thread for the next build's
+/// exact copies (see `tokens::recycle`): a parse-read-drop loop then
+/// allocates and frees no index memory.
+impl Drop for Index {
+    #[inline]
+    fn drop(&mut self) {
+        tokens::recycle(&mut self.structurals, &mut self.containers);
+    }
 }
 
 /// Cold path: the offset of the first byte after the string opened at
@@ -231,7 +243,8 @@ impl Index {
         // it needs no gap measured, and answers only for valid input.
         if !opts.lazy && check_scalars {
             if let Some(b) = tokens::build(input, opts.max_depth, escapes) {
-                let index = Index::assemble(b.structurals, b.containers, false, b.non_ascii);
+                let index =
+                    Index::assemble(b.structurals, b.containers, false, b.non_ascii, b.escaped);
                 return Ok((index, b.escapes));
             }
         }
@@ -253,7 +266,7 @@ impl Index {
         escapes: bool,
     ) -> Option<(Index, Vec<u32>)> {
         let b = tokens::build(input, max_depth, escapes)?;
-        let index = Index::assemble(b.structurals, b.containers, lazy, b.non_ascii);
+        let index = Index::assemble(b.structurals, b.containers, lazy, b.non_ascii, b.escaped);
         Some((index, b.escapes))
     }
 
@@ -306,7 +319,8 @@ impl Index {
                 (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(reported(input, e)),
             }
         };
-        let index = Index::assemble(structurals, containers, opts.lazy, non_ascii);
+        let escaped = !escapes.is_empty();
+        let index = Index::assemble(structurals, containers, opts.lazy, non_ascii, escaped);
         Ok((index, escapes))
     }
 
@@ -321,12 +335,14 @@ impl Index {
         containers: Vec<Container>,
         lazy: bool,
         non_ascii: bool,
+        escaped: bool,
     ) -> Index {
         let mut index = Index {
             structurals,
             containers,
             lazy,
             non_ascii,
+            escaped,
         };
         fn shrink<T>(v: &mut Vec<T>) {
             let spare = (v.capacity() - v.len()) * std::mem::size_of::<T>();
@@ -348,6 +364,16 @@ impl Index {
     /// Whether the document was parsed with `lazy`.
     pub fn is_lazy(&self) -> bool {
         self.lazy
+    }
+
+    /// Whether any string of the document (key or value) holds a backslash
+    /// escape. When `false`, every string's bytes between its quotes are its
+    /// text (after the UTF-8 check a lazy document's reads still make):
+    /// readers may skip their escape tests. Found by stage 1 at no extra
+    /// cost (its list of escape offsets is not empty).
+    #[inline]
+    pub fn has_escapes(&self) -> bool {
+        self.escaped
     }
 }
 

@@ -976,7 +976,7 @@ mod tests {
                         .iter()
                         .map(|c| (c.close, c.next, c.len))
                         .collect();
-                    (ix.structurals, t, ix.lazy, ix.non_ascii)
+                    (ix.structurals.clone(), t, ix.lazy, ix.non_ascii)
                 });
                 res.push((
                     piece.ordinal,

@@ -659,3 +659,31 @@ fn lazy_typed_getters_check_the_type_first() {
         other => panic!("{other:?}"),
     }
 }
+
+/// `Index::has_escapes` says whether any string holds a backslash escape,
+/// the same from the token walk (strict), the exact walk (lazy) and on
+/// every backend, at escapes before, inside and after a 64-byte block.
+#[test]
+fn has_escapes_flag() {
+    let pad = "x".repeat(70);
+    let cases: Vec<(String, bool)> = vec![
+        (r#"{"a": "b", "c": [1, 2, {"d": null}]}"#.into(), false),
+        (r#"{"a": "b\nc"}"#.into(), true),
+        (r#"{"a\"": 1}"#.into(), true),
+        (r#"["\u00e9"]"#.into(), true),
+        (r#"["\\"]"#.into(), true),
+        (format!(r#"["{pad}", "{pad}"]"#), false),
+        (format!(r#"["{pad}", "{pad}\/"]"#), true),
+        (format!(r#"["{pad}\t{pad}"]"#), true),
+        ("\"\u{e9}\"".into(), false),
+        ("12".into(), false),
+    ];
+    for (text, want) in cases {
+        for opts in [strict(), lazy()] {
+            let index = Index::build(text.as_bytes(), &opts).unwrap();
+            assert_eq!(index.has_escapes(), want, "{text} lazy={}", opts.lazy);
+            let document = Document::parse(text.as_bytes(), &opts).unwrap();
+            assert_eq!(document.doc().index().has_escapes(), want, "{text}");
+        }
+    }
+}

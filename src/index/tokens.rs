@@ -31,7 +31,7 @@
 use super::{check_strings, Container};
 use crate::decode::number::scalar_end;
 use crate::scan::{self, Scan};
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::mem::MaybeUninit;
 
 #[cfg(feature = "python")]
@@ -56,17 +56,22 @@ static ENDS_TOKEN: [bool; 256] = {
 /// Whether `input` is certainly valid JSON (strict, nesting at most
 /// `max_depth`); `false` means "run the exact check".
 pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
-    let mut scan = take_scan();
-    let ok = match scan::scan_tokens(input, &mut scan) {
-        Some(Ok(())) => {
-            scan.first_control.is_none()
-                && walk(input, &scan.structurals, max_depth, &mut Check)
-                && check_strings(input, escapes_left(&scan), None, scan.non_ascii).is_ok()
+    with_spare(|spare| {
+        let scan = &mut spare.scan;
+        let ok = match scan::scan_tokens(input, scan) {
+            Some(Ok(())) => {
+                scan.first_control.is_none()
+                    && walk(input, &scan.structurals, max_depth, &mut Check)
+                    && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok()
+            }
+            _ => false,
+        };
+        if scan.structurals.capacity() > KEEP_MAX || scan.escapes.capacity() > KEEP_MAX {
+            // (Not kept when large.)
+            *scan = Scan::default();
         }
-        _ => false,
-    };
-    give_back_scan(scan);
-    ok
+        ok
+    })
 }
 
 /// The escapes [`check_strings`] still has to check: none when stage 1
@@ -94,21 +99,145 @@ fn escapes_left(scan: &Scan) -> &[u32] {
 /// depends on its dynamic mmap threshold, i.e. on the process's history.)
 const KEEP_MAX: usize = 128 * 1024;
 
-thread_local! {
-    /// The last scan's vectors, kept for the next one on this thread: for
-    /// documents of a few hundred bytes their allocation and release cost
-    /// about as much as scanning them. Taken out while in use (so a
-    /// re-entrant call, e.g. from a finalizer that `loads` triggers, just
-    /// allocates its own).
-    static SPARE_SCAN: Cell<Scan> = const {
-        Cell::new(Scan {
+/// Everything the index builds of one thread keep between calls, in one
+/// thread-local (one TLS lookup per build: in a shared library each one
+/// is a call of `__tls_get_addr`).
+struct Spare {
+    /// The last scan's vectors: for documents of a few hundred bytes
+    /// their allocation and release cost about as much as scanning them.
+    scan: Scan,
+    /// The strict index's container table while the walk fills it (the
+    /// Doc gets an exact copy).
+    containers: Vec<Container>,
+    /// The structurals of a large strict index while the walk keeps them
+    /// (see [`build`]).
+    kept: Vec<u32>,
+    /// The vectors of the last index dropped on this thread (see
+    /// [`recycle`]): the next build's exact copies go into them when they
+    /// fit (see [`fits`]), instead of a fresh allocation (and, for a
+    /// large one, its page faults) and a free.
+    free_structurals: Vec<u32>,
+    free_containers: Vec<Container>,
+}
+
+impl Spare {
+    const EMPTY: Spare = Spare {
+        scan: Scan {
             structurals: Vec::new(),
             escapes: Vec::new(),
             first_control: None,
             non_ascii: false,
             escapes_valid: false,
-        })
+        },
+        containers: Vec::new(),
+        kept: Vec::new(),
+        free_structurals: Vec::new(),
+        free_containers: Vec::new(),
     };
+}
+
+thread_local! {
+    /// This thread's [`Spare`]. Borrowed only for the length of one call
+    /// that runs no foreign code ([`with_spare`]); a nested call (e.g.
+    /// from a finalizer that `loads` triggers between [`take_scan`] and
+    /// [`give_back_scan`]) finds its parts empty and just allocates.
+    static SPARE: RefCell<Spare> = const { RefCell::new(Spare::EMPTY) };
+}
+
+/// Runs `f` on this thread's [`Spare`], or on an empty one while the
+/// thread exits (or, never in practice, while it is borrowed: its
+/// vectors are then dropped afterwards).
+#[inline(always)]
+fn with_spare<T>(f: impl FnOnce(&mut Spare) -> T) -> T {
+    let mut f = Some(f);
+    let r = SPARE.try_with(|c| match c.try_borrow_mut() {
+        Ok(mut spare) => Some((f.take().expect("called once"))(&mut spare)),
+        Err(_) => None,
+    });
+    match r {
+        Ok(Some(t)) => t,
+        _ => {
+            let mut empty = Spare::EMPTY;
+            (f.take().expect("not called"))(&mut empty)
+        }
+    }
+}
+
+/// Keep `v` as the spare structurals (see [`Spare::kept`]), unless it is
+/// large.
+fn give_back_kept(spare: &mut Spare, mut v: Vec<u32>) {
+    if v.capacity() <= KEEP_MAX {
+        v.clear();
+        spare.kept = v;
+    }
+}
+
+/// Keep `v` as the spare container table, unless it is large.
+fn give_back_containers(spare: &mut Spare, mut v: Vec<Container>) {
+    if v.capacity() <= KEEP_CONTAINERS_MAX {
+        v.clear();
+        spare.containers = v;
+    }
+}
+
+/// An empty [`Scan`], with the capacity the last one on this thread left
+/// (for the eager decoder, which holds it while it builds Python objects).
+#[cfg(feature = "python")]
+pub(super) fn take_scan() -> Scan {
+    with_spare(|spare| std::mem::take(&mut spare.scan))
+}
+
+/// Keep `scan`'s vectors for the next [`take_scan`] on this thread, unless
+/// they are large.
+#[cfg(feature = "python")]
+pub(super) fn give_back_scan(scan: Scan) {
+    if scan.structurals.capacity() <= KEEP_MAX && scan.escapes.capacity() <= KEEP_MAX {
+        with_spare(|spare| spare.scan = scan);
+    }
+}
+
+/// Slack a recycled vector may have beyond the exact length it receives:
+/// [`SPARE_MAX`] bytes, or a sixteenth for large ones (as much as the
+/// index holds beyond its exact lists anyway, see [`build`]).
+#[inline(always)]
+fn fits<T>(v: &Vec<T>, len: usize) -> bool {
+    let cap = v.capacity();
+    cap >= len && cap - len <= SPARE_MAX / std::mem::size_of::<T>() + len / 16
+}
+
+/// `src` copied into a vector with room for exactly its length (up to
+/// [`fits`]'s slack): `free`, the vector of an index dropped earlier, if
+/// it fits, else a fresh one.
+#[inline(always)]
+fn exact_copy<T: Copy>(src: &[T], free: &mut Vec<T>) -> Vec<T> {
+    if fits(free, src.len()) {
+        let mut v = std::mem::take(free);
+        v.clear();
+        v.extend_from_slice(src);
+        v
+    } else {
+        src.to_vec()
+    }
+}
+
+/// Called when an index drops: its vectors become this thread's free
+/// ones (see [`Spare::free_structurals`]) unless they are large; the ones
+/// kept before (which the builds since did not fit into) are freed. (Kept
+/// only while the slot was empty, a first document of another size, e.g.
+/// one parsed at import, held the slot for good: measured, 2 mallocs and
+/// 2 frees per parse from Python.)
+pub(super) fn recycle(structurals: &mut Vec<u32>, containers: &mut Vec<Container>) {
+    let s = structurals.capacity();
+    let c = containers.capacity();
+    if s == 0 || s > KEEP_MAX || c > KEEP_CONTAINERS_MAX {
+        return;
+    }
+    with_spare(|spare| {
+        spare.free_structurals = std::mem::take(structurals);
+        if c != 0 {
+            spare.free_containers = std::mem::take(containers);
+        }
+    });
 }
 
 /// Container tables with at most this many entries of capacity are kept
@@ -116,64 +245,6 @@ thread_local! {
 /// [`KEEP_MAX`] tokens (768 KiB; a document reaches it only when a sixteenth
 /// of the bound was short, see [`fill`]).
 const KEEP_CONTAINERS_MAX: usize = KEEP_MAX / 2 + 1;
-
-thread_local! {
-    /// The strict index's container table while the walk fills it, kept
-    /// for the next build on this thread (as [`SPARE_SCAN`]): the Doc gets
-    /// an exact copy.
-    static SPARE_CONTAINERS: Cell<Vec<Container>> = const { Cell::new(Vec::new()) };
-}
-
-thread_local! {
-    /// The structurals of a large strict index while the walk keeps them
-    /// (see [`build`]), kept for the next build on this thread.
-    static SPARE_KEPT: Cell<Vec<u32>> = const { Cell::new(Vec::new()) };
-}
-
-/// An empty structurals vector, with the capacity the last one on this
-/// thread left.
-fn take_kept() -> Vec<u32> {
-    SPARE_KEPT.try_with(Cell::take).unwrap_or_default()
-}
-
-/// Keep `v` for the next [`take_kept`] on this thread, unless it is large.
-fn give_back_kept(mut v: Vec<u32>) {
-    if v.capacity() <= KEEP_MAX {
-        v.clear();
-        // (Fails only while the thread exits; `v` is then just dropped.)
-        let _ = SPARE_KEPT.try_with(|c| c.set(v));
-    }
-}
-
-/// An empty container table, with the capacity the last one on this
-/// thread left.
-fn take_containers() -> Vec<Container> {
-    SPARE_CONTAINERS.try_with(Cell::take).unwrap_or_default()
-}
-
-/// Keep `v` for the next [`take_containers`] on this thread, unless it is
-/// large.
-fn give_back_containers(mut v: Vec<Container>) {
-    if v.capacity() <= KEEP_CONTAINERS_MAX {
-        v.clear();
-        // (Fails only while the thread exits; `v` is then just dropped.)
-        let _ = SPARE_CONTAINERS.try_with(|c| c.set(v));
-    }
-}
-
-/// An empty [`Scan`], with the capacity the last one on this thread left.
-fn take_scan() -> Scan {
-    SPARE_SCAN.try_with(Cell::take).unwrap_or_default()
-}
-
-/// Keep `scan`'s vectors for the next [`take_scan`] on this thread, unless
-/// they are large.
-fn give_back_scan(scan: Scan) {
-    if scan.structurals.capacity() <= KEEP_MAX && scan.escapes.capacity() <= KEEP_MAX {
-        // (Fails only while the thread exits; `scan` is then just dropped.)
-        let _ = SPARE_SCAN.try_with(|c| c.set(scan));
-    }
-}
 
 /// What the walk does besides checking the grammar.
 trait Record {
@@ -236,7 +307,7 @@ impl Record for Check {
 /// but the scalar tokens, in order) and the container table, with each
 /// closer's position in those structurals.
 struct Table {
-    /// The thread's spare table (see [`take_containers`]), copied out
+    /// The thread's spare table (see [`Spare::containers`]), copied out
     /// exactly at the end. While the walk runs its length stays 0 and
     /// only its room is used: a container's entry is written once, when
     /// it closes (entries of containers still open are uninitialised),
@@ -352,6 +423,8 @@ pub(super) struct Built {
     pub escapes: Vec<u32>,
     /// Whether any byte is 0x80 or above.
     pub non_ascii: bool,
+    /// Whether stage 1 found any escape (even when `escapes` is not copied).
+    pub escaped: bool,
 }
 
 /// The strict index of `input` built from the token scan: the same
@@ -363,85 +436,140 @@ pub(super) struct Built {
 /// Stage 1's escapes are copied out only with `escapes`.
 ///
 /// The token list is scratch, so it is the thread's spare one (see
-/// [`take_scan`]): no allocation and no growth once the thread has scanned
+/// [`Spare`]): no allocation and no growth once the thread has scanned
 /// a document as large. The walk writes the structurals straight into a
 /// vector with room for every token (no second pass over the tokens to
 /// drop the scalar ones). Small documents' vector is the Doc's, the
 /// scalar tokens' room given back at the end when it exceeds [`SPARE_MAX`]
 /// (a shrinking `realloc`, which the allocator does in place), so the
 /// index holds at most that much more than the exact list. From
-/// [`COPY_MIN`] tokens it is the thread's spare one too, copied out
-/// exactly: a large vector allocated with room for every token and then
-/// shrunk was, with glibc, a fresh `mmap` on every parse (the shrunk size
-/// it frees sets the allocator's mmap threshold below the next request),
-/// then page faults on every page, `mremap` and `munmap`: about 40% of a
-/// strict parse of twitter.json from Python, against a copy of a few
-/// microseconds. The container table is likewise filled in the thread's
-/// spare table and copied out exactly (a small document's index then holds
-/// no guessed room). Above [`KEEP_MAX`] tokens the thread keeps no spare
-/// vectors, and both are the Doc's own, shrunk as before: a spare table
-/// that size would be dropped after every parse, and measured 6x the
-/// page faults on citm_catalog.json.
+/// [`COPY_MIN`] tokens it is the thread's spare one too, which the Doc
+/// takes as it is when the scalar tokens' room is small (see
+/// [`copy_out_kept`]), else its contents are copied out exactly: a large
+/// vector allocated with room for every token and then shrunk was, with
+/// glibc, a fresh `mmap` on every parse (the shrunk size it frees sets the
+/// allocator's mmap threshold below the next request), then page faults
+/// on every page, `mremap` and `munmap`: about 40% of a strict parse of
+/// twitter.json from Python, against a copy of a few microseconds. The
+/// container table is likewise filled in the thread's spare table and
+/// copied out exactly (a small document's index then holds no guessed
+/// room). Above [`KEEP_MAX`] tokens the thread keeps no spare vectors,
+/// and both are the Doc's own, shrunk as before: a spare table that size
+/// would be dropped after every parse, and measured 6x the page faults on
+/// citm_catalog.json.
+///
+/// **Recycling.** When an index drops, its two vectors become the
+/// thread's free ones ([`recycle`]), and the next build puts its exact
+/// copies (and a small document's structurals, or a large one's walk)
+/// into them when they fit ([`fits`]): a loop that parses, reads and drops
+/// documents of similar size (an API server's requests) then allocates,
+/// frees and faults in no index memory at all (callgrind, Rust parse of
+/// the 2 KB chat request: 4,201 -> 4,057 instructions, malloc and free
+/// gone; twitter.json 2.64M -> 2.45M, the 300 KB copy gone).
 pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Built> {
-    let mut scan = take_scan();
-    let mut table = Table {
-        containers: take_containers(),
-        opened: 0,
-        limit: 0,
-        kept: Vec::new(),
-        kept_spare: false,
-        containers_spare: true,
-    };
-    let ok = fill(input, max_depth, &mut scan, &mut table);
-    if table.kept_spare {
-        copy_out_kept(&mut table, ok);
-    }
-    let built = ok.then(|| Built {
-        structurals: std::mem::take(&mut table.kept),
-        // (Exactly as many as there are: a small document's table is then
-        // no larger than needed, and no guess is ever grown or shrunk.)
-        containers: if table.containers_spare {
-            table.containers.to_vec()
-        } else {
-            std::mem::take(&mut table.containers)
-        },
-        escapes: if escapes {
-            scan.escapes.clone()
-        } else {
-            Vec::new()
-        },
-        non_ascii: scan.non_ascii,
-    });
-    if table.containers_spare {
-        give_back_containers(table.containers);
-    }
-    give_back_scan(scan);
-    built
+    with_spare(|spare| {
+        let mut scan = std::mem::take(&mut spare.scan);
+        let mut table = Table {
+            containers: std::mem::take(&mut spare.containers),
+            opened: 0,
+            limit: 0,
+            kept: Vec::new(),
+            kept_spare: false,
+            containers_spare: true,
+        };
+        let ok = fill(input, max_depth, &mut scan, &mut table, spare);
+        if table.kept_spare {
+            copy_out_kept(&mut table, ok, spare);
+        }
+        let built = ok.then(|| Built {
+            structurals: std::mem::take(&mut table.kept),
+            // (Exactly as many as there are, up to `fits`' slack: a small
+            // document's table is then no larger than needed, and no guess
+            // is ever grown or shrunk.)
+            containers: if table.containers_spare {
+                exact_copy(&table.containers, &mut spare.free_containers)
+            } else {
+                std::mem::take(&mut table.containers)
+            },
+            escapes: if escapes {
+                scan.escapes.clone()
+            } else {
+                Vec::new()
+            },
+            non_ascii: scan.non_ascii,
+            escaped: !scan.escapes.is_empty(),
+        });
+        if table.containers_spare {
+            give_back_containers(spare, table.containers);
+        }
+        if scan.structurals.capacity() <= KEEP_MAX && scan.escapes.capacity() <= KEEP_MAX {
+            spare.scan = scan;
+        }
+        built
+    })
 }
 
-/// [`build`]'s large documents (from [`COPY_MIN`] tokens): the structurals
-/// the walk wrote into the thread's spare vector are copied out exactly
-/// (if it accepted) and the spare vector is given back. Out of line, so
+/// [`build`]'s large documents (from [`COPY_MIN`] tokens): the vector the
+/// walk wrote the structurals into (see [`large_kept`]) becomes the Doc's
+/// as it is when its spare room (the scalar tokens' and any left over) is
+/// at most [`HANDOVER_SLACK`] of what it holds; else they are copied out
+/// exactly and the vector is kept for the next build. Out of line, so
 /// that a small document's parse does not fetch its code.
 #[cold]
 #[inline(never)]
-fn copy_out_kept(table: &mut Table, ok: bool) {
-    let spare = std::mem::take(&mut table.kept);
-    if ok {
-        table.kept = spare.to_vec();
+fn copy_out_kept(table: &mut Table, ok: bool, spare: &mut Spare) {
+    let kept = std::mem::take(&mut table.kept);
+    if ok && kept.capacity() - kept.len() <= kept.len() / HANDOVER_SLACK {
+        table.kept = kept;
+        return;
     }
-    give_back_kept(spare);
+    if ok {
+        table.kept = exact_copy(&kept, &mut spare.free_structurals);
+    }
+    if spare.kept.capacity() == 0 {
+        give_back_kept(spare, kept);
+    } else if spare.free_structurals.capacity() == 0 && kept.capacity() <= KEEP_MAX {
+        spare.free_structurals = kept;
+    }
 }
 
+/// A large document's Doc keeps the vector the walk wrote its structurals
+/// into when the spare room is at most 1 / this of what it holds (the
+/// scalar tokens of twitter.json are about a tenth of its tokens): a
+/// parse-read-drop loop then neither copies nor allocates the list (the
+/// copy of twitter.json's 300 KB list was about 6% of its parse).
+const HANDOVER_SLACK: usize = 4;
+
 /// The structurals vector for a walk over `tokens` tokens from
-/// [`COPY_MIN`] on: the thread's spare one with room for them all, or
-/// (above [`KEEP_MAX`]) a fresh one. Out of line, as [`copy_out_kept`].
+/// [`COPY_MIN`] on: the vector of an index dropped earlier on this thread
+/// if it has room for them all, else the thread's spare one with that
+/// room, or (above [`KEEP_MAX`]) a fresh one. Out of line, as
+/// [`copy_out_kept`].
 #[cold]
 #[inline(never)]
-fn large_kept(tokens: usize, spare: bool) -> Vec<u32> {
-    if spare {
-        let mut v = take_kept();
-        v.reserve_exact(tokens);
+fn large_kept(tokens: usize, keep: bool, spare: &mut Spare) -> Vec<u32> {
+    if !keep {
+        return Vec::with_capacity(tokens);
+    }
+    let mut v = if spare.free_structurals.capacity() >= tokens {
+        std::mem::take(&mut spare.free_structurals)
+    } else {
+        std::mem::take(&mut spare.kept)
+    };
+    v.clear();
+    v.reserve_exact(tokens);
+    v
+}
+
+/// The structurals vector of a small document (under [`COPY_MIN`]
+/// tokens), which the walk writes and the Doc keeps: the vector of an
+/// index dropped earlier on this thread when it has room for every token
+/// and no more than [`fits`]' slack, else a fresh one.
+#[inline(always)]
+fn small_kept(tokens: usize, spare: &mut Spare) -> Vec<u32> {
+    if fits(&spare.free_structurals, tokens) {
+        let mut v = std::mem::take(&mut spare.free_structurals);
+        v.clear();
         v
     } else {
         Vec::with_capacity(tokens)
@@ -452,15 +580,21 @@ fn large_kept(tokens: usize, spare: bool) -> Vec<u32> {
 /// as `Index::assemble` does (the thread's spare one is put back unused).
 #[cold]
 #[inline(never)]
-fn own_containers(table: &mut Table) {
-    give_back_containers(std::mem::take(&mut table.containers));
+fn own_containers(table: &mut Table, spare: &mut Spare) {
+    give_back_containers(spare, std::mem::take(&mut table.containers));
     table.containers_spare = false;
 }
 
 /// [`build`] up to the structurals and the container table, scanning into
 /// `scan` and recording into `table` (whose container table is cleared
 /// first); `false` if the input is not known to be valid.
-fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> bool {
+fn fill(
+    input: &[u8],
+    max_depth: usize,
+    scan: &mut Scan,
+    table: &mut Table,
+    spare: &mut Spare,
+) -> bool {
     match scan::scan_tokens(input, scan) {
         Some(Ok(())) if scan.first_control.is_none() => {}
         _ => return false,
@@ -476,7 +610,7 @@ fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> b
     };
     if s.len() > KEEP_MAX {
         // (Larger than the thread keeps.)
-        own_containers(table);
+        own_containers(table, spare);
     }
     table.containers.clear();
     table.opened = 0;
@@ -486,9 +620,9 @@ fn fill(input: &[u8], max_depth: usize, scan: &mut Scan, table: &mut Table) -> b
     table.limit = limit;
     table.kept_spare = (COPY_MIN..=KEEP_MAX).contains(&s.len());
     table.kept = if s.len() < COPY_MIN {
-        Vec::with_capacity(s.len())
+        small_kept(s.len(), spare)
     } else {
-        large_kept(s.len(), table.kept_spare)
+        large_kept(s.len(), table.kept_spare, spare)
     };
     let ok = walk(input, s, max_depth, table)
         && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
@@ -1027,14 +1161,52 @@ mod tests {
                     "round {round}: {:?}",
                     &d[..d.len().min(40)]
                 );
-                let kept = SPARE_SCAN.with(|c| {
-                    let s = c.take();
-                    let cap = s.structurals.capacity();
-                    c.set(s);
-                    cap
-                });
+                let kept = SPARE.with(|c| c.borrow().scan.structurals.capacity());
                 assert!(kept <= KEEP_MAX);
             }
+        }
+    }
+
+    /// A dropped index's vectors are the next build's (same addresses) when
+    /// they fit, also after a document of another size held the slot; the
+    /// index is the same as a fresh one's.
+    #[test]
+    fn a_dropped_index_is_recycled() {
+        use crate::index::{Index, Options};
+        let opts = Options::default();
+        let small = br#"{"a": [1, 2, {"b": null}], "c": "d", "e": [[], {}]}"#.to_vec();
+        if scan::scan_tokens(&small, &mut Scan::default()).is_none() {
+            return; // no token scan on this CPU
+        }
+        let other = format!("[{}0]", "[1, \"x\"], ".repeat(200)).into_bytes();
+        let large = format!("{{\"k\": [{}1]}}", "\"s\", [2], ".repeat(9000)).into_bytes();
+        let exact = |d: &[u8]| Index::exact_parts(d, &opts, true).unwrap().0;
+        for doc in [&small, &large] {
+            drop(Index::build(&other, &opts).unwrap());
+            let first = Index::build(doc, &opts).unwrap();
+            let (s, c) = (first.structurals.as_ptr(), first.containers.as_ptr());
+            drop(first);
+            let second = Index::build(doc, &opts).unwrap();
+            // (Taken from the slots, not just the same addresses again
+            // from the allocator.)
+            let free = SPARE.with(|c| {
+                let spare = c.borrow();
+                (
+                    spare.free_structurals.capacity(),
+                    spare.free_containers.capacity(),
+                )
+            });
+            assert_eq!(free, (0, 0));
+            assert_eq!(second.structurals.as_ptr(), s);
+            assert_eq!(second.containers.as_ptr(), c);
+            let want = exact(doc);
+            assert_eq!(second.structurals, want.structurals);
+            let t = |c: &[Container]| {
+                c.iter()
+                    .map(|c| (c.close, c.next, c.len))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(t(&second.containers), t(&want.containers));
         }
     }
 
@@ -1113,6 +1285,7 @@ mod tests {
                 containers: c,
                 escapes: esc,
                 non_ascii,
+                escaped,
             }) = build(input, opts.max_depth, true)
             else {
                 // (Nesting deeper than the walk's stack is left to the
@@ -1131,15 +1304,21 @@ mod tests {
                     .collect::<Vec<_>>()
             };
             assert_eq!(t(&c), t(&index.containers));
-            // Up to the size the thread keeps, the Doc holds exactly the
-            // table, however large the thread's spare one is.
+            // Up to the size the thread keeps, the Doc holds the table
+            // with at most `fits`' slack (a recycled vector), however large
+            // the thread's spare one is; its structurals at most a quarter
+            // more than it holds, or `SPARE_MAX` bytes.
             let mut tokens = Scan::default();
             let _ = scan::scan_tokens(input, &mut tokens);
             if tokens.structurals.len() <= KEEP_MAX {
-                assert_eq!(c.capacity(), c.len());
+                assert!(fits(&c, c.len()), "{} {}", c.capacity(), c.len());
+                let slack = s.capacity() - s.len();
+                assert!(slack * 4 <= SPARE_MAX || slack <= s.len() / HANDOVER_SLACK);
             }
             assert_eq!(esc, escapes);
             assert_eq!(non_ascii, index.non_ascii);
+            assert_eq!(escaped, index.escaped);
+            assert_eq!(escaped, !escapes.is_empty());
         };
         let docs: [&[u8]; 14] = [
             b"{}",
