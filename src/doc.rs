@@ -455,14 +455,15 @@ impl<'a> Doc<'a> {
 
     /// Resolve `path` relative to `at`.
     pub fn find(&self, at: Cursor, path: &str) -> Result<Cursor, AccessError> {
-        if let Some(found) = self.find_simple(at, path.as_bytes()) {
-            return found;
+        match self.find_simple(at, path.as_bytes()) {
+            Some(Ok(c)) => Ok(c),
+            Some(Err(off)) => Err(AccessError::NotFound { at: off as usize }),
+            None => self.find_parsed(at, path),
         }
-        self.find_parsed(at, path)
     }
 
     /// [`Self::find`] through the path parser (every shape of path).
-    fn find_parsed(&self, at: Cursor, path: &str) -> Result<Cursor, AccessError> {
+    pub(crate) fn find_parsed(&self, at: Cursor, path: &str) -> Result<Cursor, AccessError> {
         let mut cur = at;
         let mut segs = segments(path);
         while let Some(seg) = segs.next() {
@@ -497,17 +498,22 @@ impl<'a> Doc<'a> {
     /// lookups): the parser reports a malformed path (or a wildcard) as such
     /// even when an earlier segment is missing, so the answer is `NotFound`
     /// only when the whole path has the simple shape.
-    #[inline]
-    fn find_simple(&self, at: Cursor, path: &[u8]) -> Option<Result<Cursor, AccessError>> {
+    ///
+    /// `Some(Ok(c))`: the value; `Some(Err(off))`: `NotFound` at offset
+    /// `off`. The answer fits in two registers (hosts call this in their
+    /// hottest reads, and an `AccessError` would be returned through
+    /// memory). Paths of 4 GiB or more go to the parser.
+    #[inline(always)]
+    pub(crate) fn find_simple(&self, at: Cursor, path: &[u8]) -> Option<Result<Cursor, u32>> {
         let n = path.len();
         // The root (""), a JSON Pointer and a leading '.' or wildcard go to
         // the parser.
-        if matches!(path.first(), None | Some(b'/' | b'.' | b'*')) {
+        if matches!(path.first(), None | Some(b'/' | b'.' | b'*')) || n > u32::MAX as usize {
             return None;
         }
         // `Ok(c)`: the value so far; `Err(off)`: the segment at `off` is
         // missing.
-        let mut cur: Result<Cursor, usize> = Ok(at);
+        let mut cur: Result<Cursor, u32> = Ok(at);
         let mut i = 0;
         loop {
             let seg = i;
@@ -520,7 +526,8 @@ impl<'a> Doc<'a> {
                 })
             } else {
                 // A bare key: up to the next '.' or '[' (paths are short: a
-                // plain loop beats a memchr2 call).
+                // plain loop beats a memchr2 call, and a word-at-a-time
+                // scan on keys shorter than eight bytes).
                 let end = path[i..]
                     .iter()
                     .position(|&b| b == b'.' || b == b'[')
@@ -533,7 +540,7 @@ impl<'a> Doc<'a> {
                 })
             };
             if cur.is_ok() {
-                cur = next.ok_or(seg);
+                cur = next.ok_or(seg as u32);
             }
             match path.get(i) {
                 None => break,
@@ -549,7 +556,7 @@ impl<'a> Doc<'a> {
                 Some(_) => return None,
             }
         }
-        Some(cur.map_err(|at| AccessError::NotFound { at }))
+        Some(cur)
     }
 
     fn step(&self, c: Cursor, seg: &Segment<'_>) -> Option<Cursor> {
@@ -1495,6 +1502,7 @@ use key::{
 #[cfg(test)]
 mod tests {
     use super::{int_span, leading_digits, Doc};
+    use crate::error::AccessError;
     use crate::index::{Index, Options};
 
     /// The one-pass reader of simple paths against the path parser: every
@@ -1505,8 +1513,13 @@ mod tests {
     /// inner value. Where it answers, it answers what the parser does.
     #[test]
     fn simple_paths_match_the_parser() {
-        let input = br#"{"a":{"b":[10,{"c":"x","d":[1,2]},[3]],"e.f":1,"":2,"*":3,"a]b":4,"-1":5},"b":[{"c":1},{"c":2}],"\u0061b":6,"k":null}"#;
+        let input = br#"{"a":{"b":[10,{"c":"x","d":[1,2]},[3]],"e.f":1,"":2,"*":3,"a]b":4,"-1":5},"b":[{"c":1},{"c":2}],"\u0061b":6,"k":null,"long_key_name":{"xyzzy_long_key":[7]}}"#;
         let pieces = [
+            "long_key_name",
+            "long_key_nam",
+            "xyzzy_long_key",
+            "abcdefgh",
+            "abcdefghi",
             "a",
             "b",
             "c",
@@ -1576,6 +1589,7 @@ mod tests {
                 for p in &paths {
                     let want = doc.find_parsed(at, p);
                     if let Some(got) = doc.find_simple(at, p.as_bytes()) {
+                        let got = got.map_err(|off| AccessError::NotFound { at: off as usize });
                         assert_eq!(got, want, "path {p:?} (lazy: {lazy})");
                         answered += 1;
                     }
