@@ -196,17 +196,29 @@ unsafe fn find<'py, T: Base>(
     let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
     let (parsed, at) = slf.get().base();
     let doc = parsed.doc();
-    let found = match path {
-        PathArg::Text(t) => match doc.find_simple(at, t.as_bytes()) {
-            Some(found) => found.map_err(|_| Missing),
-            None => missing(doc.find_parsed(at, t))?,
-        },
-        PathArg::Compiled(c) => missing(doc.find_compiled(at, c))?,
-    };
+    let found = locate(&doc, at, &path)?;
     each(parsed, &doc, found)
 }
 
-/// A general read's answer for [`find`]: `None` for errors other than
+/// Where `path` leads from `at` in the common case (see [`find`]): simple
+/// paths straight from their bytes, the others through the parser or their
+/// compiled segments; `None` for errors other than `NotFound`.
+#[inline(always)]
+fn locate(
+    doc: &CoreDoc<'_>,
+    at: CoreCursor,
+    path: &PathArg<'_>,
+) -> Option<Result<CoreCursor, Missing>> {
+    match *path {
+        PathArg::Text(t) => match doc.find_simple(at, t.as_bytes()) {
+            Some(found) => Some(found.map_err(|_| Missing)),
+            None => missing(doc.find_parsed(at, t)),
+        },
+        PathArg::Compiled(c) => missing(doc.find_compiled(at, c)),
+    }
+}
+
+/// A general read's answer for [`locate`]: `None` for errors other than
 /// `NotFound`.
 #[inline]
 fn missing(r: Result<CoreCursor, AccessError>) -> Option<Result<CoreCursor, Missing>> {
@@ -348,7 +360,7 @@ unsafe extern "C" fn len<T: Base>(
                 // SAFETY: CPython calls the method with `nargs` (one) live
                 // arguments at `args`, borrowed for the call; attached.
                 let path = unsafe { PathArg::fast(py, *args) }?;
-                path.find(&doc, at).ok()?
+                locate(&doc, at, &path)?.ok()?
             };
             let n = doc.len(c).ok()?;
             // SAFETY: attached. A NULL result (no memory) has set an
