@@ -24,7 +24,7 @@ use super::super::path::PathArg;
 use super::super::slots::{self, owned, run, FastCall, Original};
 use super::{parse_bytes, Cursor, Doc, Parsed};
 use crate::decode::Number;
-use crate::doc::{Cursor as CoreCursor, Quick, Value};
+use crate::doc::{Cursor as CoreCursor, Doc as CoreDoc, Quick, Value};
 use crate::error::AccessError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -164,7 +164,14 @@ fn install_on<T: Base + pyo3::type_object::PyTypeInfo>(py: Python<'_>) -> PyResu
     Ok(())
 }
 
-/// Where a getter's path leads from its base, in the common case.
+/// Where a getter's path led in the common case: the value, or `Missing`
+/// (`NotFound`: nothing there, or a branch of the wrong type).
+struct Missing;
+
+/// Where a getter's path leads from its base, in the common case: `each`
+/// gets the document and the value (or `Missing`). A path of another
+/// shape than [`CoreDoc::find_simple`] reads is resolved by the parser here; any
+/// other error (a malformed path, a wildcard) is left to the original.
 ///
 /// # Safety
 ///
@@ -175,7 +182,11 @@ unsafe fn find<'py, T: Base>(
     py: Python<'py>,
     slf: *mut ffi::PyObject,
     path: *mut ffi::PyObject,
-    each: impl FnOnce(&Arc<Parsed>, Result<CoreCursor, AccessError>) -> Option<*mut ffi::PyObject>,
+    each: impl FnOnce(
+        &Arc<Parsed>,
+        &CoreDoc<'_>,
+        Result<CoreCursor, Missing>,
+    ) -> Option<*mut ffi::PyObject>,
 ) -> Option<*mut ffi::PyObject> {
     // SAFETY: `path` is live for the call (caller).
     let path = unsafe { PathArg::fast(py, path) }?;
@@ -184,14 +195,45 @@ unsafe fn find<'py, T: Base>(
     // subclassable).
     let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
     let (parsed, at) = slf.get().base();
-    each(parsed, path.find(&parsed.doc(), at))
+    let doc = parsed.doc();
+    let found = locate(&doc, at, &path)?;
+    each(parsed, &doc, found)
+}
+
+/// Where `path` leads from `at` in the common case (see [`find`]): simple
+/// paths straight from their bytes, the others through the parser or their
+/// compiled segments; `None` for errors other than `NotFound`.
+#[inline(always)]
+fn locate(
+    doc: &CoreDoc<'_>,
+    at: CoreCursor,
+    path: &PathArg<'_>,
+) -> Option<Result<CoreCursor, Missing>> {
+    match *path {
+        PathArg::Text(t) => match doc.find_simple(at, t.as_bytes()) {
+            Some(found) => Some(found.map_err(|_| Missing)),
+            None => missing(doc.find_parsed(at, t)),
+        },
+        PathArg::Compiled(c) => missing(doc.find_compiled(at, c)),
+    }
+}
+
+/// A general read's answer for [`locate`]: `None` for errors other than
+/// `NotFound`.
+#[inline]
+fn missing(r: Result<CoreCursor, AccessError>) -> Option<Result<CoreCursor, Missing>> {
+    match r {
+        Ok(c) => Some(Ok(c)),
+        Err(AccessError::NotFound { .. }) => Some(Err(Missing)),
+        Err(_) => None,
+    }
 }
 
 /// One generated raw getter: `$name::<T>(slf, args, nargs, kwnames)`
-/// runs `$body(py, parsed, found, args, nargs)` when the call has one or
-/// (with `$max == 2`) two positional arguments, else the original.
+/// runs `$body(py, parsed, doc, found, args, nargs)` when the call has one
+/// or (with `$max == 2`) two positional arguments, else the original.
 macro_rules! getter {
-    ($name:ident, $max:literal, |$py:ident, $parsed:ident, $found:ident, $args:ident, $nargs:ident| $body:expr) => {
+    ($name:ident, $max:literal, |$py:ident, $parsed:ident, $doc:ident, $found:ident, $args:ident, $nargs:ident| $body:expr) => {
         unsafe extern "C" fn $name<T: Base>(
             slf: *mut ffi::PyObject,
             $args: *const *mut ffi::PyObject,
@@ -200,8 +242,9 @@ macro_rules! getter {
         ) -> *mut ffi::PyObject {
             if kwnames.is_null() && (1..=$max).contains(&$nargs) {
                 let read = |$py: Python<'_>| {
-                    let each =
-                        |$parsed: &Arc<Parsed>, $found: Result<CoreCursor, AccessError>| $body;
+                    let each = |$parsed: &Arc<Parsed>,
+                                $doc: &CoreDoc<'_>,
+                                $found: Result<CoreCursor, Missing>| $body;
                     // SAFETY: CPython calls the method with `slf` a `T` and
                     // `nargs` (at least one) live arguments at `args`.
                     let path = unsafe { *$args };
@@ -220,12 +263,12 @@ macro_rules! getter {
     };
 }
 
-getter!(get, 2, |py, parsed, found, args, nargs| match found {
-    Ok(c) => match convert::quick(py, &parsed.doc(), c) {
+getter!(get, 2, |py, parsed, doc, found, args, nargs| match found {
+    Ok(c) => match convert::quick(py, doc, c) {
         Some(v) => Some(v.into_ptr()),
         None => owned(convert::value(py, parsed, c)),
     },
-    Err(AccessError::NotFound { .. }) if nargs == 2 => {
+    Err(Missing) if nargs == 2 => {
         // SAFETY: the second argument is live for the call; the new
         // reference is the result.
         unsafe {
@@ -234,11 +277,11 @@ getter!(get, 2, |py, parsed, found, args, nargs| match found {
             Some(d)
         }
     }
-    Err(_) => None,
+    Err(Missing) => None,
 });
 
-getter!(get_str, 1, |py, parsed, found, _args, _nargs| {
-    let (doc, c) = (parsed.doc(), found.ok()?);
+getter!(get_str, 1, |py, _parsed, doc, found, _args, _nargs| {
+    let c = found.ok()?;
     if let Some(Quick::Str(s)) = doc.quick(c) {
         return Some(convert::new_str(py, &s).into_ptr());
     }
@@ -248,9 +291,9 @@ getter!(get_str, 1, |py, parsed, found, _args, _nargs| {
     }
 });
 
-getter!(get_int, 1, |py, parsed, found, _args, _nargs| {
+getter!(get_int, 1, |py, _parsed, doc, found, _args, _nargs| {
     let _ = py;
-    let (doc, c) = (parsed.doc(), found.ok()?);
+    let c = found.ok()?;
     let v = match doc.quick(c) {
         Some(Quick::Int(v)) => Some(v),
         Some(Quick::Str(_)) => None,
@@ -264,9 +307,9 @@ getter!(get_int, 1, |py, parsed, found, _args, _nargs| {
     v.map(|v| unsafe { ffi::PyLong_FromLongLong(v) })
 });
 
-getter!(get_float, 1, |py, parsed, found, _args, _nargs| {
+getter!(get_float, 1, |py, _parsed, doc, found, _args, _nargs| {
     let _ = py;
-    let v = match parsed.doc().value(found.ok()?) {
+    let v = match doc.value(found.ok()?) {
         Ok(Value::Number(Number::Int(v))) => v as f64,
         Ok(Value::Number(Number::Float(v))) => v,
         _ => return None,
@@ -275,9 +318,9 @@ getter!(get_float, 1, |py, parsed, found, _args, _nargs| {
     Some(unsafe { ffi::PyFloat_FromDouble(v) })
 });
 
-getter!(get_bool, 1, |py, parsed, found, _args, _nargs| {
+getter!(get_bool, 1, |py, _parsed, doc, found, _args, _nargs| {
     let _ = py;
-    match parsed.doc().value(found.ok()?) {
+    match doc.value(found.ok()?) {
         // SAFETY: the thread is attached; the new reference is the result.
         Ok(Value::Bool(b)) => Some(unsafe {
             let v = if b { ffi::Py_True() } else { ffi::Py_False() };
@@ -288,7 +331,7 @@ getter!(get_bool, 1, |py, parsed, found, _args, _nargs| {
     }
 });
 
-getter!(open, 1, |py, parsed, found, _args, _nargs| {
+getter!(open, 1, |py, parsed, _doc, found, _args, _nargs| {
     let at = found.ok()?;
     owned(super::super::view::make(
         py,
@@ -317,7 +360,7 @@ unsafe extern "C" fn len<T: Base>(
                 // SAFETY: CPython calls the method with `nargs` (one) live
                 // arguments at `args`, borrowed for the call; attached.
                 let path = unsafe { PathArg::fast(py, *args) }?;
-                path.find(&doc, at).ok()?
+                locate(&doc, at, &path)?.ok()?
             };
             let n = doc.len(c).ok()?;
             // SAFETY: attached. A NULL result (no memory) has set an
