@@ -102,6 +102,14 @@ impl ViewCache {
         }
     }
 
+    /// Whether dropping the cache frees nothing: no view, and no heap
+    /// memory (the vector not spilled, no map).
+    #[cfg(not(feature = "abi3"))]
+    #[inline(always)]
+    pub(super) fn is_bare(&self) -> bool {
+        self.big.is_none() && self.small.is_empty() && !self.small.spilled()
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         match &self.big {
             Some(m) => m.is_empty(),
