@@ -24,7 +24,7 @@
 //! O(N²), and a repeated read of a small object costs a compare of 16 tags
 //! at a time. Built tables are read without a lock (see `Tables`).
 
-use crate::decode::number::parse_number;
+use crate::decode::number::{parse_number, plain_decimal};
 use crate::decode::string::decode_str;
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
@@ -415,11 +415,19 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// [`Self::number`] for everything but short integers: the full parser
-    /// (kept out of line, so that the common case sets up no frame for it).
+    /// [`Self::number`] for everything but short integers (kept out of
+    /// line, so that the common case sets up no frame for it): a plain
+    /// decimal such as `0.7` in one read of its bytes (`plain_decimal`, as
+    /// `loads` reads it: grammar checked, one exact division), anything
+    /// else (and every error) through the full parser.
     #[inline(never)]
     fn long_number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
-        Ok(parse_number(self.scalar_text(c), c.start as usize)?)
+        let text = self.scalar_text(c);
+        let start = c.start as usize;
+        if let Some(n) = plain_decimal(self.input, start, start + text.len()) {
+            return Ok(n);
+        }
+        Ok(parse_number(text, start)?)
     }
 
     /// The common number, an integer of at most 18 digits (ids, counts),
