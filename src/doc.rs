@@ -724,17 +724,38 @@ impl<'a> Doc<'a> {
     /// The value of member `key` (unescaped bytes) of object `c`; the first
     /// one when the key repeats.
     pub fn field(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        let len = self.container_len(c);
-        let m = KeyMatcher::new(self.input, self.index.lazy, key);
-        if len <= TABLE_MIN {
-            return self.walk_field(c, &m).1;
+        // The common lookup, a short plain key, walks with the two words of
+        // its `PlainKey` and nothing else set up.
+        let plain = PlainKey::new(key);
+        if let Some(p) = &plain {
+            if self.container_len(c) <= TABLE_MIN {
+                return self.walk_members(c, Plain(p, key)).1;
+            }
         }
-        self.with_table(c, true, |t| match t {
+        self.field_slow(c, key, plain)
+    }
+
+    /// [`Self::field`] of a long or other key, or in a large object
+    /// (through its child table once it has one).
+    #[inline(never)]
+    fn field_slow(&self, c: Cursor, key: &[u8], plain: Option<PlainKey>) -> Option<Cursor> {
+        let matcher = || KeyMatcher::new(self.input, self.index.lazy, key);
+        if self.container_len(c) <= TABLE_MIN {
+            return self.walk_field(c, &matcher()).1;
+        }
+        self.with_table(c, true, |t| match (t, &plain) {
+            (None, Some(p)) => self.walk_members(c, Plain(p, key)),
+            (None, None) => self.walk_field(c, &matcher()),
             // One copy of the table lookup per kind of key, as for walks:
             // a short key's test then keeps its two words in registers.
-            Some(t) if m.is_short() => (0, self.table_field(t, &m, ShortKey(&m))),
-            Some(t) => (0, self.table_field(t, &m, AnyKey(&m))),
-            None => self.walk_field(c, &m),
+            (Some(t), _) => {
+                let m = matcher();
+                if m.is_short() {
+                    (0, self.table_field(t, &m, ShortKey(&m)))
+                } else {
+                    (0, self.table_field(t, &m, AnyKey(&m)))
+                }
+            }
         })
     }
 
@@ -1195,6 +1216,28 @@ impl MemberTest for ShortKey<'_, '_, '_> {
     }
 }
 
+/// A short plain key ([`PlainKey`]); a member its words cannot tell
+/// (an escape, the end of the input near) is compared by [`KeyMatcher`],
+/// made for that member only.
+struct Plain<'p, 'k>(&'p PlainKey, &'k [u8]);
+
+impl MemberTest for Plain<'_, '_> {
+    #[inline(always)]
+    fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool {
+        match self.0.test(doc.input, open) {
+            Some(hit) => hit,
+            None => plain_fallback(doc, self.1, k),
+        }
+    }
+}
+
+/// [`Plain`]'s test of the member whose key is structural `k`, by its body.
+#[cold]
+#[inline(never)]
+fn plain_fallback(doc: &Doc<'_>, key: &[u8], k: usize) -> bool {
+    KeyMatcher::new(doc.input, doc.index.lazy, key).matches(doc.string_body(k as u32))
+}
+
 /// Any key.
 struct AnyKey<'m, 'i, 'k>(&'m KeyMatcher<'i, 'k>);
 
@@ -1497,7 +1540,7 @@ pub(crate) mod repeats;
 
 use key::{
     first_word, has_backslash, print, tag, tag_mask, word_has_backslash, word_of, KeyMatcher,
-    TAG_GROUP,
+    PlainKey, TAG_GROUP,
 };
 
 #[cfg(test)]
