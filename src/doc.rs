@@ -724,38 +724,33 @@ impl<'a> Doc<'a> {
     /// The value of member `key` (unescaped bytes) of object `c`; the first
     /// one when the key repeats.
     pub fn field(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        // The common lookup, a short plain key, walks with the two words of
-        // its `PlainKey` and nothing else set up.
-        let plain = PlainKey::new(key);
-        if let Some(p) = &plain {
-            if self.container_len(c) <= TABLE_MIN {
-                return self.walk_members(c, Plain(p, key)).1;
+        // The common lookup, a short plain key in a small object, walks
+        // with the words of its `PlainKey` and nothing else set up.
+        if self.container_len(c) <= TABLE_MIN {
+            match PlainKey::new(key) {
+                Some(PlainKey::Short(p)) => return self.walk_members(c, Plain(&p, key)).1,
+                Some(PlainKey::Medium(p)) => return self.walk_members(c, Plain(&p, key)).1,
+                None => {}
             }
         }
-        self.field_slow(c, key, plain)
+        self.field_general(c, key)
     }
 
-    /// [`Self::field`] of a long or other key, or in a large object
-    /// (through its child table once it has one).
+    /// [`Self::field`] of any key in any object: through the object's
+    /// child table once it has one.
     #[inline(never)]
-    fn field_slow(&self, c: Cursor, key: &[u8], plain: Option<PlainKey>) -> Option<Cursor> {
-        let matcher = || KeyMatcher::new(self.input, self.index.lazy, key);
-        if self.container_len(c) <= TABLE_MIN {
-            return self.walk_field(c, &matcher()).1;
+    fn field_general(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+        let len = self.container_len(c);
+        let m = KeyMatcher::new(self.input, self.index.lazy, key);
+        if len <= TABLE_MIN {
+            return self.walk_field(c, &m).1;
         }
-        self.with_table(c, true, |t| match (t, &plain) {
-            (None, Some(p)) => self.walk_members(c, Plain(p, key)),
-            (None, None) => self.walk_field(c, &matcher()),
+        self.with_table(c, true, |t| match t {
             // One copy of the table lookup per kind of key, as for walks:
             // a short key's test then keeps its two words in registers.
-            (Some(t), _) => {
-                let m = matcher();
-                if m.is_short() {
-                    (0, self.table_field(t, &m, ShortKey(&m)))
-                } else {
-                    (0, self.table_field(t, &m, AnyKey(&m)))
-                }
-            }
+            Some(t) if m.is_short() => (0, self.table_field(t, &m, ShortKey(&m))),
+            Some(t) => (0, self.table_field(t, &m, AnyKey(&m))),
+            None => self.walk_field(c, &m),
         })
     }
 
@@ -1219,9 +1214,9 @@ impl MemberTest for ShortKey<'_, '_, '_> {
 /// A short plain key ([`PlainKey`]); a member its words cannot tell
 /// (an escape, the end of the input near) is compared by [`KeyMatcher`],
 /// made for that member only.
-struct Plain<'p, 'k>(&'p PlainKey, &'k [u8]);
+struct Plain<'p, 'k, T>(&'p T, &'k [u8]);
 
-impl MemberTest for Plain<'_, '_> {
+impl<T: WordTest> MemberTest for Plain<'_, '_, T> {
     #[inline(always)]
     fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool {
         match self.0.test(doc.input, open) {
@@ -1540,7 +1535,7 @@ pub(crate) mod repeats;
 
 use key::{
     first_word, has_backslash, print, tag, tag_mask, word_has_backslash, word_of, KeyMatcher,
-    PlainKey, TAG_GROUP,
+    PlainKey, WordTest, TAG_GROUP,
 };
 
 #[cfg(test)]

@@ -261,25 +261,81 @@ impl<'i, 'k> KeyMatcher<'i, 'k> {
     }
 }
 
-/// A plain key of at most 15 bytes as two words to test a member with from
-/// its opening quote: the fast test of the common lookup, made with no
-/// more than the key (see [`KeyMatcher`] for the general one).
-///
-/// Keys of up to seven bytes are one masked compare of the eight bytes
-/// after the quote with the key and its closing quote; longer ones compare
-/// their first eight bytes, then the word that ends with the closing quote.
-/// For short keys that second word is the first one again (equal whenever
-/// the first is).
+/// A plain key of at most 15 bytes as the words a member is tested with
+/// from its opening quote: the fast test of the common lookup, made with no
+/// more than the key (see [`KeyMatcher`] for the general one). Each kind
+/// gets its own member walk, so that the walk keeps its few words in
+/// registers.
 #[derive(Clone, Copy)]
-pub(super) struct PlainKey {
-    /// The first word and the mask of its bytes that count.
+pub(super) enum PlainKey {
+    /// Up to seven bytes: one masked compare.
+    Short(ShortWord),
+    /// Eight to fifteen bytes: two compares.
+    Medium(MediumWords),
+}
+
+/// A plain key of up to seven bytes: the eight bytes after the quote
+/// compared with the key and its closing quote, under the mask of those
+/// bytes.
+#[derive(Clone, Copy)]
+pub(super) struct ShortWord {
+    word: u64,
+    mask: u64,
+}
+
+/// A plain key of eight to fifteen bytes: its first eight bytes, then the
+/// word that ends with the closing quote (its last seven bytes and the
+/// quote), which starts `tail_at` bytes after the opening quote.
+#[derive(Clone, Copy)]
+pub(super) struct MediumWords {
     head: u64,
-    head_mask: u64,
-    /// Where the second word starts after the opening quote, the word and
-    /// the mask of its bytes that count.
-    tail_at: usize,
     tail: u64,
-    tail_mask: u64,
+    tail_at: usize,
+}
+
+/// How a [`PlainKey`] tests the string whose opening quote is at byte
+/// `open` of `input`: `Some(hit)`, or `None` when its words cannot tell
+/// (fewer than eight bytes left, or a backslash where the body first
+/// differs: the body must be decoded, see the module docs).
+pub(super) trait WordTest {
+    fn test(&self, input: &[u8], open: usize) -> Option<bool>;
+}
+
+/// The little-endian word at `input[at..at + 8]`, if there is one.
+#[inline(always)]
+fn word_at(input: &[u8], at: usize) -> Option<u64> {
+    input
+        .get(at..at + 8)
+        .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+}
+
+impl WordTest for ShortWord {
+    #[inline(always)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        let w = word_at(input, open + 1)?;
+        let diff = (w ^ self.word) & self.mask;
+        if diff == 0 {
+            return Some(true);
+        }
+        escape_at_first_difference(w, diff)
+    }
+}
+
+impl WordTest for MediumWords {
+    #[inline(always)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        let w = word_at(input, open + 1)?;
+        let diff = w ^ self.head;
+        if diff != 0 {
+            return escape_at_first_difference(w, diff);
+        }
+        let t = word_at(input, open + 1 + self.tail_at)?;
+        let diff = t ^ self.tail;
+        if diff == 0 {
+            return Some(true);
+        }
+        escape_at_first_difference(t, diff)
+    }
 }
 
 impl PlainKey {
@@ -295,49 +351,27 @@ impl PlainKey {
             return None;
         }
         Some(if n <= 7 {
-            let head = word | u64::from(b'"') << (8 * n);
-            let head_mask = u64::MAX >> (8 * (7 - n));
-            PlainKey {
-                head,
-                head_mask,
-                tail_at: 0,
-                tail: head,
-                tail_mask: head_mask,
-            }
+            PlainKey::Short(ShortWord {
+                word: word | u64::from(b'"') << (8 * n),
+                mask: u64::MAX >> (8 * (7 - n)),
+            })
         } else {
             let last = u64::from_le_bytes(key[n - 8..].try_into().expect("8 bytes"));
-            PlainKey {
+            PlainKey::Medium(MediumWords {
                 head: word,
-                head_mask: u64::MAX,
-                tail_at: n - 7,
                 tail: last >> 8 | u64::from(b'"') << 56,
-                tail_mask: u64::MAX,
-            }
+                tail_at: n - 7,
+            })
         })
     }
 
-    /// Whether the string whose opening quote is at byte `open` of `input`
-    /// is the key; `None` when these words cannot tell (fewer than eight
-    /// bytes left, or a backslash where the body first differs: the body
-    /// must be decoded, see the module docs).
-    #[inline(always)]
-    pub(super) fn test(&self, input: &[u8], open: usize) -> Option<bool> {
-        let word = |at: usize| {
-            input
-                .get(at..at + 8)
-                .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
-        };
-        let w = word(open + 1)?;
-        let diff = (w ^ self.head) & self.head_mask;
-        if diff != 0 {
-            return escape_at_first_difference(w, diff);
+    /// [`WordTest::test`] of whichever kind this key is.
+    #[cfg(test)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        match self {
+            PlainKey::Short(k) => k.test(input, open),
+            PlainKey::Medium(k) => k.test(input, open),
         }
-        let t = word(open + 1 + self.tail_at)?;
-        let diff = (t ^ self.tail) & self.tail_mask;
-        if diff == 0 {
-            return Some(true);
-        }
-        escape_at_first_difference(t, diff)
     }
 }
 
@@ -534,7 +568,7 @@ mod tests {
                     match p.test(&input, 0) {
                         Some(got) => assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&input)),
                         None => assert!(
-                            input.len() < 9 + p.tail_at || body.contains(&b'\\'),
+                            input.len() < 9 + n.saturating_sub(7) || body.contains(&b'\\'),
                             "{:?}",
                             String::from_utf8_lossy(&input)
                         ),
