@@ -407,6 +407,21 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// The number at `c` when it is a plain decimal (`0.7`, `-12.5`, or an
+    /// integer [`Self::quick`] leaves), read without the general path:
+    /// [`plain_decimal`] over its bytes. `None` for every other value and
+    /// number; where it answers, it answers as [`Self::value`] would (which
+    /// reads the same bytes the same way, after [`Self::short_int`]).
+    #[inline(always)]
+    pub fn quick_decimal(&self, c: Cursor) -> Option<Number<'a>> {
+        let start = c.start as usize;
+        if !matches!(self.input.get(start)?, b'-' | b'0'..=b'9') {
+            return None;
+        }
+        let end = trim_end(self.input, start, *self.s().get(c.sidx as usize)? as usize);
+        plain_decimal(self.input, start, end)
+    }
+
     #[inline(always)]
     fn number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
         match self.short_int(c) {
@@ -1641,15 +1656,17 @@ mod tests {
     fn quick_matches_value() {
         use super::{Quick, Value};
         use crate::decode::Number;
-        let docs: [&[u8]; 6] = [
+        let docs: [&[u8]; 8] = [
             br#"[0,-0,7,-12,123456789,9999999999999999,99999999999999999,1.5,1e3,-1,true,null,{},[]]"#,
+            b"[0.7, -0.0,1.5 ,12.250,3.14159265358979,1e3,0.1e1, 5 ,01.5,-,123456789.5,\n0.25\n]",
+            b"[1.5x, 2.5 y ,3 z,4.0]",
             br#"[ 12 , -3 ,"",  "a" , "abcdefghijklmnop", "abcdefghijklmnopq", "a\"b", "\u00e9" ]"#,
             b"[\"caf\xc3\xa9\",\"\xc3\xa9\",5]",
             b"[\"ab\x01c\",\"\x1f\",\"x\",7]",
             b"{\"a\":\"v\",\"b\":-42,\"c\":\"0123456789abcdef\"}",
             b"[12\n,\"s\"\t]",
         ];
-        let mut answered = 0;
+        let (mut answered, mut decimals) = (0, 0);
         for input in docs {
             for lazy in [false, true] {
                 let opts = Options {
@@ -1671,6 +1688,15 @@ mod tests {
                     } else {
                         doc.element(root, i as i64).unwrap()
                     };
+                    if let Some(n) = doc.quick_decimal(c) {
+                        decimals += 1;
+                        match doc.value(c) {
+                            Ok(Value::Number(m)) => {
+                                assert_eq!(format!("{n:?}"), format!("{m:?}"), "lazy: {lazy}")
+                            }
+                            v => panic!("quick_decimal {n:?}, value {v:?} (lazy: {lazy})"),
+                        }
+                    }
                     let Some(q) = doc.quick(c) else { continue };
                     answered += 1;
                     match (q, doc.value(c)) {
@@ -1682,6 +1708,7 @@ mod tests {
             }
         }
         assert!(answered > 20, "only {answered} answered");
+        assert!(decimals > 12, "only {decimals} decimals answered");
     }
 
     /// The word reader against `str::parse`: every digit count to 20, with
