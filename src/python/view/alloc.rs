@@ -252,8 +252,9 @@ view!(Doc, DOC_AT, DOC_FREE, flag: false, |sample| Some(sample.get() as *const S
     d.releases_nothing()
 });
 
-/// A new Python object holding `value`.
-#[inline]
+/// A new Python object holding `value` (inlined, so that the value is
+/// built where it goes rather than moved there).
+#[inline(always)]
 pub(crate) fn make<T: View>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
     let at = T::offset().load(Ordering::Relaxed);
     if at == 0 {

@@ -54,7 +54,18 @@ pub(super) struct ViewCache {
 }
 
 impl ViewCache {
+    /// The view cached for offset `at`: the usual few views (no map, a
+    /// short vector) are searched inline, the rest by [`Self::get_more`].
+    #[inline(always)]
     pub(super) fn get(&self, at: u32) -> Option<&Py<PyAny>> {
+        if self.big.is_none() && self.small.len() <= INLINE {
+            return self.small.iter().find(|(k, _)| *k == at).map(|(_, v)| v);
+        }
+        self.get_more(at)
+    }
+
+    #[inline(never)]
+    fn get_more(&self, at: u32) -> Option<&Py<PyAny>> {
         match &self.big {
             Some(m) => m.get(&at),
             None if self.small.len() <= SMALL_MAX => {
