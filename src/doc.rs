@@ -24,7 +24,7 @@
 //! O(N²), and a repeated read of a small object costs a compare of 16 tags
 //! at a time. Built tables are read without a lock (see `Tables`).
 
-use crate::decode::number::parse_number;
+use crate::decode::number::{parse_number, plain_decimal};
 use crate::decode::string::decode_str;
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
@@ -407,6 +407,21 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// The number at `c` when it is a plain decimal (`0.7`, `-12.5`, or an
+    /// integer [`Self::quick`] leaves), read without the general path:
+    /// [`plain_decimal`] over its bytes. `None` for every other value and
+    /// number; where it answers, it answers as [`Self::value`] would (which
+    /// reads the same bytes the same way, after [`Self::short_int`]).
+    #[inline(always)]
+    pub fn quick_decimal(&self, c: Cursor) -> Option<Number<'a>> {
+        let start = c.start as usize;
+        if !matches!(self.input.get(start)?, b'-' | b'0'..=b'9') {
+            return None;
+        }
+        let end = trim_end(self.input, start, *self.s().get(c.sidx as usize)? as usize);
+        plain_decimal(self.input, start, end)
+    }
+
     #[inline(always)]
     fn number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
         match self.short_int(c) {
@@ -415,11 +430,19 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// [`Self::number`] for everything but short integers: the full parser
-    /// (kept out of line, so that the common case sets up no frame for it).
+    /// [`Self::number`] for everything but short integers (kept out of
+    /// line, so that the common case sets up no frame for it): a plain
+    /// decimal such as `0.7` in one read of its bytes (`plain_decimal`, as
+    /// `loads` reads it: grammar checked, one exact division), anything
+    /// else (and every error) through the full parser.
     #[inline(never)]
     fn long_number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
-        Ok(parse_number(self.scalar_text(c), c.start as usize)?)
+        let text = self.scalar_text(c);
+        let start = c.start as usize;
+        if let Some(n) = plain_decimal(self.input, start, start + text.len()) {
+            return Ok(n);
+        }
+        Ok(parse_number(text, start)?)
     }
 
     /// The common number, an integer of at most 18 digits (ids, counts),
@@ -718,6 +741,22 @@ impl<'a> Doc<'a> {
     /// The value of member `key` (unescaped bytes) of object `c`; the first
     /// one when the key repeats.
     pub fn field(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+        // The common lookup, a short plain key in a small object, walks
+        // with the words of its `PlainKey` and nothing else set up.
+        if self.container_len(c) <= TABLE_MIN {
+            match PlainKey::new(key) {
+                Some(PlainKey::Short(p)) => return self.walk_members(c, Plain(&p, key)).1,
+                Some(PlainKey::Medium(p)) => return self.walk_members(c, Plain(&p, key)).1,
+                None => {}
+            }
+        }
+        self.field_general(c, key)
+    }
+
+    /// [`Self::field`] of any key in any object: through the object's
+    /// child table once it has one.
+    #[inline(never)]
+    fn field_general(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
         let len = self.container_len(c);
         let m = KeyMatcher::new(self.input, self.index.lazy, key);
         if len <= TABLE_MIN {
@@ -1235,6 +1274,28 @@ impl MemberTest for ShortKey<'_, '_, '_> {
     }
 }
 
+/// A short plain key ([`PlainKey`]); a member its words cannot tell
+/// (an escape, the end of the input near) is compared by [`KeyMatcher`],
+/// made for that member only.
+struct Plain<'p, 'k, T>(&'p T, &'k [u8]);
+
+impl<T: WordTest> MemberTest for Plain<'_, '_, T> {
+    #[inline(always)]
+    fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool {
+        match self.0.test(doc.input, open) {
+            Some(hit) => hit,
+            None => plain_fallback(doc, self.1, k),
+        }
+    }
+}
+
+/// [`Plain`]'s test of the member whose key is structural `k`, by its body.
+#[cold]
+#[inline(never)]
+fn plain_fallback(doc: &Doc<'_>, key: &[u8], k: usize) -> bool {
+    KeyMatcher::new(doc.input, doc.index.lazy, key).matches(doc.string_body(k as u32))
+}
+
 /// Any key.
 struct AnyKey<'m, 'i, 'k>(&'m KeyMatcher<'i, 'k>);
 
@@ -1537,7 +1598,7 @@ pub(crate) mod repeats;
 
 use key::{
     first_word, has_backslash, print, tag, tag_mask, word_has_backslash, word_of, KeyMatcher,
-    TAG_GROUP,
+    PlainKey, WordTest, TAG_GROUP,
 };
 
 #[cfg(test)]
@@ -1685,15 +1746,17 @@ mod tests {
     fn quick_matches_value() {
         use super::{Quick, Value};
         use crate::decode::Number;
-        let docs: [&[u8]; 6] = [
+        let docs: [&[u8]; 8] = [
             br#"[0,-0,7,-12,123456789,9999999999999999,99999999999999999,1.5,1e3,-1,true,null,{},[]]"#,
+            b"[0.7, -0.0,1.5 ,12.250,3.14159265358979,1e3,0.1e1, 5 ,01.5,-,123456789.5,\n0.25\n]",
+            b"[1.5x, 2.5 y ,3 z,4.0]",
             br#"[ 12 , -3 ,"",  "a" , "abcdefghijklmnop", "abcdefghijklmnopq", "a\"b", "\u00e9" ]"#,
             b"[\"caf\xc3\xa9\",\"\xc3\xa9\",5]",
             b"[\"ab\x01c\",\"\x1f\",\"x\",7]",
             b"{\"a\":\"v\",\"b\":-42,\"c\":\"0123456789abcdef\"}",
             b"[12\n,\"s\"\t]",
         ];
-        let mut answered = 0;
+        let (mut answered, mut decimals) = (0, 0);
         for input in docs {
             for lazy in [false, true] {
                 let opts = Options {
@@ -1715,6 +1778,15 @@ mod tests {
                     } else {
                         doc.element(root, i as i64).unwrap()
                     };
+                    if let Some(n) = doc.quick_decimal(c) {
+                        decimals += 1;
+                        match doc.value(c) {
+                            Ok(Value::Number(m)) => {
+                                assert_eq!(format!("{n:?}"), format!("{m:?}"), "lazy: {lazy}")
+                            }
+                            v => panic!("quick_decimal {n:?}, value {v:?} (lazy: {lazy})"),
+                        }
+                    }
                     let Some(q) = doc.quick(c) else { continue };
                     answered += 1;
                     match (q, doc.value(c)) {
@@ -1726,6 +1798,7 @@ mod tests {
             }
         }
         assert!(answered > 20, "only {answered} answered");
+        assert!(decimals > 12, "only {decimals} decimals answered");
     }
 
     /// The word reader against `str::parse`: every digit count to 20, with

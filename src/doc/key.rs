@@ -261,6 +261,120 @@ impl<'i, 'k> KeyMatcher<'i, 'k> {
     }
 }
 
+/// A plain key of at most 15 bytes as the words a member is tested with
+/// from its opening quote: the fast test of the common lookup, made with no
+/// more than the key (see [`KeyMatcher`] for the general one). Each kind
+/// gets its own member walk, so that the walk keeps its few words in
+/// registers.
+#[derive(Clone, Copy)]
+pub(super) enum PlainKey {
+    /// Up to seven bytes: one masked compare.
+    Short(ShortWord),
+    /// Eight to fifteen bytes: two compares.
+    Medium(MediumWords),
+}
+
+/// A plain key of up to seven bytes: the eight bytes after the quote
+/// compared with the key and its closing quote, under the mask of those
+/// bytes.
+#[derive(Clone, Copy)]
+pub(super) struct ShortWord {
+    word: u64,
+    mask: u64,
+}
+
+/// A plain key of eight to fifteen bytes: its first eight bytes, then the
+/// word that ends with the closing quote (its last seven bytes and the
+/// quote), which starts `tail_at` bytes after the opening quote.
+#[derive(Clone, Copy)]
+pub(super) struct MediumWords {
+    head: u64,
+    tail: u64,
+    tail_at: usize,
+}
+
+/// How a [`PlainKey`] tests the string whose opening quote is at byte
+/// `open` of `input`: `Some(hit)`, or `None` when its words cannot tell
+/// (fewer than eight bytes left, or a backslash where the body first
+/// differs: the body must be decoded, see the module docs).
+pub(super) trait WordTest {
+    fn test(&self, input: &[u8], open: usize) -> Option<bool>;
+}
+
+/// The little-endian word at `input[at..at + 8]`, if there is one.
+#[inline(always)]
+fn word_at(input: &[u8], at: usize) -> Option<u64> {
+    input
+        .get(at..at + 8)
+        .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+}
+
+impl WordTest for ShortWord {
+    #[inline(always)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        let w = word_at(input, open + 1)?;
+        let diff = (w ^ self.word) & self.mask;
+        if diff == 0 {
+            return Some(true);
+        }
+        escape_at_first_difference(w, diff)
+    }
+}
+
+impl WordTest for MediumWords {
+    #[inline(always)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        let w = word_at(input, open + 1)?;
+        let diff = w ^ self.head;
+        if diff != 0 {
+            return escape_at_first_difference(w, diff);
+        }
+        let t = word_at(input, open + 1 + self.tail_at)?;
+        let diff = t ^ self.tail;
+        if diff == 0 {
+            return Some(true);
+        }
+        escape_at_first_difference(t, diff)
+    }
+}
+
+impl PlainKey {
+    /// The test of `key`, when it is plain and at most 15 bytes long.
+    #[inline(always)]
+    pub(super) fn new(key: &[u8]) -> Option<PlainKey> {
+        let n = key.len();
+        if n > 15 {
+            return None;
+        }
+        let word = word_of(key);
+        if !is_plain(key, word) {
+            return None;
+        }
+        Some(if n <= 7 {
+            PlainKey::Short(ShortWord {
+                word: word | u64::from(b'"') << (8 * n),
+                mask: u64::MAX >> (8 * (7 - n)),
+            })
+        } else {
+            let last = u64::from_le_bytes(key[n - 8..].try_into().expect("8 bytes"));
+            PlainKey::Medium(MediumWords {
+                head: word,
+                tail: last >> 8 | u64::from(b'"') << 56,
+                tail_at: n - 7,
+            })
+        })
+    }
+
+    /// [`WordTest::test`] of whichever kind this key is.
+    #[cfg(test)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        match self {
+            PlainKey::Short(k) => k.test(input, open),
+            PlainKey::Medium(k) => k.test(input, open),
+        }
+    }
+}
+
 /// A key's tag: one byte of a multiplicative hash of its `print`. Child
 /// tables of small objects keep one per member; equal keys have equal
 /// tags, and a lookup compares the key only with members of its tag (one
@@ -360,7 +474,7 @@ fn plain_word(w: u64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{has_backslash, is_plain, word_of, KeyMatcher};
+    use super::{has_backslash, is_plain, word_of, KeyMatcher, PlainKey};
 
     /// The word-at-a-time search against a byte loop: every length to 40,
     /// a backslash (or none) at every position, neighbours that differ from
@@ -413,6 +527,57 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The plain-key test against the general one, on the same inputs as
+    /// `matches_at_agrees_with_matches`: where it answers, it answers as
+    /// `matches_at`, and it answers for every body without a backslash
+    /// followed by at least eight bytes.
+    #[test]
+    fn plain_key_agrees_with_matches_at() {
+        let alphabet = b"abcdefghijklm/opqrstu";
+        for n in 0..=16 {
+            let key = &alphabet[..n];
+            let Some(p) = PlainKey::new(key) else {
+                assert_eq!(n, 16);
+                continue;
+            };
+            let mut bodies: Vec<Vec<u8>> = vec![key.to_vec(), [key, b"x"].concat()];
+            for i in 0..n {
+                let mut b = key.to_vec();
+                b[i] = b'z';
+                bodies.push(b);
+                let mut b = key.to_vec();
+                b.insert(i, b'\\');
+                b.insert(i + 1, b'/');
+                bodies.push(b);
+                let mut b = key[..i].to_vec();
+                b.extend(format!("\\u{:04x}", key[i]).bytes());
+                b.extend(&key[i + 1..]);
+                bodies.push(b);
+            }
+            if n > 0 {
+                bodies.push(key[..n - 1].to_vec());
+            }
+            for body in &bodies {
+                for tail in [&b""[..], b":1}", b":\"0123456789abcdef\"}"] {
+                    let input = [b"\"", &body[..], b"\"", tail].concat();
+                    let m = KeyMatcher::new(&input, false, key);
+                    let raw = &input[1..1 + body.len()];
+                    let want = m.matches_at(0, || raw);
+                    match p.test(&input, 0) {
+                        Some(got) => assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&input)),
+                        None => assert!(
+                            input.len() < 9 + n.saturating_sub(7) || body.contains(&b'\\'),
+                            "{:?}",
+                            String::from_utf8_lossy(&input)
+                        ),
+                    }
+                }
+            }
+        }
+        assert!(PlainKey::new(b"a\"b").is_none());
+        assert!(PlainKey::new(b"caf\xc3\xa9").is_none());
     }
 
     /// The test from the opening quote against the body-by-body compare

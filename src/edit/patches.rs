@@ -71,6 +71,12 @@ impl<K, V> Patches<K, V> {
         self.0.is_empty()
     }
 
+    /// Whether dropping the list frees nothing: no patch, and no heap
+    /// buffer left from earlier ones.
+    pub fn is_bare(&self) -> bool {
+        self.0.is_empty() && !self.0.spilled()
+    }
+
     /// Position of the last patch whose key is `same`.
     fn last<E>(&self, same: &mut impl FnMut(&K) -> Result<bool, E>) -> Result<Option<usize>, E> {
         for (i, p) in self.0.iter().enumerate().rev() {

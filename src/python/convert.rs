@@ -56,24 +56,34 @@ pub(crate) fn new_str<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
 }
 
 /// The Python value at `c` when it is one of the scalars [`Doc::quick`]
-/// reads (strings, short ints): made straight from the input, without the
+/// reads (strings, short ints) or a plain decimal ([`Doc::quick_decimal`]):
+/// made straight from the input, without the
 /// [`Value`] and the dispatch of [`value`]. `None` for
 /// every other value (and when CPython has no memory: the general path
 /// then reports it).
 #[inline(always)]
 pub(crate) fn quick(py: Python<'_>, doc: &Doc<'_>, c: Cursor) -> Option<Py<PyAny>> {
-    let p = match doc.quick(c)? {
+    let p = match doc.quick(c) {
         // SAFETY: the interpreter is attached (`py`).
-        Quick::Int(v) => unsafe { ffi::PyLong_FromLongLong(v) },
-        Quick::Str(s) => return Some(new_str(py, &s).into_any().unbind()),
+        Some(Quick::Int(v)) => unsafe { ffi::PyLong_FromLongLong(v) },
+        Some(Quick::Str(s)) => return Some(new_str(py, &s).into_any().unbind()),
+        // A plain decimal (`"temperature": 0.7`).
+        None => match doc.quick_decimal(c)? {
+            // SAFETY: the interpreter is attached (`py`).
+            Number::Int(v) => unsafe { ffi::PyLong_FromLongLong(v) },
+            // SAFETY: as above.
+            Number::Float(f) => unsafe { ffi::PyFloat_FromDouble(f) },
+            Number::BigInt(_) => return None,
+        },
     };
     if p.is_null() {
-        // SAFETY: attached; the error `PyLong_FromLongLong` set is dropped
+        // SAFETY: attached; the error `PyLong_FromLongLong` (or
+        // `PyFloat_FromDouble`) set is dropped
         // (the general path runs again and reports its own).
         unsafe { ffi::PyErr_Clear() };
         return None;
     }
-    // SAFETY: `p` is a new reference to an int.
+    // SAFETY: `p` is a new reference to an int or a float.
     Some(unsafe { Bound::from_owned_ptr(py, p) }.unbind())
 }
 

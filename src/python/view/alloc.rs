@@ -82,6 +82,17 @@ pub(crate) trait View: PyClass + Sized {
     ///
     /// The thread is attached and the value is being dropped.
     unsafe fn shed(&mut self) {}
+    /// Drop the value in place when that is only dropping its share of the
+    /// document (see `super::drop::drop_bare`); false, with nothing done,
+    /// otherwise (and for classes without the shortcut).
+    ///
+    /// # Safety
+    ///
+    /// The thread is attached and the value is being dropped: when this
+    /// returns true it must not be used or dropped again.
+    unsafe fn drop_bare(&mut self) -> bool {
+        false
+    }
     /// The value's share of its document.
     fn parsed_mut(&mut self) -> &mut Arc<Parsed>;
     /// When the value holds the last share of its document, release the
@@ -182,7 +193,7 @@ impl FreeList {
 /// frozen classes), how its value is found in a sample object, and when
 /// dropping it releases no Python object.
 macro_rules! view {
-    ($t:ty, $at:ident, $free:ident, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr $(, $shed:item)?) => {
+    ($t:ty, $at:ident, $free:ident, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr $(, $shed:item)*) => {
         impl View for $t {
             const FLAG: bool = $flag;
             fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -204,7 +215,7 @@ macro_rules! view {
             fn parsed_mut(&mut self) -> &mut Arc<Parsed> {
                 &mut self.parsed
             }
-            $($shed)?
+            $($shed)*
         }
     };
 }
@@ -220,6 +231,14 @@ macro_rules! mutable_view {
         unsafe fn shed(&mut self) {
             // SAFETY: the trait method's contract.
             unsafe { super::drop::shed(self) }
+        },
+        unsafe fn drop_bare(&mut self) -> bool {
+            if !share_drops_nothing(&self.parsed) {
+                return false;
+            }
+            // SAFETY: the trait method's contract; the share releases no
+            // Python object (checked above).
+            unsafe { super::drop::drop_bare(self, |v| &mut v.parsed) }
         });
     };
 }
@@ -233,8 +252,9 @@ view!(Doc, DOC_AT, DOC_FREE, flag: false, |sample| Some(sample.get() as *const S
     d.releases_nothing()
 });
 
-/// A new Python object holding `value`.
-#[inline]
+/// A new Python object holding `value` (inlined, so that the value is
+/// built where it goes rather than moved there).
+#[inline(always)]
 pub(crate) fn make<T: View>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
     let at = T::offset().load(Ordering::Relaxed);
     if at == 0 {
@@ -322,6 +342,10 @@ unsafe extern "C" fn dealloc<T: View>(obj: *mut ffi::PyObject) {
             if !(*value).drops_nothing() {
                 (*value).shed();
                 (*value).release_input();
+            }
+            // The common case: an untouched lazy view.
+            if (*value).drop_bare() {
+                return;
             }
             if (*value).drops_nothing() || ffi::Py_IsInitialized() == 0 {
                 std::ptr::drop_in_place(value);

@@ -54,7 +54,18 @@ pub(super) struct ViewCache {
 }
 
 impl ViewCache {
+    /// The view cached for offset `at`: the usual few views (no map, a
+    /// short vector) are searched inline, the rest by [`Self::get_more`].
+    #[inline(always)]
     pub(super) fn get(&self, at: u32) -> Option<&Py<PyAny>> {
+        if self.big.is_none() && self.small.len() <= INLINE {
+            return self.small.iter().find(|(k, _)| *k == at).map(|(_, v)| v);
+        }
+        self.get_more(at)
+    }
+
+    #[inline(never)]
+    fn get_more(&self, at: u32) -> Option<&Py<PyAny>> {
         match &self.big {
             Some(m) => m.get(&at),
             None if self.small.len() <= SMALL_MAX => {
@@ -100,6 +111,14 @@ impl ViewCache {
                 Some(self.small.remove(i).1)
             }
         }
+    }
+
+    /// Whether dropping the cache frees nothing: no view, and no heap
+    /// memory (the vector not spilled, no map).
+    #[cfg(not(feature = "abi3"))]
+    #[inline(always)]
+    pub(super) fn is_bare(&self) -> bool {
+        self.big.is_none() && self.small.is_empty() && !self.small.spilled()
     }
 
     pub(super) fn is_empty(&self) -> bool {
