@@ -49,7 +49,6 @@ use crate::encode::escape::write_str;
 use crate::encode::Buf;
 use crate::error::JsonType;
 use smallvec::SmallVec;
-use std::cell::RefCell;
 use std::convert::Infallible;
 use std::ffi::{c_char, c_int};
 use std::sync::Mutex;
@@ -267,37 +266,22 @@ fn same(key: &[u8]) -> impl FnMut(&Key) -> Result<bool, Infallible> + '_ {
     move |k| Ok(&**k == key)
 }
 
-/// Whether `at` is an object (true) or an array (false).
-fn container(doc: &Doc<'_>, at: Cursor) -> Result<bool, Fail> {
-    match doc.type_of(at) {
-        JsonType::Object => Ok(true),
-        JsonType::Array => Ok(false),
-        _ => Err(Fail::Arg("not an object or array")),
-    }
-}
-
 impl Edit {
     fn new(doc: &Doc<'_>, at: Cursor) -> Result<Edit, Fail> {
+        let object = match doc.type_of(at) {
+            JsonType::Object => true,
+            JsonType::Array => false,
+            _ => return Err(Fail::Arg("not an object or array")),
+        };
         Ok(Edit {
             at,
-            object: container(doc, at)?,
+            object,
             patches: Patches::default(),
             slots: None,
             saved: None,
             segs: Segs::new(),
             lits: Lits::new(),
         })
-    }
-
-    /// Forget the edits, the saved copy and the last plan (the buffers a
-    /// plan spilled to the heap are kept): a state of a freed document,
-    /// ready for the next (see [`Spare`]).
-    fn clear(&mut self) {
-        self.patches = Patches::default();
-        self.slots = None;
-        self.saved = None;
-        self.segs.clear();
-        self.lits.clear();
     }
 
     /// A copy of the edits (host values are ids: copied as they are).
@@ -497,50 +481,9 @@ impl Drop for Owned {
         for &e in v.iter() {
             // SAFETY: each pointer came from `Box::into_raw` in
             // `qjson_edit_new_owned`, is owned by this list only (the host
-            // never frees it) and is given up once, here.
-            Spare::put(unsafe { Box::from_raw(e) });
+            // never frees it) and is dropped once, here.
+            drop(unsafe { Box::from_raw(e) });
         }
-    }
-}
-
-/// Edit states of freed documents, per thread, for the next documents'
-/// edits: a host that edits every request it parses (a gateway) would
-/// otherwise pay a malloc, a ~500-byte copy into it and a free per edited
-/// container. The frees come in batches (Lua frees the documents a
-/// collector cycle found dead, all at once), past what glibc's per-thread
-/// cache holds, so each one took the slow path of `_int_free` and the next
-/// allocation that of `_int_malloc` (2 KB Lua set: about 400 instructions
-/// of a 12.6k op, callgrind). At most [`SPARE_MAX`] are kept.
-struct Spare;
-
-const SPARE_MAX: usize = 32;
-
-thread_local! {
-    // Boxes, not states: what is kept is the allocation handed out.
-    #[allow(clippy::vec_box)]
-    static SPARE: RefCell<Vec<Box<Edit>>> = const { RefCell::new(Vec::new()) };
-}
-
-impl Spare {
-    /// A cleared state, if one is kept.
-    fn take() -> Option<Box<Edit>> {
-        SPARE
-            .try_with(|s| s.try_borrow_mut().ok()?.pop())
-            .ok()
-            .flatten()
-    }
-
-    /// Keep `e` (cleared) for a later [`Spare::take`], or free it.
-    fn put(mut e: Box<Edit>) {
-        e.clear();
-        // At thread exit (the list already gone) or when full: freed.
-        let _ = SPARE.try_with(|s| {
-            if let Ok(mut s) = s.try_borrow_mut() {
-                if s.len() < SPARE_MAX {
-                    s.push(e);
-                }
-            }
-        });
     }
 }
 
@@ -564,16 +507,7 @@ pub unsafe extern "C" fn qjson_edit_new_owned(
         let at = unsafe { at.as_ref() }
             .ok_or(Fail::Arg("null cursor"))?
             .core();
-        let object = container(&h.doc(), at)?;
-        let e = match Spare::take() {
-            Some(mut e) => {
-                e.at = at;
-                e.object = object;
-                e
-            }
-            None => Box::new(Edit::new(&h.doc(), at)?),
-        };
-        let e = Box::into_raw(e);
+        let e = Box::into_raw(Box::new(Edit::new(&h.doc(), at)?));
         h.input.edits.keep(e);
         // SAFETY: `out` is writable per the contract (`put` checks null).
         unsafe { put(out, e) }?;
