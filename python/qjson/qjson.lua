@@ -1008,11 +1008,6 @@ end
 
 local out = buffer.new()
 local stack = {}
--- The tables of the dirty child views of the edited proxies being written
--- (see put_proxy), one per level of the walk (`views.n` levels in use;
--- reset by each encode call): kept from call to call, not made per
--- edited container (104 bytes each, and the collector's work for them).
-local views = { n = 0 }
 local walking = false -- a walk of qjson.encode has begun and not ended
 -- The encode buffer is kept between calls up to this size: a buffer grown
 -- anew for each large result (a doubling chain of reallocations, each
@@ -1062,7 +1057,6 @@ function qjson.encode(v)
     -- buffer is reset by the next call and the frames are cleared by the
     -- next call that succeeds.
     out:reset()
-    views.n = 0
     if walking then
         -- The previous walk failed half-way: drop the frames it left.
         for i = #stack, 1, -1 do
@@ -1920,20 +1914,14 @@ put_proxy = function(b, t, st, depth, stack)
     local e = edit_state(st)
     -- The dirty child views (is_dirty(st) has just asked each of them), in
     -- a list of the cursors the plan names them by.
-    local vs, nv = nil, 0
+    local views, nv = nil, 0
     local kids = st.kids
     if kids then
         for i = 1, #kids do
             local cst = kids[i]
             if cst.dirty_now and cst.era == era then
-                if vs == nil then
-                    local lv = views.n + 1
-                    views.n = lv
-                    vs = views[lv]
-                    if vs == nil then
-                        vs = table_new(4, 0)
-                        views[lv] = vs
-                    end
+                if views == nil then
+                    views = table_new(4, 0)
                 end
                 if nv == views_cap then
                     local bigger = ffi_new("qjson_cursor[?]", 2 * views_cap)
@@ -1942,7 +1930,7 @@ put_proxy = function(b, t, st, depth, stack)
                 end
                 views_buf[nv] = cst.cur
                 nv = nv + 1
-                vs[nv] = cst
+                views[nv] = cst
             end
         end
     end
@@ -1961,16 +1949,11 @@ put_proxy = function(b, t, st, depth, stack)
         elseif kind == 1 then
             encode_value(b, vals[s.id], depth, stack)
         else
-            local cst = vs[s.id + 1]
+            local cst = views[s.id + 1]
             put_proxy(b, nil, cst, depth, stack)
         end
     end
     st.writing = false
-    if vs ~= nil then
-        -- (No references kept to this document's proxies.)
-        table_clear(vs)
-        views.n = views.n - 1
-    end
 end
 
 -- ---------------------------------------------------------------- patches
