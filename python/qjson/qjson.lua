@@ -2308,13 +2308,7 @@ do
             if st.dirty then
                 return materialize(v, 1)
             end
-            -- A child shares its document's fields (`dm`): a table of
-            -- its own was 160 bytes per value put (merge_patch's object
-            -- from a cached text, every call). A whole document gets its
-            -- own (it is that table's `whole`).
-            local root = st.whole == st
-            return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, root,
-                not root and getmetatable(st) or nil)
+            return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
         end
         -- Sized up front (a copy grown key by key was rehashed at each
         -- power of two: an op's value {role =, content =} twice).
