@@ -11,7 +11,7 @@ a share of its side's passthrough (decode + encode unmodified).
 
     python benchmarks/lua_ab.py A_LUA A_LIB B_LUA B_LIB [--payloads 2k,1m,...]
         [--work pass,set,...] [--rounds 7] [--round-s 0.05] [--deterministic]
-        [--long [--live N]]
+        [--long [--live N]] [--callgrind [--n1 N --n2 N --top K]]
 
 --long: per side, one LuaJIT state that holds and cycles every payload (a
 gateway sees every size in turn; with --live, N live tables of its own)
@@ -19,7 +19,8 @@ against a fresh state per payload, as lua_bench.py's long-lived rows; the
 workload is `get` unless --work names another. Printed per side: fresh and
 long ops/s and long / fresh, and B long / A long.
 
-Workloads: pass, set (model / [1].title on github), patch (3 ops, as
+Workloads: pass, decode (alone), edit (decode + the set, no encode), set
+(model / [1].title on github), patch (3 ops, as
 lua_bench.py), merge, read (decode + the access reads of lua_bench.py), get
 (parse + the path getters of lua_bench.py's access and long-lived rows), copy
 (the copy floor: decode, then ffi.string of the input less its last byte:
@@ -31,6 +32,18 @@ gateway, where no two outputs are equal; from 128 KB up LuaJIT's allocator
 maps every such string afresh and the kernel faults its pages in, which
 costs far more than the copy: 1 MB 0.64 ms, 10 MB 6.2 ms in one run,
 against 23 us and 0.9 ms for an equal string).
+
+--callgrind: instead of timing, instructions per op of each workload on
+each payload, per side: each side runs the workload n1 and n2 times (after
+a warm-up of 200 calls, so the traces are recorded) in its own
+`valgrind --tool=callgrind` process, with the fixed getrandom of
+--deterministic preloaded, and the difference over n2 - n1 is printed,
+with --top, B - A per function (exclusive; LuaJIT's internals and its
+machine code are `???` rows). --seeds 0,1,2 averages over those draws
+(QJSON_DETRAND_SEED): a patch's count moves by 15% from draw to draw.
+The counts of one build and seed repeat to the instruction from run to
+run; this is the tool behind the "k instructions per op" figures of the
+Lua notes.
 
 --deterministic: LuaJIT seeds its PRNG (trace penalties, string hashes) from
 getrandom, and tables keyed by tables or cdata hash their addresses, so
@@ -52,6 +65,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -59,9 +73,11 @@ import tempfile
 
 try:
     import payloads  # type: ignore[import-not-found]
+    from callgrind import load, show_diff  # type: ignore[import-not-found]
     from lua_workloads import QJSON_READS  # type: ignore[import-not-found]
 except ImportError:  # python -m benchmarks.lua_ab
     from benchmarks import payloads  # type: ignore[no-redef]
+    from benchmarks.callgrind import load, show_diff  # type: ignore[no-redef]
     from benchmarks.lua_workloads import QJSON_READS  # type: ignore[no-redef]
 
 LOADER = """
@@ -87,6 +103,19 @@ W.pass = function(s) return qjson.encode(qjson.decode(s)) end
 W.copy = function(s)
     qjson.decode(s)
     return ffi.string(ffi.cast("const char *", s), #s - 1)
+end
+-- The parts of a set, for --callgrind: the decode alone, and the decode
+-- and the edit without the encode.
+W.decode = function(s) return qjson.decode(s) end
+W.edit_chat = function(s)
+    local t = qjson.decode(s)
+    t.model = "gpt-4o-mini"
+    return t
+end
+W.edit_github = function(s)
+    local t = qjson.decode(s)
+    t[1].title = "A better title"
+    return t
 end
 W.set_chat = function(s)
     local t = qjson.decode(s)
@@ -195,12 +224,18 @@ ap_default_work = "pass,copy,set,patch,merge,read"
 DETRAND = os.path.join(os.path.dirname(os.path.abspath(__file__)), "detrand.c")
 
 
+def detrand_so() -> str:
+    """benchmarks/detrand.c built into a temporary directory."""
+    out = os.path.join(tempfile.mkdtemp(prefix="qjson-detrand-"), "detrand.so")
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", out, DETRAND, "-ldl"], check=True)
+    return out
+
+
 def deterministic() -> None:
     """Run this script again with a fixed getrandom (see --deterministic)."""
     if os.environ.get("QJSON_DETRAND") == "1":
         return
-    out = os.path.join(tempfile.mkdtemp(prefix="qjson-detrand-"), "detrand.so")
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", out, DETRAND, "-ldl"], check=True)
+    out = detrand_so()
     env = dict(os.environ, QJSON_DETRAND="1", PYTHONHASHSEED="0")
     env["LD_PRELOAD"] = " ".join(x for x in (out, env.get("LD_PRELOAD", "")) if x)
     import ctypes
@@ -280,6 +315,79 @@ def long_lived(args, names: list[str], data: dict[str, bytes]) -> int:
     return 0
 
 
+def work_name(w: str, n: str) -> str:
+    """The workload function of `w` for payload `n` (pass and copy are shared)."""
+    if w in ("pass", "copy", "decode"):
+        return w
+    return f"{w}_{'github' if n == 'github' else 'chat'}"
+
+
+def cg_child(lua: str, lib: str, w: str, n: str, k: int) -> int:
+    """--callgrind's profiled process: warm up, then `k` calls."""
+    s = side(lua, lib)
+    s.set(n.encode(), payload(n))
+    s.time(w.encode(), n.encode(), 200)
+    s.time(w.encode(), n.encode(), k)
+    return 0
+
+
+def cg_run(lua: str, lib: str, w: str, n: str, k: int, out: str, so: str, seed: str) -> None:
+    env = dict(os.environ, PYTHONHASHSEED="0", QJSON_DETRAND_SEED=seed)
+    env["LD_PRELOAD"] = " ".join(x for x in (so, env.get("LD_PRELOAD", "")) if x)
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable]
+    lua, lib = os.path.abspath(lua), os.path.abspath(lib)
+    cmd += [os.path.abspath(__file__), lua, lib, lua, lib, "--cg-child", f"{w}:{n}:{k}"]
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def callgrind(args, names: list[str]) -> int:
+    """--callgrind: instructions per op of each workload, A and B."""
+    so = detrand_so()
+    tmp = tempfile.mkdtemp(prefix="qjson-luacg-")
+    sides = [("A", args.a_lua, args.a_lib), ("B", args.b_lua, args.b_lib)]
+    if sides[1][1:] == sides[0][1:]:
+        sides = sides[:1]  # one build: its counts only
+    # Each side's files are copied to paths of the same length: the
+    # command line's length moves the process's memory layout, and with it
+    # the addresses tables are hashed by (a few hundred instructions per op).
+    for i, (label, lua, lib) in enumerate(sides):
+        d = os.path.join(tmp, f"side{label}")
+        os.mkdir(d)
+        shutil.copy(lua, os.path.join(d, "qjson.lua"))
+        shutil.copy(lib, os.path.join(d, "libqjson.so"))
+        sides[i] = (label, os.path.join(d, "qjson.lua"), os.path.join(d, "libqjson.so"))
+    print(f"callgrind files in {tmp}")
+    seeds = args.seeds.split(",")
+    for n in names:
+        for w in args.work.split(","):
+            wn = work_name(w, n)
+            counts = []
+            for label, lua, lib in sides:
+                # Summed over the seeds (a mean once divided by their number).
+                tot: list[dict[str, int]] = [{}, {}]
+                for seed in seeds:
+                    for j, k in enumerate((args.n1, args.n2)):
+                        f = os.path.join(tmp, f"{wn}.{n}.{label}.{k}.s{seed}")
+                        cg_run(lua, lib, wn, n, k, f, so, seed)
+                        for fn, c in load(f).items():
+                            tot[j][fn] = tot[j].get(fn, 0) + c
+                counts.append(tot)
+            per = (args.n2 - args.n1) * len(seeds)
+            ops = [(sum(c[1].values()) - sum(c[0].values())) / per for c in counts]
+            if len(ops) == 1:
+                print(f"{n:>8} {w:>7}  A {ops[0]:10,.0f}")
+                if args.top:
+                    show_diff(counts[0][0], counts[0][1], per, args.top, "  A, Ir")
+                continue
+            a, b = ops
+            print(f"{n:>8} {w:>7}  A {a:10,.0f}  B {b:10,.0f}  B/A {b / max(a, 1):.3f}")
+            if args.top:
+                # B's N2 run against A's: the per-function difference.
+                show_diff(counts[0][1], counts[1][1], per, args.top, "  B - A, Ir")
+            sys.stdout.flush()
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a_lua")
@@ -297,11 +405,24 @@ def main() -> int:
         help="long-lived state cycling every payload vs a fresh state per payload (--work get)",
     )
     ap.add_argument("--live", type=int, default=0, help="--long: live tables the long state holds")
+    ap.add_argument("--callgrind", action="store_true", help="instructions per op, not time")
+    ap.add_argument("--n1", type=int, default=200, help="--callgrind: calls of the first run")
+    ap.add_argument("--n2", type=int, default=1200, help="--callgrind: calls of the second run")
+    ap.add_argument("--top", type=int, default=0, help="--callgrind: functions of the B - A diff")
+    ap.add_argument("--seeds", default="0", help="--callgrind: QJSON_DETRAND_SEED draws (mean)")
+    ap.add_argument("--cg-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.cg_child:
+        w, n, k = args.cg_child.split(":")
+        return cg_child(args.a_lua, args.a_lib, w, n, int(k))
     if args.deterministic:
         deterministic()
 
     names = args.payloads.split(",")
+    if args.callgrind:
+        if args.n2 <= args.n1:
+            ap.error("--n2 must be larger than --n1")
+        return callgrind(args, names)
     data = {n: payload(n) for n in names}
     if args.long:
         return long_lived(args, names, data)
@@ -313,25 +434,22 @@ def main() -> int:
     head = ["payload", "work", "A ops/s", "B ops/s", "B/A", "A %pass", "B %pass"]
     print(" ".join(f"{h:>{w}}" for h, w in zip(head, (8, 7, 11, 11, 6, 8, 8))))
     for n in names:
-        kind = "github" if n == "github" else "chat"
         pb = n.encode()
         works = []
         for w in args.work.split(","):
-            full = w if w in ("pass", "copy") else f"{w}_{kind}"
+            full = work_name(w, n)
             if sides[0].has(full.encode()):
                 works.append(full)
-        # Same output bytes on both sides (values aside, both encoders are
-        # lua-cjson's). A new plain table of several keys may be written in
-        # another key order by the other runtime (LuaJIT seeds its string
-        # hashes per state, and a table's order follows them): such outputs
-        # are compared as JSON values.
+        # Same output on both sides: the same bytes, or, where a new plain
+        # table of several keys is written (the github patch's label), the
+        # same JSON value: LuaJIT seeds its string hashes per state, and a
+        # plain table's key order follows them, so its members may come in
+        # another order in the other runtime (as from lua-cjson).
         for w in works:
-            if w != "copy" and not w.startswith(("read", "fresh")):
+            if w not in ("copy", "decode") and not w.startswith(("read", "get", "fresh", "edit")):
                 a, b = (s.out(w.encode(), pb) for s in sides)
-                if a != b:
-                    same = json.loads(a) == json.loads(b)
-                    what = "bytes differ (same JSON value)" if same else "outputs differ"
-                    print(f"  !! {n} {w}: {what}", file=sys.stderr)
+                if a != b and json.loads(a) != json.loads(b):
+                    print(f"  !! {n} {w}: outputs differ", file=sys.stderr)
         iters = {}
         for w in works:
             wb = w.encode()

@@ -12,9 +12,13 @@ once, outside the timed loops):
            cjson.encode.
 - edits:   decode, one edit (set model + temperature / add a top-level field /
            replace messages[1].content), encode; qjson proxies vs cjson tables.
-- % of pass: decode + set model ([1].title on github) + encode, the 3-op
-           JSON Patch of patch_bench.py, and a small merge patch, each as a
-           fraction of qjson's own passthrough (interleaved rounds).
+- % of pass: decode + set model ([1].title on github) + encode, the same
+           with a value that differs on every call (fresh: every result a
+           new string, as in a gateway), the 3-op JSON Patch of
+           patch_bench.py, and a small merge patch, each as a fraction of
+           qjson's own passthrough (interleaved rounds); and the copy floor:
+           decode + one ffi.string copy of the payload (what any edited
+           result costs at least: LuaJIT makes a string only by copying).
 - small:   the small-object marshal/unmarshal loop ({key="hello", conf={4 x
            {name, value}}}): encode, and decode + read `key`.
 - fleece:  encode of the Fleece tables (1000 elements): ns per element.
@@ -72,6 +76,7 @@ CJSON_GLOBS = [
 LUA_SETUP = (
     r"""
 local qjson = require("qjson")
+local ffi = require("ffi")
 local ok, cjson = pcall(require, "cjson")
 if not ok then cjson = nil end
 
@@ -136,6 +141,27 @@ end
 W.qjson_edit_github = function(s)
     local t = qjson.decode(s)
     t[1].title = "A better title"
+    return qjson.encode(t)
+end
+-- The copy floor: decode, then a Lua string of the input less its last
+-- byte (lua_ab.py's copy: equal on every call, as the set's result is, so
+-- LuaJIT may find it in its string table and compare instead of copy).
+W.qjson_copy = function(s)
+    qjson.decode(s)
+    return ffi.string(ffi.cast("const char *", s), #s - 1)
+end
+-- fresh: the set with a value that differs on every call (lua_ab.py's).
+local n_fresh = 0
+W.qjson_fresh_chat = function(s)
+    local t = qjson.decode(s)
+    n_fresh = n_fresh + 1
+    t.model = "gpt-4o-mini-" .. n_fresh
+    return qjson.encode(t)
+end
+W.qjson_fresh_github = function(s)
+    local t = qjson.decode(s)
+    n_fresh = n_fresh + 1
+    t[1].title = "A better title " .. n_fresh
     return qjson.encode(t)
 end
 local PATCHES = {
@@ -483,18 +509,20 @@ def main() -> int:
         print(f"{name:>14} {fmt(q):>11} {fmt(c):>11} {ratio(q, c):>7}   " + " / ".join(cells))
 
     print("\n== Lua edits and patches, % of the Lua passthrough rate (target >= 70%) ==")
-    print("   (decode + edit + encode; set = model (chat) / [1].title (github); patch = 3 ops;")
-    print("    merge = a small merge patch as text; workloads interleaved round by round)")
-    print(f"{'payload':>14} {'pass ops/s':>11} {'set':>6} {'patch':>6} {'merge':>6}")
+    print("   (decode + edit + encode; floor = decode + one copy of the payload into a Lua")
+    print("    string; set = model (chat) / [1].title (github); fresh = set, a new value each")
+    print("    call; patch = 3 ops; merge = a small merge patch as text; interleaved rounds)")
+    labels = ["floor", "set", "fresh", "patch", "merge"]
+    print(f"{'payload':>14} {'pass ops/s':>11} " + " ".join(f"{c:>6}" for c in labels))
     for name, data, kind in loads:
         progress.step(f"{name} edits vs passthrough")
-        ws = ["qjson_pass", f"qjson_edit_{'model' if kind == 'chat' else 'github'}"]
-        ws.append(f"qjson_patch_{kind}")
+        ws = ["qjson_pass", "qjson_copy", f"qjson_edit_{'model' if kind == 'chat' else 'github'}"]
+        ws += [f"qjson_fresh_{kind}", f"qjson_patch_{kind}"]
         if kind == "chat":
             ws.append("qjson_merge_chat")
         ops = b.ops_per_s(*ws, p=name)
         cells = [f"{o / ops[0]:>6.0%}" for o in ops[1:]] + ([] if kind == "chat" else ["-"])
-        for label, o in zip(["set", "patch", "merge"], ops[1:]):
+        for label, o in zip(["copy", "set", "fresh", "patch", "merge"], ops[1:]):
             rows.append(
                 {
                     "scenario": name,

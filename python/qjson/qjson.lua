@@ -1101,7 +1101,8 @@ end
              see obj_index)
     dirty    an edit happened in this proxy or below (a hint: encode works
              out whether edits remain, see is_dirty)
-    e        once edited, the core's edit state (src/capi/edit.rs), which
+    e        once edited, the address (a Lua number) of the core's edit
+             state (src/capi/edit.rs, owned by the document), which
              names the values set by ids into `vals` (id -> value; a nil
              value is written as null)
   objects:   ks = {key -> the state of an edited key: id > 0, it replaces
@@ -1163,7 +1164,7 @@ local function own_cache(st)
     return cache
 end
 
-local edit_out = ffi_new("qjson_edit *[1]")
+local edit_pt = ffi.typeof("qjson_edit *")
 local slot_out = ffi_new("int64_t[1]")
 local size_out = ffi_new("size_t[1]")
 
@@ -1235,21 +1236,34 @@ end
 --- The edit state of `st`, made on first use. The document owns it (it
 --- is freed with st.h): no finaliser of its own, which would cost a
 --- registration per edited container and, run by a GC step while LuaJIT
---- records a trace, abort the trace.
-local function edit_state(st)
-    local e = st.e
-    if not e then
-        local rc = C.qjson_edit_new_owned(st.h, st.cur, edit_out)
-        if rc ~= OK then
-            raise(rc, nil, 3)
+--- records a trace, abort the trace. `st.e` keeps its address as a Lua
+--- number, cast to a pointer at each call: a boxed pointer kept in the
+--- state was an allocation, and its share of the collector's work, per
+--- edited container (a cast passed straight to a C call is not allocated
+--- in a trace). The cast is written out at each call: a helper function
+--- for it changed which traces LuaJIT recorded, and merge_patch's loops
+--- then aborted ("inner loop in root trace") and ran in the interpreter.
+local edit_state -- (st) -> qjson_edit *
+do
+    local edit_out = ffi_new("qjson_edit *[1]")
+    edit_state = function(st)
+        local e = st.e
+        if not e then
+            local rc = C.qjson_edit_new_owned(st.h, st.cur, edit_out)
+            if rc ~= OK then
+                raise(rc, nil, 3)
+            end
+            e = tonumber(ffi.cast(intptr_t, edit_out[0]))
+            st.e = e
+            -- An object's key states (`ks`, string keys) share this table with
+            -- its values (integer ids): one table per edited object, not two.
+            -- Sized for two edits (136 bytes, not 200 for four: the collector's
+            -- work grows with the bytes made, about 4 instructions a byte in
+            -- a benchmark's state; more edits grow it).
+            st.vals, st.next_id = table_new(2, st.__qjson == OBJECT and 2 or 0), 0
         end
-        e = edit_out[0]
-        st.e = e
-        -- An object's key states (`ks`, string keys) share this table with
-        -- its values (integer ids): one table per edited object, not two.
-        st.vals, st.next_id = table_new(4, st.__qjson == OBJECT and 4 or 0), 0
+        return (ffi.cast(edit_pt, e))
     end
-    return e
 end
 
 --- A new host value id for `v` in `st`.
@@ -1283,7 +1297,7 @@ local function arr_len(st)
     if not n then
         local rc
         if st.e then
-            rc = C.qjson_edit_len(st.h, st.e, len_out)
+            rc = C.qjson_edit_len(st.h, ffi.cast(edit_pt, st.e), len_out)
         else
             rc = C.qjson_len(st.h, st.cur, "", 0, len_out)
         end
@@ -1426,7 +1440,7 @@ local function arr_slot(st, i)
     if not e then
         return (orig_elem(st, i - 1))
     end
-    local rc = C.qjson_edit_slot(st.h, e, i - 1, slot_out)
+    local rc = C.qjson_edit_slot(st.h, ffi.cast(edit_pt, e), i - 1, slot_out)
     if rc ~= OK then
         raise(rc, nil, 3)
     end
@@ -1839,7 +1853,7 @@ local function is_dirty(st)
         return st.dirty_now
     end
     local e = st.e
-    local d = e and C.qjson_edit_changed(e) ~= 0 or false
+    local d = e and C.qjson_edit_changed(ffi.cast(edit_pt, e)) ~= 0 or false
     local kids = st.kids
     if kids then
         for i = 1, #kids do
@@ -2187,7 +2201,7 @@ do
         end
         local e = st.e
         if e then
-            local rc = C.qjson_edit_save(e)
+            local rc = C.qjson_edit_save(ffi.cast(edit_pt, e))
             if rc ~= OK then
                 raise(rc, nil, 2)
             end
@@ -2242,7 +2256,7 @@ do
                     end
                     st.next_id = next_id
                     if e then
-                        local rc = C.qjson_edit_restore(e)
+                        local rc = C.qjson_edit_restore(ffi.cast(edit_pt, e))
                         if rc ~= OK then
                             raise(rc, nil, 2)
                         end
