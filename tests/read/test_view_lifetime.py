@@ -222,3 +222,38 @@ def test_views_made_while_the_collector_runs_often():
     finally:
         gc.set_threshold(*old)
     gc.collect()
+
+
+def _restored_by_a_failed_patch(v, x):
+    with pytest.raises(qjson.PatchError):
+        qjson.patch(v, [{"op": "add", "path": "/new", "value": x}, {"op": "remove", "path": "/no"}])
+
+
+@pytest.mark.parametrize(
+    "cycle",
+    [
+        lambda v, x: v["a"]["b"],  # a cached child: the view is lazy but not bare
+        lambda v, x: (v.__setitem__("new", x), v.__delitem__("new")),  # patched, then undone
+        lambda v, x: (v.__setitem__("s", x), v.__setitem__("s", "t")),  # replaced, then put back
+        _restored_by_a_failed_patch,  # an edit journal restored the view
+        lambda v, x: v["l"][1],  # a cached child of a child
+        lambda v, x: [v[k] for k in ("a", "l", "s", "a", "l")],  # several cached children
+    ],
+)
+def test_views_in_every_state_free_what_they_hold(cycle):
+    # An untouched lazy view is freed without its drop glue (view/alloc.rs
+    # `drop_bare`); every other state (cached children, patches, even
+    # emptied or restored ones) must still release the input, its children
+    # and the values it held, once each: no leak, no double decref.
+    data = bytes(DATA)
+    x = object()
+    base_data, base_x = sys.getrefcount(data), sys.getrefcount(x)
+    for _ in range(300):
+        v = qjson.decode(data)
+        kept = cycle(v, x)
+        child = v["a"]  # outlives its parent
+        del v
+        assert child["b"]["c"][0] == 1
+        del child, kept
+    assert sys.getrefcount(data) == base_data
+    assert sys.getrefcount(x) == base_x
