@@ -201,9 +201,9 @@ pub(super) fn give_back_scan(scan: Scan) {
     }
 }
 
-/// Slack a vector may have beyond the `len` entries it holds when it is
-/// recycled into or kept by an index: [`SPARE_MAX`] bytes plus a
-/// sixteenth (see [`build`]).
+/// Slack a recycled vector may have beyond the `len` entries it receives
+/// (an exact copy, or a walk over `len` tokens): [`SPARE_MAX`] bytes plus
+/// a sixteenth.
 #[inline(always)]
 fn slack_max<T>(len: usize) -> usize {
     SPARE_MAX / std::mem::size_of::<T>() + len / 16
@@ -439,19 +439,20 @@ impl Table {
 }
 
 /// Spare room in the strict index's structurals (the scalar tokens' slots)
-/// up to this many bytes, plus a sixteenth of what they hold
-/// ([`slack_max`]), is kept rather than copied out: documents with few
-/// numbers and literals (a 2 KB chat request) keep the vector the walk
-/// wrote. Every strict index holds at most that much beyond its exact
-/// structurals, or, from [`COPY_MIN`] tokens, a quarter of them
-/// ([`HANDOVER_SLACK`]); above [`KEEP_MAX`] tokens, this many bytes.
-/// (Sizing the list exactly from a count of scalar tokens in stage 1
-/// measured ~3% more instructions on twitter.json.)
+/// up to this many bytes plus a quarter of what they hold
+/// ([`HANDOVER_SLACK`]) is kept rather than given back: documents with
+/// few numbers and literals (a 2 KB chat request, github_issues) keep the
+/// vector the walk wrote. Every strict index holds at most that much
+/// beyond its exact structurals (above [`KEEP_MAX`] tokens, this many
+/// bytes), and its container table at most [`slack_max`] beyond its exact
+/// length. (Sizing the list exactly from a count of scalar tokens in
+/// stage 1 measured ~3% more instructions on twitter.json.)
 const SPARE_MAX: usize = 256;
 
 /// Token lists of at least this many entries (64 KiB, half of glibc's
-/// first mmap threshold) may leave the Doc a quarter of its structurals
-/// unused (see [`settle_kept`]).
+/// first mmap threshold) have their structurals copied out when the Doc
+/// does not take the vector the walk wrote; smaller ones are trimmed in
+/// place (see [`settle_kept`]).
 const COPY_MIN: usize = 16 * 1024;
 
 /// The strict index built from the token scan, with stage 1's escapes.
@@ -478,25 +479,26 @@ pub(super) struct Built {
 /// a document as large. The walk writes the structurals straight into a
 /// vector with room for every token (no second pass over the tokens to
 /// drop the scalar ones): the vector of an index dropped earlier when it
-/// fits every token ([`fits`]), else the thread's spare one ([`Spare::kept`],
-/// or a fresh one with that room). The Doc then takes that vector as it is
-/// when the scalar tokens' room (and any left over) is small
-/// ([`settle_kept`]), else the structurals are copied out exactly (into
-/// the dropped index's vector when that fits them) and the vector the walk
-/// wrote stays the thread's spare one. A vector allocated with room for
-/// every token and then shrunk, as before, cost a `realloc` per parse, and
-/// the shrunk vector, recycled, never had room for the next walk: a new
-/// allocation every parse of a document with more than a few dozen
-/// numbers (github_issues); for a large one, with glibc, a fresh `mmap`
-/// every parse (the shrunk size it frees sets the allocator's mmap
-/// threshold below the next request), then page faults on every page,
-/// `mremap` and `munmap`: about 40% of a strict parse of twitter.json from
-/// Python, against a copy of a few microseconds. The container table is
-/// likewise filled in the thread's spare table and copied out exactly (a
-/// small document's index then holds no guessed room). Above [`KEEP_MAX`]
-/// tokens the thread keeps no spare vectors, and both are the Doc's own,
-/// shrunk as before: a spare table that size would be dropped after every
-/// parse, and measured 6x the page faults on citm_catalog.json.
+/// fits every token ([`fits`]), else a fresh one, or from [`COPY_MIN`]
+/// tokens the thread's spare one ([`Spare::kept`]). The Doc takes that
+/// vector as it is when the scalar tokens' room (and any left over) is
+/// at most [`SPARE_MAX`] bytes and a quarter of the structurals
+/// ([`settle_kept`]): the vector, recycled, then has room for the next
+/// such document's walk. Else a small document's vector is trimmed (a
+/// shrinking `realloc`, which the allocator does in place: measured, a
+/// copy into a recycled vector instead cost more, see [`settle_kept`]),
+/// and a large one's structurals are copied out exactly: a large vector
+/// allocated with room for every token and then shrunk was, with glibc, a
+/// fresh `mmap` on every parse (the shrunk size it frees sets the
+/// allocator's mmap threshold below the next request), then page faults
+/// on every page, `mremap` and `munmap`: about 40% of a strict parse of
+/// twitter.json from Python, against a copy of a few microseconds. The
+/// container table is likewise filled in the thread's spare table and
+/// copied out exactly (a small document's index then holds no guessed
+/// room). Above [`KEEP_MAX`] tokens the thread keeps no spare vectors, and
+/// both are the Doc's own, shrunk as before: a spare table that size would
+/// be dropped after every parse, and measured 6x the page faults on
+/// citm_catalog.json.
 ///
 /// **Recycling.** When an index drops, its two vectors become the
 /// thread's free ones ([`recycle`]), and the next build puts its exact
@@ -551,29 +553,52 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
     })
 }
 
+/// The most spare room the Doc's structurals keep when they hold `len`
+/// entries: [`SPARE_MAX`] bytes and a quarter of them.
+#[inline(always)]
+fn handover_room(len: usize) -> usize {
+    SPARE_MAX / std::mem::size_of::<u32>() + len / HANDOVER_SLACK
+}
+
 /// Up to [`KEEP_MAX`] tokens: the vector the walk wrote the structurals
 /// into (see [`walk_vector`]) becomes the Doc's as it is when its spare
-/// room is at most [`slack_max`] (from [`COPY_MIN`] tokens, a quarter of
-/// what it holds); else they are copied out ([`copy_out_kept`]).
+/// room is at most [`handover_room`]; else, under [`COPY_MIN`] tokens, its
+/// room is given back in place, and from there the structurals are copied
+/// out ([`copy_out_kept`]). (Measured, callgrind, decode_access
+/// github_issues: copying the 37 KB structurals exactly into the recycled
+/// vector, 619,263 instructions per op, against 583,022 with malloc,
+/// realloc and free; taking the walk's vector, whose scalar tokens are 8%
+/// of its structurals, as it is: neither.)
 #[inline(always)]
 fn settle_kept(table: &mut Table, tokens: usize, ok: bool, spare: &mut Spare) {
     let (len, cap) = (table.kept.len(), table.kept.capacity());
-    let room = if tokens < COPY_MIN {
-        slack_max::<u32>(len)
-    } else {
-        len / HANDOVER_SLACK
-    };
-    if !ok || cap - len > room {
+    if !ok || tokens >= COPY_MIN && cap - len > handover_room(len) {
         copy_out_kept(table, tokens, ok, spare);
+    } else if cap - len > handover_room(len) {
+        trim_kept(&mut table.kept, tokens);
     }
 }
 
-/// [`settle_kept`]'s other case: the structurals are copied out (when the
-/// walk accepted), with room for every token when the scalar tokens are
-/// few (so that the vector, recycled, takes the next such document's walk
-/// straight away), else exactly; the vector the walk wrote is kept as the
-/// thread's spare one (see [`give_back_kept`]). Out of line, so that a
-/// small document's parse does not fetch its code.
+/// [`settle_kept`]'s small documents with too much spare room: room for
+/// every token is kept when the scalar tokens alone are few enough (the
+/// vector was a larger recycled one; recycled again, it then takes the
+/// next such document's walk), else the room is given back exactly.
+#[cold]
+#[inline(never)]
+fn trim_kept(kept: &mut Vec<u32>, tokens: usize) {
+    if tokens - kept.len() <= handover_room(kept.len()) {
+        kept.shrink_to(tokens);
+    } else {
+        super::shrink_exact(kept);
+    }
+}
+
+/// [`settle_kept`]'s large documents: the structurals are copied out (when
+/// the walk accepted), with room for every token when the scalar tokens
+/// are few (so that the vector, recycled, takes the next such document's
+/// walk), else exactly; the vector the walk wrote is kept as the thread's
+/// spare one (see [`give_back_kept`]). Out of line, so that a small
+/// document's parse does not fetch its code.
 #[cold]
 #[inline(never)]
 fn copy_out_kept(table: &mut Table, tokens: usize, ok: bool, spare: &mut Spare) {
@@ -590,9 +615,10 @@ fn copy_out_kept(table: &mut Table, tokens: usize, ok: bool, spare: &mut Spare) 
     give_back_kept(spare, walked);
 }
 
-/// A large document's Doc keeps the vector the walk wrote its structurals
-/// into when the spare room is at most 1 / this of what it holds (the
-/// scalar tokens of twitter.json are about a tenth of its tokens): a
+/// A document's Doc keeps the vector the walk wrote its structurals into
+/// when the spare room is at most 1 / this of what it holds (and
+/// [`SPARE_MAX`] bytes; the scalar tokens of twitter.json are about a
+/// seventh of its structurals, github_issues' a twelfth): a
 /// parse-read-drop loop then neither copies nor allocates the list (the
 /// copy of twitter.json's 300 KB list was about 6% of its parse).
 const HANDOVER_SLACK: usize = 4;
@@ -612,12 +638,13 @@ fn walk_vector(tokens: usize, spare: &mut Spare) -> Vec<u32> {
     }
 }
 
-/// The thread's spare structurals ([`Spare::kept`]) if they have room for
-/// `tokens` entries, else a fresh vector with that room. Out of line: a
-/// loop over documents of one size takes [`walk_vector`]'s first case.
+/// From [`COPY_MIN`] tokens, the thread's spare structurals
+/// ([`Spare::kept`]) if they have room for `tokens` entries; else a fresh
+/// vector with that room. Out of line: a loop over documents of one size
+/// takes [`walk_vector`]'s first case.
 #[inline(never)]
 fn spare_kept(tokens: usize, spare: &mut Spare) -> Vec<u32> {
-    if spare.kept.capacity() >= tokens {
+    if tokens >= COPY_MIN && spare.kept.capacity() >= tokens {
         let mut v = std::mem::take(&mut spare.kept);
         v.clear();
         v
@@ -1220,9 +1247,11 @@ mod tests {
 
     /// A dropped index's vectors are the next build's (same addresses) when
     /// they fit, also after a document of another size held the slot, for
-    /// documents of every size the thread keeps: few scalar tokens (the
-    /// walk's vector kept), many (copied out exactly), under and over
-    /// [`COPY_MIN`] tokens; the index is the same as a fresh one's.
+    /// documents the thread keeps: few scalar tokens (the walk's vector
+    /// kept), under and over [`COPY_MIN`] tokens, among them a mid-size one
+    /// with more scalar tokens than [`slack_max`] (as github_issues); many
+    /// over [`COPY_MIN`] (copied out exactly); the index is the same as a
+    /// fresh one's.
     #[test]
     fn a_dropped_index_is_recycled() {
         use crate::index::{Index, Options};
@@ -1416,17 +1445,15 @@ mod tests {
             assert_eq!(t(&c), t(&index.containers));
             // Up to the size the thread keeps, the Doc holds the table
             // with at most `fits`' slack (a recycled vector), however large
-            // the thread's spare one is; its structurals at most that
-            // slack too, or a quarter more than they hold from `COPY_MIN`
-            // tokens; above, `SPARE_MAX` bytes.
+            // the thread's spare one is, and its structurals at most
+            // `SPARE_MAX` bytes and a quarter; above, `SPARE_MAX` bytes.
             let mut tokens = Scan::default();
             let _ = scan::scan_tokens(input, &mut tokens);
             let slack = s.capacity() - s.len();
             if tokens.structurals.len() <= KEEP_MAX {
                 assert!(fits(&c, c.len()), "{} {}", c.capacity(), c.len());
-                let large = tokens.structurals.len() >= COPY_MIN;
                 assert!(
-                    fits(&s, s.len()) || large && slack <= s.len() / HANDOVER_SLACK,
+                    slack <= handover_room(s.len()),
                     "{} {}",
                     s.capacity(),
                     s.len()
