@@ -109,8 +109,9 @@ struct Spare {
     /// The strict index's container table while the walk fills it (the
     /// Doc gets an exact copy).
     containers: Vec<Container>,
-    /// The structurals of a strict index while the walk writes them,
-    /// when no free vector fits them (see [`build`]).
+    /// The structurals of a large strict index (from [`COPY_MIN`] tokens)
+    /// while the walk writes them, when no free vector fits them (see
+    /// [`build`]).
     kept: Vec<u32>,
     /// The vectors of the last index dropped on this thread (see
     /// [`recycle`]): the next build's exact copies go into them when they
@@ -355,9 +356,9 @@ struct Table {
     /// The structurals so far; its capacity is at least the number of
     /// tokens, so it never grows (the walk keeps each token at most once).
     kept: Vec<u32>,
-    /// Whether `kept` came from the thread's slots or its room was not
-    /// trimmed (up to [`KEEP_MAX`] tokens), so that [`settle_kept`]
-    /// decides whether the Doc takes it.
+    /// Whether the document has at most [`KEEP_MAX`] tokens, so that
+    /// [`settle_kept`] decides what the Doc keeps of `kept` (else `fill`
+    /// trims it).
     kept_spare: bool,
     /// Whether `containers` is the thread's spare table (see [`build`]).
     containers_spare: bool,
