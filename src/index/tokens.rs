@@ -483,9 +483,10 @@ pub(super) struct Built {
 /// fits every token ([`fits`]), else a fresh one, or from [`COPY_MIN`]
 /// tokens the thread's spare one ([`Spare::kept`]). The Doc takes that
 /// vector as it is when the scalar tokens' room (and any left over) is
-/// at most [`SPARE_MAX`] bytes and a quarter of the structurals
-/// ([`settle_kept`]): the vector, recycled, then has room for the next
-/// such document's walk. Else a small document's vector is trimmed (a
+/// at most [`SPARE_MAX`] bytes and a quarter of the structurals (beyond
+/// [`SPARE_MAX`], for a small document, only while the vector takes no
+/// more bytes than the input; see [`keeps`]): the vector, recycled, then
+/// has room for the next such document's walk. Else a small document's vector is trimmed (a
 /// shrinking `realloc`, which the allocator does in place: measured, a
 /// copy into a recycled vector instead cost more, see [`settle_kept`]),
 /// and a large one's structurals are copied out exactly: a large vector
