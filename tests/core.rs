@@ -662,7 +662,9 @@ fn lazy_typed_getters_check_the_type_first() {
 
 /// `Index::has_escapes` says whether any string holds a backslash escape,
 /// the same from the token walk (strict), the exact walk (lazy) and on
-/// every backend, at escapes before, inside and after a 64-byte block.
+/// every backend this CPU runs, at escapes before, inside and after a
+/// 64-byte block. The backend is chosen once per process, so the test runs
+/// itself again in a child process per other backend (`QJSON_BACKEND`).
 #[test]
 fn has_escapes_flag() {
     let pad = "x".repeat(70);
@@ -678,12 +680,38 @@ fn has_escapes_flag() {
         ("\"\u{e9}\"".into(), false),
         ("12".into(), false),
     ];
-    for (text, want) in cases {
+    use qjson::scan::{active_backend, Backend};
+    const CHILD: &str = "QJSON_TEST_HAS_ESCAPES_BACKEND";
+    let backend = active_backend();
+    if let Ok(want) = std::env::var(CHILD) {
+        assert_eq!(backend.name(), want, "QJSON_BACKEND was not followed");
+    }
+    for (text, want) in &cases {
         for opts in [strict(), lazy()] {
             let index = Index::build(text.as_bytes(), &opts).unwrap();
-            assert_eq!(index.has_escapes(), want, "{text} lazy={}", opts.lazy);
+            let tag = format!("{text} lazy={} on {}", opts.lazy, backend.name());
+            assert_eq!(index.has_escapes(), *want, "{tag}");
             let document = Document::parse(text.as_bytes(), &opts).unwrap();
-            assert_eq!(document.doc().index().has_escapes(), want, "{text}");
+            assert_eq!(document.doc().index().has_escapes(), *want, "{tag}");
         }
+    }
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let others = Backend::available().into_iter().filter(|&b| b != backend);
+    for other in others {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "has_escapes_flag", "--test-threads=1"])
+            .env("QJSON_BACKEND", other.name())
+            .env(CHILD, other.name())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "on {}: {stdout}{}",
+            other.name(),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

@@ -109,8 +109,9 @@ struct Spare {
     /// The strict index's container table while the walk fills it (the
     /// Doc gets an exact copy).
     containers: Vec<Container>,
-    /// The structurals of a large strict index while the walk keeps them
-    /// (see [`build`]).
+    /// The structurals of a large strict index (from [`COPY_MIN`] tokens)
+    /// while the walk writes them, when no free vector fits them (see
+    /// [`build`]).
     kept: Vec<u32>,
     /// The vectors of the last index dropped on this thread (see
     /// [`recycle`]): the next build's exact copies go into them when they
@@ -118,6 +119,10 @@ struct Spare {
     /// large one, its page faults) and a free.
     free_structurals: Vec<u32>,
     free_containers: Vec<Container>,
+    /// Whether this thread has built a strict index (see [`build`]): only
+    /// then does [`recycle`] keep a dropped index's vectors here, so a
+    /// thread that only drops documents parsed on others keeps none.
+    builds: bool,
 }
 
 impl Spare {
@@ -133,6 +138,7 @@ impl Spare {
         kept: Vec::new(),
         free_structurals: Vec::new(),
         free_containers: Vec::new(),
+        builds: false,
     };
 }
 
@@ -163,10 +169,10 @@ fn with_spare<T>(f: impl FnOnce(&mut Spare) -> T) -> T {
     }
 }
 
-/// Keep `v` as the spare structurals (see [`Spare::kept`]), unless it is
-/// large.
+/// Keep `v` as the spare structurals (see [`Spare::kept`]) if it is not
+/// large and has more room than the one kept now (else it is freed).
 fn give_back_kept(spare: &mut Spare, mut v: Vec<u32>) {
-    if v.capacity() <= KEEP_MAX {
+    if v.capacity() <= KEEP_MAX && v.capacity() > spare.kept.capacity() {
         v.clear();
         spare.kept = v;
     }
@@ -196,45 +202,73 @@ pub(super) fn give_back_scan(scan: Scan) {
     }
 }
 
-/// Slack a recycled vector may have beyond the exact length it receives:
-/// [`SPARE_MAX`] bytes, or a sixteenth for large ones (as much as the
-/// index holds beyond its exact lists anyway, see [`build`]).
+/// Slack a recycled vector may have beyond the `len` entries it receives
+/// (an exact copy, or a walk over `len` tokens): [`SPARE_MAX`] bytes plus
+/// a sixteenth.
+#[inline(always)]
+fn slack_max<T>(len: usize) -> usize {
+    SPARE_MAX / std::mem::size_of::<T>() + len / 16
+}
+
+/// Whether `v` has room for `len` entries and at most [`slack_max`] more:
+/// a recycled vector is reused only then, so that no index holds much
+/// more than it needs.
 #[inline(always)]
 fn fits<T>(v: &Vec<T>, len: usize) -> bool {
     let cap = v.capacity();
-    cap >= len && cap - len <= SPARE_MAX / std::mem::size_of::<T>() + len / 16
+    cap >= len && cap - len <= slack_max::<T>(len)
 }
 
-/// `src` copied into a vector with room for exactly its length (up to
-/// [`fits`]'s slack): `free`, the vector of an index dropped earlier, if
-/// it fits, else a fresh one.
+/// `src` copied into a vector with room for `room` (at least its length,
+/// at most its length and [`slack_max`]): `free`, the vector of an index
+/// dropped earlier, if it fits `room`, else a fresh one.
 #[inline(always)]
-fn exact_copy<T: Copy>(src: &[T], free: &mut Vec<T>) -> Vec<T> {
-    if fits(free, src.len()) {
+fn copy_into<T: Copy>(src: &[T], room: usize, free: &mut Vec<T>) -> Vec<T> {
+    debug_assert!(room >= src.len() && room - src.len() <= slack_max::<T>(src.len()));
+    let mut v = if fits(free, room) {
         let mut v = std::mem::take(free);
         v.clear();
-        v.extend_from_slice(src);
         v
     } else {
-        src.to_vec()
-    }
+        Vec::with_capacity(room)
+    };
+    v.extend_from_slice(src);
+    v
 }
 
+/// The most bytes of capacity this thread's free slots
+/// ([`Spare::free_structurals`] and [`Spare::free_containers`]) hold
+/// together: an index larger than this is freed when it drops. A recycled
+/// index saves the next build one allocation and one release per vector
+/// (and, for vectors over glibc's mmap threshold, the page faults of fresh
+/// memory), a cost that does not grow with the document while the parse
+/// does: a few percent of a parse at this size (twitter.json, 631 KB, whose
+/// index of 243 KiB is the largest this keeps), less above it; and every
+/// thread that parses may hold this much. With it, the most a thread keeps
+/// between calls is the scan's two vectors ([`KEEP_MAX`] entries each, 1
+/// MiB), the container table (768 KiB), the walk's structurals (512 KiB)
+/// and this: about 2.5 MiB, and only on threads that parse (the free
+/// slots only on threads that have built a strict index; see the README's
+/// "Threads").
+const FREE_MAX: usize = 256 * 1024;
+
 /// Called when an index drops: its vectors become this thread's free
-/// ones (see [`Spare::free_structurals`]) unless they are large; the ones
-/// kept before (which the builds since did not fit into) are freed. (Kept
-/// only while the slot was empty, a first document of another size, e.g.
-/// one parsed at import, held the slot for good: measured, 2 mallocs and
-/// 2 frees per parse from Python.)
+/// ones (see [`Spare::free_structurals`]) if the thread builds indexes
+/// (see [`Spare::builds`]) and they hold at most [`FREE_MAX`] bytes; the
+/// ones kept before (which the builds since did not fit into) are freed.
+/// (Kept only while the slot was empty, a first document of another size,
+/// e.g. one parsed at import, held the slot for good: measured, 2 mallocs
+/// and 2 frees per parse from Python.)
 pub(super) fn recycle(structurals: &mut Vec<u32>, containers: &mut Vec<Container>) {
     let s = structurals.capacity();
-    let c = containers.capacity();
-    if s == 0 || s > KEEP_MAX || c > KEEP_CONTAINERS_MAX {
+    let bytes =
+        s * std::mem::size_of::<u32>() + containers.capacity() * std::mem::size_of::<Container>();
+    if s == 0 || bytes > FREE_MAX {
         return;
     }
     with_spare(|spare| {
-        spare.free_structurals = std::mem::take(structurals);
-        if c != 0 {
+        if spare.builds {
+            spare.free_structurals = std::mem::take(structurals);
             spare.free_containers = std::mem::take(containers);
         }
     });
@@ -319,10 +353,12 @@ struct Table {
     opened: usize,
     /// The most containers the input can hold (see `ChildCounts`'s).
     limit: usize,
-    /// The structurals so far; its capacity is the number of tokens, so
-    /// it never grows (the walk keeps each token at most once).
+    /// The structurals so far; its capacity is at least the number of
+    /// tokens, so it never grows (the walk keeps each token at most once).
     kept: Vec<u32>,
-    /// Whether `kept` is the thread's spare vector (see [`build`]).
+    /// Whether the document has at most [`KEEP_MAX`] tokens, so that
+    /// [`settle_kept`] decides what the Doc keeps of `kept` (else `fill`
+    /// trims it).
     kept_spare: bool,
     /// Whether `containers` is the thread's spare table (see [`build`]).
     containers_spare: bool,
@@ -404,16 +440,20 @@ impl Table {
 }
 
 /// Spare room in the strict index's structurals (the scalar tokens' slots)
-/// up to this many bytes is kept rather than returned with a `realloc`:
-/// documents with few numbers and literals (a 2 KB chat request) skip the
-/// call, and no index holds more than this beyond its exact list.
-/// (Sizing the list exactly from a count of scalar tokens in stage 1
-/// measured ~3% more instructions on twitter.json.)
+/// up to this many bytes plus a quarter of what they hold
+/// ([`HANDOVER_SLACK`]) is kept rather than given back: documents with
+/// few numbers and literals (a 2 KB chat request, github_issues) keep the
+/// vector the walk wrote. Every strict index holds at most that much
+/// beyond its exact structurals (above [`KEEP_MAX`] tokens, this many
+/// bytes), and its container table at most [`slack_max`] beyond its exact
+/// length. (Sizing the list exactly from a count of scalar tokens in
+/// stage 1 measured ~3% more instructions on twitter.json.)
 const SPARE_MAX: usize = 256;
 
 /// Token lists of at least this many entries (64 KiB, half of glibc's
-/// first mmap threshold) and at most [`KEEP_MAX`] have their structurals
-/// written into the thread's spare vector and copied out (see [`build`]).
+/// first mmap threshold) have their structurals copied out when the Doc
+/// does not take the vector the walk wrote; smaller ones are trimmed in
+/// place (see [`settle_kept`]).
 const COPY_MIN: usize = 16 * 1024;
 
 /// The strict index built from the token scan, with stage 1's escapes.
@@ -439,35 +479,40 @@ pub(super) struct Built {
 /// [`Spare`]): no allocation and no growth once the thread has scanned
 /// a document as large. The walk writes the structurals straight into a
 /// vector with room for every token (no second pass over the tokens to
-/// drop the scalar ones). Small documents' vector is the Doc's, the
-/// scalar tokens' room given back at the end when it exceeds [`SPARE_MAX`]
-/// (a shrinking `realloc`, which the allocator does in place), so the
-/// index holds at most that much more than the exact list. From
-/// [`COPY_MIN`] tokens it is the thread's spare one too, which the Doc
-/// takes as it is when the scalar tokens' room is small (see
-/// [`copy_out_kept`]), else its contents are copied out exactly: a large
-/// vector allocated with room for every token and then shrunk was, with
-/// glibc, a fresh `mmap` on every parse (the shrunk size it frees sets the
+/// drop the scalar ones): the vector of an index dropped earlier when it
+/// fits every token ([`fits`]), else a fresh one, or from [`COPY_MIN`]
+/// tokens the thread's spare one ([`Spare::kept`]). The Doc takes that
+/// vector as it is when the scalar tokens' room (and any left over) is
+/// at most [`SPARE_MAX`] bytes and a quarter of the structurals (beyond
+/// [`SPARE_MAX`], for a small document, only while the vector takes no
+/// more bytes than the input; see [`keeps`]): the vector, recycled, then
+/// has room for the next such document's walk. Else a small document's vector is trimmed (a
+/// shrinking `realloc`, which the allocator does in place: measured, a
+/// copy into a recycled vector instead cost more, see [`settle_kept`]),
+/// and a large one's structurals are copied out exactly: a large vector
+/// allocated with room for every token and then shrunk was, with glibc, a
+/// fresh `mmap` on every parse (the shrunk size it frees sets the
 /// allocator's mmap threshold below the next request), then page faults
 /// on every page, `mremap` and `munmap`: about 40% of a strict parse of
 /// twitter.json from Python, against a copy of a few microseconds. The
 /// container table is likewise filled in the thread's spare table and
 /// copied out exactly (a small document's index then holds no guessed
-/// room). Above [`KEEP_MAX`] tokens the thread keeps no spare vectors,
-/// and both are the Doc's own, shrunk as before: a spare table that size
-/// would be dropped after every parse, and measured 6x the page faults on
+/// room). Above [`KEEP_MAX`] tokens the thread keeps no spare vectors, and
+/// both are the Doc's own, shrunk as before: a spare table that size would
+/// be dropped after every parse, and measured 6x the page faults on
 /// citm_catalog.json.
 ///
 /// **Recycling.** When an index drops, its two vectors become the
 /// thread's free ones ([`recycle`]), and the next build puts its exact
-/// copies (and a small document's structurals, or a large one's walk)
-/// into them when they fit ([`fits`]): a loop that parses, reads and drops
-/// documents of similar size (an API server's requests) then allocates,
-/// frees and faults in no index memory at all (callgrind, Rust parse of
-/// the 2 KB chat request: 4,201 -> 4,057 instructions, malloc and free
-/// gone; twitter.json 2.64M -> 2.45M, the 300 KB copy gone).
+/// copies (or a document's walk) into them when they fit ([`fits`]): a
+/// loop that parses, reads and drops documents of similar size (an API
+/// server's requests) then allocates, frees and faults in no index memory
+/// at all (callgrind, Rust parse of the 2 KB chat request: 4,201 -> 4,057
+/// instructions, malloc and free gone; twitter.json 2.64M -> 2.45M, the
+/// 300 KB copy gone).
 pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Built> {
     with_spare(|spare| {
+        spare.builds = true;
         let mut scan = std::mem::take(&mut spare.scan);
         let mut table = Table {
             containers: std::mem::take(&mut spare.containers),
@@ -479,7 +524,7 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
         };
         let ok = fill(input, max_depth, &mut scan, &mut table, spare);
         if table.kept_spare {
-            copy_out_kept(&mut table, ok, spare);
+            settle_kept(&mut table, scan.structurals.len(), input.len(), ok, spare);
         }
         let built = ok.then(|| Built {
             structurals: std::mem::take(&mut table.kept),
@@ -487,7 +532,8 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
             // document's table is then no larger than needed, and no guess
             // is ever grown or shrunk.)
             containers: if table.containers_spare {
-                exact_copy(&table.containers, &mut spare.free_containers)
+                let c = &table.containers;
+                copy_into(c, c.len(), &mut spare.free_containers)
             } else {
                 std::mem::take(&mut table.containers)
             },
@@ -509,66 +555,116 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
     })
 }
 
-/// [`build`]'s large documents (from [`COPY_MIN`] tokens): the vector the
-/// walk wrote the structurals into (see [`large_kept`]) becomes the Doc's
-/// as it is when its spare room (the scalar tokens' and any left over) is
-/// at most [`HANDOVER_SLACK`] of what it holds; else they are copied out
-/// exactly and the vector is kept for the next build. Out of line, so
-/// that a small document's parse does not fetch its code.
-#[cold]
-#[inline(never)]
-fn copy_out_kept(table: &mut Table, ok: bool, spare: &mut Spare) {
-    let kept = std::mem::take(&mut table.kept);
-    if ok && kept.capacity() - kept.len() <= kept.len() / HANDOVER_SLACK {
-        table.kept = kept;
-        return;
-    }
-    if ok {
-        table.kept = exact_copy(&kept, &mut spare.free_structurals);
-    }
-    if spare.kept.capacity() == 0 {
-        give_back_kept(spare, kept);
-    } else if spare.free_structurals.capacity() == 0 && kept.capacity() <= KEEP_MAX {
-        spare.free_structurals = kept;
+/// The most spare room the Doc's structurals keep when they hold `len`
+/// entries: [`SPARE_MAX`] bytes and a quarter of them.
+#[inline(always)]
+fn handover_room(len: usize) -> usize {
+    SPARE_MAX / std::mem::size_of::<u32>() + len / HANDOVER_SLACK
+}
+
+/// Whether the Doc keeps its `len` structurals in a vector with room for
+/// `cap` (of a document of `tokens` tokens and `input_len` bytes): spare
+/// room up to [`SPARE_MAX`] bytes always, up to [`handover_room`] when the
+/// document is large (from [`COPY_MIN`] tokens) or the vector takes no
+/// more bytes than the input (the room then does not push a dense small
+/// document's index over the input's size, the memory target: measured,
+/// google_maps_api_compact_response.json's index 1.32x -> 1.39x of its
+/// input without this condition).
+#[inline(always)]
+fn keeps(len: usize, cap: usize, tokens: usize, input_len: usize) -> bool {
+    let slack = cap - len;
+    slack <= SPARE_MAX / std::mem::size_of::<u32>()
+        || slack <= handover_room(len)
+            && (tokens >= COPY_MIN || cap * std::mem::size_of::<u32>() <= input_len)
+}
+
+/// Up to [`KEEP_MAX`] tokens: the vector the walk wrote the structurals
+/// into (see [`walk_vector`]) becomes the Doc's as it is when it
+/// [`keeps`] its spare room; else, under [`COPY_MIN`] tokens, the room is
+/// given back in place ([`trim_kept`]), and from there the structurals
+/// are copied out ([`copy_out_kept`]). (Measured, callgrind,
+/// decode_access github_issues: copying the 37 KB structurals exactly into
+/// the recycled vector, 619,263 instructions per op, against 583,022 with
+/// malloc, realloc and free; taking the walk's vector, whose scalar tokens
+/// are 8% of its structurals, as it is: neither.)
+#[inline(always)]
+fn settle_kept(table: &mut Table, tokens: usize, input_len: usize, ok: bool, spare: &mut Spare) {
+    let (len, cap) = (table.kept.len(), table.kept.capacity());
+    let keep = keeps(len, cap, tokens, input_len);
+    if !ok || tokens >= COPY_MIN && !keep {
+        copy_out_kept(table, tokens, ok, spare);
+    } else if !keep {
+        trim_kept(&mut table.kept, tokens, input_len);
     }
 }
 
-/// A large document's Doc keeps the vector the walk wrote its structurals
-/// into when the spare room is at most 1 / this of what it holds (the
-/// scalar tokens of twitter.json are about a tenth of its tokens): a
+/// [`settle_kept`]'s small documents with too much spare room: room for
+/// every token is kept when the Doc [`keeps`] that much (the vector was a
+/// larger recycled one; recycled again, it then takes the next such
+/// document's walk), else the room is given back exactly.
+#[cold]
+#[inline(never)]
+fn trim_kept(kept: &mut Vec<u32>, tokens: usize, input_len: usize) {
+    if keeps(kept.len(), tokens, tokens, input_len) {
+        kept.shrink_to(tokens);
+    } else {
+        super::shrink_exact(kept);
+    }
+}
+
+/// [`settle_kept`]'s large documents: the structurals are copied out (when
+/// the walk accepted), with room for every token when the scalar tokens
+/// are few (so that the vector, recycled, takes the next such document's
+/// walk), else exactly; the vector the walk wrote is kept as the thread's
+/// spare one (see [`give_back_kept`]). Out of line, so that a small
+/// document's parse does not fetch its code.
+#[cold]
+#[inline(never)]
+fn copy_out_kept(table: &mut Table, tokens: usize, ok: bool, spare: &mut Spare) {
+    let walked = std::mem::take(&mut table.kept);
+    if ok {
+        let len = walked.len();
+        let room = if tokens - len <= slack_max::<u32>(len) {
+            tokens
+        } else {
+            len
+        };
+        table.kept = copy_into(&walked, room, &mut spare.free_structurals);
+    }
+    give_back_kept(spare, walked);
+}
+
+/// A document's Doc keeps the vector the walk wrote its structurals into
+/// when the spare room is at most 1 / this of what it holds (and
+/// [`SPARE_MAX`] bytes; the scalar tokens of twitter.json are about a
+/// seventh of its structurals, github_issues' a twelfth): a
 /// parse-read-drop loop then neither copies nor allocates the list (the
 /// copy of twitter.json's 300 KB list was about 6% of its parse).
 const HANDOVER_SLACK: usize = 4;
 
-/// The structurals vector for a walk over `tokens` tokens from
-/// [`COPY_MIN`] on: the vector of an index dropped earlier on this thread
-/// if it has room for them all, else the thread's spare one with that
-/// room, or (above [`KEEP_MAX`]) a fresh one. Out of line, as
-/// [`copy_out_kept`].
-#[cold]
-#[inline(never)]
-fn large_kept(tokens: usize, keep: bool, spare: &mut Spare) -> Vec<u32> {
-    if !keep {
-        return Vec::with_capacity(tokens);
-    }
-    let mut v = if spare.free_structurals.capacity() >= tokens {
-        std::mem::take(&mut spare.free_structurals)
-    } else {
-        std::mem::take(&mut spare.kept)
-    };
-    v.clear();
-    v.reserve_exact(tokens);
-    v
-}
-
-/// The structurals vector of a small document (under [`COPY_MIN`]
-/// tokens), which the walk writes and the Doc keeps: the vector of an
-/// index dropped earlier on this thread when it has room for every token
-/// and no more than [`fits`]' slack, else a fresh one.
+/// The vector the walk writes the structurals of `tokens` tokens (at most
+/// [`KEEP_MAX`]) into: the vector of an index dropped earlier on this
+/// thread when it has room for every token and no more than [`fits`]'
+/// slack, else [`spare_kept`].
 #[inline(always)]
-fn small_kept(tokens: usize, spare: &mut Spare) -> Vec<u32> {
+fn walk_vector(tokens: usize, spare: &mut Spare) -> Vec<u32> {
     if fits(&spare.free_structurals, tokens) {
         let mut v = std::mem::take(&mut spare.free_structurals);
+        v.clear();
+        v
+    } else {
+        spare_kept(tokens, spare)
+    }
+}
+
+/// From [`COPY_MIN`] tokens, the thread's spare structurals
+/// ([`Spare::kept`]) if they have room for `tokens` entries; else a fresh
+/// vector with that room. Out of line: a loop over documents of one size
+/// takes [`walk_vector`]'s first case.
+#[inline(never)]
+fn spare_kept(tokens: usize, spare: &mut Spare) -> Vec<u32> {
+    if tokens >= COPY_MIN && spare.kept.capacity() >= tokens {
+        let mut v = std::mem::take(&mut spare.kept);
         v.clear();
         v
     } else {
@@ -618,19 +714,20 @@ fn fill(
         table.containers.reserve_exact(guess);
     }
     table.limit = limit;
-    table.kept_spare = (COPY_MIN..=KEEP_MAX).contains(&s.len());
-    table.kept = if s.len() < COPY_MIN {
-        small_kept(s.len(), spare)
+    table.kept_spare = s.len() <= KEEP_MAX;
+    table.kept = if table.kept_spare {
+        walk_vector(s.len(), spare)
     } else {
-        large_kept(s.len(), table.kept_spare, spare)
+        Vec::with_capacity(s.len())
     };
     let ok = walk(input, s, max_depth, table)
         && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
     if !ok {
         return false;
     }
-    // The sentinel (the walk accepted, so it ended there), then the spare
-    // room (the scalar tokens') back unless it is small.
+    // The sentinel (the walk accepted, so it ended there), then, for a
+    // document larger than the thread keeps, the spare room (the scalar
+    // tokens') back unless it is small (else see `settle_kept`).
     table.kept.push(*s.last().expect("the sentinel"));
     if !table.kept_spare && (table.kept.capacity() - table.kept.len()) * 4 > SPARE_MAX {
         super::shrink_exact(&mut table.kept);
@@ -1168,8 +1265,12 @@ mod tests {
     }
 
     /// A dropped index's vectors are the next build's (same addresses) when
-    /// they fit, also after a document of another size held the slot; the
-    /// index is the same as a fresh one's.
+    /// they fit, also after a document of another size held the slot, for
+    /// documents the thread keeps: few scalar tokens (the walk's vector
+    /// kept), under and over [`COPY_MIN`] tokens, among them a mid-size one
+    /// with more scalar tokens than [`slack_max`] (as github_issues); many
+    /// over [`COPY_MIN`] (copied out exactly); the index is the same as a
+    /// fresh one's.
     #[test]
     fn a_dropped_index_is_recycled() {
         use crate::index::{Index, Options};
@@ -1179,26 +1280,40 @@ mod tests {
             return; // no token scan on this CPU
         }
         let other = format!("[{}0]", "[1, \"x\"], ".repeat(200)).into_bytes();
-        let large = format!("{{\"k\": [{}1]}}", "\"s\", [2], ".repeat(9000)).into_bytes();
+        // 60 objects of 18 tokens, 3 of them scalars (as github_issues):
+        // more scalar tokens than `slack_max`, their room within
+        // `handover_room`, the index smaller than the input.
+        let issue =
+            r#"{"id": 1, "n": 2.5, "ok": true, "title": "an issue's title, of some length"}, "#;
+        let mid = format!("[{}{{}}]", issue.repeat(60)).into_bytes();
+        let large = format!("{{\"k\": [{}1]}}", "\"s\", \"t\", 7, ".repeat(3000)).into_bytes();
+        let numbers = format!("[{}\"e\"]", "1, 2, 3, \"s\", ".repeat(2500)).into_bytes();
         let exact = |d: &[u8]| Index::exact_parts(d, &opts, true).unwrap().0;
-        for doc in [&small, &large] {
-            drop(Index::build(&other, &opts).unwrap());
-            let first = Index::build(doc, &opts).unwrap();
-            let (s, c) = (first.structurals.as_ptr(), first.containers.as_ptr());
-            drop(first);
-            let second = Index::build(doc, &opts).unwrap();
-            // (Taken from the slots, not just the same addresses again
-            // from the allocator.)
-            let free = SPARE.with(|c| {
+        let free = || {
+            SPARE.with(|c| {
                 let spare = c.borrow();
                 (
                     spare.free_structurals.capacity(),
                     spare.free_containers.capacity(),
                 )
-            });
-            assert_eq!(free, (0, 0));
-            assert_eq!(second.structurals.as_ptr(), s);
-            assert_eq!(second.containers.as_ptr(), c);
+            })
+        };
+        for doc in [&small, &mid, &large, &numbers] {
+            let mut tokens = Scan::default();
+            let _ = scan::scan_tokens(doc, &mut tokens);
+            let n = tokens.structurals.len();
+            assert!(n <= KEEP_MAX);
+            drop(Index::build(&other, &opts).unwrap());
+            let first = Index::build(doc, &opts).unwrap();
+            assert!(first.heap_bytes() <= FREE_MAX, "{n} tokens");
+            let (s, c) = (first.structurals.as_ptr(), first.containers.as_ptr());
+            drop(first);
+            let second = Index::build(doc, &opts).unwrap();
+            // (Taken from the slots, not just the same addresses again
+            // from the allocator.)
+            assert_eq!(free(), (0, 0), "{n} tokens");
+            assert_eq!(second.structurals.as_ptr(), s, "{n} tokens");
+            assert_eq!(second.containers.as_ptr(), c, "{n} tokens");
             let want = exact(doc);
             assert_eq!(second.structurals, want.structurals);
             let t = |c: &[Container]| {
@@ -1207,7 +1322,52 @@ mod tests {
                     .collect::<Vec<_>>()
             };
             assert_eq!(t(&second.containers), t(&want.containers));
+            // A third round: no other document between.
+            let p = second.structurals.as_ptr();
+            drop(second);
+            let third = Index::build(doc, &opts).unwrap();
+            assert_eq!(third.structurals.as_ptr(), p, "{n} tokens");
         }
+        // Over `FREE_MAX` bytes: freed, the slots keep what they held.
+        let huge = format!("[{}1]", "[2], ".repeat(30_000)).into_bytes();
+        drop(Index::build(&small, &opts).unwrap());
+        let before = free();
+        let index = Index::build(&huge, &opts).unwrap();
+        assert!(index.heap_bytes() > FREE_MAX);
+        drop(index);
+        assert_eq!(free(), before);
+    }
+
+    /// Only a thread that builds indexes keeps dropped ones: a thread that
+    /// drops an index built on another keeps none of its vectors (it would
+    /// hold them until it exits), one that has built keeps them.
+    #[test]
+    fn only_building_threads_recycle() {
+        use crate::index::{Index, Options};
+        let opts = Options::default();
+        let doc = format!("[{}0]", "[1, \"x\"], ".repeat(200)).into_bytes();
+        if scan::scan_tokens(&doc, &mut Scan::default()).is_none() {
+            return; // no token scan on this CPU
+        }
+        let free = || SPARE.with(|c| c.borrow().free_structurals.capacity());
+        let index = Index::build(&doc, &opts).unwrap();
+        let kept = std::thread::spawn(move || {
+            drop(index);
+            free()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(kept, 0);
+        let index = Index::build(&doc, &opts).unwrap();
+        let cap = index.structurals.capacity();
+        let kept = std::thread::spawn(move || {
+            drop(Index::build(b"[1]", &opts).unwrap());
+            drop(index);
+            free()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(kept, cap);
     }
 
     /// `plain_number` only accepts valid numbers that end right before the
@@ -1306,14 +1466,24 @@ mod tests {
             assert_eq!(t(&c), t(&index.containers));
             // Up to the size the thread keeps, the Doc holds the table
             // with at most `fits`' slack (a recycled vector), however large
-            // the thread's spare one is; its structurals at most a quarter
-            // more than it holds, or `SPARE_MAX` bytes.
+            // the thread's spare one is, and its structurals at most
+            // `SPARE_MAX` bytes and a quarter; above, `SPARE_MAX` bytes.
             let mut tokens = Scan::default();
             let _ = scan::scan_tokens(input, &mut tokens);
+            let slack = s.capacity() - s.len();
             if tokens.structurals.len() <= KEEP_MAX {
                 assert!(fits(&c, c.len()), "{} {}", c.capacity(), c.len());
-                let slack = s.capacity() - s.len();
-                assert!(slack * 4 <= SPARE_MAX || slack <= s.len() / HANDOVER_SLACK);
+                assert!(
+                    slack <= handover_room(s.len()),
+                    "{} {}",
+                    s.capacity(),
+                    s.len()
+                );
+                if tokens.structurals.len() < COPY_MIN && slack * 4 > SPARE_MAX {
+                    assert!(s.capacity() * 4 <= input.len(), "{}", s.capacity());
+                }
+            } else {
+                assert!(slack * 4 <= SPARE_MAX);
             }
             assert_eq!(esc, escapes);
             assert_eq!(non_ascii, index.non_ascii);
