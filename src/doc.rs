@@ -17,7 +17,8 @@
 //! walked as many children as they hold (positions of every child; for
 //! objects also a one-byte tag or a hash of every key, the first occurrence
 //! wins). A container read once or twice (a few fields of each of many
-//! records) is walked, which is cheaper than indexing it, and takes no lock;
+//! records) is walked, which is cheaper than indexing it, and takes no lock
+//! (its long walks are counted in a lock-free slot, see `Tables`);
 //! one read again and again (`messages[i]` for every `i`, every key of a
 //! wide object, one key of the same object in a loop) gets its table after
 //! at most two walks' worth of work, so the reads stay O(N) in total, never
@@ -34,7 +35,7 @@ use crate::path::{segments, Segment};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Containers with more children than this may get a child table.
@@ -101,11 +102,27 @@ pub enum Quick<'a> {
 /// built last are published, lock-free, in `recent` (one slot per ordinal
 /// modulo [`RECENT`]; a read whose slot holds another container's table
 /// takes the locked path, which publishes its own).
+///
+/// The walks into a large container are counted without the lock too, in
+/// `counts` (one slot per ordinal modulo [`COUNTS`], made on the first long
+/// walk): the first container whose long walk finds a slot free claims it
+/// for good, and its walks add up there, lock-free, until they reach its
+/// length; it then takes the locked path once, with the whole count, which
+/// builds its table. A container whose slot another one holds counts in
+/// `map`, as before. Slots are never given up, so a container counts in
+/// one place only (its slot, or the map), and the guarantee is the same
+/// as with the map alone: a table after at most two walks' worth of its
+/// children. Most containers read once (a field far into each of many
+/// records) then cost one compare-exchange, not a lock and a map entry.
 #[derive(Debug, Default)]
 pub(crate) struct Tables {
     map: Mutex<Option<HashMap<u32, TableSlot, BuildHasherDefault<OrdinalHasher>>>>,
     recent: OnceLock<Box<[AtomicPtr<ChildTable>]>>,
+    counts: OnceLock<Box<[AtomicU64]>>,
 }
+
+/// Slots of [`Tables::counts`] (2 KiB).
+const COUNTS: usize = 256;
 
 /// Slots of [`Tables::recent`].
 const RECENT: usize = 64;
@@ -131,6 +148,46 @@ impl Tables {
         // and `&self` outlives the reference returned.
         let t = unsafe { p.as_ref() }?;
         (t.ord == ord).then_some(t)
+    }
+
+    /// Add a long walk of `walked` children of container `ord`, which has
+    /// `len`, to its lock-free count. `None`: counted. `Some(n)`: not
+    /// counted here (its slot belongs to another container: `n` is
+    /// `walked`; or its count reaches `len`: `n` is the whole count): the
+    /// caller counts `n` in the map.
+    ///
+    /// A slot holds the ordinal plus one in its high half (zero: free) and
+    /// the count in its low half.
+    #[inline]
+    fn count(&self, ord: u32, walked: u32, len: u32) -> Option<u32> {
+        let slots = self
+            .counts
+            .get_or_init(|| (0..COUNTS).map(|_| AtomicU64::new(0)).collect());
+        let slot = &slots[ord as usize % COUNTS];
+        // (Ordinals stay below 2^31: every container takes two bytes of
+        // an input under 4 GiB.)
+        let owner = (u64::from(ord) + 1) << 32;
+        let mut cur = slot.load(Ordering::Relaxed);
+        loop {
+            let seen = match cur & !u64::from(u32::MAX) {
+                0 => 0,
+                o if o == owner => cur as u32,
+                _ => return Some(walked),
+            };
+            let now = seen.saturating_add(walked);
+            if now >= len {
+                return Some(now);
+            }
+            match slot.compare_exchange_weak(
+                cur,
+                owner | u64::from(now),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return None,
+                Err(actual) => cur = actual,
+            }
+        }
     }
 
     /// Publish `t` (held by `map`) in `recent`.
@@ -653,7 +710,9 @@ impl<'a> Doc<'a> {
         }
         let (walked, answer) = read(None);
         if walked >= SHORT_WALK {
-            self.count_walk(tables, c, object, walked);
+            if let Some(n) = tables.count(c.ord, walked, self.container_len(c)) {
+                self.count_walk(tables, c, object, n);
+            }
         }
         answer
     }
@@ -1628,6 +1687,53 @@ mod tests {
     use super::{int_span, key_end, leading_digits, Doc};
     use crate::error::AccessError;
     use crate::index::{Index, Options};
+
+    /// Child tables come after at most two walks' worth of children,
+    /// whether a container counts its walks in its lock-free slot or, when
+    /// another container holds that slot, in the map: object `i` of the
+    /// root array (ordinal `i + 1`) shares its slot with object `i + 256`.
+    #[test]
+    fn tables_after_two_walks_worth_in_a_slot_or_the_map() {
+        use super::{TableSlot, Tables, COUNTS};
+        let member = |j: usize| format!("\"k{j}\":{j}");
+        let object = format!("{{{}}}", (0..20).map(member).collect::<Vec<_>>().join(","));
+        let text = format!("[{}]", vec![object; COUNTS + 10].join(","));
+        let index = Index::build(text.as_bytes(), &Options::default()).unwrap();
+        let tables = Tables::default();
+        let doc = Doc::with_tables(text.as_bytes(), &index, &tables);
+        let built = |ord: u32| {
+            let map = tables.map.lock().unwrap();
+            map.as_ref()
+                .and_then(|m| m.get(&ord))
+                .is_some_and(|s| matches!(s, TableSlot::Built(_)))
+        };
+        let read = |i: i64, key: &str| {
+            let o = doc.element(doc.root(), i).unwrap();
+            assert_eq!(o.ord, i as u32 + 1);
+            doc.get_i64(o, key).unwrap()
+        };
+        for i in [0, COUNTS as i64] {
+            let ord = i as u32 + 1;
+            // A short walk (3 members) is not counted.
+            for _ in 0..5 {
+                assert_eq!(read(i, "k2"), 2);
+            }
+            assert!(!built(ord), "{i}");
+            // 11 members, then 22 >= 20.
+            assert_eq!(read(i, "k10"), 10);
+            assert!(!built(ord), "{i}");
+            assert_eq!(read(i, "k10"), 10);
+            assert!(built(ord), "{i}");
+            assert_eq!(read(i, "k19"), 19);
+            assert_eq!(read(i, "k0"), 0);
+        }
+        // The first one counted in its slot, the second in the map.
+        let slots = tables.counts.get().unwrap();
+        assert_eq!(slots[1].load(std::sync::atomic::Ordering::Relaxed) >> 32, 2);
+        // One walk of every member builds at once.
+        assert_eq!(read(5, "k19"), 19);
+        assert!(built(6));
+    }
 
     /// The lean walk of [`Doc::keys_unique`] (small strict objects) against
     /// a set of the keys: objects of 2 to 16 members whose keys (0 to 19
