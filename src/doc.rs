@@ -1138,27 +1138,43 @@ impl<'a> Doc<'a> {
         let mut seen = [0u64; 4];
         let mut k = c.sidx as usize + 1;
         let mut ord = c.ord + 1;
+        // The bounds, proven once: every member's key and `:` are
+        // structurals before the object's closer `cl`, and structurals
+        // ascend, so each lies before the closer's byte, inside the input
+        // (checked here: an index paired with another input fails the walk,
+        // never reads out of bounds).
+        let cl = containers.get(c.ord as usize)?.close as usize;
+        if *s.get(cl)? as usize >= input.len() {
+            return None;
+        }
         for i in 0..n {
-            let (&open, &colon) = (s.get(k)?, s.get(k + 1)?);
+            if k + 1 >= cl {
+                return None;
+            }
+            // SAFETY: `k + 1 < cl < s.len()` (checked above).
+            let (open, colon) = unsafe { (*s.get_unchecked(k), *s.get_unchecked(k + 1)) };
             let (open, colon) = (open as usize, colon as usize);
             // The closing quote: right before the `:`, or (whitespace
             // between them) found by the general test.
-            let close = if colon > open + 1 && input.get(colon - 1) == Some(&b'"') {
+            // SAFETY: `colon - 1 < s[k + 1] <= s[cl] < input.len()`.
+            let close = if colon > open + 1 && unsafe { *input.get_unchecked(colon - 1) } == b'"' {
                 colon - 1
             } else {
                 string_close(input, s, k)?
             };
             let len = close - open - 1;
-            let word = match input.get(open + 1..open + 9) {
-                Some(w) => {
-                    let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-                    if len < 8 {
-                        w & ((1u64 << (8 * len)) - 1)
-                    } else {
-                        w
-                    }
+            let word = if open + 9 <= input.len() {
+                // SAFETY: the eight bytes from `open + 1` are in the input
+                // (checked on the line above); an unaligned read of them.
+                let w = unsafe { input.as_ptr().add(open + 1).cast::<u64>().read_unaligned() };
+                let w = u64::from_le(w);
+                if len < 8 {
+                    w & ((1u64 << (8 * len)) - 1)
+                } else {
+                    w
                 }
-                None => first_word(input, &input[open + 1..close]),
+            } else {
+                first_word(input, &input[open + 1..close])
             };
             if escapes {
                 // (A short key is all in `word`, zeros after it.)
