@@ -812,23 +812,6 @@ impl<'a> Doc<'a> {
         self.field_general(c, key)
     }
 
-    /// [`Self::field`] by a walk over the members of a large object that
-    /// has no table (yet): with the words of a short plain key, as in a
-    /// small object, or else through [`KeyMatcher`].
-    #[inline(always)]
-    fn walk_field_large(
-        &self,
-        c: Cursor,
-        key: &[u8],
-        m: &KeyMatcher<'_, '_>,
-    ) -> (u32, Option<Cursor>) {
-        match PlainKey::new(key) {
-            Some(PlainKey::Short(p)) => self.walk_members(c, Plain(&p, key)),
-            Some(PlainKey::Medium(p)) => self.walk_members(c, Plain(&p, key)),
-            None => self.walk_field(c, m),
-        }
-    }
-
     /// [`Self::field`] of any key in any object: through the object's
     /// child table once it has one.
     #[inline(never)]
@@ -843,7 +826,7 @@ impl<'a> Doc<'a> {
             // a short key's test then keeps its two words in registers.
             Some(t) if m.is_short() => (0, self.table_field(t, &m, ShortKey(&m))),
             Some(t) => (0, self.table_field(t, &m, AnyKey(&m))),
-            None => self.walk_field_large(c, key, &m),
+            None => self.walk_field(c, &m),
         })
     }
 
