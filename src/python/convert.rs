@@ -129,17 +129,20 @@ fn validated_key<'py>(
 #[cfg(not(feature = "abi3"))]
 #[inline(always)]
 fn body_str(body: &[u8], index: &Index) -> *mut ffi::PyObject {
-    // SAFETY (every block below): the caller's interpreter is attached;
-    // the body of a strictly validated document is valid UTF-8, and so is
-    // its unescaping; each census passed on is its text's.
+    // (Below: the caller's interpreter is attached; the body of a strictly
+    // validated document is valid UTF-8.)
     if !index.has_escapes() {
         if !index.non_ascii {
+            // SAFETY: as above; an all-ASCII input's body is ASCII, so its
+            // census is its length and 0x7F.
             return unsafe { new_str_counted(body, body.len(), 0x7F) };
         }
         let (chars, maxchar, _) = census::<false>(body);
+        // SAFETY: as above; the census is the body's.
         return unsafe { new_str_counted(body, chars, maxchar) };
     }
     match census::<true>(body) {
+        // SAFETY: as above; the census is the body's.
         (chars, maxchar, false) => unsafe { new_str_counted(body, chars, maxchar) },
         (_, _, true) => escaped_str(body),
     }
