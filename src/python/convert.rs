@@ -6,13 +6,18 @@
 
 use super::doc::Parsed;
 use super::errors::access_error;
+#[cfg(not(feature = "abi3"))]
+use super::loads::objects::{census, new_str_counted, new_str_utf8};
 use super::view::{self, Array, Object};
+use crate::decode::string::unescape_validated;
 use crate::decode::Number;
 use crate::doc::{ArrayItems, Cursor, Doc, ObjectItems, Quick, Value};
-use crate::error::AccessError;
+use crate::error::{AccessError, JsonType};
+use crate::index::Index;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
+use std::cell::Cell;
 use std::sync::Arc;
 
 /// An integer beyond i64, from its exact decimal text.
@@ -29,24 +34,21 @@ pub(crate) fn big_int(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     }
 }
 
-/// A `str` holding `s`. Version-specific builds make an ASCII string (the
-/// common case: keys, ids, names) with one allocation and a memcpy, which
-/// skips CPython's UTF-8 decoder; other strings, and the stable ABI, go
-/// through `PyString::new`.
+/// A `str` holding `s`. Version-specific builds write it themselves
+/// ([`new_str_utf8`], shared with `loads`: a census of the characters and
+/// their widest, then a copy or a decode into a `str` of the right width),
+/// which skips CPython's UTF-8 decoder (`s` is a `&str`: valid already);
+/// the stable ABI goes through `PyString::new`.
 #[inline]
 pub(crate) fn new_str<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
     #[cfg(not(feature = "abi3"))]
-    if s.is_ascii() {
-        // SAFETY: the interpreter is attached; `PyUnicode_New(n, 127)`
-        // makes a compact ASCII string whose data holds `n` bytes (plus the
-        // NUL it already wrote), which we fill before anyone sees it. A null
+    {
+        // SAFETY: the interpreter is attached; `s` is valid UTF-8. A null
         // result (no memory) clears its error and falls through to
         // `PyString::new`, which reports a failure its own way.
         unsafe {
-            let p = ffi::PyUnicode_New(s.len() as ffi::Py_ssize_t, 127);
+            let p = new_str_utf8(s.as_bytes());
             if !p.is_null() {
-                let dst = ffi::PyUnicode_DATA(p).cast::<u8>();
-                std::ptr::copy_nonoverlapping(s.as_ptr(), dst, s.len());
                 return Bound::from_owned_ptr(py, p).cast_into_unchecked();
             }
             ffi::PyErr_Clear();
@@ -55,7 +57,149 @@ pub(crate) fn new_str<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
     PyString::new(py, s)
 }
 
-/// The Python value at `c` when it is one of the scalars [`Doc::quick`]
+/// The `str` of the string at `c` when its document was strictly
+/// validated (not lazy), made from its body in one or two passes; `None`
+/// for any other value, a lazy document (its reads validate: the general
+/// path), and when CPython has no memory (the general path then reports
+/// it).
+///
+/// Strict validation checked the whole input's UTF-8, every escape and the
+/// pairing of surrogate escapes, so nothing is checked again:
+///
+/// - A document without a backslash anywhere (`Index::has_escapes`) needs
+///   no search for one: an all-ASCII input's body is copied into a new
+///   ASCII `str` as it is; another gets the census of [`new_str_utf8`]
+///   (length and widest character) and is decoded into a `str` of that
+///   width.
+/// - Otherwise the census also looks for a backslash, in the same words
+///   ([`census`]): a body without one goes on as above; one with one is
+///   unescaped into a per-thread buffer first ([`unescape_validated`],
+///   which `loads` uses too), then made as any valid UTF-8 is.
+#[inline(always)]
+pub(crate) fn validated_str<'py>(
+    py: Python<'py>,
+    doc: &Doc<'_>,
+    c: Cursor,
+) -> Option<Bound<'py, PyString>> {
+    let index = doc.index();
+    if index.is_lazy() || doc.type_of(c) != JsonType::String {
+        return None;
+    }
+    let raw = doc.raw(c);
+    let body = raw.get(1..raw.len().checked_sub(1)?)?;
+    let p = body_str(body, index);
+    if p.is_null() {
+        // SAFETY: the interpreter is attached (`py`); the allocation's
+        // error is dropped (the general path runs again and reports its
+        // own).
+        unsafe { ffi::PyErr_Clear() };
+        return None;
+    }
+    // SAFETY: `p` is a new reference to a `str`.
+    Some(unsafe { Bound::from_owned_ptr(py, p).cast_into_unchecked() })
+}
+
+/// The `str` of the key body `raw_key` (from [`Doc::object_items`]) as
+/// [`validated_str`] makes a string: `None` in a lazy document and when
+/// CPython has no memory.
+#[inline(always)]
+fn validated_key<'py>(
+    py: Python<'py>,
+    doc: &Doc<'_>,
+    raw_key: &[u8],
+) -> Option<Bound<'py, PyString>> {
+    let index = doc.index();
+    if index.is_lazy() {
+        return None;
+    }
+    let p = body_str(raw_key, index);
+    if p.is_null() {
+        // SAFETY: the interpreter is attached (`py`); the error is dropped
+        // (the general path reports its own).
+        unsafe { ffi::PyErr_Clear() };
+        return None;
+    }
+    // SAFETY: `p` is a new reference to a `str`.
+    Some(unsafe { Bound::from_owned_ptr(py, p).cast_into_unchecked() })
+}
+
+/// The `str` of `body`, a string body of the strictly validated document
+/// `index` indexes (see [`validated_str`]): a new reference, or null with
+/// an exception set. The attached interpreter is the caller's.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+fn body_str(body: &[u8], index: &Index) -> *mut ffi::PyObject {
+    // (Below: the caller's interpreter is attached; the body of a strictly
+    // validated document is valid UTF-8.)
+    if !index.has_escapes() {
+        if !index.non_ascii {
+            // SAFETY: as above; an all-ASCII input's body is ASCII, so its
+            // census is its length and 0x7F.
+            return unsafe { new_str_counted(body, body.len(), 0x7F) };
+        }
+        let (chars, maxchar, _) = census::<false>(body);
+        // SAFETY: as above; the census is the body's.
+        return unsafe { new_str_counted(body, chars, maxchar) };
+    }
+    match census::<true>(body) {
+        // SAFETY: as above; the census is the body's.
+        (chars, maxchar, false) => unsafe { new_str_counted(body, chars, maxchar) },
+        (_, _, true) => escaped_str(body),
+    }
+}
+
+/// [`body_str`] in the stable ABI: a body without a backslash goes to
+/// CPython's decoder as it is, another after its unescaping.
+#[cfg(feature = "abi3")]
+#[inline(always)]
+fn body_str(body: &[u8], index: &Index) -> *mut ffi::PyObject {
+    let decode = |t: &[u8]| {
+        // SAFETY: the caller's interpreter is attached; `t` is a live
+        // slice of its length.
+        unsafe {
+            ffi::PyUnicode_DecodeUTF8(
+                t.as_ptr().cast(),
+                t.len() as ffi::Py_ssize_t,
+                std::ptr::null(),
+            )
+        }
+    };
+    if !index.has_escapes() || !body.contains(&b'\\') {
+        return decode(body);
+    }
+    SCRATCH.with(|cell| {
+        let mut buf = cell.take();
+        let p = decode(unescape_validated(body, &mut buf));
+        cell.set(buf);
+        p
+    })
+}
+
+thread_local! {
+    /// The buffer string bodies with escapes are unescaped into, kept by
+    /// each thread for its next one.
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// The `str` of a validated string body holding a backslash: unescaped
+/// into the thread's [`SCRATCH`] buffer, then made as valid UTF-8 is.
+/// Out of line: the plain bodies' path stays small.
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+fn escaped_str(body: &[u8]) -> *mut ffi::PyObject {
+    SCRATCH.with(|cell| {
+        let mut buf = cell.take();
+        let text = unescape_validated(body, &mut buf);
+        // SAFETY: the caller's interpreter is attached; a validated body
+        // unescapes to valid UTF-8.
+        let p = unsafe { new_str_utf8(text) };
+        cell.set(buf);
+        p
+    })
+}
+
+/// The Python value at `c` when it is a string of a strictly validated
+/// document ([`validated_str`]), one of the scalars [`Doc::quick`]
 /// reads (strings, short ints) or a plain decimal ([`Doc::quick_decimal`]):
 /// made straight from the input, without the
 /// [`Value`] and the dispatch of [`value`]. `None` for
@@ -63,6 +207,9 @@ pub(crate) fn new_str<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
 /// then reports it).
 #[inline(always)]
 pub(crate) fn quick(py: Python<'_>, doc: &Doc<'_>, c: Cursor) -> Option<Py<PyAny>> {
+    if let Some(s) = validated_str(py, doc, c) {
+        return Some(s.into_any().unbind());
+    }
     let p = match doc.quick(c) {
         // SAFETY: the interpreter is attached (`py`).
         Some(Quick::Int(v)) => unsafe { ffi::PyLong_FromLongLong(v) },
@@ -98,6 +245,9 @@ pub(crate) fn number(py: Python<'_>, n: Number<'_>) -> PyResult<Py<PyAny>> {
 /// The Python value at `c`; containers become views over `parsed`.
 pub(crate) fn value(py: Python<'_>, parsed: &Arc<Parsed>, c: Cursor) -> Result<Py<PyAny>, PyErr> {
     let doc = parsed.doc();
+    if let Some(s) = validated_str(py, &doc, c) {
+        return Ok(s.into_any().unbind());
+    }
     let v = doc
         .value(c)
         .map_err(|e| access_error(py, e, &parsed.input, ""))?;
@@ -152,6 +302,9 @@ pub(crate) fn materialize(py: Python<'_>, parsed: &Parsed, c: Cursor) -> PyResul
     }
 
     let open = |c: Cursor| -> PyResult<Read<'_, '_>> {
+        if let Some(s) = validated_str(py, &doc, c) {
+            return Ok(Read::Scalar(s.into_any()));
+        }
         Ok(match doc.value(c).map_err(err)? {
             Value::Object(c) => Read::Container(
                 PyDict::new(py).into_any(),
@@ -190,7 +343,10 @@ pub(crate) fn materialize(py: Python<'_>, parsed: &Parsed, c: Cursor) -> PyResul
                 let Some((raw_key, child)) = items.next() else {
                     break None;
                 };
-                let key = PyString::new(py, &doc.key_str(raw_key).map_err(err)?);
+                let key = match validated_key(py, &doc, raw_key) {
+                    Some(key) => key,
+                    None => new_str(py, &doc.key_str(raw_key).map_err(err)?),
+                };
                 if !top.out.cast::<PyDict>()?.contains(&key)? {
                     break Some((child, Some(key)));
                 }

@@ -176,6 +176,9 @@ macro_rules! getters {
                 let path = &PathArg::new(path)?;
                 let doc = self.parsed.doc();
                 let c = self.find(py, path)?;
+                if let Some(s) = convert::validated_str(py, &doc, c) {
+                    return Ok(s.unbind());
+                }
                 match doc.type_of(c) {
                     JsonType::String => match doc.value(c) {
                         Ok(Value::String(s)) => Ok(convert::new_str(py, &s).unbind()),

@@ -71,7 +71,7 @@
 mod builder;
 mod gc;
 mod key_cache;
-mod objects;
+pub(crate) mod objects;
 mod spare;
 
 use super::errors::decode_error;

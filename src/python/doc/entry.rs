@@ -282,6 +282,9 @@ getter!(get, 2, |py, parsed, doc, found, args, nargs| match found {
 
 getter!(get_str, 1, |py, _parsed, doc, found, _args, _nargs| {
     let c = found.ok()?;
+    if let Some(s) = convert::validated_str(py, doc, c) {
+        return Some(s.into_ptr());
+    }
     if let Some(Quick::Str(s)) = doc.quick(c) {
         return Some(convert::new_str(py, &s).into_ptr());
     }

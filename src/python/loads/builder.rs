@@ -38,7 +38,7 @@ use super::key_cache::{
 use super::objects::ascii_data;
 use super::objects::copy_short;
 #[cfg(not(feature = "abi3"))]
-use super::objects::new_str_non_ascii;
+use super::objects::new_str_utf8;
 use super::objects::{dict_set, list_set, new_dict};
 use super::spare::{give_back, take};
 use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
@@ -510,7 +510,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         // a `str` of the right width.
         #[cfg(not(feature = "abi3"))]
         // SAFETY: the interpreter is attached.
-        let p = unsafe { new_str_non_ascii(text) };
+        let p = unsafe { new_str_utf8(text) };
         // SAFETY: validated bodies unescape to valid UTF-8; the pointer and
         // length describe a live slice.
         #[cfg(feature = "abi3")]

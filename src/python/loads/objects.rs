@@ -1,9 +1,14 @@
 //! The Python objects the builder makes, through the C API: strings
-//! ([`new_str_non_ascii`]: counted, then decoded straight into a `str` of
-//! the right width, both 8 bytes a step where they can; [`copy_short`] for
+//! ([`new_str_utf8`]: counted, then decoded straight into a `str` of the
+//! right width, both 8 bytes a step where they can; [`copy_short`] for
 //! the bytes of ASCII ones), dicts presized to their member count
 //! ([`new_dict`]) and filled with [`dict_set`], lists filled in place
 //! ([`list_set`]).
+//!
+//! The string writer is shared with the lazy reads
+//! ([`crate::python::convert`]): [`new_str_utf8`] for any valid UTF-8,
+//! [`census`] with its backslash test for the bodies of a strictly
+//! validated document, [`new_str_counted`] once the census is known.
 //!
 //! Version-specific builds use what the full API exposes (the compact
 //! string layout, `_PyDict_NewPresized`, `_PyDict_SetItem_KnownHash`
@@ -11,30 +16,72 @@
 
 use pyo3::ffi;
 
-/// A `str` from valid UTF-8 `text` that is not all ASCII (a new reference,
-/// or null with an exception set), built in place: one pass counts the
-/// characters and finds the widest one ([`census`], 8 bytes a step), which
-/// gives the exact width (CPython's strings must use the narrowest one: no
-/// lead byte from 0xC4 on means every character is below 256, none from
-/// 0xF0 on below 65536), and a second pass decodes into the string's data
-/// ([`decode_utf8`], runs of 8 ASCII bytes a step). CPython's own decoder
+/// A `str` from valid UTF-8 `text` (a new reference, or null with an
+/// exception set), built in place: one pass counts the characters and
+/// finds the widest one ([`census`], 8 bytes a step), which gives the
+/// exact width (CPython's strings must use the narrowest one: no lead byte
+/// from 0xC4 on means every character is below 256, none from 0xF0 on
+/// below 65536); then an ASCII text is copied ([`copy_short`]) and another
+/// decoded into the string's data ([`decode_utf8`], runs of 8 ASCII bytes
+/// a step). Never CPython's decoder, which would check the bytes again and
 /// starts narrow and widens (and reallocates) at the first wider character.
 ///
 /// # Safety
 /// The interpreter must be attached.
 #[cfg(not(feature = "abi3"))]
 #[inline(never)]
-pub(super) unsafe fn new_str_non_ascii(text: &[u8]) -> *mut ffi::PyObject {
-    let (chars, maxchar) = census(text);
+pub(crate) unsafe fn new_str_utf8(text: &[u8]) -> *mut ffi::PyObject {
+    let (chars, maxchar, _) = census::<false>(text);
+    // SAFETY: as the caller guarantees; the census is `text`'s.
+    unsafe { new_str_counted(text, chars, maxchar) }
+}
+
+/// A `str` of the valid UTF-8 `text` whose [`census`] is `chars`
+/// characters, the widest needing `maxchar` (a new reference, or null with
+/// an exception set). An ASCII text (`maxchar` 0x7F: then `chars` is its
+/// length) is copied, any other decoded ([`decode_utf8`]).
+///
+/// # Safety
+/// The interpreter must be attached; `(chars, maxchar)` is `text`'s census.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+pub(crate) unsafe fn new_str_counted(
+    text: &[u8],
+    chars: usize,
+    maxchar: u32,
+) -> *mut ffi::PyObject {
     // SAFETY: the interpreter is attached.
     let p = unsafe { ffi::PyUnicode_New(chars as ffi::Py_ssize_t, maxchar as ffi::Py_UCS4) };
     if p.is_null() {
         return p;
     }
+    if maxchar == 0x7F {
+        // SAFETY: `p` is a new compact ASCII string of `chars` bytes, which
+        // is `text.len()` (no byte of `text` >= 0x80, as the census says);
+        // no one else sees it before we return it.
+        unsafe { copy_short(text, ascii_data(p)) };
+        return p;
+    }
+    // SAFETY: `p` was made from the census, as the caller guarantees.
+    unsafe { decode_into(p, text, chars, maxchar) };
+    p
+}
+
+/// Decode `text` into the new string `p` made by `PyUnicode_New(chars,
+/// maxchar)` from `text`'s census. Out of line: the ASCII copy of
+/// [`new_str_counted`] stays small.
+///
+/// # Safety
+/// `p` is that new string, seen by no one else yet; `text` is valid UTF-8
+/// and `(chars, maxchar)` its census.
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+unsafe fn decode_into(p: *mut ffi::PyObject, text: &[u8], chars: usize, maxchar: u32) {
     // SAFETY: `p` is a new compact string of `chars` characters whose
     // width `PyUnicode_New` chose from `maxchar` (1 byte up to 0xFF, 2 up to
     // 0xFFFF, else 4), so its data holds `chars` units of that width; no
-    // one else sees it before we return it. The slices cover exactly that.
+    // one else sees it before our caller returns it. The slices cover
+    // exactly that.
     unsafe {
         let data = ffi::PyUnicode_DATA(p);
         match maxchar {
@@ -52,7 +99,6 @@ pub(super) unsafe fn new_str_non_ascii(text: &[u8]) -> *mut ffi::PyObject {
             ),
         }
     }
-    p
 }
 
 /// The high bit of every byte of a word.
@@ -71,36 +117,77 @@ const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
 /// t` carry into bit 7 (no carry crosses bytes: the sum stays below
 /// 0x100). Lead bytes from 0xC4 on start characters from U+0100, from 0xF0
 /// on characters beyond U+FFFF.
+///
+/// With `BACKSLASH`, the third result says whether `text` holds a
+/// backslash (a JSON string body that needs unescaping: the count is then
+/// the escaped body's, of no use), found in the same words (a zero byte of
+/// `w ^ '\\'*ONES`; a borrow only sets bits above a real zero byte, so
+/// "any" is exact); without it, `false`.
+///
+/// The last `len % 8` bytes are one more word when `text` has at least 8
+/// (the word ending at the end, its bytes already counted shifted out), or
+/// two overlapping halves' distinct bytes from 4: no byte loop past length
+/// 3 (most strings in JSON are short).
 #[cfg(not(feature = "abi3"))]
 #[inline(always)]
-fn census(text: &[u8]) -> (usize, u32) {
-    let (mut cont, mut any, mut ge_c4, mut ge_f0) = (0usize, 0u64, 0u64, 0u64);
-    let mut words = text.chunks_exact(8);
-    for c in &mut words {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(c);
-        let w = u64::from_le_bytes(a);
-        let low = w & LOW7;
-        cont += (w & !(w << 1) & HIGH).count_ones() as usize;
-        any |= w;
-        ge_c4 |= w & low.wrapping_add(0x3C3C_3C3C_3C3C_3C3C);
-        ge_f0 |= w & low.wrapping_add(0x1010_1010_1010_1010);
+pub(crate) fn census<const BACKSLASH: bool>(text: &[u8]) -> (usize, u32, bool) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let (mut cont, mut any, mut ge_c4, mut ge_f0, mut bs) = (0usize, 0u64, 0u64, 0u64, 0u64);
+    let mut look = |w: u64| {
+        // An ASCII word (most of most texts) has nothing to count.
+        if w & HIGH != 0 {
+            let low = w & LOW7;
+            // The flags, one per byte, summed by a multiply into the top
+            // byte (at most 8: no carry), not `count_ones` (a dozen
+            // instructions without the `popcnt` of a baseline build).
+            let flags = (w & !(w << 1) & HIGH) >> 7;
+            cont += (flags.wrapping_mul(ONES) >> 56) as usize;
+            any |= w;
+            ge_c4 |= w & low.wrapping_add(0x3C3C_3C3C_3C3C_3C3C);
+            ge_f0 |= w & low.wrapping_add(0x1010_1010_1010_1010);
+        }
+        if BACKSLASH {
+            let x = w ^ (ONES * u64::from(b'\\'));
+            bs |= x.wrapping_sub(ONES) & !x & HIGH;
+        }
+    };
+    let n = text.len();
+    let word = |i: usize| u64::from_le_bytes(text[i..i + 8].try_into().expect("8 bytes"));
+    let half = |i: usize| {
+        u64::from(u32::from_le_bytes(
+            text[i..i + 4].try_into().expect("4 bytes"),
+        ))
+    };
+    let mut i = 0;
+    while i + 8 <= n {
+        look(word(i));
+        i += 8;
     }
-    let mut max = 0u8;
-    for &b in words.remainder() {
-        cont += ((b & 0xC0) == 0x80) as usize;
-        max = max.max(b);
+    let rest = n - i;
+    if rest != 0 {
+        // Zero bytes shifted in are ASCII, no continuation, no backslash.
+        if n >= 8 {
+            look(word(n - 8) >> (8 * (8 - rest)));
+        } else if n >= 4 {
+            look(half(0) | (half(n - 4) >> (8 * (8 - n))) << 32);
+        } else {
+            let mut w = 0;
+            for (k, &b) in text.iter().enumerate() {
+                w |= u64::from(b) << (8 * k);
+            }
+            look(w);
+        }
     }
-    let maxchar = if ge_f0 & HIGH != 0 || max >= 0xF0 {
+    let maxchar = if ge_f0 & HIGH != 0 {
         0x10FFFF
-    } else if ge_c4 & HIGH != 0 || max >= 0xC4 {
+    } else if ge_c4 & HIGH != 0 {
         0xFFFF
-    } else if any & HIGH != 0 || max >= 0x80 {
+    } else if any & HIGH != 0 {
         0xFF
     } else {
         0x7F
     };
-    (text.len() - cont, maxchar)
+    (n - cont, maxchar, bs != 0)
 }
 
 /// Decode valid UTF-8 `text` into `out`, one unit per character; `out` has
@@ -181,7 +268,7 @@ fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) {
 /// `p` is a compact ASCII `str`.
 #[cfg(not(feature = "abi3"))]
 #[inline(always)]
-pub(super) unsafe fn ascii_data(p: *mut ffi::PyObject) -> *mut u8 {
+pub(crate) unsafe fn ascii_data(p: *mut ffi::PyObject) -> *mut u8 {
     // SAFETY: as the caller guarantees, the data lies just past the header.
     unsafe { p.cast::<ffi::PyASCIIObject>().add(1).cast::<u8>() }
 }
@@ -196,7 +283,7 @@ pub(super) unsafe fn ascii_data(p: *mut ffi::PyObject) -> *mut u8 {
 /// `dst` is valid for `src.len()` bytes of writes and does not overlap
 /// `src`.
 #[inline(always)]
-pub(super) unsafe fn copy_short(src: &[u8], dst: *mut u8) {
+pub(crate) unsafe fn copy_short(src: &[u8], dst: *mut u8) {
     let n = src.len();
     let s = src.as_ptr();
     // SAFETY: every read is inside `src` (the second load of each pair
@@ -307,6 +394,31 @@ pub(super) unsafe fn list_set(list: *mut ffi::PyObject, i: ffi::Py_ssize_t, v: *
 mod tests {
     use super::{census, decode_utf8};
 
+    /// The census of every short length (the tail words) and of a
+    /// backslash at every place, against a byte loop.
+    #[test]
+    fn census_tails_and_backslashes() {
+        for n in 0..=24 {
+            for at in 0..n {
+                for c in [b'a', b'\\', 0x80, 0xC3, 0xE2, 0xF0] {
+                    let mut t = vec![b'x'; n];
+                    t[at] = c;
+                    let cont = t.iter().filter(|&&b| b & 0xC0 == 0x80).count();
+                    let max = *t.iter().max().unwrap_or(&0);
+                    let want = match max {
+                        0..=0x7F => 0x7F,
+                        0x80..=0xC3 => 0xFF,
+                        0xC4..=0xEF => 0xFFFF,
+                        _ => 0x10FFFF,
+                    };
+                    let bs = t.contains(&b'\\');
+                    assert_eq!(census::<true>(&t), (n - cont, want, bs), "{t:?}");
+                    assert_eq!(census::<false>(&t), (n - cont, want, false), "{t:?}");
+                }
+            }
+        }
+    }
+
     /// Texts around every width boundary and word edge, against a count
     /// and decode by `str`'s own methods.
     #[test]
@@ -338,7 +450,11 @@ mod tests {
                         0x100..=0xFFFF => 0xFFFF,
                         _ => 0x10FFFF,
                     };
-                    assert_eq!(census(t.as_bytes()), (t.chars().count(), want), "{t:?}");
+                    assert_eq!(
+                        census::<true>(t.as_bytes()),
+                        (t.chars().count(), want, false),
+                        "{t:?}"
+                    );
                     let mut out = vec![0u32; t.chars().count()];
                     decode_utf8(t.as_bytes(), &mut out);
                     assert_eq!(out, t.chars().map(u32::from).collect::<Vec<_>>(), "{t:?}");
