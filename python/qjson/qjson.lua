@@ -1253,6 +1253,11 @@ do
             if rc ~= OK then
                 raise(rc, nil, 3)
             end
+            -- The address as a Lua number (a double), as `adopt` keeps handles:
+            -- exact for addresses below 2^53, which holds for x86-64 and arm64
+            -- user space today; a platform that tags the top byte of heap
+            -- pointers (ARM MTE, Android's scudo) would need the cdata kept
+            -- instead (branch wt-luanested has that fallback, not merged).
             e = tonumber(ffi.cast(intptr_t, edit_out[0]))
             st.e = e
             -- An object's key states (`ks`, string keys) share this table with
