@@ -87,16 +87,7 @@ pub(crate) fn validated_str<'py>(
     }
     let raw = doc.raw(c);
     let body = raw.get(1..raw.len().checked_sub(1)?)?;
-    let p = body_str(body, index);
-    if p.is_null() {
-        // SAFETY: the interpreter is attached (`py`); the allocation's
-        // error is dropped (the general path runs again and reports its
-        // own).
-        unsafe { ffi::PyErr_Clear() };
-        return None;
-    }
-    // SAFETY: `p` is a new reference to a `str`.
-    Some(unsafe { Bound::from_owned_ptr(py, p).cast_into_unchecked() })
+    owned_str(py, body_str(body, index))
 }
 
 /// The `str` of the key body `raw_key` (from [`Doc::object_items`]) as
@@ -112,10 +103,16 @@ fn validated_key<'py>(
     if index.is_lazy() {
         return None;
     }
-    let p = body_str(raw_key, index);
+    owned_str(py, body_str(raw_key, index))
+}
+
+/// The `str` [`body_str`] made (`p`, a new reference), or `None` when it
+/// is null: its error is dropped, and the caller's general path runs and
+/// reports its own.
+#[inline(always)]
+fn owned_str(py: Python<'_>, p: *mut ffi::PyObject) -> Option<Bound<'_, PyString>> {
     if p.is_null() {
-        // SAFETY: the interpreter is attached (`py`); the error is dropped
-        // (the general path reports its own).
+        // SAFETY: the interpreter is attached (`py`).
         unsafe { ffi::PyErr_Clear() };
         return None;
     }
