@@ -25,7 +25,7 @@
 //! O(N²), and a repeated read of a small object costs a compare of 16 tags
 //! at a time. Built tables are read without a lock (see `Tables`).
 
-use crate::decode::number::{parse_number, plain_decimal};
+use crate::decode::number::{long_int_span, parse_number, plain_decimal};
 use crate::decode::string::decode_str;
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
@@ -423,8 +423,7 @@ impl<'a> Doc<'a> {
             .checked_sub(self.input.as_ptr() as usize)
             .filter(|&b| b <= self.input.len())
             .unwrap_or(0);
-        let check_utf8 = self.index.lazy && self.index.non_ascii;
-        Ok(decode_str(body, base, check_utf8)?)
+        Ok(decode_str(body, base)?)
     }
 
     fn scalar_text(&self, c: Cursor) -> &'a [u8] {
@@ -505,7 +504,7 @@ impl<'a> Doc<'a> {
         Ok(parse_number(text, start)?)
     }
 
-    /// The common number, an integer of at most 18 digits (ids, counts),
+    /// The common number, an integer of at most 19 digits (ids, counts),
     /// read straight from the input: digits up to the byte that ends the
     /// token. `None` for anything else (fractions, exponents, longer
     /// integers, a leading zero), which goes through the full parser. In a
@@ -513,13 +512,19 @@ impl<'a> Doc<'a> {
     /// garbage before the next structural, which the full parser reports).
     ///
     /// First the commonest case, up to 16 digits with nothing between them
-    /// and the next structural ([`int_span`]); then digits up to the first
+    /// and the next structural ([`int_span`]), or 17 to 19 within `i64`
+    /// ([`long_int_span`]: twitter.json's ids); then digits up to the first
     /// other byte.
     #[inline(always)]
     fn short_int(&self, c: Cursor) -> Option<i64> {
-        let end = self.s().get(c.sidx as usize).copied();
-        if let Some(v) = end.and_then(|e| int_span(self.input, c.start as usize, e as usize)) {
-            return Some(v);
+        if let Some(&e) = self.s().get(c.sidx as usize) {
+            let (start, e) = (c.start as usize, e as usize);
+            if let Some(v) = int_span(self.input, start, e) {
+                return Some(v);
+            }
+            if let Some(v) = long_int_span(self.input, start, e) {
+                return Some(v);
+            }
         }
         let t = self.input.get(c.start as usize..)?;
         let neg = t.first() == Some(&b'-');

@@ -303,7 +303,7 @@ impl<'p> Segments<'p> {
             }
         };
         let body = &path[q + 1..close];
-        let key = decode_str(body, q + 1, true).map_err(|e| syntax(e.offset, e.kind.message()))?;
+        let key = decode_str(body, q + 1).map_err(|e| syntax(e.offset, e.kind.message()))?;
         if path.get(close + 1) != Some(&b']') {
             return Err(syntax(close + 1, "expected ']' after a quoted key"));
         }

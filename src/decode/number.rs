@@ -599,16 +599,20 @@ fn digits_value(chunk: &[u8; 32], mut at: usize, mut n: usize) -> u64 {
     v
 }
 
-/// The `float` that is exactly `input[p..q]`, when it is a plain decimal
-/// fraction (`-?(0|[1-9][0-9]*)\.[0-9]+`) of at most 19 digits, with 32
+/// The number that is exactly `input[p..q]`, when it is a plain decimal
+/// fraction (`-?(0|[1-9][0-9]*)\.[0-9]+`) of at most 19 digits, or an
+/// integer (`-?(0|[1-9][0-9]*)`) of at most 19 digits within `i64`, with 32
 /// bytes readable from `p`: the longer fractions [`plain_decimal`] leaves
-/// (17 significant digits in canada.json). `None` means "not known": the
-/// caller takes [`parse_number_at`], which gives the same value whenever
-/// this answers.
+/// (17 significant digits in canada.json) and the longer integers (the
+/// 18-digit ids of twitter.json). `None` means "not known": the caller
+/// takes [`parse_number_at`], which gives the same value whenever this
+/// answers.
 ///
 /// One read: the digit and dot masks of the 32 bytes check the grammar,
 /// the digits on either side of the dot are converted eight at a time into
-/// one mantissa, and `fraction_f64` divides it by the power of ten.
+/// one mantissa, and `fraction_f64` divides it by the power of ten (an
+/// integer's mantissa, below 10^19 < 2^64, is its value: in range when at
+/// most `i64::MAX`, or `2^63` for a negative one).
 #[inline(always)]
 pub fn plain_long_decimal(input: &[u8], p: usize, q: usize) -> Option<Number<'static>> {
     let chunk = input.get(p..)?.first_chunk::<32>()?;
@@ -622,7 +626,10 @@ pub fn plain_long_decimal(input: &[u8], p: usize, q: usize) -> Option<Number<'st
     let token = (1u32 << len) - 1;
     // Every byte but a leading `-` and one `.` is a digit.
     let others = token & !masks.digits & !(neg as u32);
-    if others == 0 || others & (others - 1) != 0 || others & masks.dots == 0 {
+    if others == 0 {
+        return long_int(chunk, neg, len - neg);
+    }
+    if others & (others - 1) != 0 || others & masks.dots == 0 {
         return None;
     }
     let dot = others.trailing_zeros() as usize;
@@ -637,6 +644,72 @@ pub fn plain_long_decimal(input: &[u8], p: usize, q: usize) -> Option<Number<'st
     let m = digits_value(chunk, neg, int) * POW10_U64[frac] + digits_value(chunk, dot + 1, frac);
     let v = fraction_f64(m, frac);
     Some(Number::Float(if neg == 1 { -v } else { v }))
+}
+
+/// The integer of the `n` digits at `chunk[neg..]` (all digits, as the
+/// caller's mask says), negative when `neg` is 1: `None` for no digit, a
+/// leading zero, more than 19 digits, or a value beyond `i64`.
+#[inline(always)]
+fn long_int(chunk: &[u8; 32], neg: usize, n: usize) -> Option<Number<'static>> {
+    if n.wrapping_sub(1) >= 19 || (chunk[neg] == b'0' && n > 1) {
+        return None;
+    }
+    // At most 19 digits: below 10^19 < 2^64, no overflow.
+    let m = digits_value(chunk, neg, n);
+    signed(m, neg == 1).map(Number::Int)
+}
+
+/// `m`, negated when `neg`, when the result fits an `i64` (up to
+/// `i64::MAX`, down to `i64::MIN`).
+#[inline(always)]
+fn signed(m: u64, neg: bool) -> Option<i64> {
+    if neg {
+        // `-(2^63)` is `i64::MIN`; `wrapping_neg` of its bits gives it.
+        (m <= 1 << 63).then(|| (m as i64).wrapping_neg())
+    } else {
+        i64::try_from(m).ok()
+    }
+}
+
+/// The integer written by all the bytes `input[start..end]` when it is an
+/// optional `-` and 17 to 19 digits without a leading zero, within `i64`
+/// (the 18-digit ids of twitter.json): the long integers a document's
+/// short read ([`crate::Doc`]'s `short_int`, which reads up to 16 digits
+/// itself) leaves. `None` for anything else, or when fewer than eight
+/// bytes follow the first digit: the caller's exact path reads it then
+/// (overflow included).
+///
+/// Three little-endian words, no loop, every load inside `input`: the word
+/// at the first digit shifted left so that only its first `n - 16` digits
+/// stay (zero bytes, read as leading zero digits, come in below), and the
+/// words of the middle and last eight digits. A word holds only digits
+/// when no byte, xor `'0'`, exceeds 9.
+#[inline(always)]
+pub fn long_int_span(input: &[u8], start: usize, end: usize) -> Option<i64> {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const TOP: u64 = 0x8080_8080_8080_8080;
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    let neg = *input.get(start)? == b'-';
+    let p = start + neg as usize;
+    let n = end.checked_sub(p)?;
+    if n.wrapping_sub(17) >= 3 || input.get(p) == Some(&b'0') {
+        return None;
+    }
+    let word = |at: usize| {
+        input
+            .get(at..at + 8)
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")) ^ ZEROS)
+    };
+    let not_digits = |x: u64| (((x & LOW7) + 0x7676_7676_7676_7676) | x) & TOP;
+    let top = word(p)? << (8 * (24 - n));
+    let (mid, low) = (word(p + n - 16)?, word(p + n - 8)?);
+    if not_digits(top) | not_digits(mid) | not_digits(low) != 0 {
+        return None;
+    }
+    let m = eight_digit_values(top) * POW10_U64[16]
+        + eight_digit_values(mid) * POW10_U64[8]
+        + eight_digit_values(low);
+    signed(m, neg)
 }
 
 /// An integer token that passed `scan_number`.
@@ -1285,6 +1358,97 @@ mod tests {
         assert!(ties > 0);
     }
 
+    /// The long integer readers at the edges of `i64` and of their digit
+    /// counts, against `parse_number_at` (the exact path): every answer is
+    /// its value, and every integer of 17 to 19 digits within `i64` is
+    /// answered.
+    #[test]
+    fn long_ints_at_the_edges() {
+        let mut cases: Vec<String> = vec![];
+        for v in [
+            i64::MAX,
+            i64::MAX - 1,
+            i64::MIN,
+            i64::MIN + 1,
+            10_i64.pow(16),
+            10_i64.pow(16) - 1,
+            10_i64.pow(17),
+            10_i64.pow(18),
+            10_i64.pow(18) - 1,
+            505_874_924_095_815_681,
+            -505_874_924_095_815_681,
+            1_000_000_000_000_000_001,
+        ] {
+            cases.push(v.to_string());
+            cases.push((-(v as i128)).to_string());
+        }
+        for t in [
+            "9223372036854775808",
+            "-9223372036854775809",
+            "9999999999999999999",
+            "-9999999999999999999",
+            "10000000000000000000",
+            "01234567890123456789",
+            "012345678901234567",
+            "-012345678901234567",
+            "1234567890123456x8",
+            "12345678901234567.5",
+            "123456789012345678e1",
+            "-",
+            "1",
+            "-0",
+            "0",
+        ] {
+            cases.push(t.to_string());
+        }
+        for t in &cases {
+            let tok = t.as_bytes();
+            let digits = tok.iter().filter(|b| b.is_ascii_digit()).count();
+            let want = parse_number_at(tok, 0).filter(|&(_, e)| e == tok.len());
+            let want_int = match want {
+                Some((Number::Int(v), _)) => Some(v),
+                _ => None,
+            };
+            for tail in [&b""[..], b",", b"]          "] {
+                let input = [tok, tail].concat();
+                let got = long_int_span(&input, 0, tok.len());
+                let d = t.strip_prefix('-').unwrap_or(t);
+                let plain = !d.is_empty()
+                    && d.bytes().all(|b| b.is_ascii_digit())
+                    && !(d.len() > 1 && d.starts_with('0'));
+                if plain && (17..=19).contains(&digits) {
+                    assert_eq!(got, want_int, "{t}");
+                } else {
+                    assert_eq!(got, None, "{t}");
+                }
+                // Enough bytes readable: plain_long_decimal answers every
+                // integer of at most 19 digits within i64.
+                let mut padded = input.clone();
+                padded.extend_from_slice(&[b' '; 40]);
+                let got = plain_long_decimal(&padded, 0, tok.len());
+                if let Some(n) = got {
+                    assert_eq!(Some(n), want.map(|w| w.0), "{t}");
+                } else if digits <= 19 && !t.contains('.') && !t.contains('e') {
+                    assert!(want_int.is_none(), "missed {t}");
+                }
+            }
+        }
+        // In range at 19 digits, out of range one past, both signs.
+        assert_eq!(long_int_span(b"9223372036854775807", 0, 19), Some(i64::MAX));
+        assert_eq!(long_int_span(b"9223372036854775808", 0, 19), None);
+        assert_eq!(
+            long_int_span(b"-9223372036854775808", 0, 20),
+            Some(i64::MIN)
+        );
+        assert_eq!(long_int_span(b"-9223372036854775809", 0, 20), None);
+        assert_eq!(
+            long_int_span(b"505874924095815681,", 0, 18),
+            Some(505_874_924_095_815_681)
+        );
+        // A leading zero is never read (the scanner rejects it).
+        assert_eq!(long_int_span(b"05874924095815681,", 0, 17), None);
+    }
+
     /// `plain_long_decimal` answers only for valid plain fractions of up to
     /// 19 digits, and then with `parse_number_at`'s value.
     #[test]
@@ -1316,6 +1480,14 @@ mod tests {
             let fraction = tok.contains(&b'.') && !tok.contains(&b'e');
             let digits = tok.iter().filter(|b| b.is_ascii_digit()).count();
             match got {
+                Some(Number::Int(a)) => {
+                    assert_eq!(
+                        want.map(|w| w.0),
+                        Some(Number::Int(a)),
+                        "{:?}",
+                        String::from_utf8_lossy(&tok)
+                    );
+                }
                 Some(Number::Float(a)) => {
                     answered += 1;
                     let Some((Number::Float(b), _)) = want else {
@@ -1330,7 +1502,9 @@ mod tests {
                 }
                 Some(other) => panic!("{other:?}"),
                 None => assert!(
-                    want.is_none() || !fraction || digits > 19,
+                    want.is_none()
+                        || (!fraction && !matches!(want, Some((Number::Int(_), _))))
+                        || digits > 19,
                     "missed {:?}",
                     String::from_utf8_lossy(&tok)
                 ),

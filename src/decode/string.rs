@@ -205,13 +205,15 @@ fn find_special<const ASCII: bool>(b: &[u8], from: usize) -> usize {
 /// to error offsets. Rejects raw control bytes, unknown escapes, bad `\u`
 /// escapes, lone surrogates and invalid UTF-8.
 ///
-/// `check_utf8` is kept for callers but no longer changes anything: UTF-8 is
-/// validated whenever the body holds a byte >= 0x80 (one simdutf8 pass;
-/// all-ASCII bodies cost nothing extra), because the result is a `&str` and
-/// this function must be sound for any input.
+/// UTF-8 is validated whenever the body holds a byte >= 0x80 (one simdutf8
+/// pass; all-ASCII bodies cost nothing extra), whoever calls: the result is
+/// a `&str`, and this safe function must be sound for any bytes. (It took
+/// a `check_utf8` flag once, which it could not honour soundly; the reads
+/// of a strictly validated document that must not validate again make
+/// their strings from the body without this function: see
+/// `python/convert.rs`.)
 #[inline]
-pub fn decode_str(raw: &[u8], base: usize, check_utf8: bool) -> Result<Cow<'_, str>, Error> {
-    let _ = check_utf8;
+pub fn decode_str(raw: &[u8], base: usize) -> Result<Cow<'_, str>, Error> {
     if is_short_plain(raw) {
         // SAFETY: every byte is ASCII (no byte >= 0x80), so valid UTF-8.
         return Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) }));
@@ -456,6 +458,66 @@ pub fn unescape_validated<'o>(body: &[u8], out: &'o mut Vec<u8>) -> &'o [u8] {
     &out[..o]
 }
 
+/// The index of the first backslash at or after `from` in `body`, or
+/// `body.len()`: 8 bytes a step with the SWAR zero-byte test of
+/// [`unescape_validated`] (a borrow only sets bits above a real zero byte,
+/// so the lowest flagged byte is a backslash), the last few bytes one by
+/// one. Inline and without a call: the escapes of JSON strings are a few
+/// bytes apart (`http:\/\/t.co\/...`).
+#[inline(always)]
+pub fn find_backslash(body: &[u8], from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    while let Some(chunk) = body.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ (ONES * b'\\' as u64);
+        let m = x.wrapping_sub(ONES) & !x & HIGH;
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < body.len() && body[i] != b'\\' {
+        i += 1;
+    }
+    i.min(body.len())
+}
+
+/// The character of the escape whose backslash is at `body[at]`, in a
+/// validated body (as [`unescape_validated`] reads it), and the bytes the
+/// escape spans (2, 6, or 12 for a surrogate pair). Escapes strict
+/// validation rejects never reach here; on one all the same the result is
+/// a code point (U+FFFD for a lone surrogate, 0 for a missing hex digit,
+/// as [`unescape_validated`] writes them), never a panic, and the span
+/// stays at least 2.
+#[inline(always)]
+pub fn validated_escape(body: &[u8], at: usize) -> (u32, usize) {
+    match body.get(at + 1) {
+        Some(b'u') => {
+            let hi = valid_hex4(body, at + 2);
+            if (0xD800..0xDC00).contains(&hi) {
+                let lo = valid_hex4(body, at + 8);
+                (
+                    0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF),
+                    12,
+                )
+            } else if (0xDC00..0xE000).contains(&hi) {
+                (0xFFFD, 6)
+            } else {
+                (hi, 6)
+            }
+        }
+        Some(b'n') => (0x0A, 2),
+        Some(b't') => (0x09, 2),
+        Some(b'r') => (0x0D, 2),
+        Some(b'b') => (0x08, 2),
+        Some(b'f') => (0x0C, 2),
+        // `"`, `\\`, `/`.
+        Some(&c) => (u32::from(c), 2),
+        None => (0, 2),
+    }
+}
+
 /// Write the UTF-8 form of code point `cp` (a validated escape: never a
 /// lone surrogate; U+FFFD stands in for one all the same) to the start of
 /// `out`; its length.
@@ -518,7 +580,7 @@ mod tests {
     }
 
     fn dec(raw: &[u8]) -> Result<Cow<'_, str>, (ErrorKind, usize)> {
-        decode_str(raw, 100, true).map_err(|e| (e.kind, e.offset - 100))
+        decode_str(raw, 100).map_err(|e| (e.kind, e.offset - 100))
     }
 
     #[test]
@@ -647,9 +709,10 @@ mod tests {
     }
 
     #[test]
-    fn utf8_is_checked_even_when_not_asked() {
-        assert_eq!(decode_str(b"\xff", 7, false).unwrap_err().offset, 7);
-        assert_eq!(decode_str("é".as_bytes(), 0, false).unwrap(), "é");
+    fn utf8_is_checked() {
+        assert_eq!(decode_str(b"\xff", 7).unwrap_err().offset, 7);
+        assert_eq!(decode_str(b"ab\\n\xc3", 7).unwrap_err().offset, 11);
+        assert_eq!(decode_str("é".as_bytes(), 0).unwrap(), "é");
     }
 
     #[test]
@@ -701,7 +764,7 @@ mod tests {
         ];
         for &(raw, key, want) in cases {
             assert_eq!(body_eq(raw, key), want, "{raw:?} vs {key:?}");
-            let by_decode = decode_str(raw, 0, true).is_ok_and(|s| s.as_bytes() == key);
+            let by_decode = decode_str(raw, 0).is_ok_and(|s| s.as_bytes() == key);
             assert_eq!(by_decode, want, "decode of {raw:?}");
         }
     }
@@ -748,7 +811,7 @@ mod tests {
                         let got = unescape_validated(body.as_bytes(), &mut fresh);
                         assert_eq!(got, expect.as_bytes(), "{body}");
                         // The checking decoder agrees.
-                        let checked = decode_str(body.as_bytes(), 0, true).unwrap();
+                        let checked = decode_str(body.as_bytes(), 0).unwrap();
                         assert_eq!(checked.as_bytes(), got, "{body}");
                     }
                 }

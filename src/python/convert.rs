@@ -7,8 +7,9 @@
 use super::doc::Parsed;
 use super::errors::access_error;
 #[cfg(not(feature = "abi3"))]
-use super::loads::objects::{census, new_str_counted, new_str_utf8};
+use super::loads::objects::{census, new_str_counted, new_str_escaped, new_str_utf8, short_ascii};
 use super::view::{self, Array, Object};
+#[cfg(feature = "abi3")]
 use crate::decode::string::unescape_validated;
 use crate::decode::Number;
 use crate::doc::{ArrayItems, Cursor, Doc, ObjectItems, Quick, Value};
@@ -17,6 +18,7 @@ use crate::index::Index;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
+#[cfg(feature = "abi3")]
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -68,13 +70,15 @@ pub(crate) fn new_str<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
 ///
 /// - A document without a backslash anywhere (`Index::has_escapes`) needs
 ///   no search for one: an all-ASCII input's body is copied into a new
-///   ASCII `str` as it is; another gets the census of [`new_str_utf8`]
-///   (length and widest character) and is decoded into a `str` of that
-///   width.
-/// - Otherwise the census also looks for a backslash, in the same words
-///   ([`census`]): a body without one goes on as above; one with one is
-///   unescaped into a per-thread buffer first ([`unescape_validated`],
-///   which `loads` uses too), then made as any valid UTF-8 is.
+///   ASCII `str` as it is; another goes to [`new_str_utf8`] (a short ASCII
+///   body copied at once, any other counted: length and widest character,
+///   then copied or decoded into a `str` of that width).
+/// - Otherwise a short ASCII body without a backslash is copied at once
+///   ([`short_ascii`]); any other gets the census, which also looks for a
+///   backslash in the same words ([`census`]): a body without one goes on
+///   as above; one with one is made by [`new_str_escaped`] (the census of
+///   the unescaped text follows from the raw one and the escapes, and the
+///   `str` is written once, with no unescaped copy; `loads` shares it).
 #[inline(always)]
 pub(crate) fn validated_str<'py>(
     py: Python<'py>,
@@ -127,21 +131,25 @@ fn owned_str(py: Python<'_>, p: *mut ffi::PyObject) -> Option<Bound<'_, PyString
 #[inline(always)]
 fn body_str(body: &[u8], index: &Index) -> *mut ffi::PyObject {
     // (Below: the caller's interpreter is attached; the body of a strictly
-    // validated document is valid UTF-8.)
+    // validated document is valid UTF-8, every escape in it well formed.)
     if !index.has_escapes() {
         if !index.non_ascii {
             // SAFETY: as above; an all-ASCII input's body is ASCII, so its
             // census is its length and 0x7F.
             return unsafe { new_str_counted(body, body.len(), 0x7F) };
         }
-        let (chars, maxchar, _) = census::<false>(body);
-        // SAFETY: as above; the census is the body's.
-        return unsafe { new_str_counted(body, chars, maxchar) };
+        // SAFETY: as above.
+        return unsafe { new_str_utf8(body) };
+    }
+    // SAFETY: as above.
+    if let Some(p) = unsafe { short_ascii::<true>(body) } {
+        return p;
     }
     match census::<true>(body) {
         // SAFETY: as above; the census is the body's.
         (chars, maxchar, false) => unsafe { new_str_counted(body, chars, maxchar) },
-        (_, _, true) => escaped_str(body),
+        // SAFETY: as above; the census is the body's bytes'.
+        (chars, maxchar, true) => unsafe { new_str_escaped(body, chars, maxchar) },
     }
 }
 
@@ -172,27 +180,11 @@ fn body_str(body: &[u8], index: &Index) -> *mut ffi::PyObject {
     })
 }
 
+#[cfg(feature = "abi3")]
 thread_local! {
     /// The buffer string bodies with escapes are unescaped into, kept by
     /// each thread for its next one.
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
-}
-
-/// The `str` of a validated string body holding a backslash: unescaped
-/// into the thread's [`SCRATCH`] buffer, then made as valid UTF-8 is.
-/// Out of line: the plain bodies' path stays small.
-#[cfg(not(feature = "abi3"))]
-#[inline(never)]
-fn escaped_str(body: &[u8]) -> *mut ffi::PyObject {
-    SCRATCH.with(|cell| {
-        let mut buf = cell.take();
-        let text = unescape_validated(body, &mut buf);
-        // SAFETY: the caller's interpreter is attached; a validated body
-        // unescapes to valid UTF-8.
-        let p = unsafe { new_str_utf8(text) };
-        cell.set(buf);
-        p
-    })
 }
 
 /// The Python value at `c` when it is a string of a strictly validated
@@ -202,23 +194,37 @@ fn escaped_str(body: &[u8]) -> *mut ffi::PyObject {
 /// [`Value`] and the dispatch of [`value`]. `None` for
 /// every other value (and when CPython has no memory: the general path
 /// then reports it).
+///
+/// The value's first byte is classified once, here: a number goes
+/// straight to the number readers and a container or literal answers
+/// `None` at once (the readers below, inlined, see the byte already
+/// known and test nothing again).
 #[inline(always)]
 pub(crate) fn quick(py: Python<'_>, doc: &Doc<'_>, c: Cursor) -> Option<Py<PyAny>> {
-    if let Some(s) = validated_str(py, doc, c) {
-        return Some(s.into_any().unbind());
-    }
-    let p = match doc.quick(c) {
-        // SAFETY: the interpreter is attached (`py`).
-        Some(Quick::Int(v)) => unsafe { ffi::PyLong_FromLongLong(v) },
-        Some(Quick::Str(s)) => return Some(new_str(py, &s).into_any().unbind()),
-        // A plain decimal (`"temperature": 0.7`).
-        None => match doc.quick_decimal(c)? {
+    let p = match *doc.input().get(c.start as usize)? {
+        b'"' => {
+            if let Some(s) = validated_str(py, doc, c) {
+                return Some(s.into_any().unbind());
+            }
+            match doc.quick(c)? {
+                Quick::Str(s) => return Some(new_str(py, &s).into_any().unbind()),
+                Quick::Int(_) => return None,
+            }
+        }
+        b'-' | b'0'..=b'9' => match doc.quick(c) {
             // SAFETY: the interpreter is attached (`py`).
-            Number::Int(v) => unsafe { ffi::PyLong_FromLongLong(v) },
-            // SAFETY: as above.
-            Number::Float(f) => unsafe { ffi::PyFloat_FromDouble(f) },
-            Number::BigInt(_) => return None,
+            Some(Quick::Int(v)) => unsafe { ffi::PyLong_FromLongLong(v) },
+            Some(Quick::Str(_)) => return None,
+            // A plain decimal (`"temperature": 0.7`).
+            None => match doc.quick_decimal(c)? {
+                // SAFETY: the interpreter is attached (`py`).
+                Number::Int(v) => unsafe { ffi::PyLong_FromLongLong(v) },
+                // SAFETY: as above.
+                Number::Float(f) => unsafe { ffi::PyFloat_FromDouble(f) },
+                Number::BigInt(_) => return None,
+            },
         },
+        _ => return None,
     };
     if p.is_null() {
         // SAFETY: attached; the error `PyLong_FromLongLong` (or

@@ -37,11 +37,12 @@ use super::key_cache::{
 #[cfg(not(feature = "abi3"))]
 use super::objects::ascii_data;
 use super::objects::copy_short;
-#[cfg(not(feature = "abi3"))]
-use super::objects::new_str_utf8;
 use super::objects::{dict_set, list_set, new_dict};
+#[cfg(not(feature = "abi3"))]
+use super::objects::{new_str_unescaped, new_str_utf8};
 use super::spare::{give_back, take};
 use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
+#[cfg(feature = "abi3")]
 use crate::decode::string::unescape_validated;
 use crate::decode::Number;
 use crate::index::eager::{literal_token, plain_fraction};
@@ -483,41 +484,56 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                 return (!p.is_null()).then_some(p);
             }
         }
-        let text = if !escaped {
-            body
-        } else {
-            unescape_validated(body, &mut self.scratch)
-        };
-        // Version-specific builds: an ASCII string is one allocation and a
-        // memcpy (the full API exposes the compact string layout). Without
-        // escapes, an all-ASCII input needs no check.
+        // Version-specific builds: a body without escapes in an all-ASCII
+        // input is one allocation and a copy (the full API exposes the
+        // compact string layout); another is made by `new_str_utf8` (a
+        // short ASCII one copied at once, any other counted, then copied or
+        // decoded into a `str` of the right width); one with escapes by
+        // `new_str_escaped` (no unescaped copy: its census follows from
+        // the raw one and the escapes, and the `str` is written once).
         #[cfg(not(feature = "abi3"))]
-        if (self.ascii && !escaped) || text.is_ascii() {
-            // SAFETY: the interpreter is attached; `PyUnicode_New(n, 127)`
-            // makes a compact ASCII string whose data holds `n` bytes (plus
-            // the NUL it already wrote), which we fill before anyone sees it.
-            unsafe {
-                let p = ffi::PyUnicode_New(text.len() as ffi::Py_ssize_t, 127);
-                if p.is_null() {
-                    return None;
+        {
+            if !escaped {
+                if self.ascii {
+                    // SAFETY: the interpreter is attached;
+                    // `PyUnicode_New(n, 127)` makes a compact ASCII string
+                    // whose data holds `n` bytes (plus the NUL it already
+                    // wrote), which we fill before anyone sees it.
+                    unsafe {
+                        let p = ffi::PyUnicode_New(body.len() as ffi::Py_ssize_t, 127);
+                        if p.is_null() {
+                            return None;
+                        }
+                        copy_short(body, ascii_data(p));
+                        return Some(p);
+                    }
                 }
-                let dst = ascii_data(p);
-                copy_short(text, dst);
-                return Some(p);
+                // SAFETY: the interpreter is attached; a validated body is
+                // valid UTF-8.
+                let p = unsafe { new_str_utf8(body) };
+                return (!p.is_null()).then_some(p);
             }
+            // SAFETY: the interpreter is attached; the body was validated.
+            let p = unsafe { new_str_unescaped(body) };
+            (!p.is_null()).then_some(p)
         }
-        // Version-specific builds: other strings are decoded straight into
-        // a `str` of the right width.
-        #[cfg(not(feature = "abi3"))]
-        // SAFETY: the interpreter is attached.
-        let p = unsafe { new_str_utf8(text) };
-        // SAFETY: validated bodies unescape to valid UTF-8; the pointer and
-        // length describe a live slice.
         #[cfg(feature = "abi3")]
-        let p = unsafe {
-            ffi::PyUnicode_FromStringAndSize(text.as_ptr().cast(), text.len() as ffi::Py_ssize_t)
-        };
-        (!p.is_null()).then_some(p)
+        {
+            let text = if !escaped {
+                body
+            } else {
+                unescape_validated(body, &mut self.scratch)
+            };
+            // SAFETY: validated bodies unescape to valid UTF-8; the pointer
+            // and length describe a live slice.
+            let p = unsafe {
+                ffi::PyUnicode_FromStringAndSize(
+                    text.as_ptr().cast(),
+                    text.len() as ffi::Py_ssize_t,
+                )
+            };
+            (!p.is_null()).then_some(p)
+        }
     }
 
     /// The `str` of the string body `input[start..end]` (ASCII, with at

@@ -14,6 +14,8 @@
 //! string layout, `_PyDict_NewPresized`, `_PyDict_SetItem_KnownHash`
 //! before 3.13, `PyList_SET_ITEM`); the `abi3` build the stable calls.
 
+#[cfg(not(feature = "abi3"))]
+use crate::decode::string::{find_backslash, validated_escape};
 use pyo3::ffi;
 
 /// A `str` from valid UTF-8 `text` (a new reference, or null with an
@@ -28,12 +30,231 @@ use pyo3::ffi;
 ///
 /// # Safety
 /// The interpreter must be attached.
+///
+/// A text of at most 16 bytes, all ASCII, takes [`short_ascii`] first
+/// (inline: no call, no census).
+///
+/// # Safety
+/// The interpreter must be attached.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+pub(crate) unsafe fn new_str_utf8(text: &[u8]) -> *mut ffi::PyObject {
+    // SAFETY: as the caller guarantees.
+    unsafe { short_ascii::<false>(text).unwrap_or_else(|| new_str_census(text)) }
+}
+
+/// [`new_str_utf8`] past its short ASCII case: the census, then the copy
+/// or decode.
+///
+/// # Safety
+/// The interpreter must be attached; `text` is valid UTF-8.
 #[cfg(not(feature = "abi3"))]
 #[inline(never)]
-pub(crate) unsafe fn new_str_utf8(text: &[u8]) -> *mut ffi::PyObject {
+unsafe fn new_str_census(text: &[u8]) -> *mut ffi::PyObject {
     let (chars, maxchar, _) = census::<false>(text);
     // SAFETY: as the caller guarantees; the census is `text`'s.
     unsafe { new_str_counted(text, chars, maxchar) }
+}
+
+/// The ASCII `str` of `text` when it has at most 16 bytes, all ASCII (and,
+/// with `BACKSLASH`, none a backslash: a JSON string body that needs no
+/// unescaping): `Some` of a new reference, or of null with an exception
+/// set; `None` for any other text, which then needs the [`census`].
+///
+/// The common short key or value costs no loop: two overlapping loads of
+/// the widest size that fits (8 bytes from 8 on, 4 from 4, else the first,
+/// middle and last byte), all inside `text`, are tested at once (the high
+/// bit of every byte; with `BACKSLASH`, a zero byte of the words xor
+/// `'\\'` in each: the bytes the short cases leave zero xor to `0x5C`,
+/// never zero), and the same values are stored into the new string (the
+/// second store ends at its end). No read past `text`: no padding needed.
+///
+/// # Safety
+/// The interpreter must be attached.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+pub(crate) unsafe fn short_ascii<const BACKSLASH: bool>(text: &[u8]) -> Option<*mut ffi::PyObject> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let n = text.len();
+    if n > 16 {
+        return None;
+    }
+    let s = text.as_ptr();
+    // SAFETY: every load is inside `text` (`n` bytes): the second of each
+    // pair ends at `n`; the byte case reads indices below `n`.
+    let (a, b) = unsafe {
+        if n >= 8 {
+            (
+                s.cast::<u64>().read_unaligned(),
+                s.add(n - 8).cast::<u64>().read_unaligned(),
+            )
+        } else if n >= 4 {
+            (
+                u64::from(s.cast::<u32>().read_unaligned()),
+                u64::from(s.add(n - 4).cast::<u32>().read_unaligned()),
+            )
+        } else if n > 0 {
+            let w = u64::from(*s) | u64::from(*s.add(n / 2)) << 8 | u64::from(*s.add(n - 1)) << 16;
+            (w, w)
+        } else {
+            (0, 0)
+        }
+    };
+    if (a | b) & HIGH != 0 {
+        return None;
+    }
+    if BACKSLASH {
+        let zero = |w: u64| {
+            let x = w ^ (ONES * u64::from(b'\\'));
+            x.wrapping_sub(ONES) & !x & HIGH
+        };
+        if zero(a) | zero(b) != 0 {
+            return None;
+        }
+    }
+    // SAFETY: the interpreter is attached.
+    let p = unsafe { ffi::PyUnicode_New(n as ffi::Py_ssize_t, 127) };
+    if p.is_null() {
+        return Some(p);
+    }
+    // SAFETY: `p` is a new compact ASCII string of `n` bytes, seen by no
+    // one else yet; every store lies inside its data (the second of each
+    // pair ends at `n`), and stores the bytes of `text` at their places.
+    unsafe {
+        let d = ascii_data(p);
+        if n >= 8 {
+            d.cast::<u64>().write_unaligned(a);
+            d.add(n - 8).cast::<u64>().write_unaligned(b);
+        } else if n >= 4 {
+            d.cast::<u32>().write_unaligned(a as u32);
+            d.add(n - 4).cast::<u32>().write_unaligned(b as u32);
+        } else if n > 0 {
+            *d = a as u8;
+            *d.add(n / 2) = (a >> 8) as u8;
+            *d.add(n - 1) = (a >> 16) as u8;
+        }
+    }
+    Some(p)
+}
+
+/// A `str` of the string body `body` of a strictly validated document
+/// that holds a backslash (a new reference, or null with an exception
+/// set), whose raw bytes' [`census`] is `(chars, maxchar)`: made without
+/// an unescaped copy. The census of the text it unescapes to follows from
+/// the raw one (every byte of an escape is ASCII, counted as one
+/// character each): each escape ([`find_backslash`], 8 bytes a step, and
+/// [`validated_escape`]) takes back all but one of its bytes and raises
+/// `maxchar` to its character's width. The `str` is then made at its
+/// final size and width and written once ([`write_unescaped`]): the body
+/// is read three times (census, escapes, writing), where unescaping into a
+/// buffer first read it, or its copy, four.
+///
+/// # Safety
+/// The interpreter must be attached; `body` is a validated string body
+/// (valid UTF-8, every escape well formed) and `(chars, maxchar)` the
+/// census of its bytes.
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+pub(crate) unsafe fn new_str_escaped(
+    body: &[u8],
+    chars: usize,
+    maxchar: u32,
+) -> *mut ffi::PyObject {
+    let (chars, maxchar) = unescaped_census(body, chars, maxchar);
+    // SAFETY: the interpreter is attached.
+    let p = unsafe { ffi::PyUnicode_New(chars as ffi::Py_ssize_t, maxchar as ffi::Py_UCS4) };
+    if p.is_null() {
+        return p;
+    }
+    // SAFETY: `p` is a new compact string of `chars` characters whose
+    // width `PyUnicode_New` chose from `maxchar` (1 byte up to 0xFF, 2 up
+    // to 0xFFFF, else 4), seen by no one else yet; the slices cover exactly
+    // its data, and every character written (the body's, its escapes') is
+    // below `maxchar`'s width.
+    unsafe {
+        let data = ffi::PyUnicode_DATA(p);
+        match maxchar {
+            0x7F | 0xFF => write_unescaped(
+                body,
+                std::slice::from_raw_parts_mut(data.cast::<u8>(), chars),
+            ),
+            0xFFFF => write_unescaped(
+                body,
+                std::slice::from_raw_parts_mut(data.cast::<u16>(), chars),
+            ),
+            _ => write_unescaped(
+                body,
+                std::slice::from_raw_parts_mut(data.cast::<u32>(), chars),
+            ),
+        }
+    }
+    p
+}
+
+/// The census of the text the validated string body `body` unescapes to,
+/// from its bytes' census `(chars, maxchar)` (see [`new_str_escaped`]).
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+fn unescaped_census(body: &[u8], mut chars: usize, mut maxchar: u32) -> (usize, u32) {
+    let mut i = find_backslash(body, 0);
+    while i < body.len() {
+        let (cp, len) = validated_escape(body, i);
+        // (`saturating`: a body that was not validated gives a wrong
+        // count, never an overflow; the writer's slices stay bounded.)
+        chars = chars.saturating_sub(len - 1);
+        maxchar = maxchar.max(width(cp));
+        i = find_backslash(body, i + len);
+    }
+    (chars, maxchar)
+}
+
+/// [`new_str_escaped`] of a body whose census is still to take.
+///
+/// # Safety
+/// The interpreter must be attached; `body` is a validated string body.
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+pub(crate) unsafe fn new_str_unescaped(body: &[u8]) -> *mut ffi::PyObject {
+    let (chars, maxchar, _) = census::<false>(body);
+    // SAFETY: as the caller guarantees; the census is the body's bytes'.
+    unsafe { new_str_escaped(body, chars, maxchar) }
+}
+
+/// The `maxchar` `PyUnicode_New` needs for the code point `cp`.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+fn width(cp: u32) -> u32 {
+    match cp {
+        0..=0x7F => 0x7F,
+        0x80..=0xFF => 0xFF,
+        0x100..=0xFFFF => 0xFFFF,
+        _ => 0x10FFFF,
+    }
+}
+
+/// Write what the validated string body `body` unescapes to into `out`,
+/// one unit per character (`out` has exactly one unit per character, and
+/// each unit type is wide enough for all of them, as for [`decode_utf8`]):
+/// the runs between escapes are decoded ([`decode_utf8`]), each escape
+/// written as its one character.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+fn write_unescaped<T: TryFrom<u32> + From<u8> + Copy>(body: &[u8], out: &mut [T]) {
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let b = find_backslash(body, i);
+        j += decode_utf8(&body[i..b], &mut out[j..]);
+        if b >= body.len() {
+            return;
+        }
+        let (cp, len) = validated_escape(body, b);
+        out[j] = T::try_from(cp).ok().expect("unit wide enough");
+        j += 1;
+        i = b + len;
+        if i >= body.len() {
+            return;
+        }
+    }
 }
 
 /// A `str` of the valid UTF-8 `text` whose [`census`] is `chars`
@@ -97,7 +318,7 @@ unsafe fn decode_into(p: *mut ffi::PyObject, text: &[u8], chars: usize, maxchar:
                 text,
                 std::slice::from_raw_parts_mut(data.cast::<u32>(), chars),
             ),
-        }
+        };
     }
 }
 
@@ -190,9 +411,9 @@ pub(crate) fn census<const BACKSLASH: bool>(text: &[u8]) -> (usize, u32, bool) {
     (n - cont, maxchar, bs != 0)
 }
 
-/// Decode valid UTF-8 `text` into `out`, one unit per character; `out` has
-/// exactly one unit per character and each unit type is wide enough for
-/// every character (`TryFrom` cannot fail then; a malformed text would
+/// Decode valid UTF-8 `text` into `out`, one unit per character, and
+/// return how many were written; `out` has at least one unit per
+/// character and each unit type is wide enough for every character (`TryFrom` cannot fail then; a malformed text would
 /// panic on an index, never write out of bounds). Eight ASCII bytes in a
 /// row (most of the text, in most non-ASCII strings) are widened at once:
 /// they are eight characters, so `out` has room for them. Other characters
@@ -203,7 +424,7 @@ pub(crate) fn census<const BACKSLASH: bool>(text: &[u8]) -> (usize, u32, bool) {
 /// instructions of a loop that tried them for every character).
 #[cfg(not(feature = "abi3"))]
 #[inline(always)]
-fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) {
+fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) -> usize {
     let unit = |c: u32| T::try_from(c).ok().expect("unit wide enough");
     let (mut i, mut j) = (0, 0);
     while i < text.len() {
@@ -257,6 +478,7 @@ fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) {
             j += 1;
         }
     }
+    j
 }
 
 /// The data of `p`, a new compact ASCII `str` (as `PyUnicode_New(n, 127)`
@@ -392,7 +614,7 @@ pub(super) unsafe fn list_set(list: *mut ffi::PyObject, i: ffi::Py_ssize_t, v: *
 
 #[cfg(all(test, not(feature = "abi3")))]
 mod tests {
-    use super::{census, decode_utf8};
+    use super::{census, decode_utf8, unescaped_census};
 
     /// The census of every short length (the tail words) and of a
     /// backslash at every place, against a byte loop.
@@ -414,6 +636,62 @@ mod tests {
                     let bs = t.contains(&b'\\');
                     assert_eq!(census::<true>(&t), (n - cont, want, bs), "{t:?}");
                     assert_eq!(census::<false>(&t), (n - cont, want, false), "{t:?}");
+                }
+            }
+        }
+    }
+
+    /// Escaped bodies of every kind, at every offset around the word
+    /// steps and width boundaries: the census of the unescaped text and
+    /// the text written in place agree with the checking decoder.
+    #[test]
+    fn unescaped_census_and_writer() {
+        let escapes = [
+            r"\/",
+            r"\\",
+            r#"\""#,
+            r"\n",
+            r"\b",
+            r"\f",
+            r"\r",
+            r"\t",
+            r"\u0041",
+            r"\u00e9",
+            r"\u00FF",
+            r"\u0100",
+            r"\u07ff",
+            r"\u30c0",
+            r"\uFFFF",
+            r"\ud83d\ude00",
+            r"\uDBFF\uDFFF",
+            r"\u0000",
+        ];
+        let plain = ["", "x", "é", "中", "😀", "abcdefghij"];
+        for pre in 0..18 {
+            for e in escapes {
+                for e2 in ["", r"\t", r"\u00e9", r"\ud83d\ude00"] {
+                    for p in plain {
+                        for tail in ["", "y", "yyyyyyyyy"] {
+                            let body = format!("{}{p}{e}{e2}{tail}", "x".repeat(pre));
+                            let want = crate::decode::string::decode_str(body.as_bytes(), 0)
+                                .expect("valid escapes");
+                            let (c, m, bs) = census::<true>(body.as_bytes());
+                            assert!(bs);
+                            let (chars, maxchar) = unescaped_census(body.as_bytes(), c, m);
+                            let max = want.chars().map(u32::from).max().unwrap_or(0);
+                            assert_eq!(chars, want.chars().count(), "{body}");
+                            assert_eq!(maxchar, super::width(max), "{body}");
+                            let mut out = vec![0u32; chars];
+                            super::write_unescaped(body.as_bytes(), &mut out);
+                            let got: Vec<u32> = want.chars().map(u32::from).collect();
+                            assert_eq!(out, got, "{body}");
+                            if maxchar <= 0xFF {
+                                let mut out8 = vec![0u8; chars];
+                                super::write_unescaped(body.as_bytes(), &mut out8);
+                                assert!(out8.iter().map(|&b| u32::from(b)).eq(got), "{body}");
+                            }
+                        }
+                    }
                 }
             }
         }
