@@ -78,7 +78,7 @@ pub(crate) fn new_str<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
 ///   backslash in the same words ([`census`]): a body without one goes on
 ///   as above; one with one is made by [`new_str_escaped`] (the census of
 ///   the unescaped text follows from the raw one and the escapes, and the
-///   `str` is written once, with no unescaped copy; `loads` shares it).
+///   `str` is written once, with no unescaped copy).
 #[inline(always)]
 pub(crate) fn validated_str<'py>(
     py: Python<'py>,

@@ -1,5 +1,6 @@
 """Scalars read from a document (getters, views, `value`): integers take a
-short path (up to 18 digits, read straight from the input) and ASCII
+short path (up to 19 digits within i64, read straight from the input; loads
+reads them in one pass too) and ASCII
 strings a copy; both must agree with `json.loads` whatever ends the token,
 and a lazy document must still report a malformed value when it is read.
 """
@@ -26,6 +27,15 @@ NUMBERS = [
     "9223372036854775807",
     "-9223372036854775808",
     "9223372036854775808",
+    "9223372036854775806",
+    "-9223372036854775807",
+    "-9223372036854775809",
+    "9999999999999999999",
+    "-9999999999999999999",
+    "10000000000000000",
+    "-10000000000000000",
+    "1234567890123456789",
+    "-1000000000000000000",
     "123456789012345678901234567890",
     "505874924095815681",
     "1.5",
@@ -60,6 +70,7 @@ def test_numbers_agree_with_json(text: str, lazy: bool) -> None:
         want = json.loads(data)
         for step in [p for p in path.replace("[", ".[").split(".") if p]:
             want = want[int(step[1:-1])] if step.startswith("[") else want[step]
+        assert qjson.loads(data) == json.loads(data), data
         doc = qjson.parse(data, lazy=lazy)
         got = doc.get(path)
         assert got == want and type(got) is type(want), (data, got)

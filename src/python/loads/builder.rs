@@ -39,10 +39,9 @@ use super::objects::ascii_data;
 use super::objects::copy_short;
 use super::objects::{dict_set, list_set, new_dict};
 #[cfg(not(feature = "abi3"))]
-use super::objects::{new_str_unescaped, new_str_utf8};
+use super::objects::{new_str_census, short_ascii};
 use super::spare::{give_back, take};
 use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
-#[cfg(feature = "abi3")]
 use crate::decode::string::unescape_validated;
 use crate::decode::Number;
 use crate::index::eager::{literal_token, plain_fraction};
@@ -486,36 +485,42 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         }
         // Version-specific builds: a body without escapes in an all-ASCII
         // input is one allocation and a copy (the full API exposes the
-        // compact string layout); another is made by `new_str_utf8` (a
-        // short ASCII one copied at once, any other counted, then copied or
-        // decoded into a `str` of the right width); one with escapes by
-        // `new_str_escaped` (no unescaped copy: its census follows from
-        // the raw one and the escapes, and the `str` is written once).
+        // compact string layout), as is any short ASCII text
+        // ([`short_ascii`]: no loop) and any other ASCII one; the rest is
+        // counted, then decoded into a `str` of the right width
+        // ([`new_str_census`]). Escaped bodies are unescaped into the
+        // scratch buffer first (in `loads`, cheaper than the escape-aware
+        // census the lazy reads use: most escaped strings here are ASCII,
+        // `\"` in HTML, which one SWAR pass unescapes).
         #[cfg(not(feature = "abi3"))]
         {
-            if !escaped {
-                if self.ascii {
-                    // SAFETY: the interpreter is attached;
-                    // `PyUnicode_New(n, 127)` makes a compact ASCII string
-                    // whose data holds `n` bytes (plus the NUL it already
-                    // wrote), which we fill before anyone sees it.
-                    unsafe {
-                        let p = ffi::PyUnicode_New(body.len() as ffi::Py_ssize_t, 127);
-                        if p.is_null() {
-                            return None;
-                        }
-                        copy_short(body, ascii_data(p));
-                        return Some(p);
+            let text = if !escaped {
+                body
+            } else {
+                unescape_validated(body, &mut self.scratch)
+            };
+            // SAFETY: (whole block) the interpreter is attached; a
+            // validated body unescapes to valid UTF-8.
+            unsafe {
+                if !(self.ascii && !escaped) {
+                    if let Some(p) = short_ascii::<false>(text) {
+                        return (!p.is_null()).then_some(p);
+                    }
+                    if !text.is_ascii() {
+                        let p = new_str_census(text);
+                        return (!p.is_null()).then_some(p);
                     }
                 }
-                // SAFETY: the interpreter is attached; a validated body is
-                // valid UTF-8.
-                let p = unsafe { new_str_utf8(body) };
-                return (!p.is_null()).then_some(p);
+                // `PyUnicode_New(n, 127)` makes a compact ASCII string
+                // whose data holds `n` bytes (plus the NUL it already
+                // wrote), which we fill before anyone sees it.
+                let p = ffi::PyUnicode_New(text.len() as ffi::Py_ssize_t, 127);
+                if p.is_null() {
+                    return None;
+                }
+                copy_short(text, ascii_data(p));
+                Some(p)
             }
-            // SAFETY: the interpreter is attached; the body was validated.
-            let p = unsafe { new_str_unescaped(body) };
-            (!p.is_null()).then_some(p)
         }
         #[cfg(feature = "abi3")]
         {

@@ -50,7 +50,7 @@ pub(crate) unsafe fn new_str_utf8(text: &[u8]) -> *mut ffi::PyObject {
 /// The interpreter must be attached; `text` is valid UTF-8.
 #[cfg(not(feature = "abi3"))]
 #[inline(never)]
-unsafe fn new_str_census(text: &[u8]) -> *mut ffi::PyObject {
+pub(crate) unsafe fn new_str_census(text: &[u8]) -> *mut ffi::PyObject {
     let (chars, maxchar, _) = census::<false>(text);
     // SAFETY: as the caller guarantees; the census is `text`'s.
     unsafe { new_str_counted(text, chars, maxchar) }
@@ -145,9 +145,11 @@ pub(crate) unsafe fn short_ascii<const BACKSLASH: bool>(text: &[u8]) -> Option<*
 /// character each): each escape ([`find_backslash`], 8 bytes a step, and
 /// [`validated_escape`]) takes back all but one of its bytes and raises
 /// `maxchar` to its character's width. The `str` is then made at its
-/// final size and width and written once ([`write_unescaped`]): the body
-/// is read three times (census, escapes, writing), where unescaping into a
-/// buffer first read it, or its copy, four.
+/// final size and width and written once ([`write_ascii_unescaped`],
+/// [`write_unescaped`]): the body is read three times (census, escapes,
+/// writing), where unescaping into a buffer first read it, or its copy,
+/// four. (The lazy reads' path; `loads`, whose escaped strings are mostly
+/// ASCII, unescapes into its scratch buffer: measured cheaper there.)
 ///
 /// # Safety
 /// The interpreter must be attached; `body` is a validated string body
@@ -172,9 +174,13 @@ pub(crate) unsafe fn new_str_escaped(
     // its data, and every character written (the body's, its escapes') is
     // below `maxchar`'s width.
     unsafe {
+        if maxchar == 0x7F {
+            write_ascii_unescaped(body, ascii_data(p), chars);
+            return p;
+        }
         let data = ffi::PyUnicode_DATA(p);
         match maxchar {
-            0x7F | 0xFF => write_unescaped(
+            0xFF => write_unescaped(
                 body,
                 std::slice::from_raw_parts_mut(data.cast::<u8>(), chars),
             ),
@@ -208,16 +214,39 @@ fn unescaped_census(body: &[u8], mut chars: usize, mut maxchar: u32) -> (usize, 
     (chars, maxchar)
 }
 
-/// [`new_str_escaped`] of a body whose census is still to take.
+/// [`write_unescaped`] of a body that unescapes to ASCII, into the
+/// `chars` bytes at `dst`: the runs between escapes copied whole
+/// ([`copy_short`]), each escape written as its byte.
 ///
 /// # Safety
-/// The interpreter must be attached; `body` is a validated string body.
+/// `dst` is valid for `chars` bytes of writes, `body` a validated body
+/// whose unescaped text is ASCII and `chars` bytes long.
 #[cfg(not(feature = "abi3"))]
-#[inline(never)]
-pub(crate) unsafe fn new_str_unescaped(body: &[u8]) -> *mut ffi::PyObject {
-    let (chars, maxchar, _) = census::<false>(body);
-    // SAFETY: as the caller guarantees; the census is the body's bytes'.
-    unsafe { new_str_escaped(body, chars, maxchar) }
+#[inline(always)]
+unsafe fn write_ascii_unescaped(body: &[u8], dst: *mut u8, chars: usize) {
+    let (mut i, mut o) = (0, 0);
+    loop {
+        let b = find_backslash(body, i);
+        let run = &body[i..b];
+        if o + run.len() > chars {
+            return;
+        }
+        // SAFETY: `dst[o..o + run.len()]` is inside the `chars` bytes
+        // (checked just above), and cannot overlap the input.
+        unsafe { copy_short(run, dst.add(o)) };
+        o += run.len();
+        if b >= body.len() || o >= chars {
+            return;
+        }
+        let (cp, len) = validated_escape(body, b);
+        // SAFETY: `o < chars`, as just checked.
+        unsafe { *dst.add(o) = cp as u8 };
+        o += 1;
+        i = b + len;
+        if i >= body.len() {
+            return;
+        }
+    }
 }
 
 /// The `maxchar` `PyUnicode_New` needs for the code point `cp`.
@@ -685,6 +714,18 @@ mod tests {
                             super::write_unescaped(body.as_bytes(), &mut out);
                             let got: Vec<u32> = want.chars().map(u32::from).collect();
                             assert_eq!(out, got, "{body}");
+                            if maxchar == 0x7F {
+                                let mut ascii = vec![0u8; chars];
+                                // SAFETY: `ascii` holds `chars` bytes.
+                                unsafe {
+                                    super::write_ascii_unescaped(
+                                        body.as_bytes(),
+                                        ascii.as_mut_ptr(),
+                                        chars,
+                                    )
+                                };
+                                assert!(ascii.iter().map(|&b| u32::from(b)).eq(got.clone()));
+                            }
                             if maxchar <= 0xFF {
                                 let mut out8 = vec![0u8; chars];
                                 super::write_unescaped(body.as_bytes(), &mut out8);
