@@ -208,17 +208,16 @@ fn find_special<const ASCII: bool>(b: &[u8], from: usize) -> usize {
 /// UTF-8 is validated whenever the body holds a byte >= 0x80 (one simdutf8
 /// pass; all-ASCII bodies cost nothing extra), whoever calls: the result is
 /// a `&str`, and this safe function must be sound for any bytes. (It took
-/// a `check_utf8` flag once, which it could not honour soundly; the reads
-/// of a strictly validated document that must not validate again make
-/// their strings from the body without this function: see
-/// `python/convert.rs`.)
+/// a `check_utf8` flag once, which a safe function cannot honour; a body
+/// known to be valid UTF-8 goes to the unsafe [`decode_utf8_str`].)
 #[inline]
 pub fn decode_str(raw: &[u8], base: usize) -> Result<Cow<'_, str>, Error> {
     if is_short_plain(raw) {
         // SAFETY: every byte is ASCII (no byte >= 0x80), so valid UTF-8.
         return Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) }));
     }
-    decode_str_long(raw, base)
+    // SAFETY: `CHECK` is on: nothing to guarantee.
+    unsafe { decode_str_long::<true>(raw, base) }
 }
 
 /// Whether `raw` has at most 16 bytes, none of them special in the ASCII
@@ -243,12 +242,38 @@ fn is_short_plain(raw: &[u8]) -> bool {
     }
 }
 
-/// [`decode_str`] past its short plain case.
+/// [`decode_str`] of a body known to be valid UTF-8 (a string of a
+/// strictly validated document, whose whole input was checked): the same
+/// result, escapes and control bytes checked alike, but a byte >= 0x80
+/// starts no UTF-8 validation.
+///
+/// # Safety
+/// `raw` is valid UTF-8.
+#[inline]
+pub unsafe fn decode_utf8_str(raw: &[u8], base: usize) -> Result<Cow<'_, str>, Error> {
+    if is_short_plain(raw) {
+        // SAFETY: every byte is ASCII (no byte >= 0x80), so valid UTF-8.
+        return Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) }));
+    }
+    // SAFETY: as the caller guarantees.
+    unsafe { decode_str_long::<false>(raw, base) }
+}
+
+/// [`decode_str`] past its short plain case; with `CHECK` false (the caller
+/// then guarantees `raw` is valid UTF-8: see [`decode_utf8_str`]) without
+/// the UTF-8 validation.
+///
+/// # Safety
+/// Without `CHECK`, `raw` is valid UTF-8.
 #[inline(never)]
-fn decode_str_long(raw: &[u8], base: usize) -> Result<Cow<'_, str>, Error> {
-    match decode_bytes(raw) {
+unsafe fn decode_str_long<const CHECK: bool>(
+    raw: &[u8],
+    base: usize,
+) -> Result<Cow<'_, str>, Error> {
+    match decode_bytes::<CHECK>(raw) {
         // SAFETY: `decode_bytes` only returns `Ok` when the body is valid
-        // UTF-8 (printable ASCII, or checked by simdutf8) and every escape
+        // UTF-8 (printable ASCII, or checked by simdutf8, or, without
+        // `CHECK`, as the caller guarantees) and every escape
         // was written as the UTF-8 encoding of a `char`; copies between
         // escapes split the body only at ASCII backslashes, which never fall
         // inside a multi-byte sequence.
@@ -260,8 +285,9 @@ fn decode_str_long(raw: &[u8], base: usize) -> Result<Cow<'_, str>, Error> {
 }
 
 /// [`decode_str`] without the final conversion; error offsets are indices
-/// into `raw`. `Ok` guarantees the bytes are valid UTF-8.
-fn decode_bytes(raw: &[u8]) -> Result<Cow<'_, [u8]>, Error> {
+/// into `raw`. `Ok` guarantees the bytes are valid UTF-8 (with `CHECK`;
+/// without it, `raw` must be).
+fn decode_bytes<const CHECK: bool>(raw: &[u8]) -> Result<Cow<'_, [u8]>, Error> {
     let n = raw.len();
     let mut i = find_special::<true>(raw, 0);
     if i == n {
@@ -277,7 +303,7 @@ fn decode_bytes(raw: &[u8]) -> Result<Cow<'_, [u8]>, Error> {
         let c = raw[i];
         if c >= 0x80 {
             // The fast validator first; the slower one only to locate an error.
-            if simdutf8::basic::from_utf8(&raw[i..]).is_err() {
+            if CHECK && simdutf8::basic::from_utf8(&raw[i..]).is_err() {
                 let up_to = simdutf8::compat::from_utf8(&raw[i..])
                     .err()
                     .map_or(0, |e| e.valid_up_to());
@@ -339,11 +365,11 @@ pub fn body_eq(raw: &[u8], key: &[u8]) -> bool {
         // Unescaping never lengthens a body.
         Ordering::Less => false,
         // Equal lengths: any escape would make the decoded body shorter.
-        Ordering::Equal => raw == key && matches!(decode_bytes(raw), Ok(Cow::Borrowed(_))),
+        Ordering::Equal => raw == key && matches!(decode_bytes::<true>(raw), Ok(Cow::Borrowed(_))),
         Ordering::Greater => {
             memchr::memchr(b'\\', raw).is_some()
                 && escaped_eq(raw, key)
-                && decode_bytes(raw).is_ok()
+                && decode_bytes::<true>(raw).is_ok()
         }
     }
 }
@@ -579,8 +605,17 @@ mod tests {
         }
     }
 
+    /// `decode_str`, and for valid UTF-8 the same answer from
+    /// `decode_utf8_str`.
     fn dec(raw: &[u8]) -> Result<Cow<'_, str>, (ErrorKind, usize)> {
-        decode_str(raw, 100).map_err(|e| (e.kind, e.offset - 100))
+        let checked = decode_str(raw, 100).map_err(|e| (e.kind, e.offset - 100));
+        if std::str::from_utf8(raw).is_ok() {
+            // SAFETY: just checked.
+            let trusted =
+                unsafe { decode_utf8_str(raw, 100) }.map_err(|e| (e.kind, e.offset - 100));
+            assert_eq!(trusted, checked, "{raw:?}");
+        }
+        checked
     }
 
     #[test]

@@ -502,7 +502,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             // SAFETY: (whole block) the interpreter is attached; a
             // validated body unescapes to valid UTF-8.
             unsafe {
-                if !(self.ascii && !escaped) {
+                if !self.ascii || escaped {
                     if let Some(p) = short_ascii::<false>(text) {
                         return (!p.is_null()).then_some(p);
                     }
