@@ -231,9 +231,10 @@ pub(crate) fn later(doc: &Doc<'_>, at: Cursor) -> Result<Later, AccessError> {
 
 /// The lean walk over the members of a small object: whether the keys of
 /// object `c` are distinct, with `each` given every member's key
-/// structural and the ordinal of the first container at or after the
-/// member, in order ([`member_value`] makes its value's cursor from them),
-/// until a key repeats (then `Some(false)`). `None`: not the case this
+/// structural, the ordinal of the first container at or after the member
+/// ([`member_value`] makes its value's cursor from them) and its raw key
+/// body (without a backslash: its identity), in order, until a key
+/// repeats (then `Some(false)`). `None`: not the case this
 /// walk covers (a lazy document, not an object, more than [`SMALL`]
 /// members, a key with a backslash, an index that does not fit the
 /// input); `each` may have been called, and the caller starts over with
@@ -255,7 +256,7 @@ pub(crate) fn later(doc: &Doc<'_>, at: Cursor) -> Result<Later, AccessError> {
 pub(crate) fn small_keys(
     doc: &Doc<'_>,
     c: Cursor,
-    mut each: impl FnMut(usize, u32),
+    mut each: impl FnMut(usize, u32, &[u8]),
 ) -> Option<bool> {
     if doc.index.lazy || doc.type_of(c) != JsonType::Object {
         return None;
@@ -333,15 +334,13 @@ pub(crate) fn small_keys(
             seen[w] |= bit;
             hit
         };
-        if maybe {
-            let key = &input[open + 1..close];
-            if (0..i).any(|j| prints[j] == print && doc.string_body(quotes[j]) == key) {
-                return Some(false);
-            }
+        let key = &input[open + 1..close];
+        if maybe && (0..i).any(|j| prints[j] == print && doc.string_body(quotes[j]) == key) {
+            return Some(false);
         }
         prints[i] = print;
         quotes[i] = k as u32;
-        each(k, ord);
+        each(k, ord, key);
         if i + 1 < n {
             (k, ord) = next_member(s, input, containers, k, ord)?;
         }
