@@ -566,7 +566,16 @@ fn rng(mut seed: u64) -> impl FnMut(u64) -> u64 {
 #[test]
 fn deletions_follow_the_separator_rule() {
     let mut next = rng(0x2545_F491_4F6C_DD1D);
-    let values = ["1", "\"s\"", "{\"x\": [1, {}]}", "[]", "null", "-2.5", "[{\"a\":{}}]", "\"e\\n\""];
+    let values = [
+        "1",
+        "\"s\"",
+        "{\"x\": [1, {}]}",
+        "[]",
+        "null",
+        "-2.5",
+        "[{\"a\":{}}]",
+        "\"e\\n\"",
+    ];
     let spaces = ["", " ", "\n  ", "\t"];
     for round in 0..3000 {
         let n = 1 + next(if round % 4 == 0 { 24 } else { 9 }) as usize;
@@ -585,7 +594,10 @@ fn deletions_follow_the_separator_rule() {
             .map(|k| {
                 let sp = spaces[next(4) as usize];
                 let sp2 = spaces[next(4) as usize];
-                format!("\"{k}\"{sp}:{sp2}{}", values[next(values.len() as u64) as usize])
+                format!(
+                    "\"{k}\"{sp}:{sp2}{}",
+                    values[next(values.len() as u64) as usize]
+                )
             })
             .collect();
         let seps: Vec<String> = (0..n)
@@ -626,7 +638,11 @@ fn deletions_follow_the_separator_rule() {
             })
             .collect();
         let del: Vec<&str> = del.iter().map(|s| s.as_str()).collect();
-        assert_eq!(spliced(text.as_bytes(), &del, &[]), want, "{text} without {del:?}");
+        assert_eq!(
+            spliced(text.as_bytes(), &del, &[]),
+            want,
+            "{text} without {del:?}"
+        );
     }
 }
 
@@ -639,7 +655,14 @@ fn originals_match_one_lookup_each() {
     let ix = index(input, false);
     let doc = Doc::new(input, &ix);
     let root = doc.root();
-    let keys: [&[u8]; 6] = [b"stream", b"missing", b"a_long_key_name", b"model", b"n", b""];
+    let keys: [&[u8]; 6] = [
+        b"stream",
+        b"missing",
+        b"a_long_key_name",
+        b"model",
+        b"n",
+        b"",
+    ];
     let mut out = [Some(root); 6];
     assert!(patches::originals(&doc, root, &keys, &mut out));
     for (k, got) in keys.iter().zip(out) {

@@ -367,7 +367,7 @@ fn splice_walk<K, V>(
     gone.sort_unstable();
     let new_cuts = |gone| Cuts {
         gone,
-        left: gone.len(),
+        next: 0,
         run: None,
         kept: None,
     };
@@ -455,8 +455,9 @@ fn walk_large<V>(
 struct Cuts<'g> {
     /// The deleted members' value structurals, sorted.
     gone: &'g [u32],
-    /// How many of them the walk has not met yet.
-    left: usize,
+    /// The first of them the walk has not passed yet (members come in
+    /// order, so this is the next one it may meet).
+    next: usize,
     run: Option<(usize, (u32, u32))>,
     kept: Option<(u32, u32)>,
 }
@@ -464,10 +465,15 @@ struct Cuts<'g> {
 impl Cuts<'_> {
     /// The member whose key's quote is at `key_at`, whose value is
     /// structural `vk` and whose next container is ordinal `ord`.
-    #[inline]
+    #[inline(always)]
     fn member<V>(&mut self, key_at: usize, vk: u32, ord: u32, edits: &mut Edits<'_, V>) {
-        if self.left > 0 && self.gone.binary_search(&vk).is_ok() {
-            self.left -= 1;
+        // (A deleted member the walk never meets, which a patch of this
+        // object cannot name, is passed over, not waited for.)
+        while self.gone.get(self.next).is_some_and(|&g| g < vk) {
+            self.next += 1;
+        }
+        if self.gone.get(self.next) == Some(&vk) {
+            self.next += 1;
             self.run = Some((self.run.map_or(key_at, |(a, _)| a), (vk, ord)));
             return;
         }
