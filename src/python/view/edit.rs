@@ -17,7 +17,7 @@
 use super::patch::KeyState;
 use super::{lazy_child, mark_dirty, new_era, ArrState, Array, ObjState, Object, Slot, ViewCache};
 use crate::doc::Cursor;
-use crate::edit::patches::originals;
+use crate::edit::originals;
 use crate::python::input::{key_utf8, str_utf8};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
