@@ -41,10 +41,10 @@ use smallvec::SmallVec;
 /// lookup each would walk for again, a missing key over every member):
 /// `out[i]` becomes the value of the member whose key is `keys[i]`
 /// (unescaped bytes; `out` at least as long as `keys`), `None` when there
-/// is none. False, with `out` left
-/// unspecified, when the walk cannot tell (`repeats::small_keys`: a lazy
-/// document, not an object, a large object, a key with a backslash, a
-/// repeated key): the caller looks each key up instead.
+/// is none. False, with `out` left unspecified, when the walk cannot tell
+/// (`repeats::small_keys`: a lazy document, not an object, a large
+/// object, a key with a backslash, a repeated key): the caller looks each
+/// key up instead.
 pub fn originals(doc: &Doc<'_>, at: Cursor, keys: &[&[u8]], out: &mut [Option<Cursor>]) -> bool {
     let out = &mut out[..keys.len()];
     out.fill(None);
