@@ -1075,7 +1075,7 @@ impl<'a> Doc<'a> {
     /// ([`repeats::small_keys`]); a larger one is checked by sorted
     /// fingerprints, anything else by the general walk.
     pub fn keys_unique(&self, c: Cursor) -> Result<bool, AccessError> {
-        if let Some(unique) = repeats::small_keys(self, c, |_, _, _| ()) {
+        if let Some(unique) = repeats::small_keys(self, c, |_, _| ()) {
             return Ok(unique);
         }
         let n = self.len(c)?;
@@ -1707,7 +1707,7 @@ mod tests {
             let set: std::collections::HashSet<&String> = keys.iter().collect();
             let want = set.len() == keys.len();
             assert_eq!(
-                super::repeats::small_keys(&doc, obj, |_, _, _| ()),
+                super::repeats::small_keys(&doc, obj, |_, _| ()),
                 Some(want),
                 "{text}"
             );

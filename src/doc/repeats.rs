@@ -231,10 +231,9 @@ pub(crate) fn later(doc: &Doc<'_>, at: Cursor) -> Result<Later, AccessError> {
 
 /// The lean walk over the members of a small object: whether the keys of
 /// object `c` are distinct, with `each` given every member's key
-/// structural, the ordinal of the first container at or after the member
-/// ([`member_value`] makes its value's cursor from them) and its raw key
-/// body (without a backslash: its identity), in order, until a key
-/// repeats (then `Some(false)`). `None`: not the case this
+/// structural and the ordinal of the first container at or after the
+/// member ([`member_value`] makes its value's cursor from them), in order,
+/// until a key repeats (then `Some(false)`). `None`: not the case this
 /// walk covers (a lazy document, not an object, more than [`SMALL`]
 /// members, a key with a backslash, an index that does not fit the
 /// input); `each` may have been called, and the caller starts over with
@@ -256,7 +255,7 @@ pub(crate) fn later(doc: &Doc<'_>, at: Cursor) -> Result<Later, AccessError> {
 pub(crate) fn small_keys(
     doc: &Doc<'_>,
     c: Cursor,
-    mut each: impl FnMut(usize, u32, &[u8]),
+    mut each: impl FnMut(usize, u32),
 ) -> Option<bool> {
     if doc.index.lazy || doc.type_of(c) != JsonType::Object {
         return None;
@@ -334,13 +333,15 @@ pub(crate) fn small_keys(
             seen[w] |= bit;
             hit
         };
-        let key = &input[open + 1..close];
-        if maybe && (0..i).any(|j| prints[j] == print && doc.string_body(quotes[j]) == key) {
-            return Some(false);
+        if maybe {
+            let key = &input[open + 1..close];
+            if (0..i).any(|j| prints[j] == print && doc.string_body(quotes[j]) == key) {
+                return Some(false);
+            }
         }
         prints[i] = print;
         quotes[i] = k as u32;
-        each(k, ord, key);
+        each(k, ord);
         if i + 1 < n {
             (k, ord) = next_member(s, input, containers, k, ord)?;
         }

@@ -47,7 +47,7 @@ pub mod writer;
 
 pub use members::{unfold_array, Member, Members, Slot};
 pub use out::{EditError, Out};
-pub use patches::{originals, KeyState, Patch, Patches};
+pub use patches::{KeyState, Patch, Patches};
 pub use plan::{Piece, Plan};
 pub use writer::{
     check, write_clean, write_lazy_array, write_lazy_array_inserts, write_lazy_object,

@@ -32,36 +32,8 @@
 //! fail (a Python `str` without a UTF-8 form); the host makes sure a key it
 //! stores has one, so that writing it cannot fail after the fact.
 
-use crate::doc::repeats;
-use crate::doc::{Cursor, Doc};
+use crate::doc::Cursor;
 use smallvec::SmallVec;
-
-/// The original members of several keys of object `at`, found in one
-/// walk over its members (the keys a merge patch sets or deletes, which a
-/// lookup each would walk for again, a missing key over every member):
-/// `out[i]` becomes the value of the member whose key is `keys[i]`
-/// (unescaped bytes; `out` at least as long as `keys`), `None` when there
-/// is none. False, with `out` left unspecified, when the walk cannot tell
-/// (`repeats::small_keys`: a lazy document, not an object, a large
-/// object, a key with a backslash, a repeated key): the caller looks each
-/// key up instead.
-pub fn originals(doc: &Doc<'_>, at: Cursor, keys: &[&[u8]], out: &mut [Option<Cursor>]) -> bool {
-    let out = &mut out[..keys.len()];
-    out.fill(None);
-    let mut left = keys.len();
-    let walked = repeats::small_keys(doc, at, |k, ord, raw| {
-        if left == 0 {
-            return;
-        }
-        for (want, found) in keys.iter().zip(out.iter_mut()) {
-            if found.is_none() && want.len() == raw.len() && *want == raw {
-                *found = Some(repeats::member_value(doc, k, ord));
-                left -= 1;
-            }
-        }
-    });
-    walked == Some(true)
-}
 
 #[derive(Debug)]
 pub struct Patch<K, V> {

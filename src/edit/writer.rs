@@ -373,7 +373,7 @@ fn splice_walk<K, V>(
     };
     let mut cuts = new_cuts(&gone);
     let s = &doc.index().structurals;
-    let lean = repeats::small_keys(doc, at, |k, ord, _| {
+    let lean = repeats::small_keys(doc, at, |k, ord| {
         cuts.member(s[k] as usize, k as u32 + 2, ord, edits);
     });
     match lean {

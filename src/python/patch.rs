@@ -61,8 +61,8 @@ use super::input::str_utf8;
 use super::stack;
 use super::view::{
     self, array_get, array_insert, array_len, array_remove, array_set, object_add_absent,
-    object_delete, object_delete_known, object_get, object_get_known, object_has, object_originals,
-    object_replace, object_set, object_set_known, pristine_twin, snapshot, Array, Object, Saved,
+    object_delete, object_get, object_has, object_replace, object_set, pristine_twin, snapshot,
+    Array, Object, Saved,
 };
 use crate::doc::{Cursor, Value};
 use crate::error::JsonType;
@@ -1485,29 +1485,13 @@ fn merge_into<'py>(
             "qjson.merge_patch: patch nested too deeply",
         ));
     }
-    let items = patch.items(py)?;
-    // A lazy object's original members of all the patch's keys, found in
-    // one walk rather than a lookup per key (each of which walks the
-    // members again, a missing key all of them).
-    let known = match target {
-        Node::Obj(o) if items.len() > 1 => {
-            let keys: SmallVec<[&Bound<'py, PyString>; 4]> = items.iter().map(|(k, _)| k).collect();
-            object_originals(o, &keys)?
-        }
-        _ => None,
-    };
-    for (i, (k, x)) in items.into_iter().enumerate() {
-        // `Some(orig)`: the member's original value as the walk found it.
-        let orig = known.as_ref().map(|found| found[i]);
+    for (k, x) in patch.items(py)? {
         if x.is_null() {
             // One lookup (the delete's): a container already saved is not
             // saved again, and saving one whose key is absent costs less
             // than asking first.
             journal.touch(target)?;
-            match (target, orig) {
-                (Node::Obj(o), Some(c)) => object_delete_known(o, &k, c)?,
-                _ => target.delete(&k)?,
-            };
+            target.delete(&k)?;
             continue;
         }
         // An object value merges into the member it names, when that is an
@@ -1515,11 +1499,7 @@ fn merge_into<'py>(
         // its own (a view's miss walks every member).
         let mut absent = false;
         if x.is_object() {
-            let cur = match (target, orig) {
-                (Node::Obj(o), Some(c)) => object_get_known(o, &k, c)?.map(|v| v.into_bound(py)),
-                _ => target.member(&k)?,
-            };
-            match cur {
+            match target.member(&k)? {
                 Some(cur) => {
                     let cur = node(&cur);
                     if cur.is_object() {
@@ -1532,10 +1512,10 @@ fn merge_into<'py>(
         }
         let v = merged_new(py, &x, depth + 1)?;
         journal.touch(target)?;
-        match (target, orig) {
-            _ if absent => target.add_absent(&k, v)?,
-            (Node::Obj(o), Some(c)) => object_set_known(o, &k, v.unbind(), c)?,
-            _ => target.set(&k, v)?,
+        if absent {
+            target.add_absent(&k, v)?;
+        } else {
+            target.set(&k, v)?;
         }
     }
     Ok(())

@@ -82,8 +82,7 @@ use cache::ViewCache;
 use dirty::{dirty_now, mark_dirty, new_era};
 pub(crate) use edit::{
     array_get, array_insert, array_len, array_remove, array_set, object_add_absent, object_delete,
-    object_delete_known, object_get, object_get_known, object_has, object_originals,
-    object_replace, object_set, object_set_known, pristine_twin, snapshot, Saved,
+    object_get, object_has, object_replace, object_set, pristine_twin, snapshot, Saved,
 };
 #[cfg(not(feature = "abi3"))]
 pub(crate) use entry::install as install_entries;

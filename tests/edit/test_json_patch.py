@@ -457,11 +457,10 @@ _MERGE_SRC = (
     ids=["mixed", "chat", "long", "objects"],
 )
 def test_merge_patch_of_several_keys_after_edits(edits: Any, patch: Any) -> None:
-    """A merge patch of several keys into a lazy object (whose members the
-    patch's keys are found in by one walk) after edits of the same keys
-    (set, deleted, deleted and set again, unfolded): the same result as
-    the reference on plain values, and members neither edited nor
-    patched keep their bytes."""
+    """A merge patch of several keys into a lazy object after edits of the
+    same keys (set, deleted, deleted and set again, unfolded): the same
+    result as the reference on plain values, and members neither edited
+    nor patched keep their bytes."""
     v = qjson.decode(_MERGE_SRC)
     want = json.loads(_MERGE_SRC)
     for kind, key, value in edits:
@@ -484,9 +483,9 @@ def test_merge_patch_of_several_keys_after_edits(edits: Any, patch: Any) -> None
 
 
 def test_merge_patch_of_several_keys_with_repeats_and_escapes() -> None:
-    """Where one walk cannot tell (a repeated key, an escaped key, a lazy
-    document), each key is looked up: the first occurrence of a repeated
-    key is the member, an escaped key matches its text."""
+    """A merge patch of several keys into objects with a repeated key or an
+    escaped key, strict and lazy: the first occurrence of a repeated key is
+    the member, an escaped key matches its text."""
     for src in (
         b'{"a": 1, "b": {"c": 2}, "a": 3}',
         b'{"\\u0061": 1, "b": {"c": 2}}',

@@ -15,13 +15,10 @@
 //! the restored state; their own edits are undone by their own snapshots.
 
 use super::patch::KeyState;
-use super::{lazy_child, mark_dirty, new_era, ArrState, Array, ObjState, Object, Slot, ViewCache};
-use crate::doc::Cursor;
-use crate::edit::originals;
-use crate::python::input::{key_utf8, str_utf8};
+use super::{mark_dirty, new_era, ArrState, Array, ObjState, Object, Slot, ViewCache};
+use crate::python::input::str_utf8;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
-use smallvec::SmallVec;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// One view's overlay, as it was.
@@ -208,100 +205,6 @@ pub(crate) fn object_add_absent(
         return patches.set(py, key, value, || None);
     }
     me.set(py, key.as_any(), value)
-}
-
-/// The original members of several keys of a lazy object `o`, found in
-/// one walk (`crate::edit::patches::originals`), for
-/// [`object_get_known`], [`object_set_known`] and [`object_delete_known`]:
-/// a merge patch's keys, which a lookup each would walk for again.
-/// `None` when `o` is not lazy, a key has no UTF-8 form, or the walk
-/// cannot tell: look each key up.
-pub(crate) fn object_originals(
-    o: &Bound<'_, Object>,
-    keys: &[&Bound<'_, PyString>],
-) -> PyResult<Option<SmallVec<[Option<Cursor>; 4]>>> {
-    let me = o.try_borrow()?;
-    if !me.patchable() {
-        return Ok(None);
-    }
-    let mut texts: SmallVec<[&[u8]; 4]> = SmallVec::with_capacity(keys.len());
-    for k in keys {
-        match key_utf8(k)? {
-            Some(t) => texts.push(t.as_bytes()),
-            None => return Ok(None),
-        }
-    }
-    let mut found: SmallVec<[Option<Cursor>; 4]> = SmallVec::from_elem(None, keys.len());
-    let doc = me.parsed.doc();
-    Ok(originals(&doc, me.at, &texts, &mut found).then_some(found))
-}
-
-// The `*_known` hooks take the original member of `key` as
-// [`object_originals`] found it, and are right even if Python code ran
-// since: a document's bytes never change, a patch made since is found in
-// the patch list first (the original member is asked only without one),
-// and an object unfolded since is read or edited as usual.
-
-/// The value of member `key` (`None` when absent), as [`object_get`];
-/// `orig`: its original member.
-pub(crate) fn object_get_known(
-    o: &Bound<'_, Object>,
-    key: &Bound<'_, PyString>,
-    orig: Option<Cursor>,
-) -> PyResult<Option<Py<PyAny>>> {
-    let py = o.py();
-    let mut guard = o.try_borrow_mut()?;
-    let me = &mut *guard;
-    if let ObjState::Lazy { patches, views, .. } = &mut me.state {
-        match patches.state(py, key)? {
-            KeyState::Set(v) => return Ok(Some(v.clone_ref(py))),
-            KeyState::Deleted => return Ok(None),
-            KeyState::Untouched => {}
-        }
-        return match orig {
-            Some(c) => lazy_child(py, &me.parsed, views, c).map(Some),
-            None => Ok(None),
-        };
-    }
-    me.lookup(py, key.as_any())
-}
-
-/// Set member `key`, as [`object_set`]; `orig`: its original member.
-pub(crate) fn object_set_known(
-    o: &Bound<'_, Object>,
-    key: &Bound<'_, PyString>,
-    value: Py<PyAny>,
-    orig: Option<Cursor>,
-) -> PyResult<()> {
-    let py = o.py();
-    let mut guard = o.try_borrow_mut()?;
-    let me = &mut *guard;
-    if let ObjState::Lazy { patches, .. } = &mut me.state {
-        // A stored key must have a UTF-8 form (see `patch`).
-        str_utf8(key)?;
-        return patches.set(py, key, value, || orig);
-    }
-    me.set(py, key.as_any(), value)
-}
-
-/// Delete member `key`, as [`object_delete`]; `orig`: its original
-/// member.
-pub(crate) fn object_delete_known(
-    o: &Bound<'_, Object>,
-    key: &Bound<'_, PyString>,
-    orig: Option<Cursor>,
-) -> PyResult<bool> {
-    let py = o.py();
-    let mut guard = o.try_borrow_mut()?;
-    let me = &mut *guard;
-    if let ObjState::Lazy { patches, .. } = &mut me.state {
-        // A key without a UTF-8 form names no member (as in `delete`).
-        if key_utf8(key)?.is_none() {
-            return Ok(false);
-        }
-        return patches.delete(py, key, || orig);
-    }
-    me.delete(py, key.as_any())
 }
 
 /// Set member `key` only when it exists (RFC 6902 `replace`); false when
