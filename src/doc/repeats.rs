@@ -267,9 +267,9 @@ pub(crate) fn small_keys(
     let (input, s) = (doc.input, doc.s());
     let containers = &doc.index.containers;
     let escapes = doc.index.has_escapes();
-    // Per key: its fingerprint and its opening quote's structural.
+    // Per key: its fingerprint (the earlier keys' bodies are found again
+    // by `repeats_earlier` in the rare case of an equal fingerprint).
     let mut prints = [0u64; SMALL];
-    let mut quotes = [0u32; SMALL];
     let mut seen = [0u64; 4];
     let mut k = c.sidx as usize + 1;
     let mut ord = c.ord + 1;
@@ -333,20 +333,38 @@ pub(crate) fn small_keys(
             seen[w] |= bit;
             hit
         };
-        if maybe {
-            let key = &input[open + 1..close];
-            if (0..i).any(|j| prints[j] == print && doc.string_body(quotes[j]) == key) {
-                return Some(false);
-            }
+        if maybe && repeats_earlier(doc, c, &prints[..i], print, &input[open + 1..close]) {
+            return Some(false);
         }
         prints[i] = print;
-        quotes[i] = k as u32;
         each(k, ord);
         if i + 1 < n {
             (k, ord) = next_member(s, input, containers, k, ord)?;
         }
     }
     Some(true)
+}
+
+/// Whether one of the first members of object `c`, whose fingerprints
+/// are `prints`, has fingerprint `print` and key body `key`: a second walk
+/// over them, for [`small_keys`]' rare equal fingerprint (a repeat or a
+/// collision), so that its loop keeps nothing per member but the
+/// fingerprint.
+#[cold]
+#[inline(never)]
+fn repeats_earlier(doc: &Doc<'_>, c: Cursor, prints: &[u64], print: u64, key: &[u8]) -> bool {
+    let (s, containers) = (doc.s(), &doc.index.containers);
+    let (mut k, mut ord) = (c.sidx as usize + 1, c.ord + 1);
+    for &p in prints {
+        if p == print && doc.string_body(k as u32) == key {
+            return true;
+        }
+        match next_member(s, doc.input, containers, k, ord) {
+            Some(next) => (k, ord) = next,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// The value of the member whose key is structural `k`, `ord` the ordinal
