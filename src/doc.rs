@@ -1072,7 +1072,7 @@ impl<'a> Doc<'a> {
     /// Whether no key of object `c` repeats (after unescaping). A small
     /// object of a strict document, the common case (a dumps of an edited
     /// object asks it), is one lean walk over its keys
-    /// ([`repeats::small_keys`]); a larger one is checked by sorted
+    /// (`repeats::small_keys`); a larger one is checked by sorted
     /// fingerprints, anything else by the general walk.
     pub fn keys_unique(&self, c: Cursor) -> Result<bool, AccessError> {
         if let Some(unique) = repeats::small_keys(self, c, |_, _| ()) {

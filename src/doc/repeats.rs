@@ -1,14 +1,18 @@
-//! Repeated keys of a large object: which members repeat the key of an
-//! earlier one, found by sorted fingerprints, without hashing. The one
-//! mechanism every reader of large objects uses: [`Doc::distinct_items`]
-//! (views, `.*` wildcards, patches, the writer's member-by-member path),
-//! [`Doc::keys_unique`], and the splice writer, which gathers the keys
-//! during a walk it makes anyway ([`Keys::push`]).
+//! Repeated keys of an object: which members repeat the key of an
+//! earlier one, without hashing. For large objects, by sorted
+//! fingerprints: the one mechanism every reader of large objects uses:
+//! [`Doc::distinct_items`] (views, `.*` wildcards, patches, the writer's
+//! member-by-member path), [`Doc::keys_unique`], and the splice writer,
+//! which gathers the keys during a walk it makes anyway ([`Keys::push`]).
+//! For small objects of strict documents, the lean walk [`small_keys`]
+//! ([`Doc::keys_unique`], and the splice writer's walk when it cuts out
+//! deleted members).
 //!
 //! # Why
 //!
 //! Objects of up to [`SMALL`] members compare each key with the ones before
-//! it (`Pairwise` in `doc.rs`: no set, nothing to sort). Above that a hash
+//! it ([`small_keys`], or `Pairwise` in `doc.rs` where that walk cannot
+//! tell: no set, nothing to sort). Above that a hash
 //! set of the keys costs more than the rest of a read or an edit put
 //! together (a SipHash of each key and a heap table: ~12k instructions for
 //! one 30-member object of the github issues, against ~1k for its whole
