@@ -1090,8 +1090,15 @@ impl<'a> Doc<'a> {
         })
     }
 
-    /// Whether no key of object `c` repeats (after unescaping).
+    /// Whether no key of object `c` repeats (after unescaping). A small
+    /// object of a strict document, the common case (a dumps of an edited
+    /// object asks it), is one lean walk over its keys
+    /// (`repeats::small_keys`); a larger one is checked by sorted
+    /// fingerprints, anything else by the general walk.
     pub fn keys_unique(&self, c: Cursor) -> Result<bool, AccessError> {
+        if let Some(unique) = repeats::small_keys(self, c, |_, _| ()) {
+            return Ok(unique);
+        }
         let n = self.len(c)?;
         if n <= 1 {
             self.object_items(c)?;
@@ -1101,118 +1108,12 @@ impl<'a> Doc<'a> {
             self.object_items(c)?;
             return repeats::keys_unique(self, c);
         }
-        if let Some(unique) = self.raw_keys_unique(c) {
-            return Ok(unique);
-        }
         let mut distinct = 0;
         for m in self.distinct_items(c)? {
             m?;
             distinct += 1;
         }
         Ok(distinct == n)
-    }
-
-    /// [`Self::keys_unique`] for the common case, where a dumps of an
-    /// edited object asks it: a small object of a strict document, whose
-    /// keys hold no backslash, so equal keys are equal bytes. `None`: not
-    /// that case (or not an object): ask the general walk.
-    ///
-    /// One lean walk over the members (as [`Self::walk_members`]: the value
-    /// skipped by [`next_member`], nothing else kept per member). Each key
-    /// is read from its opening quote: its closing quote is usually the
-    /// byte before the next structural (the `:`), and its first eight
-    /// bytes one load, masked to its length. That word and the length are
-    /// its fingerprint ([`print`]), and the fingerprint sets a bit of a
-    /// 256-bit filter (a byte of a hash of it, [`tag`]): a key whose bit is
-    /// still clear repeats no key before it, so most keys cost one test and
-    /// one set; only a key whose bit is set is compared with the earlier
-    /// keys of the same fingerprint. In a document without any backslash
-    /// ([`Index::has_escapes`]) no key is tested for one.
-    fn raw_keys_unique(&self, c: Cursor) -> Option<bool> {
-        if self.index.lazy || self.type_of(c) != JsonType::Object {
-            return None;
-        }
-        let n = self.container_len(c) as usize;
-        if n > SEEN_PAIRWISE_MAX {
-            return None;
-        }
-        let (input, s) = (self.input, self.s());
-        let containers = &self.index.containers;
-        let escapes = self.index.has_escapes();
-        // Per key: its fingerprint and its opening quote's structural.
-        let mut prints = [0u64; SEEN_PAIRWISE_MAX];
-        let mut quotes = [0u32; SEEN_PAIRWISE_MAX];
-        let mut seen = [0u64; 4];
-        let mut k = c.sidx as usize + 1;
-        let mut ord = c.ord + 1;
-        // The bounds, proven once: every member's key and `:` are
-        // structurals before the object's closer `cl`, and structurals
-        // ascend, so each lies before the closer's byte, inside the input
-        // (checked here: an index paired with another input fails the walk,
-        // never reads out of bounds).
-        let cl = containers.get(c.ord as usize)?.close as usize;
-        if *s.get(cl)? as usize >= input.len() {
-            return None;
-        }
-        for i in 0..n {
-            if k + 1 >= cl {
-                return None;
-            }
-            // SAFETY: `k + 1 < cl < s.len()` (checked above).
-            let (open, colon) = unsafe { (*s.get_unchecked(k), *s.get_unchecked(k + 1)) };
-            let (open, colon) = (open as usize, colon as usize);
-            // The closing quote: right before the `:`, or (whitespace
-            // between them) found by the general test.
-            // SAFETY: `colon - 1 < s[k + 1] <= s[cl] < input.len()`.
-            let close = if colon > open + 1 && unsafe { *input.get_unchecked(colon - 1) } == b'"' {
-                colon - 1
-            } else {
-                string_close(input, s, k)?
-            };
-            let len = close - open - 1;
-            let word = if open + 9 <= input.len() {
-                // SAFETY: the eight bytes from `open + 1` are in the input
-                // (checked on the line above); an unaligned read of them.
-                let w = unsafe { input.as_ptr().add(open + 1).cast::<u64>().read_unaligned() };
-                let w = u64::from_le(w);
-                if len < 8 {
-                    w & ((1u64 << (8 * len)) - 1)
-                } else {
-                    w
-                }
-            } else {
-                first_word(input, &input[open + 1..close])
-            };
-            if escapes {
-                // (A short key is all in `word`, zeros after it.)
-                let escaped = if len <= 8 {
-                    word_has_backslash(word)
-                } else {
-                    has_backslash(&input[open + 1..close])
-                };
-                if escaped {
-                    return None;
-                }
-            }
-            let print = print(word, len);
-            let t = tag(print);
-            let (w, bit) = (usize::from(t >> 6), 1u64 << (t & 63));
-            if seen[w] & bit != 0 {
-                let key = &input[open + 1..close];
-                let repeat =
-                    (0..i).any(|j| prints[j] == print && self.string_body(quotes[j]) == key);
-                if repeat {
-                    return Some(false);
-                }
-            }
-            seen[w] |= bit;
-            prints[i] = print;
-            quotes[i] = k as u32;
-            if i + 1 < n {
-                (k, ord) = next_member(s, input, containers, k, ord)?;
-            }
-        }
-        Some(true)
     }
 
     /// A key as compared for repeats: its unescaped UTF-8 bytes. In a strict
@@ -1718,8 +1619,8 @@ mod matches;
 pub(crate) mod repeats;
 
 use key::{
-    first_word, has_backslash, print, tag, tag_mask, word_has_backslash, word_of, KeyMatcher,
-    PlainKey, WordTest, TAG_GROUP,
+    first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, WordTest,
+    TAG_GROUP,
 };
 
 #[cfg(test)]
@@ -1826,7 +1727,11 @@ mod tests {
             };
             let set: std::collections::HashSet<&String> = keys.iter().collect();
             let want = set.len() == keys.len();
-            assert_eq!(doc.raw_keys_unique(obj), Some(want), "{text}");
+            assert_eq!(
+                super::repeats::small_keys(&doc, obj, |_, _| ()),
+                Some(want),
+                "{text}"
+            );
             assert_eq!(doc.keys_unique(obj).unwrap(), want, "{text}");
             checked[usize::from(want)] += 1;
         }

@@ -1,14 +1,18 @@
-//! Repeated keys of a large object: which members repeat the key of an
-//! earlier one, found by sorted fingerprints, without hashing. The one
-//! mechanism every reader of large objects uses: [`Doc::distinct_items`]
-//! (views, `.*` wildcards, patches, the writer's member-by-member path),
-//! [`Doc::keys_unique`], and the splice writer, which gathers the keys
-//! during a walk it makes anyway ([`Keys::push`]).
+//! Repeated keys of an object: which members repeat the key of an
+//! earlier one, without hashing. For large objects, by sorted
+//! fingerprints: the one mechanism every reader of large objects uses:
+//! [`Doc::distinct_items`] (views, `.*` wildcards, patches, the writer's
+//! member-by-member path), [`Doc::keys_unique`], and the splice writer,
+//! which gathers the keys during a walk it makes anyway ([`Keys::push`]).
+//! For small objects of strict documents, the lean walk [`small_keys`]
+//! ([`Doc::keys_unique`], and the splice writer's walk when it cuts out
+//! deleted members).
 //!
 //! # Why
 //!
 //! Objects of up to [`SMALL`] members compare each key with the ones before
-//! it (`Pairwise` in `doc.rs`: no set, nothing to sort). Above that a hash
+//! it ([`small_keys`], or `Pairwise` in `doc.rs` where that walk cannot
+//! tell: no set, nothing to sort). Above that a hash
 //! set of the keys costs more than the rest of a read or an edit put
 //! together (a SipHash of each key and a heap table: ~12k instructions for
 //! one 30-member object of the github issues, against ~1k for its whole
@@ -32,14 +36,24 @@
 //! has the same identity. A collision of different keys costs one byte
 //! comparison, never a wrong answer.
 
-use super::{Cursor, Doc};
-use crate::error::AccessError;
+use super::key::{
+    first_word, has_backslash as body_has_backslash, print as key_print, tag, word_has_backslash,
+};
+use super::{next_member, Cursor, Doc};
+use crate::error::{AccessError, JsonType};
+use crate::lex::string_close;
 use smallvec::SmallVec;
 use std::borrow::Cow;
 
-/// Objects up to this many members are checked pairwise (in `doc.rs`);
-/// larger ones here.
+/// Objects up to this many members are checked by [`small_keys`] (or,
+/// when it cannot tell, pairwise by `Doc::distinct_items`); larger ones by
+/// sorted fingerprints.
 pub(crate) const SMALL: usize = 16;
+
+/// Objects up to this many members compare each key's fingerprint with
+/// every earlier one in [`small_keys`]; larger ones test a 256-bit filter
+/// first.
+const PAIRWISE: usize = 8;
 
 /// Members kept on the stack; larger objects spill to the heap.
 const STACK: usize = 64;
@@ -217,6 +231,153 @@ pub(crate) fn keys_unique(doc: &Doc<'_>, at: Cursor) -> Result<bool, AccessError
 #[inline(never)]
 pub(crate) fn later(doc: &Doc<'_>, at: Cursor) -> Result<Later, AccessError> {
     Keys::of(doc, at)?.later(doc)
+}
+
+/// The lean walk over the members of a small object: whether the keys of
+/// object `c` are distinct, with `each` given every member's key
+/// structural and the ordinal of the first container at or after the
+/// member ([`member_value`] makes its value's cursor from them), in order,
+/// until a key repeats (then `Some(false)`). `None`: not the case this
+/// walk covers (a lazy document, not an object, more than [`SMALL`]
+/// members, a key with a backslash, an index that does not fit the
+/// input); `each` may have been called, and the caller starts over with
+/// the general walk. [`Doc::keys_unique`] and the splice writer's walk
+/// for deletions use it.
+///
+/// In a strict document a key without a backslash is its own identity, so
+/// equal keys are equal bytes. Per member: the key's quote and the `:`
+/// after it (its closing quote is usually the byte before the `:`; with
+/// whitespace between them, found by the general test), its first eight
+/// bytes in one load masked to its length, their fingerprint with the
+/// length ([`key_print`](super::key::print)), compared with the earlier
+/// members' (in objects of more than [`PAIRWISE`] members only when a
+/// 256-bit filter of the fingerprints says one may be equal); equal
+/// fingerprints compare the keys' bytes. In a document without any
+/// backslash ([`crate::Index::has_escapes`]) no key is tested for one. The
+/// value is skipped by [`next_member`]; nothing else is kept per member.
+#[inline(always)]
+pub(crate) fn small_keys(
+    doc: &Doc<'_>,
+    c: Cursor,
+    mut each: impl FnMut(usize, u32),
+) -> Option<bool> {
+    if doc.index.lazy || doc.type_of(c) != JsonType::Object {
+        return None;
+    }
+    let n = doc.container_len(c) as usize;
+    if n > SMALL {
+        return None;
+    }
+    let (input, s) = (doc.input, doc.s());
+    let containers = &doc.index.containers;
+    let escapes = doc.index.has_escapes();
+    // Per key: its fingerprint (the earlier keys' bodies are found again
+    // by `repeats_earlier` in the rare case of an equal fingerprint).
+    let mut prints = [0u64; SMALL];
+    let mut seen = [0u64; 4];
+    let mut k = c.sidx as usize + 1;
+    let mut ord = c.ord + 1;
+    // The bounds, proven once: every member's key and `:` are structurals
+    // before the object's closer `cl`, and structurals ascend, so each lies
+    // before the closer's byte, inside the input (checked here: an index
+    // paired with another input fails the walk, never reads out of
+    // bounds).
+    let cl = containers.get(c.ord as usize)?.close as usize;
+    if *s.get(cl)? as usize >= input.len() {
+        return None;
+    }
+    for i in 0..n {
+        if k + 1 >= cl {
+            return None;
+        }
+        // SAFETY: `k + 1 < cl < s.len()` (checked above).
+        let (open, colon) = unsafe { (*s.get_unchecked(k), *s.get_unchecked(k + 1)) };
+        let (open, colon) = (open as usize, colon as usize);
+        // The closing quote: right before the `:`, or (whitespace between
+        // them) found by the general test.
+        // SAFETY: `open < colon - 1 < s[k + 1] <= s[cl] < input.len()`
+        // when the first test holds.
+        let close = if colon > open + 1 && unsafe { *input.get_unchecked(colon - 1) } == b'"' {
+            colon - 1
+        } else {
+            string_close(input, s, k)?
+        };
+        let len = close - open - 1;
+        let word = if open + 9 <= input.len() {
+            // SAFETY: the eight bytes from `open + 1` are in the input
+            // (checked on the line above); an unaligned read of them.
+            let w = unsafe { input.as_ptr().add(open + 1).cast::<u64>().read_unaligned() };
+            let w = u64::from_le(w);
+            if len < 8 {
+                w & ((1u64 << (8 * len)) - 1)
+            } else {
+                w
+            }
+        } else {
+            first_word(input, &input[open + 1..close])
+        };
+        if escapes {
+            // (A short key is all in `word`, zeros after it.)
+            let escaped = if len <= 8 {
+                word_has_backslash(word)
+            } else {
+                body_has_backslash(&input[open + 1..close])
+            };
+            if escaped {
+                return None;
+            }
+        }
+        let print = key_print(word, len);
+        let maybe = if n <= PAIRWISE {
+            prints[..i].contains(&print)
+        } else {
+            let t = tag(print);
+            let (w, bit) = (usize::from(t >> 6), 1u64 << (t & 63));
+            let hit = seen[w] & bit != 0;
+            seen[w] |= bit;
+            hit
+        };
+        if maybe && repeats_earlier(doc, c, &prints[..i], print, &input[open + 1..close]) {
+            return Some(false);
+        }
+        prints[i] = print;
+        each(k, ord);
+        if i + 1 < n {
+            (k, ord) = next_member(s, input, containers, k, ord)?;
+        }
+    }
+    Some(true)
+}
+
+/// Whether one of the first members of object `c`, whose fingerprints
+/// are `prints`, has fingerprint `print` and key body `key`: a second walk
+/// over them, for [`small_keys`]' rare equal fingerprint (a repeat or a
+/// collision), so that its loop keeps nothing per member but the
+/// fingerprint.
+#[cold]
+#[inline(never)]
+fn repeats_earlier(doc: &Doc<'_>, c: Cursor, prints: &[u64], print: u64, key: &[u8]) -> bool {
+    let (s, containers) = (doc.s(), &doc.index.containers);
+    let (mut k, mut ord) = (c.sidx as usize + 1, c.ord + 1);
+    for &p in prints {
+        if p == print && doc.string_body(k as u32) == key {
+            return true;
+        }
+        match next_member(s, doc.input, containers, k, ord) {
+            Some(next) => (k, ord) = next,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// The value of the member whose key is structural `k`, `ord` the ordinal
+/// of the first container at or after the member (as [`small_keys`] gives
+/// them).
+#[inline]
+pub(crate) fn member_value(doc: &Doc<'_>, k: usize, ord: u32) -> Cursor {
+    let colon = doc.s()[k + 1] as usize;
+    doc.value_at(k as u32 + 2, colon + 1, ord)
 }
 
 /// A raw key body's fingerprint ([`print`]) and whether it holds a

@@ -545,3 +545,103 @@ fn lazy_array_inserts_write_what_the_unfolded_array_writes() {
         }
     }
 }
+
+/// A small xorshift generator for the randomized tests.
+fn rng(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
+/// Deleted members cut out of small and large objects against a model of
+/// the rule (the module docs of `writer`): a deleted run before a kept
+/// member goes with the separator after it, one that ends the object with
+/// the separator before it. Members of every kind of value (containers
+/// before, inside and after the cuts), whitespace around keys, colons and
+/// commas, and now and then an escaped key (the general walk) or an
+/// escape elsewhere in the document.
+#[test]
+fn deletions_follow_the_separator_rule() {
+    let mut next = rng(0x2545_F491_4F6C_DD1D);
+    let values = [
+        "1",
+        "\"s\"",
+        "{\"x\": [1, {}]}",
+        "[]",
+        "null",
+        "-2.5",
+        "[{\"a\":{}}]",
+        "\"e\\n\"",
+    ];
+    let spaces = ["", " ", "\n  ", "\t"];
+    for round in 0..3000 {
+        let n = 1 + next(if round % 4 == 0 { 24 } else { 9 }) as usize;
+        let escaped_key = next(6) == 0;
+        let keys: Vec<String> = (0..n)
+            .map(|i| {
+                if escaped_key && i == n / 2 {
+                    format!("k\\u00{:02x}", 0x41 + i) // "kA", "kB", ...: no clash with "k<digits>"
+                } else {
+                    format!("k{i}")
+                }
+            })
+            .collect();
+        let members: Vec<String> = keys
+            .iter()
+            .map(|k| {
+                let sp = spaces[next(4) as usize];
+                let sp2 = spaces[next(4) as usize];
+                format!(
+                    "\"{k}\"{sp}:{sp2}{}",
+                    values[next(values.len() as u64) as usize]
+                )
+            })
+            .collect();
+        let seps: Vec<String> = (0..n)
+            .map(|_| format!("{},{}", spaces[next(4) as usize], spaces[next(4) as usize]))
+            .collect();
+        let (lead, trail) = (spaces[next(4) as usize], spaces[next(4) as usize]);
+        let mut text = format!("{{{lead}");
+        for (i, m) in members.iter().enumerate() {
+            if i > 0 {
+                text.push_str(&seps[i]);
+            }
+            text.push_str(m);
+        }
+        text.push_str(trail);
+        text.push('}');
+        let gone: Vec<bool> = (0..n).map(|_| next(3) == 0).collect();
+        // The model: a kept member after an earlier kept one `p` follows
+        // the separator after `p`; the first kept one follows `lead`.
+        let mut want = format!("{{{lead}");
+        let mut prev: Option<usize> = None;
+        for i in (0..n).filter(|&i| !gone[i]) {
+            if let Some(p) = prev {
+                want.push_str(&seps[p + 1]);
+            }
+            want.push_str(&members[i]);
+            prev = Some(i);
+        }
+        want.push_str(trail);
+        want.push('}');
+        let del: Vec<String> = (0..n)
+            .filter(|&i| gone[i])
+            .map(|i| {
+                let k = &keys[i];
+                match k.strip_prefix("k\\u00") {
+                    Some(hex) => format!("k{}", u8::from_str_radix(hex, 16).unwrap() as char),
+                    None => k.clone(),
+                }
+            })
+            .collect();
+        let del: Vec<&str> = del.iter().map(|s| s.as_str()).collect();
+        assert_eq!(
+            spliced(text.as_bytes(), &del, &[]),
+            want,
+            "{text} without {del:?}"
+        );
+    }
+}

@@ -338,13 +338,15 @@ const PAIRWISE_MAX: usize = repeats::SMALL;
 /// key's quote to the last value's end. So the whitespace around what
 /// stays is as written.
 ///
-/// Repeated keys: in a small object with deletions the raw keys are
-/// compared pairwise (length first) in the same walk: equal bytes are the
-/// same key, and when no key holds a backslash, different bytes are
-/// different keys (otherwise [`Doc::keys_unique`] decides, as it does when
-/// nothing is deleted, where it is the only walk); a large object's keys
-/// are gathered by the same walk and checked at its end (`Keys` of
-/// `doc/repeats.rs`).
+/// Repeated keys: a small object with deletions is walked by the lean
+/// walk of [`Doc::keys_unique`] (`repeats::small_keys`), which checks its
+/// keys on the way; where that walk cannot tell (a key with a backslash),
+/// by the general one, its raw keys compared pairwise (length first):
+/// equal bytes are the same key, and when no key holds a backslash,
+/// different bytes are different keys (otherwise [`Doc::keys_unique`]
+/// decides, as it does when nothing is deleted, where it is the only
+/// walk); a large object's keys are gathered by the same walk and checked
+/// at its end (`Keys` of `doc/repeats.rs`).
 fn splice_walk<K, V>(
     doc: &Doc<'_>,
     at: Cursor,
@@ -356,20 +358,38 @@ fn splice_walk<K, V>(
         // less cost (no values).
         return Ok(doc.keys_unique(at)?.then_some(0));
     }
+    // The deleted members, by their value's structural.
     let mut gone: SmallVec<[u32; 4]> = patches
         .iter()
         .filter(|p| p.value.is_none())
-        .filter_map(|p| p.orig.map(|c| c.start))
+        .filter_map(|p| p.orig.map(|c| c.sidx))
         .collect();
     gone.sort_unstable();
-    let n = doc.len(at)?;
-    let base = doc.input().as_ptr() as usize;
-    let mut cuts = Cuts {
-        gone: &gone,
-        left: gone.len(),
+    let new_cuts = |gone| Cuts {
+        gone,
+        next: 0,
         run: None,
         kept: None,
     };
+    let mut cuts = new_cuts(&gone);
+    let s = &doc.index().structurals;
+    let lean = repeats::small_keys(doc, at, |k, ord| {
+        cuts.member(s[k] as usize, k as u32 + 2, ord, edits);
+    });
+    match lean {
+        Some(true) => {
+            cuts.finish(doc, edits);
+            return Ok(Some(gone.len()));
+        }
+        Some(false) => return Ok(None),
+        None => {
+            // Start over with the general walk.
+            edits.clear();
+            cuts = new_cuts(&gone);
+        }
+    }
+    let n = doc.len(at)?;
+    let base = doc.input().as_ptr() as usize;
     if n <= PAIRWISE_MAX {
         // A plain loop over the members (no repeats skipped: they are
         // found here), so the walk inlines whole.
@@ -388,7 +408,7 @@ fn splice_walk<K, V>(
             // (Keys are short: a loop without an early exit, which the
             // compiler vectorizes, beats memchr's set-up.)
             escaped |= raw.iter().fold(false, |e, &b| e | (b == b'\\'));
-            cuts.member(raw.as_ptr() as usize - base - 1, c, edits);
+            cuts.member(raw.as_ptr() as usize - base - 1, c.sidx, c.ord, edits);
         }
         cuts.finish(doc, edits);
         if walked != n || (escaped && !doc.keys_unique(at)?) {
@@ -421,45 +441,57 @@ fn walk_large<V>(
     for (raw, c) in doc.object_items(at)? {
         keys.push(raw);
         walked += 1;
-        cuts.member(raw.as_ptr() as usize - base - 1, c, edits);
+        cuts.member(raw.as_ptr() as usize - base - 1, c.sidx, c.ord, edits);
     }
     cuts.finish(doc, edits);
     Ok(walked == n && keys.unique(doc)?)
 }
 
 /// [`splice_walk`]'s cuts, member by member in order: the pending run of
-/// deleted members (its first key's quote and its last value) and the
-/// last member kept before it.
+/// deleted members (its first key's quote and its last member) and the
+/// last member kept before it. A member is its value's structural and the
+/// ordinal of the first container at or after it (the value's cursor is
+/// made only for the ends of cuts, `repeats::member_value`).
 struct Cuts<'g> {
-    /// The deleted members' value offsets, sorted.
+    /// The deleted members' value structurals, sorted.
     gone: &'g [u32],
-    /// How many of them the walk has not met yet.
-    left: usize,
-    run: Option<(usize, Cursor)>,
-    kept: Option<Cursor>,
+    /// The first of them the walk has not passed yet (members come in
+    /// order, so this is the next one it may meet).
+    next: usize,
+    run: Option<(usize, (u32, u32))>,
+    kept: Option<(u32, u32)>,
 }
 
 impl Cuts<'_> {
-    /// The member whose key's quote is at `key_at` and whose value is `c`.
-    #[inline]
-    fn member<V>(&mut self, key_at: usize, c: Cursor, edits: &mut Edits<'_, V>) {
-        if self.left > 0 && self.gone.binary_search(&c.start).is_ok() {
-            self.left -= 1;
-            self.run = Some((self.run.map_or(key_at, |(a, _)| a), c));
+    /// The member whose key's quote is at `key_at`, whose value is
+    /// structural `vk` and whose next container is ordinal `ord`.
+    #[inline(always)]
+    fn member<V>(&mut self, key_at: usize, vk: u32, ord: u32, edits: &mut Edits<'_, V>) {
+        // (A deleted member the walk never meets, which a patch of this
+        // object cannot name, is passed over, not waited for.)
+        while self.gone.get(self.next).is_some_and(|&g| g < vk) {
+            self.next += 1;
+        }
+        if self.gone.get(self.next) == Some(&vk) {
+            self.next += 1;
+            self.run = Some((self.run.map_or(key_at, |(a, _)| a), (vk, ord)));
             return;
         }
         if let Some((a, _)) = self.run.take() {
             edits.push((a, key_at, Edit::Cut));
         }
-        self.kept = Some(c);
+        self.kept = Some((vk, ord));
     }
 
     /// After the last member: a run of deleted members that ends the
     /// object goes with the separator before it.
     fn finish<V>(&mut self, doc: &Doc<'_>, edits: &mut Edits<'_, V>) {
         if let Some((a, last)) = self.run.take() {
-            let end = doc.span(last).1;
-            let a = self.kept.map_or(a, |k| doc.span(k).1);
+            let end_of = |(vk, ord): (u32, u32)| {
+                doc.span(repeats::member_value(doc, vk as usize - 2, ord)).1
+            };
+            let end = end_of(last);
+            let a = self.kept.map_or(a, end_of);
             edits.push((a, end, Edit::Cut));
         }
     }

@@ -414,6 +414,91 @@ def test_merge_patch_object_into_absent_member() -> None:
     assert qjson.dumps(v) == before
 
 
+def _merged(target: Any, patch: Any) -> Any:
+    """RFC 7396's MergePatch, on plain values (the reference)."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = _merged(out.get(k), v)
+    return out
+
+
+_MERGE_SRC = (
+    b'{"model": "gpt-4o", "n" : {"a": 1, "b": [2]}, "stream": true,'
+    b'  "temperature": 0.7, "a_rather_long_key": {"x": null}}'
+)
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        [],
+        [("set", "model", "m")],
+        [("set", "new", 1)],
+        [("del", "stream", None)],
+        [("del", "stream", None), ("set", "stream", 2)],
+        [("del", "n", None)],
+        [("set", "n", {"z": 1})],
+        [("unfold", None, None)],
+    ],
+)
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"model": "x", "stream": None, "missing": None, "n": {"b": None, "c": 3}},
+        {"absent": {"k": 1}, "logprobs": None, "temperature": 0.2},
+        {"a_rather_long_key": {"x": 1}, "new": None, "n": 5, "model": None},
+        {"stream": {"s": None}, "n": {"a": {"deep": True}}, "": 0},
+    ],
+    ids=["mixed", "chat", "long", "objects"],
+)
+def test_merge_patch_of_several_keys_after_edits(edits: Any, patch: Any) -> None:
+    """A merge patch of several keys into a lazy object after edits of the
+    same keys (set, deleted, deleted and set again, unfolded): the same
+    result as the reference on plain values, and members neither edited
+    nor patched keep their bytes."""
+    v = qjson.decode(_MERGE_SRC)
+    want = json.loads(_MERGE_SRC)
+    for kind, key, value in edits:
+        if kind == "set":
+            v[key] = value
+            want[key] = value
+        elif kind == "del":
+            del v[key]
+            del want[key]
+        else:
+            v.popitem()
+            want.popitem()
+    out = qjson.merge_patch(v, copy.deepcopy(patch))
+    assert out is v
+    want = _merged(want, patch)
+    assert json.loads(qjson.dumps(v)) == want
+    assert dict(v.items()) == want
+    if not edits and "n" not in patch:
+        assert b'"n" : {"a": 1, "b": [2]}' in qjson.dumps(v)
+
+
+def test_merge_patch_of_several_keys_with_repeats_and_escapes() -> None:
+    """A merge patch of several keys into objects with a repeated key or an
+    escaped key, strict and lazy: the first occurrence of a repeated key is
+    the member, an escaped key matches its text."""
+    for src in (
+        b'{"a": 1, "b": {"c": 2}, "a": 3}',
+        b'{"\\u0061": 1, "b": {"c": 2}}',
+    ):
+        for lazy in (False, True):
+            v = qjson.parse(src, lazy=lazy).root
+            qjson.merge_patch(v, {"a": None, "b": {"d": 4}, "e": 5})
+            assert json.loads(qjson.dumps(v)) == {"b": {"c": 2, "d": 4}, "e": 5}
+            v = qjson.parse(src, lazy=lazy).root
+            qjson.merge_patch(v, {"a": {"x": 1}, "b": None})
+            assert json.loads(qjson.dumps(v)) == {"a": {"x": 1}}
+
+
 class _Key(str):
     """A str subclass key (goes the general way, not the one-copy path)."""
 
