@@ -11,7 +11,8 @@ a share of its side's passthrough (decode + encode unmodified).
 
     python benchmarks/lua_ab.py A_LUA A_LIB B_LUA B_LIB [--payloads 2k,1m,...]
         [--work pass,set,...] [--rounds 7] [--round-s 0.05] [--deterministic]
-        [--long [--live N]] [--callgrind [--n1 N --n2 N --top K]]
+        [--long [--live N]] [--callgrind [--n1 N --n2 N --top K] [--seeds 0,1,2]
+        [--per-seed] [--jobs J]]
 
 --long: per side, one LuaJIT state that holds and cycles every payload (a
 gateway sees every size in turn; with --live, N live tables of its own)
@@ -20,7 +21,8 @@ workload is `get` unless --work names another. Printed per side: fresh and
 long ops/s and long / fresh, and B long / A long.
 
 Workloads: pass, decode (alone), edit (decode + the set, no encode), set
-(model / [1].title on github), patch (3 ops, as
+(model / [1].title on github), nested (messages[1].content / [1].user.login
+on github: the edit in a child of a child), patch (3 ops, as
 lua_bench.py), merge, read (decode + the access reads of lua_bench.py), get
 (parse + the path getters of lua_bench.py's access and long-lived rows), copy
 (the copy floor: decode, then ffi.string of the input less its last byte:
@@ -40,7 +42,11 @@ a warm-up of 200 calls, so the traces are recorded) in its own
 --deterministic preloaded, and the difference over n2 - n1 is printed,
 with --top, B - A per function (exclusive; LuaJIT's internals and its
 machine code are `???` rows). --seeds 0,1,2 averages over those draws
-(QJSON_DETRAND_SEED): a patch's count moves by 15% from draw to draw.
+(QJSON_DETRAND_SEED): a patch's count moves by 15% from draw to draw;
+--per-seed prints each draw's count and their spread, --jobs runs that
+many valgrind processes at once, --trace-log writes each run's LuaJIT trace
+events beside its callgrind file (FILE.traces: which traces a draw got;
+the logger runs Lua code at each event, so it may move the draw itself).
 The counts of one build and seed repeat to the instruction from run to
 run; this is the tool behind the "k instructions per op" figures of the
 Lua notes.
@@ -70,6 +76,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 try:
     import payloads  # type: ignore[import-not-found]
@@ -120,6 +127,18 @@ end
 W.set_chat = function(s)
     local t = qjson.decode(s)
     t.model = "gpt-4o-mini"
+    return qjson.encode(t)
+end
+-- nested: an edit two containers down (a child object of a child array),
+-- so the edit fields land in child proxies' states, not the root's.
+W.nested_chat = function(s)
+    local t = qjson.decode(s)
+    t.messages[1].content = "Be brief."
+    return qjson.encode(t)
+end
+W.nested_github = function(s)
+    local t = qjson.decode(s)
+    t[1].user.login = "octocat"
     return qjson.encode(t)
 end
 W.set_github = function(s)
@@ -322,17 +341,51 @@ def work_name(w: str, n: str) -> str:
     return f"{w}_{'github' if n == 'github' else 'chat'}"
 
 
+TRACE_LOG = r"""
+local path = ...
+local util = require("jit.util")
+local log = assert(io.open(path, "w"))
+local phase = "warm-up"
+jit.attach(function(what, tr, func, pc, otr, oex)
+    local loc = util.funcinfo(func, pc).loc
+    if what == "stop" then
+        local ti = util.traceinfo(tr)
+        loc = loc .. " link " .. ti.link .. " " .. ti.linktype .. " nins " .. ti.nins
+    elseif what == "abort" then
+        loc = loc .. " error " .. tostring(otr)
+    elseif what == "start" and otr then
+        loc = loc .. " side of " .. otr .. "/" .. oex
+    end
+    log:write(phase, " ", what, " ", tostring(tr), " ", loc, "\n")
+    log:flush()
+end, "trace")
+return function(p) phase = p end
+"""
+
+
 def cg_child(lua: str, lib: str, w: str, n: str, k: int) -> int:
-    """--callgrind's profiled process: warm up, then `k` calls."""
-    s = side(lua, lib)
+    """--callgrind's profiled process: warm up, then `k` calls. With
+    $QJSON_TRACE_LOG (--trace-log), LuaJIT's trace events go to that file
+    (start, stop with its link, abort with its error number, by phase): what
+    a count's seed got (a loop of the op with a trace of its own, which the
+    op's trace links to, or one trace for the whole op)."""
+    rt, s = runtime(lua, lib)
+    log = os.environ.get("QJSON_TRACE_LOG")
+    phase = rt.execute(TRACE_LOG, log.encode()) if log else None
     s.set(n.encode(), payload(n))
     s.time(w.encode(), n.encode(), 200)
+    if phase is not None:
+        phase(b"measured")
     s.time(w.encode(), n.encode(), k)
     return 0
 
 
-def cg_run(lua: str, lib: str, w: str, n: str, k: int, out: str, so: str, seed: str) -> None:
+def cg_run(
+    lua: str, lib: str, w: str, n: str, k: int, out: str, so: str, seed: str, traces: bool = False
+) -> None:
     env = dict(os.environ, PYTHONHASHSEED="0", QJSON_DETRAND_SEED=seed)
+    if traces:
+        env["QJSON_TRACE_LOG"] = out + ".traces"
     env["LD_PRELOAD"] = " ".join(x for x in (so, env.get("LD_PRELOAD", "")) if x)
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable]
     lua, lib = os.path.abspath(lua), os.path.abspath(lib)
@@ -358,33 +411,59 @@ def callgrind(args, names: list[str]) -> int:
         sides[i] = (label, os.path.join(d, "qjson.lua"), os.path.join(d, "libqjson.so"))
     print(f"callgrind files in {tmp}")
     seeds = args.seeds.split(",")
+    # Every (workload, side, seed, n) run is its own valgrind process: run
+    # --jobs of them at once (counts do not depend on the machine's load).
+    runs = []
     for n in names:
         for w in args.work.split(","):
             wn = work_name(w, n)
-            counts = []
             for label, lua, lib in sides:
-                # Summed over the seeds (a mean once divided by their number).
-                tot: list[dict[str, int]] = [{}, {}]
                 for seed in seeds:
-                    for j, k in enumerate((args.n1, args.n2)):
+                    for k in (args.n1, args.n2):
                         f = os.path.join(tmp, f"{wn}.{n}.{label}.{k}.s{seed}")
-                        cg_run(lua, lib, wn, n, k, f, so, seed)
-                        for fn, c in load(f).items():
-                            tot[j][fn] = tot[j].get(fn, 0) + c
-                counts.append(tot)
-            per = (args.n2 - args.n1) * len(seeds)
-            ops = [(sum(c[1].values()) - sum(c[0].values())) / per for c in counts]
-            if len(ops) == 1:
-                print(f"{n:>8} {w:>7}  A {ops[0]:10,.0f}")
+                        runs.append((lua, lib, wn, n, k, f, so, seed, args.trace_log))
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        done = {r[5]: pool.submit(cg_run, *r) for r in runs}
+        for n in names:
+            for w in args.work.split(","):
+                wn = work_name(w, n)
+                counts = []
+                per_seed = []
+                for label, _lua, _lib in sides:
+                    # Summed over the seeds (a mean once divided by their number).
+                    tot: list[dict[str, int]] = [{}, {}]
+                    one = []
+                    for seed in seeds:
+                        both = []
+                        for j, k in enumerate((args.n1, args.n2)):
+                            f = os.path.join(tmp, f"{wn}.{n}.{label}.{k}.s{seed}")
+                            done[f].result()
+                            c = load(f)
+                            both.append(sum(c.values()))
+                            for fn, x in c.items():
+                                tot[j][fn] = tot[j].get(fn, 0) + x
+                        one.append((both[1] - both[0]) / (args.n2 - args.n1))
+                    counts.append(tot)
+                    per_seed.append(one)
+                per = (args.n2 - args.n1) * len(seeds)
+                ops = [(sum(c[1].values()) - sum(c[0].values())) / per for c in counts]
+                if len(ops) == 1:
+                    print(f"{n:>8} {w:>7}  A {ops[0]:10,.0f}")
+                else:
+                    a, b = ops
+                    print(f"{n:>8} {w:>7}  A {a:10,.0f}  B {b:10,.0f}  B/A {b / max(a, 1):.3f}")
+                if args.per_seed:
+                    for (label, _lua, _lib), one in zip(sides, per_seed):
+                        cells = " ".join(f"{x:8,.0f}" for x in one)
+                        spread = max(one) - min(one)
+                        print(f"{'':>17}{label} per seed {cells}  (spread {spread:,.0f})")
                 if args.top:
-                    show_diff(counts[0][0], counts[0][1], per, args.top, "  A, Ir")
-                continue
-            a, b = ops
-            print(f"{n:>8} {w:>7}  A {a:10,.0f}  B {b:10,.0f}  B/A {b / max(a, 1):.3f}")
-            if args.top:
-                # B's N2 run against A's: the per-function difference.
-                show_diff(counts[0][1], counts[1][1], per, args.top, "  B - A, Ir")
-            sys.stdout.flush()
+                    if len(ops) == 1:
+                        show_diff(counts[0][0], counts[0][1], per, args.top, "  A, Ir")
+                    else:
+                        # B's N2 run against A's: the per-function difference.
+                        show_diff(counts[0][1], counts[1][1], per, args.top, "  B - A, Ir")
+                sys.stdout.flush()
     return 0
 
 
@@ -410,6 +489,13 @@ def main() -> int:
     ap.add_argument("--n2", type=int, default=1200, help="--callgrind: calls of the second run")
     ap.add_argument("--top", type=int, default=0, help="--callgrind: functions of the B - A diff")
     ap.add_argument("--seeds", default="0", help="--callgrind: QJSON_DETRAND_SEED draws (mean)")
+    ap.add_argument("--per-seed", action="store_true", help="--callgrind: each seed's count")
+    ap.add_argument(
+        "--trace-log",
+        action="store_true",
+        help="--callgrind: each run's LuaJIT trace events beside its file (FILE.traces)",
+    )
+    ap.add_argument("--jobs", type=int, default=1, help="--callgrind: valgrind runs at once")
     ap.add_argument("--cg-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.cg_child:
