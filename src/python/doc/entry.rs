@@ -22,10 +22,11 @@
 use super::super::convert;
 use super::super::path::PathArg;
 use super::super::slots::{self, owned, run, FastCall, Original};
+use super::super::view::{self, Array, Object};
 use super::{parse_bytes, Cursor, Doc, Parsed};
 use crate::decode::Number;
 use crate::doc::{Cursor as CoreCursor, Doc as CoreDoc, Quick, Value};
-use crate::error::AccessError;
+use crate::error::{AccessError, JsonType};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
@@ -133,12 +134,19 @@ unsafe extern "C" fn decode(
         let read = |py: Python<'_>| {
             // SAFETY: as in `parse`.
             let data = unsafe { pyo3::Borrowed::from_ptr(py, *args) };
-            let doc = parse_bytes(&data)?;
-            let v = convert::value(py, &doc.parsed, doc.root);
+            let Doc { parsed, root, .. } = parse_bytes(&data)?;
+            // A container root (nearly every document) becomes its view
+            // straight away, taking the document's share.
+            match parsed.doc().type_of(root) {
+                JsonType::Object => return owned(view::make(py, Object::new(parsed, root))),
+                JsonType::Array => return owned(view::make(py, Array::new(parsed, root))),
+                _ => {}
+            }
+            let v = convert::value(py, &parsed, root);
             // A scalar root leaves the document's last share here: its
             // input's reference must be released now, not by PyO3's pool.
-            if Arc::strong_count(&doc.parsed) == 1 {
-                slots::release(doc);
+            if Arc::strong_count(&parsed) == 1 {
+                slots::release(parsed);
             }
             owned(v)
         };
