@@ -298,6 +298,14 @@ getter!(get_str, 1, |py, _parsed, doc, found, _args, _nargs| {
     if let Some(s) = convert::validated_str(py, doc, c) {
         return Some(s.into_ptr());
     }
+    other_str(py, doc, c)
+});
+
+/// `get_str` of a string [`convert::validated_str`] does not make (in a
+/// lazy document), or of another value (`None`): out of line, so that the
+/// common getter stays small.
+#[inline(never)]
+fn other_str(py: Python<'_>, doc: &CoreDoc<'_>, c: CoreCursor) -> Option<*mut ffi::PyObject> {
     if let Some(Quick::Str(s)) = doc.quick(c) {
         return Some(convert::new_str(py, &s).into_ptr());
     }
@@ -305,7 +313,7 @@ getter!(get_str, 1, |py, _parsed, doc, found, _args, _nargs| {
         Ok(Value::String(s)) => Some(convert::new_str(py, &s).into_ptr()),
         _ => None,
     }
-});
+}
 
 getter!(get_int, 1, |py, _parsed, doc, found, _args, _nargs| {
     let _ = py;
@@ -313,8 +321,8 @@ getter!(get_int, 1, |py, _parsed, doc, found, _args, _nargs| {
     let v = match doc.quick(c) {
         Some(Quick::Int(v)) => Some(v),
         Some(Quick::Str(_)) => None,
-        None => match doc.value(c) {
-            Ok(Value::Number(Number::Int(v))) => Some(v),
+        None => match doc.number_at(c) {
+            Ok(Number::Int(v)) => Some(v),
             _ => None,
         },
     };
@@ -325,9 +333,9 @@ getter!(get_int, 1, |py, _parsed, doc, found, _args, _nargs| {
 
 getter!(get_float, 1, |py, _parsed, doc, found, _args, _nargs| {
     let _ = py;
-    let v = match doc.value(found.ok()?) {
-        Ok(Value::Number(Number::Int(v))) => v as f64,
-        Ok(Value::Number(Number::Float(v))) => v,
+    let v = match doc.number_at(found.ok()?) {
+        Ok(Number::Int(v)) => v as f64,
+        Ok(Number::Float(v)) => v,
         _ => return None,
     };
     // SAFETY: the thread is attached; a NULL result has set MemoryError.
