@@ -211,12 +211,7 @@ unsafe fn find<'py, T: Base>(
 /// Where `path` leads from `at` in the common case (see [`find`]): simple
 /// paths straight from their bytes, the others through the parser or their
 /// compiled segments; `None` for errors other than `NotFound`.
-///
-/// One copy, out of line, for every getter of both classes: a loop of
-/// small reads calls several getters, and a copy of the path walk inlined
-/// into each would bring that much more code into the instruction cache
-/// per read (a call costs a few instructions; a cache miss, many more).
-#[inline(never)]
+#[inline(always)]
 fn locate(
     doc: &CoreDoc<'_>,
     at: CoreCursor,
