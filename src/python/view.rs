@@ -206,6 +206,23 @@ fn lazy_child(
     Ok(v)
 }
 
+/// A new view of the container at `c` (`object`: an `Object`, else an
+/// `Array`) over `parsed`, for reads that return one without caching it
+/// (the getters' `get`). Out of line: one copy of both allocations.
+#[inline(never)]
+pub(crate) fn new_view(
+    py: Python<'_>,
+    parsed: &Arc<Parsed>,
+    c: Cursor,
+    object: bool,
+) -> PyResult<Py<PyAny>> {
+    if object {
+        make(py, Object::new(parsed.clone(), c))
+    } else {
+        make(py, Array::new(parsed.clone(), c))
+    }
+}
+
 /// The Python value of a slot; an original container's view is cached in it.
 fn slot_value(py: Python<'_>, parsed: &Arc<Parsed>, slot: &mut Slot) -> PyResult<Py<PyAny>> {
     match slot {

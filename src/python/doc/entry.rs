@@ -272,9 +272,13 @@ macro_rules! getter {
 }
 
 getter!(get, 2, |py, parsed, doc, found, args, nargs| match found {
-    Ok(c) => match convert::quick(py, doc, c) {
-        Some(v) => Some(v.into_ptr()),
-        None => owned(convert::value(py, parsed, c)),
+    Ok(c) => match doc.type_of(c) {
+        JsonType::Object => owned(view::new_view(py, parsed, c, true)),
+        JsonType::Array => owned(view::new_view(py, parsed, c, false)),
+        _ => match convert::quick(py, doc, c) {
+            Some(v) => Some(v.into_ptr()),
+            None => owned(convert::value(py, parsed, c)),
+        },
     },
     Err(Missing) if nargs == 2 => {
         // SAFETY: the second argument is live for the call; the new
@@ -328,10 +332,17 @@ getter!(get_int, 1, |py, _parsed, doc, found, _args, _nargs| {
 
 getter!(get_float, 1, |py, _parsed, doc, found, _args, _nargs| {
     let _ = py;
-    let v = match doc.number_at(found.ok()?) {
-        Ok(Number::Int(v)) => v as f64,
-        Ok(Number::Float(v)) => v,
-        _ => return None,
+    let c = found.ok()?;
+    // A plain decimal (`0.7`, `12`) in one read of its bytes; the rest
+    // through the general number path.
+    let v = match doc.quick_decimal(c) {
+        Some(Number::Float(v)) => v,
+        Some(Number::Int(v)) => v as f64,
+        _ => match doc.number_at(c) {
+            Ok(Number::Int(v)) => v as f64,
+            Ok(Number::Float(v)) => v,
+            _ => return None,
+        },
     };
     // SAFETY: the thread is attached; a NULL result has set MemoryError.
     Some(unsafe { ffi::PyFloat_FromDouble(v) })
