@@ -197,15 +197,18 @@ fn lazy_child(
     if let Some(v) = views.get(c.start) {
         return Ok(v.clone_ref(py));
     }
-    let v = new_view(py, parsed, c, object)?;
+    let v = if object {
+        make(py, Object::new(parsed.clone(), c))?
+    } else {
+        make(py, Array::new(parsed.clone(), c))?
+    };
     views.insert(c.start, v.clone_ref(py));
     Ok(v)
 }
 
 /// A new view of the container at `c` (`object`: an `Object`, else an
 /// `Array`) over `parsed`, for reads that return one without caching it
-/// (the getters' `get`, `decode`'s root) or before caching it (child
-/// views). Out of line: one copy of both allocations for every caller.
+/// (the getters' `get`). Out of line: one copy of both allocations.
 #[inline(never)]
 pub(crate) fn new_view(
     py: Python<'_>,

@@ -22,7 +22,7 @@
 use super::super::convert;
 use super::super::path::PathArg;
 use super::super::slots::{self, owned, run, FastCall, Original};
-use super::super::view;
+use super::super::view::{self, Array, Object};
 use super::{parse_bytes, Cursor, Doc, Parsed};
 use crate::decode::Number;
 use crate::doc::{Cursor as CoreCursor, Doc as CoreDoc, Quick, Value};
@@ -136,11 +136,10 @@ unsafe extern "C" fn decode(
             let data = unsafe { pyo3::Borrowed::from_ptr(py, *args) };
             let Doc { parsed, root, .. } = parse_bytes(&data)?;
             // A container root (nearly every document) becomes its view
-            // straight away (the view holds a share of the document, so
-            // dropping this one releases nothing).
+            // straight away, taking the document's share.
             match parsed.doc().type_of(root) {
-                JsonType::Object => return owned(view::new_view(py, &parsed, root, true)),
-                JsonType::Array => return owned(view::new_view(py, &parsed, root, false)),
+                JsonType::Object => return owned(view::make(py, Object::new(parsed, root))),
+                JsonType::Array => return owned(view::make(py, Array::new(parsed, root))),
                 _ => {}
             }
             let v = convert::value(py, &parsed, root);
