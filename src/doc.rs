@@ -819,8 +819,10 @@ impl<'a> Doc<'a> {
         // The common lookup, a short plain key in a small object, walks
         // with the words of its `PlainKey` and nothing else set up.
         if self.container_len(c) <= TABLE_MIN {
-            if let Some(p) = PlainKey::new(key) {
-                return self.walk_members(c, Plain(&p, key)).1;
+            match PlainKey::new(key) {
+                Some(PlainKey::Short(p)) => return self.walk_members(c, Plain(&p, key)).1,
+                Some(PlainKey::Medium(p)) => return self.walk_members(c, Plain(&p, key)).1,
+                None => {}
             }
         }
         self.field_general(c, key)
@@ -1388,9 +1390,9 @@ impl MemberTest for ShortKey<'_, '_, '_> {
 /// A short plain key ([`PlainKey`]); a member its words cannot tell
 /// (an escape, the end of the input near) is compared by [`KeyMatcher`],
 /// made for that member only.
-struct Plain<'p, 'k>(&'p PlainKey, &'k [u8]);
+struct Plain<'p, 'k, T>(&'p T, &'k [u8]);
 
-impl MemberTest for Plain<'_, '_> {
+impl<T: WordTest> MemberTest for Plain<'_, '_, T> {
     #[inline(always)]
     fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool {
         match self.0.test(doc.input, open) {
@@ -1709,7 +1711,7 @@ pub(crate) mod repeats;
 
 use key::{
     first_word, has_backslash, print, tag, tag_mask, word_has_backslash, word_of, KeyMatcher,
-    PlainKey, TAG_GROUP,
+    PlainKey, WordTest, TAG_GROUP,
 };
 
 #[cfg(test)]

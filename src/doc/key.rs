@@ -263,26 +263,42 @@ impl<'i, 'k> KeyMatcher<'i, 'k> {
 
 /// A plain key of at most 15 bytes as the words a member is tested with
 /// from its opening quote: the fast test of the common lookup, made with no
-/// more than the key (see [`KeyMatcher`] for the general one).
-///
-/// Two masked compares: the eight bytes after the quote against the key's
-/// first eight (`head`), then the word that ends with the closing quote
-/// (`tail`, `tail_at` bytes after the opening quote) against the key's last
-/// bytes and the quote. A key of up to seven bytes has one word: its bytes
-/// and the quote, under the mask of those bytes, which is both its head and
-/// its tail (the second compare, made only when the first one matched,
-/// reads the same word again). A key of eight to fifteen bytes: its first
-/// eight bytes, then its last seven and the quote, all bytes counting.
-/// One kind of test for both lengths keeps one member walk for both (the
-/// code a lookup brings into the instruction cache counts on small
-/// documents); its words stay in registers during the walk.
+/// more than the key (see [`KeyMatcher`] for the general one). Each kind
+/// gets its own member walk, so that the walk keeps its few words in
+/// registers.
 #[derive(Clone, Copy)]
-pub(super) struct PlainKey {
+pub(super) enum PlainKey {
+    /// Up to seven bytes: one masked compare.
+    Short(ShortWord),
+    /// Eight to fifteen bytes: two compares.
+    Medium(MediumWords),
+}
+
+/// A plain key of up to seven bytes: the eight bytes after the quote
+/// compared with the key and its closing quote, under the mask of those
+/// bytes.
+#[derive(Clone, Copy)]
+pub(super) struct ShortWord {
+    word: u64,
+    mask: u64,
+}
+
+/// A plain key of eight to fifteen bytes: its first eight bytes, then the
+/// word that ends with the closing quote (its last seven bytes and the
+/// quote), which starts `tail_at` bytes after the opening quote.
+#[derive(Clone, Copy)]
+pub(super) struct MediumWords {
     head: u64,
-    head_mask: u64,
     tail: u64,
-    tail_mask: u64,
     tail_at: usize,
+}
+
+/// How a [`PlainKey`] tests the string whose opening quote is at byte
+/// `open` of `input`: `Some(hit)`, or `None` when its words cannot tell
+/// (fewer than eight bytes left, or a backslash where the body first
+/// differs: the body must be decoded, see the module docs).
+pub(super) trait WordTest {
+    fn test(&self, input: &[u8], open: usize) -> Option<bool>;
 }
 
 /// The little-endian word at `input[at..at + 8]`, if there is one.
@@ -291,6 +307,35 @@ fn word_at(input: &[u8], at: usize) -> Option<u64> {
     input
         .get(at..at + 8)
         .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+}
+
+impl WordTest for ShortWord {
+    #[inline(always)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        let w = word_at(input, open + 1)?;
+        let diff = (w ^ self.word) & self.mask;
+        if diff == 0 {
+            return Some(true);
+        }
+        escape_at_first_difference(w, diff)
+    }
+}
+
+impl WordTest for MediumWords {
+    #[inline(always)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        let w = word_at(input, open + 1)?;
+        let diff = w ^ self.head;
+        if diff != 0 {
+            return escape_at_first_difference(w, diff);
+        }
+        let t = word_at(input, open + 1 + self.tail_at)?;
+        let diff = t ^ self.tail;
+        if diff == 0 {
+            return Some(true);
+        }
+        escape_at_first_difference(t, diff)
+    }
 }
 
 impl PlainKey {
@@ -306,44 +351,27 @@ impl PlainKey {
             return None;
         }
         Some(if n <= 7 {
-            let quoted = word | u64::from(b'"') << (8 * n);
-            let mask = u64::MAX >> (8 * (7 - n));
-            PlainKey {
-                head: quoted,
-                head_mask: mask,
-                tail: quoted,
-                tail_mask: mask,
-                tail_at: 0,
-            }
+            PlainKey::Short(ShortWord {
+                word: word | u64::from(b'"') << (8 * n),
+                mask: u64::MAX >> (8 * (7 - n)),
+            })
         } else {
             let last = u64::from_le_bytes(key[n - 8..].try_into().expect("8 bytes"));
-            PlainKey {
+            PlainKey::Medium(MediumWords {
                 head: word,
-                head_mask: u64::MAX,
                 tail: last >> 8 | u64::from(b'"') << 56,
-                tail_mask: u64::MAX,
                 tail_at: n - 7,
-            }
+            })
         })
     }
 
-    /// How the string whose opening quote is at byte `open` of `input`
-    /// compares with the key: `Some(hit)`, or `None` when the words cannot
-    /// tell (fewer than eight bytes left, or a backslash where the body
-    /// first differs: the body must be decoded, see the module docs).
-    #[inline(always)]
-    pub(super) fn test(&self, input: &[u8], open: usize) -> Option<bool> {
-        let w = word_at(input, open + 1)?;
-        let diff = (w ^ self.head) & self.head_mask;
-        if diff != 0 {
-            return escape_at_first_difference(w, diff);
+    /// [`WordTest::test`] of whichever kind this key is.
+    #[cfg(test)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        match self {
+            PlainKey::Short(k) => k.test(input, open),
+            PlainKey::Medium(k) => k.test(input, open),
         }
-        let t = word_at(input, open + 1 + self.tail_at)?;
-        let diff = (t ^ self.tail) & self.tail_mask;
-        if diff == 0 {
-            return Some(true);
-        }
-        escape_at_first_difference(t, diff)
     }
 }
 
