@@ -208,7 +208,9 @@ fn lazy_child(
 
 /// A new view of the container at `c` (`object`: an `Object`, else an
 /// `Array`) over `parsed`, for reads that return one without caching it
-/// (the getters' `get`). Out of line: one copy of both allocations.
+/// (the raw `get` of `Doc` and `Cursor`). Out of line: one copy of both
+/// allocations.
+#[cfg(not(feature = "abi3"))]
 #[inline(never)]
 pub(crate) fn new_view(
     py: Python<'_>,
