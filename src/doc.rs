@@ -465,6 +465,19 @@ impl<'a> Doc<'a> {
         })
     }
 
+    /// The number at `c` (a `Type` error for any other value): what
+    /// [`Self::value`] reads of a number, without its dispatch over every
+    /// type (the typed getters' path).
+    pub fn number_at(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
+        match self.type_of(c) {
+            JsonType::Number => self.number(c),
+            found => Err(AccessError::Type {
+                expected: "number",
+                found,
+            }),
+        }
+    }
+
     /// The commonest scalars, read without building a [`Value`] (nor an
     /// error): a string, or an integer that [`Self::value`] reads as a short
     /// `i64`. `None` for every other value, and for a string that does not

@@ -144,17 +144,24 @@ unsafe impl Sync for Input {}
 
 impl Input {
     pub(crate) fn new(obj: &Bound<'_, PyAny>) -> PyResult<Input> {
-        let object = ManuallyDrop::new(obj.clone().unbind());
         if let Ok(b) = obj.cast::<PyBytes>() {
             let bytes = b.as_bytes();
             return Ok(Input {
                 ptr: bytes.as_ptr(),
                 len: bytes.len(),
                 _owner: Owner::Object,
-                object,
+                object: ManuallyDrop::new(obj.clone().unbind()),
                 released: false,
             });
         }
+        Input::new_other(obj)
+    }
+
+    /// [`Self::new`] of anything but `bytes` (out of line: `bytes` is the
+    /// common input, and its path stays short).
+    #[inline(never)]
+    fn new_other(obj: &Bound<'_, PyAny>) -> PyResult<Input> {
+        let object = ManuallyDrop::new(obj.clone().unbind());
         if obj.is_instance_of::<PyString>() {
             let mut size: ffi::Py_ssize_t = 0;
             // SAFETY: `obj` is a str (checked above) and the interpreter is

@@ -171,23 +171,28 @@ fn err(py: Python<'_>, parsed: &Parsed, e: AccessError) -> PyErr {
 }
 
 /// The Python value of child `c`; container views are cached in `views`.
+///
+/// One dispatch on the child's type: a container's view from the cache,
+/// or made and cached (nothing is decoded); the commonest scalars straight
+/// from the input ([`convert::quick`]); the rest through the general
+/// decode, out of line. The code a read runs stays small: reads of small
+/// documents are short enough that the instructions they bring into the
+/// cache count as much as the ones they execute.
 fn lazy_child(
     py: Python<'_>,
     parsed: &Arc<Parsed>,
     views: &mut ViewCache,
     c: Cursor,
 ) -> PyResult<Py<PyAny>> {
-    // The commonest scalars straight from the input; a container's view
-    // from the cache, or made and cached (nothing is decoded); other
-    // scalars through the general decode.
     let doc = parsed.doc();
-    if let Some(v) = convert::quick(py, &doc, c) {
-        return Ok(v);
-    }
     let object = match doc.type_of(c) {
         JsonType::Object => true,
         JsonType::Array => false,
-        _ => return convert::value(py, parsed, c),
+        JsonType::String | JsonType::Number => match convert::quick(py, &doc, c) {
+            Some(v) => return Ok(v),
+            None => return convert::value(py, parsed, c),
+        },
+        JsonType::Bool | JsonType::Null => return convert::value(py, parsed, c),
     };
     if let Some(v) = views.get(c.start) {
         return Ok(v.clone_ref(py));
@@ -199,6 +204,25 @@ fn lazy_child(
     };
     views.insert(c.start, v.clone_ref(py));
     Ok(v)
+}
+
+/// A new view of the container at `c` (`object`: an `Object`, else an
+/// `Array`) over `parsed`, for reads that return one without caching it
+/// (the raw `get` of `Doc` and `Cursor`). Out of line: one copy of both
+/// allocations.
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+pub(crate) fn new_view(
+    py: Python<'_>,
+    parsed: &Arc<Parsed>,
+    c: Cursor,
+    object: bool,
+) -> PyResult<Py<PyAny>> {
+    if object {
+        make(py, Object::new(parsed.clone(), c))
+    } else {
+        make(py, Array::new(parsed.clone(), c))
+    }
 }
 
 /// The Python value of a slot; an original container's view is cached in it.

@@ -22,10 +22,11 @@
 use super::super::convert;
 use super::super::path::PathArg;
 use super::super::slots::{self, owned, run, FastCall, Original};
+use super::super::view::{self, Array, Object};
 use super::{parse_bytes, Cursor, Doc, Parsed};
 use crate::decode::Number;
 use crate::doc::{Cursor as CoreCursor, Doc as CoreDoc, Quick, Value};
-use crate::error::AccessError;
+use crate::error::{AccessError, JsonType};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
@@ -133,12 +134,19 @@ unsafe extern "C" fn decode(
         let read = |py: Python<'_>| {
             // SAFETY: as in `parse`.
             let data = unsafe { pyo3::Borrowed::from_ptr(py, *args) };
-            let doc = parse_bytes(&data)?;
-            let v = convert::value(py, &doc.parsed, doc.root);
+            let Doc { parsed, root, .. } = parse_bytes(&data)?;
+            // A container root (nearly every document) becomes its view
+            // straight away, taking the document's share.
+            match parsed.doc().type_of(root) {
+                JsonType::Object => return owned(view::make(py, Object::new(parsed, root))),
+                JsonType::Array => return owned(view::make(py, Array::new(parsed, root))),
+                _ => {}
+            }
+            let v = convert::value(py, &parsed, root);
             // A scalar root leaves the document's last share here: its
             // input's reference must be released now, not by PyO3's pool.
-            if Arc::strong_count(&doc.parsed) == 1 {
-                slots::release(doc);
+            if Arc::strong_count(&parsed) == 1 {
+                slots::release(parsed);
             }
             owned(v)
         };
@@ -264,9 +272,13 @@ macro_rules! getter {
 }
 
 getter!(get, 2, |py, parsed, doc, found, args, nargs| match found {
-    Ok(c) => match convert::quick(py, doc, c) {
-        Some(v) => Some(v.into_ptr()),
-        None => owned(convert::value(py, parsed, c)),
+    Ok(c) => match doc.type_of(c) {
+        JsonType::Object => owned(view::new_view(py, parsed, c, true)),
+        JsonType::Array => owned(view::new_view(py, parsed, c, false)),
+        _ => match convert::quick(py, doc, c) {
+            Some(v) => Some(v.into_ptr()),
+            None => owned(convert::value(py, parsed, c)),
+        },
     },
     Err(Missing) if nargs == 2 => {
         // SAFETY: the second argument is live for the call; the new
@@ -285,6 +297,14 @@ getter!(get_str, 1, |py, _parsed, doc, found, _args, _nargs| {
     if let Some(s) = convert::validated_str(py, doc, c) {
         return Some(s.into_ptr());
     }
+    other_str(py, doc, c)
+});
+
+/// `get_str` of a string [`convert::validated_str`] does not make (in a
+/// lazy document), or of another value (`None`): out of line, so that the
+/// common getter stays small.
+#[inline(never)]
+fn other_str(py: Python<'_>, doc: &CoreDoc<'_>, c: CoreCursor) -> Option<*mut ffi::PyObject> {
     if let Some(Quick::Str(s)) = doc.quick(c) {
         return Some(convert::new_str(py, &s).into_ptr());
     }
@@ -292,7 +312,7 @@ getter!(get_str, 1, |py, _parsed, doc, found, _args, _nargs| {
         Ok(Value::String(s)) => Some(convert::new_str(py, &s).into_ptr()),
         _ => None,
     }
-});
+}
 
 getter!(get_int, 1, |py, _parsed, doc, found, _args, _nargs| {
     let _ = py;
@@ -300,8 +320,8 @@ getter!(get_int, 1, |py, _parsed, doc, found, _args, _nargs| {
     let v = match doc.quick(c) {
         Some(Quick::Int(v)) => Some(v),
         Some(Quick::Str(_)) => None,
-        None => match doc.value(c) {
-            Ok(Value::Number(Number::Int(v))) => Some(v),
+        None => match doc.number_at(c) {
+            Ok(Number::Int(v)) => Some(v),
             _ => None,
         },
     };
@@ -312,10 +332,17 @@ getter!(get_int, 1, |py, _parsed, doc, found, _args, _nargs| {
 
 getter!(get_float, 1, |py, _parsed, doc, found, _args, _nargs| {
     let _ = py;
-    let v = match doc.value(found.ok()?) {
-        Ok(Value::Number(Number::Int(v))) => v as f64,
-        Ok(Value::Number(Number::Float(v))) => v,
-        _ => return None,
+    let c = found.ok()?;
+    // A plain decimal (`0.7`, `12`) in one read of its bytes; the rest
+    // through the general number path.
+    let v = match doc.quick_decimal(c) {
+        Some(Number::Float(v)) => v,
+        Some(Number::Int(v)) => v as f64,
+        _ => match doc.number_at(c) {
+            Ok(Number::Int(v)) => v as f64,
+            Ok(Number::Float(v)) => v,
+            _ => return None,
+        },
     };
     // SAFETY: the thread is attached; a NULL result has set MemoryError.
     Some(unsafe { ffi::PyFloat_FromDouble(v) })

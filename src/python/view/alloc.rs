@@ -258,7 +258,7 @@ view!(Doc, DOC_AT, DOC_FREE, flag: false, |sample| Some(sample.get() as *const S
 pub(crate) fn make<T: View>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
     let at = T::offset().load(Ordering::Relaxed);
     if at == 0 {
-        return value.pyo3_new(py);
+        return make_pyo3(py, value);
     }
     let tp = T::type_object_raw(py);
     let header = std::mem::size_of::<ffi::PyObject>();
@@ -295,7 +295,7 @@ pub(crate) fn make<T: View>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
             None => ffi::PyObject_New(tp),
         };
         if obj.is_null() {
-            return Err(PyErr::fetch(py));
+            return Err(no_object(py));
         }
         let base = obj.cast::<u8>();
         if at > header {
@@ -311,6 +311,21 @@ pub(crate) fn make<T: View>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
         }
         Ok(Bound::from_owned_ptr(py, obj).unbind())
     }
+}
+
+/// [`make`] through PyO3 (its layout was not the one `install` checks
+/// for): out of line, so the inlined `make` stays small.
+#[cold]
+#[inline(never)]
+fn make_pyo3<T: View>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
+    value.pyo3_new(py)
+}
+
+/// The error of a failed allocation in [`make`].
+#[cold]
+#[inline(never)]
+fn no_object(py: Python<'_>) -> PyErr {
+    PyErr::fetch(py)
 }
 
 /// `tp_dealloc` of a view class (see the module docs).
