@@ -1038,6 +1038,31 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
     // fewer commas than the input has bytes, which is below `u32::MAX`.
     let mut frame = 0u64;
     let mut k = 0usize;
+    // The empty container at tokens `k` and `k + 1` (no frame): kept, and
+    // passed.
+    macro_rules! empty {
+        () => {{
+            keep!(k);
+            keep!(k + 1);
+            let o = opened;
+            open!();
+            close!(o, 0);
+            k += 2;
+        }};
+    }
+    // A non-empty container opens (its depth checked): the enclosing
+    // one's frame is pushed.
+    macro_rules! open_frame {
+        () => {
+            stack[depth] = MaybeUninit::new(kind);
+            if R::RECORD {
+                frames[depth] = MaybeUninit::new(frame);
+                frame = (opened as u64) << 32;
+            }
+            open!();
+            depth += 1;
+        };
+    }
     'value: loop {
         // --- a value at token k ---
         match tok(k) {
@@ -1054,40 +1079,42 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                 keep!(k);
                 k += 1
             }
-            Some(open @ (b'{' | b'[')) => {
+            // Objects and arrays apart, each with its common case (a
+            // member, an element) first: an object's first key and colon
+            // are tested before its closer, and no closer byte is chosen
+            // by kind at run time.
+            Some(b'{') => {
                 if depth >= max_depth {
                     return false;
                 }
-                let close = if open == b'{' { b'}' } else { b']' };
-                if tok(k + 1) == Some(close) {
-                    // Empty: no frame.
-                    keep!(k);
-                    keep!(k + 1);
-                    let o = opened;
-                    open!();
-                    close!(o, 0);
-                    k += 2;
-                } else {
-                    stack[depth] = MaybeUninit::new(kind);
-                    if R::RECORD {
-                        frames[depth] = MaybeUninit::new(frame);
-                        frame = (opened as u64) << 32;
-                    }
-                    open!();
-                    depth += 1;
-                    keep!(k);
-                    k += 1;
-                    if open == b'{' {
-                        kind = OBJECT;
-                        if tok(k) != Some(b'"') || tok(k + 1) != Some(b':') {
+                match tok(k + 1) {
+                    Some(b'"') => {
+                        if tok(k + 2) != Some(b':') {
                             return false;
                         }
+                        open_frame!();
+                        kind = OBJECT;
                         keep!(k);
                         keep!(k + 1);
-                        k += 2;
-                    } else {
-                        kind = ARRAY;
+                        keep!(k + 2);
+                        k += 3;
+                        continue 'value;
                     }
+                    Some(b'}') => empty!(),
+                    _ => return false,
+                }
+            }
+            Some(b'[') => {
+                if depth >= max_depth {
+                    return false;
+                }
+                if tok(k + 1) == Some(b']') {
+                    empty!();
+                } else {
+                    open_frame!();
+                    kind = ARRAY;
+                    keep!(k);
+                    k += 1;
                     continue 'value;
                 }
             }
