@@ -1063,6 +1063,54 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             depth += 1;
         };
     }
+    // An object or array value at token `k` (not yet kept): a non-empty
+    // one opens (its frame pushed) and the walk goes on with its first
+    // member or element; an empty one is passed, and the walk goes on
+    // after it as after any value. Objects and arrays apart, each with its
+    // common case (a member, an element) first: an object's first key and
+    // colon are tested before its closer, and no closer byte is chosen by
+    // kind at run time. Used wherever a value may begin, so that a
+    // container value of an object member or array element goes straight
+    // here, not through the dispatch of a value again.
+    macro_rules! open_object {
+        ($value:lifetime) => {{
+            if depth >= max_depth {
+                return false;
+            }
+            match tok(k + 1) {
+                Some(b'"') => {
+                    if tok(k + 2) != Some(b':') {
+                        return false;
+                    }
+                    open_frame!();
+                    kind = OBJECT;
+                    keep!(k);
+                    keep!(k + 1);
+                    keep!(k + 2);
+                    k += 3;
+                    continue $value;
+                }
+                Some(b'}') => empty!(),
+                _ => return false,
+            }
+        }};
+    }
+    macro_rules! open_array {
+        ($value:lifetime) => {{
+            if depth >= max_depth {
+                return false;
+            }
+            if tok(k + 1) == Some(b']') {
+                empty!();
+            } else {
+                open_frame!();
+                kind = ARRAY;
+                keep!(k);
+                k += 1;
+                continue $value;
+            }
+        }};
+    }
     'value: loop {
         // --- a value at token k ---
         match tok(k) {
@@ -1079,45 +1127,8 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                 keep!(k);
                 k += 1
             }
-            // Objects and arrays apart, each with its common case (a
-            // member, an element) first: an object's first key and colon
-            // are tested before its closer, and no closer byte is chosen
-            // by kind at run time.
-            Some(b'{') => {
-                if depth >= max_depth {
-                    return false;
-                }
-                match tok(k + 1) {
-                    Some(b'"') => {
-                        if tok(k + 2) != Some(b':') {
-                            return false;
-                        }
-                        open_frame!();
-                        kind = OBJECT;
-                        keep!(k);
-                        keep!(k + 1);
-                        keep!(k + 2);
-                        k += 3;
-                        continue 'value;
-                    }
-                    Some(b'}') => empty!(),
-                    _ => return false,
-                }
-            }
-            Some(b'[') => {
-                if depth >= max_depth {
-                    return false;
-                }
-                if tok(k + 1) == Some(b']') {
-                    empty!();
-                } else {
-                    open_frame!();
-                    kind = ARRAY;
-                    keep!(k);
-                    k += 1;
-                    continue 'value;
-                }
-            }
+            Some(b'{') => open_object!('value),
+            Some(b'[') => open_array!('value),
             Some(_) if value_ok::<R>(input, s, k) => {
                 rec.scalar();
                 k += 1
@@ -1154,7 +1165,8 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                                     keep!(k);
                                     k += 1
                                 }
-                                Some(b'{' | b'[') => continue 'value,
+                                Some(b'{') => open_object!('value),
+                                Some(b'[') => open_array!('value),
                                 Some(_) if value_ok::<R>(input, s, k) => {
                                     rec.scalar();
                                     k += 1
@@ -1187,7 +1199,8 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                                     keep!(k);
                                     k += 1
                                 }
-                                Some(b'{' | b'[') => continue 'value,
+                                Some(b'{') => open_object!('value),
+                                Some(b'[') => open_array!('value),
                                 Some(_) if value_ok::<R>(input, s, k) => {
                                     rec.scalar();
                                     k += 1
