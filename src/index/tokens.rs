@@ -947,6 +947,16 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
         // SAFETY: `k <= last < s.len()` (above).
         input.get(unsafe { *s.get_unchecked(k) } as usize).copied()
     };
+    // The first byte of token `k`, known not to be the sentinel (`k <
+    // last`): every other token's offset is that of a byte of the input,
+    // so no bounds test.
+    let inner = |k: usize| {
+        debug_assert!(k < last);
+        // SAFETY: `k < last < s.len()`, and every token before the
+        // sentinel is the offset of a byte of the input (stage 1 emits
+        // only offsets below `input.len()`, then the sentinel).
+        unsafe { *input.get_unchecked(*s.get_unchecked(k) as usize) }
+    };
     // The kept tokens (see `Record::KEEP`): `kept` of them so far are
     // written at `out`, which has room for `room`. The pointer and count
     // stay in registers for the whole walk.
@@ -1182,7 +1192,11 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                 loop {
                     match tok(k) {
                         Some(b',') => {
-                            if tok(k + 1) != Some(b'"') || tok(k + 2) != Some(b':') {
+                            // (Tokens `k + 1` and `k + 2` are a key and a
+                            // colon, and a value follows, only if `k + 3`
+                            // is at most the sentinel: one test of the
+                            // position instead of one per token.)
+                            if k + 3 > last || inner(k + 1) != b'"' || inner(k + 2) != b':' {
                                 return false;
                             }
                             keep!(k);
