@@ -14,9 +14,10 @@ scenario `amazon` (amazon_cellphones.ndjson)
 or `batch` (a 1 MB generated batch-API file), lib qjson, fastsimdjson or
 msgspec, as in `many_bench.py`; or `read_many`, many_bench.py's read row:
 `parse_many` and the reads of `custom_id` and `body.model` of every line of
-scenario `batch` (the 1 MB file) or `batch4` (4 MB: from two windows on,
+scenario `batch` (the 1 MB file), `batch4` (4 MB: from two windows on,
 qjson splits on a second thread, which callgrind counts too: the figure is
-the process's CPU), lib qjson or fastsimdjson) N1 and N2 times, each in its
+the process's CPU) or `batch16` (16 MB: mostly windows split while the
+caller reads), lib qjson or fastsimdjson) N1 and N2 times, each in its
 own `valgrind --tool=callgrind` process with PYTHONHASHSEED=0, and prints the
 difference divided by N2 - N1: the cost of one operation without start-up and
 import, in total and per
@@ -114,13 +115,14 @@ def _loads_many(scen_name: str, lib: str) -> Callable[[], object]:
 
 def _read_many(scen_name: str, lib: str) -> Callable[[], object]:
     """many_bench.py's read row: `parse_many` of a generated batch-API file
-    (`batch`: 1 MB, `batch4`: 4 MB) and `custom_id`, `body.model` of every
-    line, by `lib`."""
+    (`batch`: 1 MB, `batch4`: 4 MB, `batch16`: 16 MB, where the windows
+    after the first few are most of it) and `custom_id`, `body.model` of
+    every line, by `lib`."""
     import payloads
 
-    sizes = {"batch": 1 << 20, "batch4": 4 << 20}
+    sizes = {"batch": 1 << 20, "batch4": 4 << 20, "batch16": 16 << 20}
     if scen_name not in sizes:
-        raise SystemExit("read_many runs on batch or batch4")
+        raise SystemExit("read_many runs on batch, batch4 or batch16")
     data = payloads.batch_file(sizes[scen_name])
     if lib == "qjson":
         import qjson

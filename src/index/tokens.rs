@@ -36,6 +36,7 @@ use std::mem::MaybeUninit;
 
 #[cfg(feature = "python")]
 pub(crate) mod eager;
+pub(super) mod returns;
 
 /// Containers nested deeper than this are left to the exact path.
 const STACK: usize = 256;
@@ -123,6 +124,12 @@ struct Spare {
     /// then does [`recycle`] keep a dropped index's vectors here, so a
     /// thread that only drops documents parsed on others keeps none.
     builds: bool,
+    /// The stream this thread drops indexes for, if any: their vectors go
+    /// back to the thread that builds them (see [`returns`]).
+    returns: Option<std::sync::Arc<returns::Returns>>,
+    /// Vectors returned by the thread that drops the indexes this one
+    /// builds, by size class (see [`returns`]).
+    held: Option<Box<returns::Held>>,
 }
 
 impl Spare {
@@ -139,6 +146,8 @@ impl Spare {
         free_structurals: Vec::new(),
         free_containers: Vec::new(),
         builds: false,
+        returns: None,
+        held: None,
     };
 }
 
@@ -249,10 +258,13 @@ fn copy_into<T: Copy>(src: &[T], room: usize, free: &mut Vec<T>) -> Vec<T> {
 /// MiB), the container table (768 KiB), the walk's structurals (512 KiB)
 /// and this: about 2.5 MiB, and only on threads that parse (the free
 /// slots only on threads that have built a strict index; see the README's
-/// "Threads").
+/// "Threads"), and on `parse_many`'s splitting thread the vectors its
+/// caller gave back ([`returns`], 1 MiB).
 const FREE_MAX: usize = 256 * 1024;
 
-/// Called when an index drops: its vectors become this thread's free
+/// Called when an index drops: its vectors go back to the thread that
+/// built it when this thread drops a stream's indexes for it (see
+/// [`returns`]); else they become this thread's free
 /// ones (see [`Spare::free_structurals`]) if the thread builds indexes
 /// (see [`Spare::builds`]) and they hold at most [`FREE_MAX`] bytes; the
 /// ones kept before (which the builds since did not fit into) are freed.
@@ -261,12 +273,15 @@ const FREE_MAX: usize = 256 * 1024;
 /// and 2 frees per parse from Python.)
 pub(super) fn recycle(structurals: &mut Vec<u32>, containers: &mut Vec<Container>) {
     let s = structurals.capacity();
-    let bytes =
-        s * std::mem::size_of::<u32>() + containers.capacity() * std::mem::size_of::<Container>();
-    if s == 0 || bytes > FREE_MAX {
+    if s == 0 {
         return;
     }
+    let bytes =
+        s * std::mem::size_of::<u32>() + containers.capacity() * std::mem::size_of::<Container>();
     with_spare(|spare| {
+        if returns::give_back(spare, structurals, containers) || bytes > FREE_MAX {
+            return;
+        }
         if spare.builds {
             spare.free_structurals = std::mem::take(structurals);
             spare.free_containers = std::mem::take(containers);
@@ -530,8 +545,7 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
             // document's table is then no larger than needed, and no guess
             // is ever grown or shrunk.)
             containers: if table.containers_spare {
-                let c = &table.containers;
-                copy_into(c, c.len(), &mut spare.free_containers)
+                copy_containers(&table.containers, spare)
             } else {
                 std::mem::take(&mut table.containers)
             },
@@ -665,9 +679,26 @@ fn spare_kept(tokens: usize, spare: &mut Spare) -> Vec<u32> {
         let mut v = std::mem::take(&mut spare.kept);
         v.clear();
         v
+    } else if let Some(v) = spare.held.as_mut().and_then(|h| h.take_structurals(tokens)) {
+        v
     } else {
         Vec::with_capacity(tokens)
     }
+}
+
+/// The Doc's exact copy of the container table `c`: into the vector of an
+/// index dropped earlier on this thread ([`copy_into`]), or one returned
+/// by the thread that drops this one's indexes ([`returns`]) when that
+/// one does not fit.
+#[inline(always)]
+fn copy_containers(c: &[Container], spare: &mut Spare) -> Vec<Container> {
+    if !fits(&spare.free_containers, c.len()) {
+        if let Some(mut v) = spare.held.as_mut().and_then(|h| h.take_containers(c.len())) {
+            v.extend_from_slice(c);
+            return v;
+        }
+    }
+    copy_into(c, c.len(), &mut spare.free_containers)
 }
 
 /// Above [`KEEP_MAX`] tokens the table is the Doc's own, grown and trimmed
