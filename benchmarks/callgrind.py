@@ -12,9 +12,15 @@ do not. This is the tool the closing notes' "callgrind" figures come from.
 `patch_bench.py`'s merge_patch of MERGE on a chat payload; or `loads_many` of
 scenario `amazon` (amazon_cellphones.ndjson)
 or `batch` (a 1 MB generated batch-API file), lib qjson, fastsimdjson or
-msgspec, as in `many_bench.py`) N1 and N2 times, each in its own `valgrind --tool=callgrind`
-process with PYTHONHASHSEED=0, and prints the difference divided by N2 - N1:
-the cost of one operation without start-up and import, in total and per
+msgspec, as in `many_bench.py`; or `read_many`, many_bench.py's read row:
+`parse_many` and the reads of `custom_id` and `body.model` of every line of
+scenario `batch` (the 1 MB file), `batch4` (4 MB: from two windows on,
+qjson splits on a second thread, which callgrind counts too: the figure is
+the process's CPU) or `batch16` (16 MB: mostly windows split while the
+caller reads), lib qjson or fastsimdjson) N1 and N2 times, each in its
+own `valgrind --tool=callgrind` process with PYTHONHASHSEED=0, and prints the
+difference divided by N2 - N1: the cost of one operation without start-up and
+import, in total and per
 function (exclusive). `--events` adds the cache and branch simulators (I1
 misses, mispredicted branches), which makes the run about 3x slower.
 The output files stay in `--out` for `diff`, which compares two builds: run
@@ -45,6 +51,8 @@ def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
 
     if op == "loads_many":
         fn = _loads_many(scen_name, lib)
+    elif op == "read_many":
+        fn = _read_many(scen_name, lib)
     elif op == "merge":
         import qjson
         from patch_bench import MERGE
@@ -105,6 +113,40 @@ def _loads_many(scen_name: str, lib: str) -> Callable[[], object]:
     raise SystemExit(f"loads_many: no lib {lib!r}")
 
 
+def _read_many(scen_name: str, lib: str) -> Callable[[], object]:
+    """many_bench.py's read row: `parse_many` of a generated batch-API file
+    (`batch`: 1 MB, `batch4`: 4 MB, `batch16`: 16 MB, where the windows
+    after the first few are most of it) and `custom_id`, `body.model` of
+    every line, by `lib`."""
+    import payloads
+
+    sizes = {"batch": 1 << 20, "batch4": 4 << 20, "batch16": 16 << 20}
+    if scen_name not in sizes:
+        raise SystemExit("read_many runs on batch, batch4 or batch16")
+    data = payloads.batch_file(sizes[scen_name])
+    if lib == "qjson":
+        import qjson
+
+        def q() -> int:
+            n = 0
+            for d in qjson.parse_many(data):
+                n += len(d.get_str("custom_id")) + len(d.get_str("body.model"))
+            return n
+
+        return q
+    if lib == "fastsimdjson":
+        import fastsimdjson
+
+        def fs() -> int:
+            n = 0
+            for d in fastsimdjson.parse_many(data):
+                n += len(d["custom_id"]) + len(d["body"]["model"])
+            return n
+
+        return fs
+    raise SystemExit(f"read_many: no lib {lib!r}")
+
+
 def _profile(args: argparse.Namespace, n: int, out: Path) -> None:
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
     if args.events:
@@ -145,7 +187,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="instructions per operation of one workload")
-    r.add_argument("op", help="a workloads.py op (decode_access, parse_get, ...), patch or merge")
+    r.add_argument(
+        "op",
+        help="a workloads.py op (decode_access, parse_get, ...), patch, merge, loads_many "
+        "or read_many",
+    )
     r.add_argument("scenario", help="a workloads.py scenario (2k, small_request, ...)")
     r.add_argument("lib", nargs="?", default="qjson")
     r.add_argument("--n1", type=int, default=100)

@@ -65,6 +65,7 @@ mod tokens;
 /// it today).
 #[cfg(feature = "python")]
 pub(crate) use tokens::eager;
+pub use tokens::returns::Returns;
 
 /// Parse options.
 #[derive(Debug, Clone, Copy)]

@@ -36,6 +36,7 @@ use std::mem::MaybeUninit;
 
 #[cfg(feature = "python")]
 pub(crate) mod eager;
+pub(super) mod returns;
 
 /// Containers nested deeper than this are left to the exact path.
 const STACK: usize = 256;
@@ -123,6 +124,12 @@ struct Spare {
     /// then does [`recycle`] keep a dropped index's vectors here, so a
     /// thread that only drops documents parsed on others keeps none.
     builds: bool,
+    /// The stream this thread drops indexes for, if any: their vectors go
+    /// back to the thread that builds them (see [`returns`]).
+    returns: Option<std::sync::Arc<returns::Returns>>,
+    /// Vectors returned by the thread that drops the indexes this one
+    /// builds, by size class (see [`returns`]).
+    held: Option<Box<returns::Held>>,
 }
 
 impl Spare {
@@ -139,6 +146,8 @@ impl Spare {
         free_structurals: Vec::new(),
         free_containers: Vec::new(),
         builds: false,
+        returns: None,
+        held: None,
     };
 }
 
@@ -249,10 +258,13 @@ fn copy_into<T: Copy>(src: &[T], room: usize, free: &mut Vec<T>) -> Vec<T> {
 /// MiB), the container table (768 KiB), the walk's structurals (512 KiB)
 /// and this: about 2.5 MiB, and only on threads that parse (the free
 /// slots only on threads that have built a strict index; see the README's
-/// "Threads").
+/// "Threads"), and on `parse_many`'s splitting thread the vectors its
+/// caller gave back ([`returns`], 1 MiB).
 const FREE_MAX: usize = 256 * 1024;
 
-/// Called when an index drops: its vectors become this thread's free
+/// Called when an index drops: its vectors go back to the thread that
+/// built it when this thread drops a stream's indexes for it (see
+/// [`returns`]); else they become this thread's free
 /// ones (see [`Spare::free_structurals`]) if the thread builds indexes
 /// (see [`Spare::builds`]) and they hold at most [`FREE_MAX`] bytes; the
 /// ones kept before (which the builds since did not fit into) are freed.
@@ -261,12 +273,15 @@ const FREE_MAX: usize = 256 * 1024;
 /// and 2 frees per parse from Python.)
 pub(super) fn recycle(structurals: &mut Vec<u32>, containers: &mut Vec<Container>) {
     let s = structurals.capacity();
-    let bytes =
-        s * std::mem::size_of::<u32>() + containers.capacity() * std::mem::size_of::<Container>();
-    if s == 0 || bytes > FREE_MAX {
+    if s == 0 {
         return;
     }
+    let bytes =
+        s * std::mem::size_of::<u32>() + containers.capacity() * std::mem::size_of::<Container>();
     with_spare(|spare| {
+        if returns::give_back(spare, structurals, containers) || bytes > FREE_MAX {
+            return;
+        }
         if spare.builds {
             spare.free_structurals = std::mem::take(structurals);
             spare.free_containers = std::mem::take(containers);
@@ -275,27 +290,42 @@ pub(super) fn recycle(structurals: &mut Vec<u32>, containers: &mut Vec<Container
 }
 
 /// Container tables with at most this many entries of capacity are kept
-/// for the next call on the same thread: the upper bound of a document of
-/// [`KEEP_MAX`] tokens (768 KiB; a document reaches it only when a sixteenth
-/// of the bound was short, see [`fill`]).
-const KEEP_CONTAINERS_MAX: usize = KEEP_MAX / 2 + 1;
+/// for the next call on the same thread: the room the walk reserves for a
+/// document of [`KEEP_MAX`] tokens ([`table_room`], 771 KiB, of which a
+/// document touches only the entries of its containers).
+const KEEP_CONTAINERS_MAX: usize = KEEP_MAX / 2 + STACK;
 
 /// What the walk does besides checking the grammar.
+///
+/// The container table is written through a raw buffer ([`Record::table`])
+/// with room for every container the walk can open, reserved before it
+/// runs: the walk keeps its pointer and the count of opened containers in
+/// locals, as it keeps the kept tokens' ([`Record::keep_buf`]), and tests
+/// no room per container. (Written through `&mut self` methods that
+/// checked the room, the table's pointer and length were reloaded from the
+/// recorder after stores of kept tokens, which LLVM could not tell apart
+/// from them, and spilled again: callgrind, Rust parse of the 4 MB batch
+/// file as one array, 11.9 M -> 11.5 M instructions, see [`build`].)
 trait Record {
     /// Whether scalar tokens are checked here (else by the caller, who
     /// gets each one's offset and the next token's).
     const CHECK_SCALARS: bool;
     /// Whether containers are recorded (else the walk skips its
-    /// bookkeeping and calls none of the methods below but `scalar`).
+    /// bookkeeping and calls none of the table's methods).
     const RECORD: bool;
-    /// A container opens (its first child, if any, follows).
-    fn open(&mut self);
-    /// The container with ordinal `ord` closes with `len` children; with
+    /// One container's entry in the table.
+    type Entry: Copy;
+    /// The entry of a container that closed with `len` children; with
     /// [`Record::KEEP`], its closer is kept token `at` (else `at` means
-    /// nothing).
-    fn close(&mut self, ord: usize, len: u32, at: usize);
-    /// The ordinal the next container will get.
-    fn next_ord(&self) -> usize;
+    /// nothing); `next` is the ordinal the next container will get (the
+    /// one after its last descendant).
+    fn entry(len: u32, at: usize, next: usize) -> Self::Entry;
+    /// With [`Record::RECORD`]: where the walk writes container `ord`'s
+    /// entry when it closes: a buffer valid for writes of at least `room`
+    /// entries (the most the walk can open, see [`table_room`]), reserved
+    /// once, before the walk, so that opening a container tests nothing.
+    /// Entries of containers still open are left unwritten.
+    fn table(&mut self, room: usize) -> *mut Self::Entry;
     /// A scalar token was passed (in document order).
     #[inline(always)]
     fn scalar(&mut self) {}
@@ -310,15 +340,19 @@ trait Record {
     fn keep_buf(&mut self) -> (*mut u32, usize) {
         (std::ptr::null_mut(), 0)
     }
-    /// With [`Record::KEEP`]: the walk accepted the input and kept `n`
-    /// tokens.
+    /// The walk accepted the input: with [`Record::KEEP`] it kept `kept`
+    /// tokens, and with [`Record::RECORD`] it opened (and closed) `opened`
+    /// containers.
     ///
     /// # Safety
     ///
-    /// The first `n` entries of [`Record::keep_buf`]'s buffer are written,
-    /// and `n` is at most its room.
+    /// With [`Record::KEEP`], the first `kept` entries of
+    /// [`Record::keep_buf`]'s buffer are written and `kept` is at most its
+    /// room; with [`Record::RECORD`], the first `opened` entries of
+    /// [`Record::table`]'s buffer are written and `opened` is at most the
+    /// room asked for.
     #[inline(always)]
-    unsafe fn kept(&mut self, _n: usize) {}
+    unsafe fn accepted(&mut self, _kept: usize, _opened: usize) {}
 }
 
 /// Validation only: nothing recorded.
@@ -327,13 +361,13 @@ struct Check;
 impl Record for Check {
     const CHECK_SCALARS: bool = true;
     const RECORD: bool = false;
+    type Entry = ();
     #[inline(always)]
-    fn open(&mut self) {}
+    fn entry(_: u32, _: usize, _: usize) {}
+    /// (Not called: nothing is recorded.)
     #[inline(always)]
-    fn close(&mut self, _: usize, _: u32, _: usize) {}
-    #[inline(always)]
-    fn next_ord(&self) -> usize {
-        0
+    fn table(&mut self, _: usize) -> *mut () {
+        std::ptr::null_mut()
     }
 }
 
@@ -345,14 +379,9 @@ struct Table {
     /// exactly at the end. While the walk runs its length stays 0 and
     /// only its room is used: a container's entry is written once, when
     /// it closes (entries of containers still open are uninitialised),
-    /// and the length becomes [`Table::opened`] when the walk accepts
-    /// (then every container has closed).
+    /// and the length becomes the count of containers opened when the
+    /// walk accepts (then every container has closed).
     containers: Vec<Container>,
-    /// The containers opened so far (the next one's ordinal); at most the
-    /// table's capacity.
-    opened: usize,
-    /// The most containers the input can hold (see `ChildCounts`'s).
-    limit: usize,
     /// The structurals so far; its capacity is at least the number of
     /// tokens, so it never grows (the walk keeps each token at most once).
     kept: Vec<u32>,
@@ -367,28 +396,21 @@ struct Table {
 impl Record for Table {
     const CHECK_SCALARS: bool = true;
     const RECORD: bool = true;
+    type Entry = Container;
     #[inline(always)]
-    fn open(&mut self) {
-        if self.opened == self.containers.capacity() {
-            self.grow();
-        }
-        self.opened += 1;
-    }
-    #[inline(always)]
-    fn close(&mut self, ord: usize, len: u32, at: usize) {
-        debug_assert!(ord < self.opened);
-        let entry = Container {
+    fn entry(len: u32, at: usize, next: usize) -> Container {
+        Container {
             close: at as u32,
-            next: self.opened as u32,
+            next: next as u32,
             len,
-        };
-        // SAFETY: container `ord` was opened, so `ord < opened <=
-        // capacity` (`open` grows the room before counting a container).
-        unsafe { self.containers.as_mut_ptr().add(ord).write(entry) };
+        }
     }
     #[inline(always)]
-    fn next_ord(&self) -> usize {
-        self.opened
+    fn table(&mut self, room: usize) -> *mut Container {
+        if self.containers.capacity() < room {
+            reserve_fresh(&mut self.containers, room);
+        }
+        self.containers.as_mut_ptr()
     }
     const KEEP: bool = true;
     #[inline(always)]
@@ -396,47 +418,40 @@ impl Record for Table {
         (self.kept.as_mut_ptr(), self.kept.capacity())
     }
     #[inline(always)]
-    unsafe fn kept(&mut self, n: usize) {
-        // SAFETY: the caller wrote the first `n` entries of the buffer
-        // `keep_buf` gave, `n` at most its room (the capacity). The walk
-        // accepted, so every container it opened has closed, and `close`
-        // wrote the entries of all `opened` (<= capacity) of them.
+    unsafe fn accepted(&mut self, kept: usize, opened: usize) {
+        // SAFETY: the caller wrote the first `kept` entries of the buffer
+        // `keep_buf` gave, `kept` at most its room (the capacity), and the
+        // first `opened` entries of the buffer `table` gave (the table's),
+        // `opened` at most its capacity.
         unsafe {
-            self.kept.set_len(n);
-            self.containers.set_len(self.opened);
+            self.kept.set_len(kept);
+            self.containers.set_len(opened);
         }
     }
 }
 
-impl Table {
-    /// The first guess was short: room for the upper bound, the entries
-    /// written so far carried over. (Saturating: the bound holds for
-    /// valid documents only, and the thread's spare table may already hold
-    /// more room than it, so an invalid one can open more containers
-    /// before the walk fails: the room then doubles.)
-    #[cold]
-    #[inline(never)]
-    fn grow(&mut self) {
-        let want = if self.limit > self.opened {
-            self.limit
-        } else {
-            2 * self.opened.max(8)
-        };
-        let mut bigger = Vec::<Container>::with_capacity(want);
-        // SAFETY: both tables have room for `opened` entries (`opened` is
-        // the old one's capacity, `want` is larger) and are distinct
-        // allocations; a raw copy carries the written entries and the
-        // uninitialised ones alike, and neither length changes (both stay
-        // 0, see `Table::containers`).
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                self.containers.as_ptr(),
-                bigger.as_mut_ptr(),
-                self.opened,
-            );
-        }
-        self.containers = bigger;
-    }
+/// Replaces the empty vector `v` by one with room for `room` entries: a
+/// fresh allocation (growing `v` would copy its old capacity's bytes,
+/// which hold nothing). Out of line: a thread's spare table has the room
+/// after its first document of a size.
+#[cold]
+#[inline(never)]
+pub(super) fn reserve_fresh<T>(v: &mut Vec<T>, room: usize) {
+    debug_assert!(v.is_empty());
+    *v = Vec::with_capacity(room);
+}
+
+/// The most containers the walk can open over `tokens` tokens (the
+/// sentinel included, which no container takes) with at most `depth` of
+/// them open at once: every closed container took two tokens of its own
+/// (its opener and its closer), so a walk that fails half way has opened
+/// no more either. A valid document has at most `tokens / 2`; the room
+/// beyond what a document opens is reserved, never touched (the Doc gets
+/// an exact copy of the table, or, above [`KEEP_MAX`] tokens, the table
+/// shrunk by `Index::assemble`).
+#[inline(always)]
+fn table_room(tokens: usize, depth: usize) -> usize {
+    tokens / 2 + depth
 }
 
 /// Spare room in the strict index's structurals (the scalar tokens' slots)
@@ -516,8 +531,6 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
         let mut scan = std::mem::take(&mut spare.scan);
         let mut table = Table {
             containers: std::mem::take(&mut spare.containers),
-            opened: 0,
-            limit: 0,
             kept: Vec::new(),
             kept_spare: false,
             containers_spare: true,
@@ -532,8 +545,7 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
             // document's table is then no larger than needed, and no guess
             // is ever grown or shrunk.)
             containers: if table.containers_spare {
-                let c = &table.containers;
-                copy_into(c, c.len(), &mut spare.free_containers)
+                copy_containers(&table.containers, spare)
             } else {
                 std::mem::take(&mut table.containers)
             },
@@ -667,9 +679,26 @@ fn spare_kept(tokens: usize, spare: &mut Spare) -> Vec<u32> {
         let mut v = std::mem::take(&mut spare.kept);
         v.clear();
         v
+    } else if let Some(v) = spare.held.as_mut().and_then(|h| h.take_structurals(tokens)) {
+        v
     } else {
         Vec::with_capacity(tokens)
     }
+}
+
+/// The Doc's exact copy of the container table `c`: into the vector of an
+/// index dropped earlier on this thread ([`copy_into`]), or one returned
+/// by the thread that drops this one's indexes ([`returns`]) when that
+/// one does not fit.
+#[inline(always)]
+fn copy_containers(c: &[Container], spare: &mut Spare) -> Vec<Container> {
+    if !fits(&spare.free_containers, c.len()) {
+        if let Some(mut v) = spare.held.as_mut().and_then(|h| h.take_containers(c.len())) {
+            v.extend_from_slice(c);
+            return v;
+        }
+    }
+    copy_into(c, c.len(), &mut spare.free_containers)
 }
 
 /// Above [`KEEP_MAX`] tokens the table is the Doc's own, grown and trimmed
@@ -696,24 +725,12 @@ fn fill(
         _ => return false,
     }
     let s = &scan.structurals;
-    // As the exact walk guesses: small documents take the upper bound
-    // (two tokens per container) at once, others a sixteenth of it.
-    let limit = s.len() / 2 + 1;
-    let guess = if s.len() <= super::SMALL {
-        limit
-    } else {
-        s.len() / 16 + 1
-    };
     if s.len() > KEEP_MAX {
         // (Larger than the thread keeps.)
         own_containers(table, spare);
     }
+    // (The walk reserves the table's room, see `Record::table`.)
     table.containers.clear();
-    table.opened = 0;
-    if table.containers.capacity() < guess {
-        table.containers.reserve_exact(guess);
-    }
-    table.limit = limit;
     table.kept_spare = s.len() <= KEEP_MAX;
     table.kept = if table.kept_spare {
         walk_vector(s.len(), spare)
@@ -961,6 +978,16 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
         // SAFETY: `k <= last < s.len()` (above).
         input.get(unsafe { *s.get_unchecked(k) } as usize).copied()
     };
+    // The first byte of token `k`, known not to be the sentinel (`k <
+    // last`): every other token's offset is that of a byte of the input,
+    // so no bounds test.
+    let inner = |k: usize| {
+        debug_assert!(k < last);
+        // SAFETY: `k < last < s.len()`, and every token before the
+        // sentinel is the offset of a byte of the input (stage 1 emits
+        // only offsets below `input.len()`, then the sentinel).
+        unsafe { *input.get_unchecked(*s.get_unchecked(k) as usize) }
+    };
     // The kept tokens (see `Record::KEEP`): `kept` of them so far are
     // written at `out`, which has room for `room`. The pointer and count
     // stay in registers for the whole walk.
@@ -994,19 +1021,137 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
         };
     }
     let max_depth = max_depth.min(STACK);
-    // The enclosing containers' kinds; for `loads` also their ordinals and
-    // the commas seen so far (children - 1) in each.
-    // (Uninitialised, all three: zeroing them cost more than walking a
-    // small document. Frame `d` is written when a container opens at
-    // depth `d` and read only when that container closes.)
+    // The container table (see `Record::table`): entries are written at
+    // `table`, with room for `table_cap` of them, every container the walk can
+    // open ([`table_room`]: at most `max_depth` at once); `opened`
+    // containers were opened so far (the next one's ordinal).
+    let table_cap = if R::RECORD {
+        table_room(s.len(), max_depth)
+    } else {
+        0
+    };
+    let table = if R::RECORD {
+        rec.table(table_cap)
+    } else {
+        std::ptr::null_mut()
+    };
+    let mut opened = 0usize;
+    // Counts container `opened` as opened (its entry is written when it
+    // closes).
+    macro_rules! open {
+        () => {
+            if R::RECORD {
+                opened += 1;
+            }
+        };
+    }
+    // Writes the entry of container `$ord`, which closes with `$len`
+    // children at kept token `kept - 1`.
+    macro_rules! close {
+        ($ord:expr, $len:expr) => {
+            if R::RECORD {
+                let ord: usize = $ord;
+                debug_assert!(ord < opened && opened <= table_cap);
+                let entry = R::entry($len, kept.wrapping_sub(1), opened);
+                // SAFETY: container `ord` was opened, so `ord < opened`;
+                // `opened <= table_cap` ([`table_room`]: every closed container
+                // took two tokens of its own, and at most `max_depth` are
+                // open at once, the depth being checked before each
+                // opens), and `table` has room for `table_cap` entries.
+                unsafe { table.add(ord).write(entry) };
+            }
+        };
+    }
+    // The enclosing containers' kinds; when recording, also their
+    // ordinals and the commas seen so far (children - 1) in each, packed
+    // in one word (see `frame`).
+    // (Uninitialised, both: zeroing them cost more than walking a small
+    // document. Frame `d` is written when a container opens at depth `d`
+    // and read only when that container closes.)
     let mut stack = [MaybeUninit::<u8>::uninit(); STACK];
-    let mut ords = [MaybeUninit::<u32>::uninit(); STACK];
-    let mut commas = [MaybeUninit::<u32>::uninit(); STACK];
+    let mut frames = [MaybeUninit::<u64>::uninit(); STACK];
     let mut depth = 0usize;
     let mut kind = TOP;
-    let mut ord = 0usize;
-    let mut comma = 0u32;
+    // The innermost open container's ordinal (high 32 bits) and the commas
+    // seen in it so far (low 32 bits; a comma adds 1): one register and one
+    // store and load per container instead of two (the walk runs short of
+    // registers). The commas never carry into the ordinal: a container has
+    // fewer commas than the input has bytes, which is below `u32::MAX`.
+    let mut frame = 0u64;
     let mut k = 0usize;
+    // The empty container at tokens `k` and `k + 1` (no frame): kept, and
+    // passed.
+    macro_rules! empty {
+        () => {{
+            keep!(k);
+            keep!(k + 1);
+            let o = opened;
+            open!();
+            close!(o, 0);
+            k += 2;
+        }};
+    }
+    // A non-empty container opens (its depth checked): the enclosing
+    // one's frame is pushed.
+    macro_rules! open_frame {
+        () => {
+            stack[depth] = MaybeUninit::new(kind);
+            if R::RECORD {
+                frames[depth] = MaybeUninit::new(frame);
+                frame = (opened as u64) << 32;
+            }
+            open!();
+            depth += 1;
+        };
+    }
+    // An object or array value at token `k` (not yet kept): a non-empty
+    // one opens (its frame pushed) and the walk goes on with its first
+    // member or element; an empty one is passed, and the walk goes on
+    // after it as after any value. Objects and arrays apart, each with its
+    // common case (a member, an element) first: an object's first key and
+    // colon are tested before its closer, and no closer byte is chosen by
+    // kind at run time. Used wherever a value may begin, so that a
+    // container value of an object member or array element goes straight
+    // here, not through the dispatch of a value again.
+    macro_rules! open_object {
+        ($value:lifetime) => {{
+            if depth >= max_depth {
+                return false;
+            }
+            match tok(k + 1) {
+                Some(b'"') => {
+                    if tok(k + 2) != Some(b':') {
+                        return false;
+                    }
+                    open_frame!();
+                    kind = OBJECT;
+                    keep!(k);
+                    keep!(k + 1);
+                    keep!(k + 2);
+                    k += 3;
+                    continue $value;
+                }
+                Some(b'}') => empty!(),
+                _ => return false,
+            }
+        }};
+    }
+    macro_rules! open_array {
+        ($value:lifetime) => {{
+            if depth >= max_depth {
+                return false;
+            }
+            if tok(k + 1) == Some(b']') {
+                empty!();
+            } else {
+                open_frame!();
+                kind = ARRAY;
+                keep!(k);
+                k += 1;
+                continue $value;
+            }
+        }};
+    }
     'value: loop {
         // --- a value at token k ---
         match tok(k) {
@@ -1023,47 +1168,8 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                 keep!(k);
                 k += 1
             }
-            Some(open @ (b'{' | b'[')) => {
-                if depth >= max_depth {
-                    return false;
-                }
-                let close = if open == b'{' { b'}' } else { b']' };
-                if tok(k + 1) == Some(close) {
-                    // Empty: no frame.
-                    keep!(k);
-                    keep!(k + 1);
-                    if R::RECORD {
-                        let o = rec.next_ord();
-                        rec.open();
-                        rec.close(o, 0, kept.wrapping_sub(1));
-                    }
-                    k += 2;
-                } else {
-                    stack[depth] = MaybeUninit::new(kind);
-                    if R::RECORD {
-                        ords[depth] = MaybeUninit::new(ord as u32);
-                        commas[depth] = MaybeUninit::new(comma);
-                        ord = rec.next_ord();
-                        comma = 0;
-                        rec.open();
-                    }
-                    depth += 1;
-                    keep!(k);
-                    k += 1;
-                    if open == b'{' {
-                        kind = OBJECT;
-                        if tok(k) != Some(b'"') || tok(k + 1) != Some(b':') {
-                            return false;
-                        }
-                        keep!(k);
-                        keep!(k + 1);
-                        k += 2;
-                    } else {
-                        kind = ARRAY;
-                    }
-                    continue 'value;
-                }
-            }
+            Some(b'{') => open_object!('value),
+            Some(b'[') => open_array!('value),
             Some(_) if value_ok::<R>(input, s, k) => {
                 rec.scalar();
                 k += 1
@@ -1079,7 +1185,7 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                             keep!(k);
                             k += 1;
                             if R::RECORD {
-                                comma += 1;
+                                frame += 1;
                             }
                             // Elements that are strings or scalars stay here.
                             // Numbers are tested first, by one range test of
@@ -1100,7 +1206,8 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                                     keep!(k);
                                     k += 1
                                 }
-                                Some(b'{' | b'[') => continue 'value,
+                                Some(b'{') => open_object!('value),
+                                Some(b'[') => open_array!('value),
                                 Some(_) if value_ok::<R>(input, s, k) => {
                                     rec.scalar();
                                     k += 1
@@ -1116,7 +1223,11 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                 loop {
                     match tok(k) {
                         Some(b',') => {
-                            if tok(k + 1) != Some(b'"') || tok(k + 2) != Some(b':') {
+                            // (Tokens `k + 1` and `k + 2` are a key and a
+                            // colon, and a value follows, only if `k + 3`
+                            // is at most the sentinel: one test of the
+                            // position instead of one per token.)
+                            if k + 3 > last || inner(k + 1) != b'"' || inner(k + 2) != b':' {
                                 return false;
                             }
                             keep!(k);
@@ -1124,7 +1235,7 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                             keep!(k + 2);
                             k += 3;
                             if R::RECORD {
-                                comma += 1;
+                                frame += 1;
                             }
                             // Members whose values are strings or scalars
                             // stay here.
@@ -1133,7 +1244,8 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                                     keep!(k);
                                     k += 1
                                 }
-                                Some(b'{' | b'[') => continue 'value,
+                                Some(b'{') => open_object!('value),
+                                Some(b'[') => open_array!('value),
                                 Some(_) if value_ok::<R>(input, s, k) => {
                                     rec.scalar();
                                     k += 1
@@ -1149,11 +1261,12 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                 if k != last {
                     return false;
                 }
-                if R::KEEP {
-                    // SAFETY: `keep!` wrote the first `kept` entries, and
-                    // `kept <= room`.
-                    unsafe { rec.kept(kept) };
-                }
+                // SAFETY: `keep!` wrote the first `kept` entries, and
+                // `kept <= room`; every container opened has closed (the
+                // walk is back at the top level), so `close!` wrote the
+                // first `opened` entries of the table, and `opened <=
+                // table_cap` (see `close!`).
+                unsafe { rec.accepted(kept, opened) };
                 return true;
             }
             // Close the non-empty container at token k.
@@ -1166,14 +1279,12 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             // and shrink by one pop.
             kind = unsafe { stack[depth].assume_init() };
             if R::RECORD {
-                rec.close(ord, comma + 1, kept.wrapping_sub(1));
+                let (ord, comma) = ((frame >> 32) as usize, frame as u32);
+                close!(ord, comma + 1);
                 // SAFETY: as for `stack`: frame `depth` was written (with
                 // `RECORD`, as here) when the container now closing opened
                 // at this depth.
-                unsafe {
-                    ord = ords[depth].assume_init() as usize;
-                    comma = commas[depth].assume_init();
-                }
+                frame = unsafe { frames[depth].assume_init() };
             }
         }
     }
@@ -1511,10 +1622,21 @@ mod tests {
         }
         let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
         same(deep.as_bytes());
-        // More containers than the first guess of a large document's table
-        // (a sixteenth of the upper bound): the table grows mid-walk, with
-        // containers still open, more than once when the thread's spare
-        // table is small; valid, cut short, and broken inside.
+        // The most containers a walk opens before it fails: empty ones
+        // (two tokens each), then as deep as the walk goes, then an
+        // error; the table's room (`table_room`) holds them all (the
+        // debug assertion in the walk's `close!` checks it).
+        for (empties, depth) in [(0, STACK + 10), (1, STACK - 1), (5000, STACK), (3, 255)] {
+            let doc = format!("[{}{}x", "[],".repeat(empties), "[".repeat(depth));
+            same(doc.as_bytes());
+            let nest = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            let doc = format!("[{}{nest}x", "[],".repeat(empties));
+            same(doc.as_bytes());
+            let doc = format!("{}{}", "{\"a\":".repeat(depth), "{}".repeat(empties));
+            same(doc.as_bytes());
+        }
+        // Many containers, over and under `KEEP_MAX` tokens; valid, cut
+        // short, and broken inside.
         let unit = "{\"a\":[[],[1,{\"b\":[[]]}]]},";
         for n in [400, 3000, 20000] {
             let body = unit.repeat(n);

@@ -134,6 +134,52 @@ def test_docs_outlive_the_iterator_and_the_input():
     assert docs[19].get_str("custom_id") == "request-19"
 
 
+def test_recycled_index_vectors_read_right():
+    # Each Doc dropped as the loop moves on gives its index vectors back to
+    # the splitting thread, which builds later lines' indexes in them.
+    data = batch_file(6 * 1024 * 1024, seed=8)
+    lines = [line for line in data.splitlines() if line.strip()]
+    n = 0
+    for i, d in enumerate(qjson.parse_many(data)):
+        assert d.get_str("custom_id") == f"request-{i}"
+        assert d.raw() == lines[i]
+        n += 1
+    assert n == len(lines)
+
+
+def test_docs_kept_past_the_stream_drop_later_and_elsewhere():
+    import threading
+
+    data = batch_file(6 * 1024 * 1024, seed=9)
+    lines = [line for line in data.splitlines() if line.strip()]
+    it = qjson.parse_many(data)
+    kept = {}
+    for i, d in enumerate(it):
+        if i % 7 == 0:
+            kept[i] = d  # the others are dropped (and returned) as it goes
+        if i == len(lines) // 2:
+            break
+    del it, d  # the stream closes: later drops free as usual
+    gc.collect()
+    assert all(kept[i].raw() == lines[i] for i in kept)
+    half = sorted(kept)[: len(kept) // 2]
+    elsewhere = [kept.pop(i) for i in half]
+
+    def drop_there():
+        assert all(d.get_str("custom_id").startswith("request-") for d in elsewhere)
+        elsewhere.clear()
+
+    t = threading.Thread(target=drop_there)
+    t.start()
+    t.join()
+    assert not elsewhere
+    # A new stream on this thread, then the old Docs dropped here.
+    again = [d.get_str("custom_id") for d in qjson.parse_many(data)]
+    assert again == [f"request-{i}" for i in range(len(lines))]
+    assert all(kept[i].get_str("custom_id") == f"request-{i}" for i in kept)
+    kept.clear()
+
+
 def test_a_str_and_a_bytearray_input(stream):
     want = [d.raw() for d in qjson.parse_many(stream, errors="skip")]
     text = stream.decode("utf-8", errors="replace")

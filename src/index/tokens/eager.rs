@@ -21,8 +21,8 @@
 //! per line.
 
 use super::{
-    check_strings, escapes_left, give_back_scan, literal8, plain_number_shape, take_scan, walk,
-    Record, KEEP_MAX,
+    check_strings, escapes_left, give_back_scan, literal8, plain_number_shape, reserve_fresh,
+    take_scan, walk, Record, KEEP_MAX,
 };
 use crate::error::Error;
 use crate::index::{Index, Options};
@@ -63,16 +63,10 @@ pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
         }
     }
     let s = &scan.structurals;
-    // Two tokens per container at most; most documents have far fewer.
+    // (The walk reserves the room, see `Record::table`.)
     let mut lens = SPARE_LENS.try_with(Cell::take).unwrap_or_default();
-    if lens.capacity() < s.len() / 8 + 1 {
-        lens = Vec::with_capacity(s.len() / 8 + 1); // (no copy of the old)
-    }
     lens.clear();
-    let mut counts = ChildCounts {
-        lens,
-        limit: s.len() / 2 + 1,
-    };
+    let mut counts = ChildCounts { lens };
     let ok = walk(input, s, max_depth, &mut counts)
         && check_strings(input, escapes_left(&scan), None, scan.non_ascii).is_ok();
     let index = LoadsIndex {
@@ -108,32 +102,32 @@ impl LoadsIndex {
 
 /// `loads`: each container's child count, by ordinal.
 struct ChildCounts {
+    /// Empty (length 0) while the walk runs: it writes each container's
+    /// count into the room when the container closes, and the length
+    /// becomes the count of containers when it accepts.
     lens: Vec<u32>,
-    /// The most containers the input can hold (the first reservation is a
-    /// guess; when it runs out, the table jumps to this bound at once).
-    limit: usize,
 }
 
 impl Record for ChildCounts {
     const CHECK_SCALARS: bool = false;
     const RECORD: bool = true;
+    type Entry = u32;
     #[inline(always)]
-    fn open(&mut self) {
-        if self.lens.len() == self.lens.capacity() {
-            // (Saturating: the bound holds for valid documents only, and
-            // the thread's spare table may hold more room than it.)
-            self.lens
-                .reserve_exact(self.limit.saturating_sub(self.lens.len()));
+    fn entry(len: u32, _: usize, _: usize) -> u32 {
+        len
+    }
+    #[inline(always)]
+    fn table(&mut self, room: usize) -> *mut u32 {
+        if self.lens.capacity() < room {
+            reserve_fresh(&mut self.lens, room);
         }
-        self.lens.push(0);
+        self.lens.as_mut_ptr()
     }
     #[inline(always)]
-    fn close(&mut self, ord: usize, len: u32, _: usize) {
-        self.lens[ord] = len;
-    }
-    #[inline(always)]
-    fn next_ord(&self) -> usize {
-        self.lens.len()
+    unsafe fn accepted(&mut self, _: usize, opened: usize) {
+        // SAFETY: the caller wrote the first `opened` entries of the
+        // buffer `table` gave (`lens`'), `opened` at most its capacity.
+        unsafe { self.lens.set_len(opened) };
     }
 }
 
@@ -343,7 +337,6 @@ impl LinesIndex {
         self.lens.clear();
         let mut counts = ChildCounts {
             lens: std::mem::take(&mut self.lens),
-            limit: tokens.len() / 2 + 1,
         };
         let ok = walk(&window[..re], tokens, max_depth, &mut counts);
         self.lens = counts.lens;

@@ -21,7 +21,12 @@
 //! before they sleep).
 //!
 //! Memory stays bounded: at most [`AHEAD`] windows wait in the channel
-//! (plus the one being split and the one being read). Nothing of Python is
+//! (plus the one being split and the one being read). The index vectors
+//! of the documents the calling thread drops come back to this thread
+//! ([`Returns`]: at most 1 MiB waiting, 1 MiB held here), which takes them
+//! before each window and builds that window's indexes in them: the
+//! thread then allocates few index vectors, and the caller frees none of
+//! another thread's memory. Nothing of Python is
 //! touched by the thread: it reads the stream's bytes through a raw slice
 //! that the iterator keeps alive ([`Worker::start`]'s contract), and a
 //! [`Worker`] that is dropped (the iterator finished, freed or abandoned)
@@ -31,9 +36,10 @@
 //! the forking thread is copied): there the iterator raises instead of
 //! waiting for windows that never come, and its `Drop` does not join.
 
+use crate::index::Returns;
 use crate::many::{Piece, Splitter, WINDOW};
 use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// Streams from this many bytes on (two windows) get a splitting thread:
@@ -67,6 +73,9 @@ pub(super) struct Worker {
     thread: Option<JoinHandle<()>>,
     /// The process that started the thread (see the module doc on fork).
     pid: u32,
+    /// The way back of the index vectors of the documents the calling
+    /// thread drops, to the splitting thread (see [`Returns`]).
+    returns: Arc<Returns>,
 }
 
 impl Worker {
@@ -79,6 +88,8 @@ impl Worker {
     /// is dropped (its `Drop` joins the thread).
     pub(super) unsafe fn start(bytes: &[u8], pos: usize, mut splitter: Splitter) -> Option<Worker> {
         let (tx, rx) = sync_channel::<Batch>(AHEAD);
+        let returns = Returns::new();
+        let theirs = Arc::clone(&returns);
         let b = Bytes {
             ptr: bytes.as_ptr(),
             len: bytes.len(),
@@ -92,6 +103,9 @@ impl Worker {
                 let buf = unsafe { std::slice::from_raw_parts(b.ptr, b.len) };
                 let mut pos = pos;
                 while pos < buf.len() {
+                    // The vectors of the documents dropped since the last
+                    // window, for this one's.
+                    theirs.take_here();
                     let mut pieces = Vec::new();
                     let q = splitter.split(buf, pos, true, &mut pieces);
                     if q == pos && pieces.is_empty() {
@@ -100,15 +114,21 @@ impl Worker {
                     pos = q;
                     // A closed channel: the iterator is gone.
                     if tx.send(Batch { pieces, pos }).is_err() {
-                        return;
+                        break;
                     }
                 }
+                // Documents dropped from now on free their vectors.
+                theirs.close();
             })
             .ok()?;
+        // The calling thread drops the documents (mostly: any other thread
+        // frees them as usual).
+        returns.drop_here();
         Some(Worker {
             rx: Some(Mutex::new(rx)),
             thread: Some(thread),
             pid: std::process::id(),
+            returns,
         })
     }
 
@@ -143,6 +163,7 @@ impl Drop for Worker {
         // Closing the channel stops the thread at its next send; joining
         // it ends its use of the bytes before they can be released.
         self.rx = None;
+        self.returns.close();
         if let Some(t) = self.thread.take() {
             if self.orphaned() {
                 // No such thread here: joining would wait forever.

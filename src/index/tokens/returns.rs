@@ -1,0 +1,323 @@
+//! The way back of a stream's dropped index vectors to the thread that
+//! builds them.
+//!
+//! `parse_many` of a large stream builds its indexes on a thread of its
+//! own, and the caller drops them (each `Doc` when the loop moves on).
+//! Recycling ([`super::recycle`]) keeps a dropped index's vectors on the
+//! thread that drops it, so without a way back the building thread got
+//! none of them: two fresh allocations per line, and the dropping thread
+//! two frees of memory from the other thread's arena (glibc then locks
+//! that arena).
+//!
+//! # Algorithm
+//!
+//! A stream that builds on one thread and drops on another owns a
+//! [`Returns`]: a list of vectors behind a mutex, shared by both threads.
+//! - The dropping thread registers it ([`Returns::drop_here`], in its
+//!   [`Spare`]: one at a time per thread, the last stream started). Every
+//!   index dropped there then puts its vectors in the list if they are
+//!   small (at most [`CLASSES`] size classes: 16 KiB of structurals, 1 Ki
+//!   containers) and the list holds at most [`LIST_MAX`] bytes; else they
+//!   are freed as before. The mutex is only tried, never waited for (one
+//!   uncontended lock per dropped index; a busy lock, or a process forked
+//!   while the other thread held it, just frees the vectors).
+//! - The building thread takes the whole list before each window
+//!   ([`Returns::take_here`]) into size classes in its own [`Spare`] (at
+//!   most [`HELD_MAX`] bytes, with those it still holds; more are freed),
+//!   and its
+//!   builds take a vector of the right class that [`fits`] before they
+//!   allocate (the same test as recycling: no index holds more room).
+//! - [`Returns::close`] (the stream's end, or its iterator dropped) frees
+//!   the list and turns the list away from then on: a `Doc` that outlives
+//!   its stream frees its index normally, on any thread, and the dropping
+//!   thread forgets the closed list at its next drop.
+//!
+//! Memory: at most [`LIST_MAX`] bytes wait in the list and [`HELD_MAX`]
+//! bytes in the building thread's classes, per stream; both are vectors
+//! that would otherwise have been freed and allocated again.
+
+use super::{fits, with_spare, Container, Spare};
+use std::sync::{Arc, Mutex, TryLockError};
+
+/// Size classes of returned vectors: structurals by [`S_CLASS`] entries,
+/// container tables by [`C_CLASS`]; larger ones are not returned.
+const CLASSES: usize = 64;
+/// Entries per class of structurals (256 bytes: [`fits`]' fixed slack, so
+/// a vector of a document's class, or of the next one, nearly always fits).
+const S_CLASS: usize = 64;
+/// Entries per class of container tables (192 bytes).
+const C_CLASS: usize = 16;
+/// How many vectors of a class a build looks at (the last ones returned).
+const SEARCH: usize = 8;
+/// The most bytes of vectors the list holds.
+const LIST_MAX: usize = 1 << 20;
+/// The most bytes of returned vectors the building thread holds.
+const HELD_MAX: usize = 1 << 20;
+
+/// Vectors of dropped indexes (see the module doc).
+#[derive(Debug, Default)]
+struct List {
+    closed: bool,
+    structurals: Vec<Vec<u32>>,
+    containers: Vec<Vec<Container>>,
+    bytes: usize,
+}
+
+/// A stream's way back for dropped index vectors (see the module doc).
+#[derive(Debug, Default)]
+pub struct Returns {
+    list: Mutex<List>,
+}
+
+/// The returned vectors a building thread holds, by size class.
+#[derive(Debug)]
+pub(super) struct Held {
+    structurals: Vec<Vec<Vec<u32>>>,
+    containers: Vec<Vec<Vec<Container>>>,
+    bytes: usize,
+}
+
+impl Held {
+    fn new() -> Held {
+        Held {
+            structurals: (0..CLASSES).map(|_| Vec::new()).collect(),
+            containers: (0..CLASSES).map(|_| Vec::new()).collect(),
+            bytes: 0,
+        }
+    }
+
+    /// An empty vector with room for `room` entries, within [`fits`]'
+    /// slack, if one is held: among the last [`SEARCH`] of the next class
+    /// up (nearly all of them fit) or of class `room / class` (those with
+    /// room enough).
+    #[inline]
+    fn take<T>(
+        classes: &mut [Vec<Vec<T>>],
+        bytes: &mut usize,
+        room: usize,
+        class: usize,
+    ) -> Option<Vec<T>> {
+        let c = room / class;
+        for k in [c + 1, c] {
+            let Some(slot) = classes.get_mut(k) else {
+                continue;
+            };
+            let from = slot.len().saturating_sub(SEARCH);
+            if let Some(i) = slot[from..].iter().rposition(|v| fits(v, room)) {
+                let mut v = slot.swap_remove(from + i);
+                *bytes -= v.capacity() * std::mem::size_of::<T>();
+                v.clear();
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    pub(super) fn take_structurals(&mut self, room: usize) -> Option<Vec<u32>> {
+        Held::take(&mut self.structurals, &mut self.bytes, room, S_CLASS)
+    }
+
+    pub(super) fn take_containers(&mut self, room: usize) -> Option<Vec<Container>> {
+        if room == 0 {
+            return None;
+        }
+        Held::take(&mut self.containers, &mut self.bytes, room, C_CLASS)
+    }
+
+    /// Hold `v` in its class if there is room under [`HELD_MAX`].
+    fn hold<T>(classes: &mut [Vec<Vec<T>>], bytes: &mut usize, v: Vec<T>, class: usize) {
+        let b = v.capacity() * std::mem::size_of::<T>();
+        if *bytes + b <= HELD_MAX {
+            if let Some(slot) = classes.get_mut(v.capacity() / class) {
+                *bytes += b;
+                slot.push(v);
+            }
+        }
+    }
+}
+
+/// The class of a vector of `cap` entries, if it is returned at all.
+#[inline]
+fn class_of(cap: usize, class: usize) -> Option<usize> {
+    let c = cap / class;
+    (cap > 0 && c < CLASSES).then_some(c)
+}
+
+impl Returns {
+    /// A new, open list.
+    pub fn new() -> Arc<Returns> {
+        Arc::new(Returns::default())
+    }
+
+    /// Indexes dropped on this thread from now on return their vectors to
+    /// this list (until it is closed, or another list is registered here).
+    pub fn drop_here(self: &Arc<Self>) {
+        let me = Arc::clone(self);
+        with_spare(|spare| spare.returns = Some(me));
+    }
+
+    /// Move the returned vectors to this thread's size classes, for its
+    /// next builds (the ones it holds stay: a window may get more back
+    /// than it uses, the next fewer; over [`HELD_MAX`] they are freed).
+    pub fn take_here(&self) {
+        let (s, c) = {
+            let Ok(mut list) = self.list.lock() else {
+                return;
+            };
+            list.bytes = 0;
+            (
+                std::mem::take(&mut list.structurals),
+                std::mem::take(&mut list.containers),
+            )
+        };
+        with_spare(|spare| {
+            let held = spare.held.get_or_insert_with(|| Box::new(Held::new()));
+            for v in s {
+                Held::hold(&mut held.structurals, &mut held.bytes, v, S_CLASS);
+            }
+            for v in c {
+                Held::hold(&mut held.containers, &mut held.bytes, v, C_CLASS);
+            }
+        });
+    }
+
+    /// Free the list and turn every later return away.
+    pub fn close(&self) {
+        let list = match self.list.lock() {
+            Ok(mut list) => std::mem::replace(
+                &mut *list,
+                List {
+                    closed: true,
+                    ..List::default()
+                },
+            ),
+            Err(_) => return,
+        };
+        drop(list);
+    }
+
+    /// Put a dropped index's vectors in the list (those that are returned
+    /// at all and fit under [`LIST_MAX`]; the others are left to the
+    /// caller, who frees them). `false` when the list is closed.
+    fn give(&self, structurals: &mut Vec<u32>, containers: &mut Vec<Container>) -> bool {
+        let mut list = match self.list.try_lock() {
+            Ok(list) => list,
+            Err(TryLockError::WouldBlock) => return true,
+            Err(TryLockError::Poisoned(_)) => return false,
+        };
+        if list.closed {
+            return false;
+        }
+        if class_of(structurals.capacity(), S_CLASS).is_some() {
+            let b = structurals.capacity() * 4;
+            if list.bytes + b <= LIST_MAX {
+                list.bytes += b;
+                list.structurals.push(std::mem::take(structurals));
+            }
+        }
+        if class_of(containers.capacity(), C_CLASS).is_some() {
+            let b = containers.capacity() * std::mem::size_of::<Container>();
+            if list.bytes + b <= LIST_MAX {
+                list.bytes += b;
+                list.containers.push(std::mem::take(containers));
+            }
+        }
+        true
+    }
+}
+
+/// [`super::recycle`]'s first step: the vectors go to the list this
+/// thread registered, if any (`true`: nothing more to do); a closed list
+/// is forgotten.
+#[inline]
+pub(super) fn give_back(
+    spare: &mut Spare,
+    structurals: &mut Vec<u32>,
+    containers: &mut Vec<Container>,
+) -> bool {
+    let Some(r) = &spare.returns else {
+        return false;
+    };
+    if r.give(structurals, containers) {
+        return true;
+    }
+    spare.returns = None;
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::Index;
+    use std::sync::mpsc;
+
+    fn held_bytes() -> usize {
+        with_spare(|spare| spare.held.as_ref().map_or(0, |h| h.bytes))
+    }
+
+    fn list_bytes(r: &Returns) -> usize {
+        r.list.lock().expect("not poisoned").bytes
+    }
+
+    /// Indexes built on one thread and dropped on another (registered)
+    /// come back: the next builds there take them, and read the same.
+    #[test]
+    fn dropped_vectors_go_back_to_the_building_thread() {
+        const DOC: &[u8] = br#"{"a": [1, 2, {"b": "c"}], "d": "e", "f": [[], {}]}"#;
+        let build = || Index::build_tokens(DOC, 64, false, false).expect("valid").0;
+        let r = Returns::new();
+        r.drop_here();
+        let (tx, rx) = mpsc::channel();
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let theirs = Arc::clone(&r);
+        let builder = std::thread::spawn(move || {
+            tx.send((0..8).map(|_| build()).collect::<Vec<_>>())
+                .expect("sent");
+            go_rx.recv().expect("dropped");
+            theirs.take_here();
+            let held = held_bytes();
+            let again: Vec<_> = (0..8).map(|_| build()).collect();
+            (held, held_bytes(), again)
+        });
+        let first = rx.recv().expect("built");
+        let one = first[0].heap_bytes();
+        drop(first);
+        assert_eq!(list_bytes(&r), 8 * one);
+        go_tx.send(()).expect("sent");
+        let (held, left, again) = builder.join().expect("no panic");
+        assert_eq!((held, left), (8 * one, 0));
+        assert_eq!(list_bytes(&r), 0);
+        let want = build();
+        for ix in &again {
+            assert_eq!(ix.structurals, want.structurals);
+            assert_eq!(ix.containers.len(), want.containers.len());
+            assert_eq!(ix.heap_bytes(), one);
+        }
+        // Closed: the list turns later drops away (they are freed here).
+        r.close();
+        drop(again);
+        assert_eq!(list_bytes(&r), 0);
+        assert!(with_spare(|spare| spare.returns.is_none()));
+    }
+
+    #[test]
+    fn the_list_is_bounded() {
+        let r = Returns::new();
+        let mut s = Vec::with_capacity(S_CLASS * (CLASSES - 1));
+        let mut c = Vec::new();
+        let per = s.capacity() * 4;
+        let mut n = 0;
+        while r.give(&mut s, &mut c) && s.capacity() == 0 {
+            n += 1;
+            s = Vec::with_capacity(S_CLASS * (CLASSES - 1));
+        }
+        assert_eq!(n, LIST_MAX / per);
+        assert!(list_bytes(&r) <= LIST_MAX);
+        // Too large a vector is left to its owner.
+        let mut big = Vec::with_capacity(S_CLASS * CLASSES);
+        r.close();
+        assert!(!r.give(&mut big, &mut c));
+        assert_eq!(big.capacity(), S_CLASS * CLASSES);
+        assert_eq!(list_bytes(&r), 0);
+    }
+}
