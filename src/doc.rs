@@ -352,6 +352,13 @@ impl<'a> Doc<'a> {
         self.s().get(c.sidx as usize).is_some_and(|&p| p == c.start)
     }
 
+    /// Whether the value at `c` is a string: [`Self::type_of`]'s test of
+    /// one type, without its dispatch.
+    #[inline(always)]
+    pub fn is_string(&self, c: Cursor) -> bool {
+        self.byte(c) == b'"' && self.at_structural(c)
+    }
+
     pub fn type_of(&self, c: Cursor) -> JsonType {
         match self.byte(c) {
             b'{' if self.at_structural(c) => JsonType::Object,
