@@ -538,7 +538,7 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
                 std::mem::take(&mut table.containers)
             },
             escapes: if escapes {
-                escapes_copy(&scan.escapes)
+                scan.escapes.clone()
             } else {
                 Vec::new()
             },
@@ -553,14 +553,6 @@ pub(super) fn build(input: &[u8], max_depth: usize, escapes: bool) -> Option<Bui
         }
         built
     })
-}
-
-/// A copy of the scan's escape offsets for the index (a document read
-/// with escapes kept): out of line, the allocation and copy off the
-/// common path.
-#[inline(never)]
-fn escapes_copy(escapes: &[u32]) -> Vec<u32> {
-    escapes.to_vec()
 }
 
 /// The most spare room the Doc's structurals keep when they hold `len`
@@ -719,14 +711,14 @@ fn fill(
     table.containers.clear();
     table.opened = 0;
     if table.containers.capacity() < guess {
-        reserve_containers(table, guess);
+        table.containers.reserve_exact(guess);
     }
     table.limit = limit;
     table.kept_spare = s.len() <= KEEP_MAX;
     table.kept = if table.kept_spare {
         walk_vector(s.len(), spare)
     } else {
-        large_kept(s.len())
+        Vec::with_capacity(s.len())
     };
     let ok = walk(input, s, max_depth, table)
         && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
@@ -737,35 +729,10 @@ fn fill(
     // document larger than the thread keeps, the spare room (the scalar
     // tokens') back unless it is small (else see `settle_kept`).
     table.kept.push(*s.last().expect("the sentinel"));
-    if !table.kept_spare {
-        trim_large_kept(&mut table.kept);
+    if !table.kept_spare && (table.kept.capacity() - table.kept.len()) * 4 > SPARE_MAX {
+        super::shrink_exact(&mut table.kept);
     }
     true
-}
-
-/// Room for `guess` containers in the table (the thread's recycled one is
-/// too small: the first build or a larger document).
-#[cold]
-#[inline(never)]
-fn reserve_containers(table: &mut Table, guess: usize) {
-    table.containers.reserve_exact(guess);
-}
-
-/// The structurals' vector of a document larger than the thread keeps.
-#[cold]
-#[inline(never)]
-fn large_kept(tokens: usize) -> Vec<u32> {
-    Vec::with_capacity(tokens)
-}
-
-/// The spare room of a large document's structurals (the scalar tokens')
-/// given back unless it is small.
-#[cold]
-#[inline(never)]
-fn trim_large_kept(kept: &mut Vec<u32>) {
-    if (kept.capacity() - kept.len()) * 4 > SPARE_MAX {
-        super::shrink_exact(kept);
-    }
 }
 
 /// The grammar walk, compiled for AVX2 when the CPU has it (as
@@ -818,21 +785,12 @@ fn scalar_ok(input: &[u8], s: &[u32], k: usize) -> bool {
     } else if let Some(w) = input.get(p..).and_then(<[u8]>::first_chunk::<8>) {
         literal8(u64::from_le_bytes(*w), c)
     } else {
-        literal_near_end(input, p)
-    }
-}
-
-/// [`scalar_ok`] of a token that is not a number within the last 8 bytes
-/// of the input (a literal there, or an error): byte by byte, out of line
-/// (one copy for every inlined [`scalar_ok`]).
-#[cold]
-#[inline(never)]
-fn literal_near_end(input: &[u8], p: usize) -> bool {
-    match input[p] {
-        b't' => literal(input, p, *b"true"),
-        b'n' => literal(input, p, *b"null"),
-        b'f' => input.get(p + 1..p + 5) == Some(b"alse") && ends_token(input, p + 5),
-        _ => false,
+        match c {
+            b't' => literal(input, p, *b"true"),
+            b'n' => literal(input, p, *b"null"),
+            b'f' => input.get(p + 1..p + 5) == Some(b"alse") && ends_token(input, p + 5),
+            _ => false,
+        }
     }
 }
 
