@@ -25,7 +25,7 @@
 //! O(N²), and a repeated read of a small object costs a compare of 16 tags
 //! at a time. Built tables are read without a lock (see `Tables`).
 
-use crate::decode::number::{long_int_span, parse_number, plain_decimal};
+use crate::decode::number::{long_int_span, parse_number, plain_decimal, signed};
 use crate::decode::string::{decode_str, decode_utf8_str};
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
@@ -352,6 +352,13 @@ impl<'a> Doc<'a> {
         self.s().get(c.sidx as usize).is_some_and(|&p| p == c.start)
     }
 
+    /// Whether the value at `c` is a string: [`Self::type_of`]'s test of
+    /// one type, without its dispatch.
+    #[inline(always)]
+    pub fn is_string(&self, c: Cursor) -> bool {
+        self.byte(c) == b'"' && self.at_structural(c)
+    }
+
     pub fn type_of(&self, c: Cursor) -> JsonType {
         match self.byte(c) {
             b'{' if self.at_structural(c) => JsonType::Object,
@@ -543,7 +550,9 @@ impl<'a> Doc<'a> {
     /// First the commonest case, up to 16 digits with nothing between them
     /// and the next structural ([`int_span`]), or 17 to 19 within `i64`
     /// ([`long_int_span`]: twitter.json's ids); then digits up to the first
-    /// other byte.
+    /// other byte (whitespace before the structural): 18 by
+    /// [`leading_digits`], a 19th by one more step, within `i64` as the
+    /// spans are (`signed`).
     #[inline(always)]
     fn short_int(&self, c: Cursor) -> Option<i64> {
         if let Some(&e) = self.s().get(c.sidx as usize) {
@@ -558,16 +567,25 @@ impl<'a> Doc<'a> {
         let t = self.input.get(c.start as usize..)?;
         let neg = t.first() == Some(&b'-');
         let t = &t[neg as usize..];
-        let (v, i) = leading_digits(t);
+        let (v, mut i) = leading_digits(t);
         if i == 0 || (i > 1 && t[0] == b'0') {
             return None;
+        }
+        let mut m = v as u64;
+        if i == 18 {
+            // A 19th digit (below 10^19 < 2^64: no overflow), then the
+            // bounds of `i64` (`signed`); a 20th goes to the exact path.
+            if let Some(d @ 0..=9) = t.get(18).map(|b| b.wrapping_sub(b'0')) {
+                m = m * 10 + u64::from(d);
+                i = 19;
+            }
         }
         match t.get(i) {
             Some(b',' | b'}' | b']') => {}
             Some(b' ' | b'\n' | b'\r' | b'\t') if !self.index.lazy => {}
             _ => return None,
         }
-        Some(if neg { -v } else { v })
+        signed(m, neg)
     }
 
     /// Resolve `path` relative to `at`.
@@ -1638,7 +1656,7 @@ use key::{
 
 #[cfg(test)]
 mod tests {
-    use super::{int_span, key_end, leading_digits, Doc};
+    use super::{int_span, key_end, leading_digits, Doc, Quick};
     use crate::error::AccessError;
     use crate::index::{Index, Options};
 
@@ -1967,6 +1985,48 @@ mod tests {
         }
         assert!(answered > 20, "only {answered} answered");
         assert!(decimals > 30, "only {decimals} decimals answered");
+    }
+
+    /// The short read of an integer that whitespace ends (the fallback
+    /// after the spans) against `str::parse`: 1 to 20 digits, the `i64`
+    /// edges and one past them; in a strict document it answers exactly
+    /// when the text fits an `i64`.
+    #[test]
+    fn short_int_before_whitespace_matches_parse() {
+        let mut texts: Vec<String> = [
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "9999999999999999999",
+            "-9999999999999999999",
+            "1000000000000000000",
+            "10000000000000000000",
+            "12345678901234567890",
+        ]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+        for n in 1..=20 {
+            texts.push("1234567890123456789012"[..n].to_string());
+            texts.push(format!("-{}", &"9876543210987654321098"[..n]));
+        }
+        for text in texts {
+            for end in [" ", "\n", "\t ", "\r\n  "] {
+                let input = format!("[{text}{end}, 1]");
+                let index = Index::build(input.as_bytes(), &Options::default()).unwrap();
+                let doc = Doc::new(input.as_bytes(), &index);
+                let c = doc.element(doc.root(), 0).unwrap();
+                let got = match doc.quick(c) {
+                    Some(Quick::Int(v)) => Some(v),
+                    q => {
+                        assert!(q.is_none(), "{q:?}");
+                        None
+                    }
+                };
+                assert_eq!(got, text.parse::<i64>().ok(), "{input:?}");
+            }
+        }
     }
 
     /// The word reader against `str::parse`: every digit count to 20, with

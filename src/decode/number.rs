@@ -662,7 +662,7 @@ fn long_int(chunk: &[u8; 32], neg: usize, n: usize) -> Option<Number<'static>> {
 /// `m`, negated when `neg`, when the result fits an `i64` (up to
 /// `i64::MAX`, down to `i64::MIN`).
 #[inline(always)]
-fn signed(m: u64, neg: bool) -> Option<i64> {
+pub fn signed(m: u64, neg: bool) -> Option<i64> {
     if neg {
         // `-(2^63)` is `i64::MIN`; `wrapping_neg` of its bits gives it.
         (m <= 1 << 63).then(|| (m as i64).wrapping_neg())

@@ -735,7 +735,7 @@ fn fill(
     table.kept = if table.kept_spare {
         walk_vector(s.len(), spare)
     } else {
-        Vec::with_capacity(s.len())
+        large_kept(s.len())
     };
     let ok = walk(input, s, max_depth, table)
         && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
@@ -746,10 +746,27 @@ fn fill(
     // document larger than the thread keeps, the spare room (the scalar
     // tokens') back unless it is small (else see `settle_kept`).
     table.kept.push(*s.last().expect("the sentinel"));
-    if !table.kept_spare && (table.kept.capacity() - table.kept.len()) * 4 > SPARE_MAX {
-        super::shrink_exact(&mut table.kept);
+    if !table.kept_spare {
+        trim_large_kept(&mut table.kept);
     }
     true
+}
+
+/// The structurals' vector of a document larger than the thread keeps.
+#[cold]
+#[inline(never)]
+fn large_kept(tokens: usize) -> Vec<u32> {
+    Vec::with_capacity(tokens)
+}
+
+/// The spare room of a large document's structurals (the scalar tokens')
+/// given back unless it is small.
+#[cold]
+#[inline(never)]
+fn trim_large_kept(kept: &mut Vec<u32>) {
+    if (kept.capacity() - kept.len()) * 4 > SPARE_MAX {
+        super::shrink_exact(kept);
+    }
 }
 
 /// The grammar walk, compiled for AVX2 when the CPU has it (as

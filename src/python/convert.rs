@@ -14,7 +14,7 @@ use super::view::{self, Array, Object};
 use crate::decode::string::unescape_validated;
 use crate::decode::Number;
 use crate::doc::{ArrayItems, Cursor, Doc, ObjectItems, Quick, Value};
-use crate::error::{AccessError, JsonType};
+use crate::error::AccessError;
 use crate::index::Index;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -88,7 +88,7 @@ pub(crate) fn validated_str<'py>(
     c: Cursor,
 ) -> Option<Bound<'py, PyString>> {
     let index = doc.index();
-    if index.is_lazy() || doc.type_of(c) != JsonType::String {
+    if index.is_lazy() || !doc.is_string(c) {
         return None;
     }
     let raw = doc.raw(c);
@@ -147,6 +147,18 @@ fn body_str(body: &[u8], index: &Index) -> *mut ffi::PyObject {
     if let Some(p) = unsafe { short_ascii::<true>(body) } {
         return p;
     }
+    escaped_doc_str(body)
+}
+
+/// [`body_str`] of a body of a document with escapes that is not short
+/// ASCII without a backslash: the [`census`] (which also finds a
+/// backslash), then the copy or the unescaping. Out of line: the short
+/// bodies' path stays small.
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+fn escaped_doc_str(body: &[u8]) -> *mut ffi::PyObject {
+    // (Below: the caller's interpreter is attached; the body of a strictly
+    // validated document is valid UTF-8, every escape in it well formed.)
     match census::<true>(body) {
         // SAFETY: as above; the census is the body's.
         (chars, maxchar, false) => unsafe { new_str_counted(body, chars, maxchar) },
@@ -236,23 +248,14 @@ pub(crate) fn quick(py: Python<'_>, doc: &Doc<'_>, c: Cursor) -> Option<Py<PyAny
             if let Some(s) = validated_str(py, doc, c) {
                 return Some(s.into_any().unbind());
             }
-            match doc.quick(c)? {
-                Quick::Str(s) => return Some(new_str(py, &s).into_any().unbind()),
-                Quick::Int(_) => return None,
-            }
+            return quick_str(py, doc, c);
         }
         b'-' | b'0'..=b'9' => match doc.quick(c) {
             // SAFETY: the interpreter is attached (`py`).
             Some(Quick::Int(v)) => unsafe { ffi::PyLong_FromLongLong(v) },
             Some(Quick::Str(_)) => return None,
             // A plain decimal (`"temperature": 0.7`).
-            None => match doc.quick_decimal(c)? {
-                // SAFETY: the interpreter is attached (`py`).
-                Number::Int(v) => unsafe { ffi::PyLong_FromLongLong(v) },
-                // SAFETY: as above.
-                Number::Float(f) => unsafe { ffi::PyFloat_FromDouble(f) },
-                Number::BigInt(_) => return None,
-            },
+            None => quick_decimal(doc, c),
         },
         _ => return None,
     };
@@ -265,6 +268,33 @@ pub(crate) fn quick(py: Python<'_>, doc: &Doc<'_>, c: Cursor) -> Option<Py<PyAny
     }
     // SAFETY: `p` is a new reference to an int or a float.
     Some(unsafe { Bound::from_owned_ptr(py, p) }.unbind())
+}
+
+/// [`quick`] of a string [`validated_str`] leaves (a lazy document's):
+/// [`Doc::quick`]'s decoded text. Out of line: the strict documents'
+/// path stays small.
+#[inline(never)]
+fn quick_str(py: Python<'_>, doc: &Doc<'_>, c: Cursor) -> Option<Py<PyAny>> {
+    match doc.quick(c)? {
+        Quick::Str(s) => Some(new_str(py, &s).into_any().unbind()),
+        Quick::Int(_) => None,
+    }
+}
+
+/// [`quick`] of a number [`Doc::quick`] leaves: a plain decimal
+/// ([`Doc::quick_decimal`]) as a new `float` or `int` reference (null with
+/// an exception set when CPython has no memory), null without one for any
+/// other number (the general path reads it). Out of line: the short ints'
+/// path stays small. The caller's interpreter is attached.
+#[inline(never)]
+fn quick_decimal(doc: &Doc<'_>, c: Cursor) -> *mut ffi::PyObject {
+    match doc.quick_decimal(c) {
+        // SAFETY: the caller's interpreter is attached.
+        Some(Number::Int(v)) => unsafe { ffi::PyLong_FromLongLong(v) },
+        // SAFETY: as above.
+        Some(Number::Float(f)) => unsafe { ffi::PyFloat_FromDouble(f) },
+        Some(Number::BigInt(_)) | None => std::ptr::null_mut(),
+    }
 }
 
 pub(crate) fn number(py: Python<'_>, n: Number<'_>) -> PyResult<Py<PyAny>> {
