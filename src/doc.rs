@@ -26,7 +26,7 @@
 //! at a time. Built tables are read without a lock (see `Tables`).
 
 use crate::decode::number::{long_int_span, parse_number, plain_decimal, signed};
-use crate::decode::string::{decode_str, decode_utf8_str};
+use crate::decode::string::decode_str;
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
 use crate::index::Index;
@@ -430,22 +430,10 @@ impl<'a> Doc<'a> {
             .checked_sub(self.input.as_ptr() as usize)
             .filter(|&b| b <= self.input.len())
             .unwrap_or(0);
-        // A body of a strictly validated document with bytes >= 0x80 that
-        // lies between two of its quotes is valid UTF-8 (the whole input
-        // was checked; ASCII quotes are character boundaries): no second
-        // check.
-        let input = self.input;
-        let strict_body = self.index.non_ascii
-            && !self.index.lazy
-            && base > 0
-            && std::ptr::eq(body.as_ptr(), input[base..].as_ptr())
-            && input.get(base - 1) == Some(&b'"')
-            && input.get(base + body.len()) == Some(&b'"');
-        if strict_body {
-            // SAFETY: as above: `body` is `input[base..base + len]`, between
-            // two quotes of an input strict validation checked.
-            return Ok(unsafe { decode_utf8_str(body, base) }?);
-        }
+        // Always the checking decoder: a strict index does not prove that
+        // `self.input` is the input it was built from (`Doc::new` and
+        // `Document` take any bytes safely), so a body's UTF-8 is checked
+        // here even in a strict document.
         Ok(decode_str(body, base)?)
     }
 

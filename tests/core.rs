@@ -715,3 +715,23 @@ fn has_escapes_flag() {
         );
     }
 }
+
+/// A strict index read over other bytes than it was built from (a logic
+/// error, never memory-unsafe): a string body that is not valid UTF-8 is
+/// an error, not a `str` holding it (the decoder checks UTF-8 even in a
+/// strict document).
+#[test]
+fn strict_index_over_other_bytes_never_yields_invalid_utf8() {
+    let built = b"[\"\xc3\xa9\xc3\xa9\"]";
+    let index = Index::build(built, &Options::default()).unwrap();
+    let other = b"[\"\xff\xfe\x80\xc3\"]";
+    let doc = Doc::new(other, &index);
+    let c = doc.find(doc.root(), "[0]").unwrap();
+    match doc.value(c) {
+        Ok(Value::String(s)) => {
+            panic!("a str from invalid UTF-8: {:?}", s.as_bytes())
+        }
+        Ok(v) => panic!("unexpected value {v:?}"),
+        Err(_) => {}
+    }
+}
