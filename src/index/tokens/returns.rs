@@ -30,7 +30,12 @@
 //! - [`Returns::close`] (the stream's end, or its iterator dropped) frees
 //!   the list and turns the list away from then on: a `Doc` that outlives
 //!   its stream frees its index normally, on any thread, and the dropping
-//!   thread forgets the closed list at its next drop.
+//!   thread forgets the closed list at its next drop. `close` waits for
+//!   the lock, so a forked child never calls it (the parent's building
+//!   thread may have held the lock at the fork): there the list stays
+//!   open: a later return finds the lock busy and frees its vectors, or
+//!   (lock free) leaves them in the list, within [`LIST_MAX`], until the
+//!   list itself is dropped.
 //!
 //! Memory: at most [`LIST_MAX`] bytes wait in the list and [`HELD_MAX`]
 //! bytes in the building thread's classes, per stream; both are vectors
@@ -181,7 +186,8 @@ impl Returns {
         });
     }
 
-    /// Free the list and turn every later return away.
+    /// Free the list and turn every later return away. Waits for the lock:
+    /// never call it in a forked child (see the module doc).
     pub fn close(&self) {
         let list = match self.list.lock() {
             Ok(mut list) => std::mem::replace(

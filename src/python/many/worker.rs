@@ -163,9 +163,16 @@ impl Drop for Worker {
         // Closing the channel stops the thread at its next send; joining
         // it ends its use of the bytes before they can be released.
         self.rx = None;
-        self.returns.close();
+        let orphaned = self.orphaned();
+        if !orphaned {
+            // (Not in a forked child: the parent's splitting thread may have
+            // held the list's lock at the fork, and nobody would release
+            // it. There, later returns find the lock busy and free their
+            // vectors themselves.)
+            self.returns.close();
+        }
         if let Some(t) = self.thread.take() {
-            if self.orphaned() {
+            if orphaned {
                 // No such thread here: joining would wait forever.
                 std::mem::forget(t);
             } else {
