@@ -376,6 +376,14 @@ impl Index {
     pub fn has_escapes(&self) -> bool {
         self.escaped
     }
+
+    /// Whether the input holds a byte >= 0x80 (found by stage 1): when it
+    /// does not, every string body is ASCII, and readers may skip their
+    /// width and UTF-8 work.
+    #[inline]
+    pub fn has_non_ascii(&self) -> bool {
+        self.non_ascii
+    }
 }
 
 /// `v.shrink_to_fit()` out of line: the `realloc` and its error path stay

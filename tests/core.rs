@@ -660,7 +660,8 @@ fn lazy_typed_getters_check_the_type_first() {
     }
 }
 
-/// `Index::has_escapes` says whether any string holds a backslash escape,
+/// `Index::has_escapes` says whether any string holds a backslash escape
+/// (and `Index::has_non_ascii` whether the input holds a byte >= 0x80),
 /// the same from the token walk (strict), the exact walk (lazy) and on
 /// every backend this CPU runs, at escapes before, inside and after a
 /// 64-byte block. The backend is chosen once per process, so the test runs
@@ -678,6 +679,7 @@ fn has_escapes_flag() {
         (format!(r#"["{pad}", "{pad}\/"]"#), true),
         (format!(r#"["{pad}\t{pad}"]"#), true),
         ("\"\u{e9}\"".into(), false),
+        (format!("[\"{pad}\", \"{pad}\u{e9}\"]"), false),
         ("12".into(), false),
     ];
     use qjson::scan::{active_backend, Backend};
@@ -691,6 +693,7 @@ fn has_escapes_flag() {
             let index = Index::build(text.as_bytes(), &opts).unwrap();
             let tag = format!("{text} lazy={} on {}", opts.lazy, backend.name());
             assert_eq!(index.has_escapes(), *want, "{tag}");
+            assert_eq!(index.has_non_ascii(), !text.is_ascii(), "{tag}");
             let document = Document::parse(text.as_bytes(), &opts).unwrap();
             assert_eq!(document.doc().index().has_escapes(), *want, "{tag}");
         }
