@@ -347,6 +347,10 @@ local util = require("jit.util")
 local log = assert(io.open(path, "w"))
 local phase = "warm-up"
 jit.attach(function(what, tr, func, pc, otr, oex)
+    if what == "flush" then -- no function to name
+        log:write(phase, " flush\n")
+        return
+    end
     local loc = util.funcinfo(func, pc).loc
     if what == "stop" then
         local ti = util.traceinfo(tr)

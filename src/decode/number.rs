@@ -675,9 +675,8 @@ pub fn signed(m: u64, neg: bool) -> Option<i64> {
 /// optional `-` and 17 to 19 digits without a leading zero, within `i64`
 /// (the 18-digit ids of twitter.json): the long integers a document's
 /// short read ([`crate::Doc`]'s `short_int`, which reads up to 16 digits
-/// itself) leaves. `None` for anything else, or when fewer than eight
-/// bytes follow the first digit: the caller's exact path reads it then
-/// (overflow included).
+/// itself) leaves. `None` for anything else (the caller's exact path
+/// reads it then, overflow included).
 ///
 /// Three little-endian words, no loop, every load inside `input`: the word
 /// at the first digit shifted left so that only its first `n - 16` digits

@@ -70,7 +70,8 @@ def test_numbers_agree_with_json(text: str, lazy: bool) -> None:
         want = json.loads(data)
         for step in [p for p in path.replace("[", ".[").split(".") if p]:
             want = want[int(step[1:-1])] if step.startswith("[") else want[step]
-        assert qjson.loads(data) == json.loads(data), data
+        loaded = qjson.loads(data)
+        assert repr(loaded) == repr(json.loads(data)), data  # types too: 1 == 1.0
         doc = qjson.parse(data, lazy=lazy)
         got = doc.get(path)
         assert got == want and type(got) is type(want), (data, got)
