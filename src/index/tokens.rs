@@ -771,6 +771,12 @@ fn trim_large_kept(kept: &mut Vec<u32>) {
 
 /// The grammar walk, compiled for AVX2 when the CPU has it (as
 /// [`super::walk`] is: the number masks take one vector step).
+///
+/// Precondition, which its unchecked reads rely on (it is a safe fn only
+/// because its callers are this module's and all meet it): `s` is not
+/// empty and every token before the last lies below `input.len()`, as
+/// stage 1's structurals with their sentinel are (and the lines path's,
+/// whose sentinel is the first token at or after the line's end).
 fn walk<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) -> bool {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2() {

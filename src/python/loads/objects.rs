@@ -28,14 +28,11 @@ use pyo3::ffi;
 /// a step). Never CPython's decoder, which would check the bytes again and
 /// starts narrow and widens (and reallocates) at the first wider character.
 ///
-/// # Safety
-/// The interpreter must be attached.
-///
 /// A text of at most 16 bytes, all ASCII, takes [`short_ascii`] first
 /// (inline: no call, no census).
 ///
 /// # Safety
-/// The interpreter must be attached.
+/// The interpreter must be attached; `text` is valid UTF-8.
 #[cfg(not(feature = "abi3"))]
 #[inline(always)]
 pub(crate) unsafe fn new_str_utf8(text: &[u8]) -> *mut ffi::PyObject {
@@ -442,8 +439,10 @@ pub(crate) fn census<const BACKSLASH: bool>(text: &[u8]) -> (usize, u32, bool) {
 
 /// Decode valid UTF-8 `text` into `out`, one unit per character, and
 /// return how many were written; `out` has at least one unit per
-/// character and each unit type is wide enough for every character (`TryFrom` cannot fail then; a malformed text would
-/// panic on an index, never write out of bounds). Eight ASCII bytes in a
+/// character and each unit type is wide enough for every character (`TryFrom` cannot fail then).
+/// Only for valid UTF-8: a malformed text never writes out of bounds, but
+/// it may panic on an index or, at a stray continuation byte, loop
+/// forever (every caller passes checked text). Eight ASCII bytes in a
 /// row (most of the text, in most non-ASCII strings) are widened at once:
 /// they are eight characters, so `out` has room for them. Other characters
 /// come in runs of one length (a CJK text is 3-byte sequences, Cyrillic or
