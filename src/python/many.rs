@@ -75,7 +75,7 @@ use pyo3::types::{PyList, PyTuple, PyType};
 use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::Arc;
-use worker::{Worker, WORKER_MIN};
+use worker::{Pace, Policy, Worker};
 
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -147,6 +147,9 @@ pub struct DocIterator {
     /// position is then just after that line, see
     /// [`DocIterator::next_line`]).
     chained: bool,
+    /// `parse_many`: whether the caller lags behind the inline split, when
+    /// the splitting thread starts (see `worker.rs`).
+    pace: Pace,
 }
 
 /// What [`DocIterator::next_line`] found.
@@ -191,6 +194,7 @@ impl DocIterator {
             lines_index: None,
             fallback: FALLBACK_MIN,
             chained: false,
+            pace: Pace::default(),
         })
     }
 
@@ -226,23 +230,22 @@ impl DocIterator {
                     if pos >= bytes.len() {
                         return Ok(false);
                     }
-                    // Only at the stream's start, where the thread's own
-                    // (fresh) splitter stands for this one; if no thread
-                    // starts, this one splits inline.
-                    if !self.eager && pos == 0 && sp.count() == 0 && bytes.len() >= WORKER_MIN {
-                        let theirs = Splitter::new(sp.options(), true, WINDOW);
+                    // The thread takes over (with this splitter's state)
+                    // once the caller lags behind the inline split.
+                    if !self.eager && self.pace.wants_thread(bytes.len() - pos) {
                         // SAFETY: `input` (held by `self.source`) keeps the
                         // bytes alive and unchanged, and the worker is
                         // dropped before it (field order of `DocIterator`).
-                        if let Some(w) = unsafe { Worker::start(bytes, pos, theirs) } {
+                        if let Some(w) = unsafe { Worker::start(bytes, pos, sp) } {
                             self.worker = Some(w);
                             continue;
                         }
                     }
+                    let pace = &mut self.pace;
                     self.pos = if bytes.len() - pos >= DETACH_MIN {
-                        py.detach(|| sp.split(bytes, pos, true, &mut out))
+                        pace.split(|| py.detach(|| sp.split(bytes, pos, true, &mut out)))
                     } else {
-                        sp.split(bytes, pos, true, &mut out)
+                        pace.split(|| sp.split(bytes, pos, true, &mut out))
                     };
                     self.pending.extend(out);
                     return Ok(true);
@@ -714,7 +717,31 @@ fn list_of(py: Python<'_>, items: Vec<Py<PyAny>>) -> PyResult<Bound<'_, PyList>>
     }
 }
 
+/// When `parse_many` starts its splitting thread, process-wide (for tests
+/// and benchmarks): "auto" (when the caller lags, the default), "always"
+/// (streams of two windows or more, from the start) or "never"; returns
+/// the policy before. Iterators that already split on a thread keep it.
+#[pyfunction]
+fn _many_thread(policy: &str) -> PyResult<&'static str> {
+    let p = match policy {
+        "auto" => Policy::Auto,
+        "always" => Policy::Always,
+        "never" => Policy::Never,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "policy must be \"auto\", \"always\" or \"never\", not {policy:?}"
+            )))
+        }
+    };
+    Ok(match Policy::set(p) {
+        Policy::Auto => "auto",
+        Policy::Always => "always",
+        Policy::Never => "never",
+    })
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_many_thread, m)?)?;
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(open_many, m)?)?;
     m.add_function(wrap_pyfunction!(loads_many, m)?)?;

@@ -1,8 +1,10 @@
-"""parse_many's splitting thread (streams of 2 MiB and more are split on a
-thread of their own, src/python/many/worker.rs): the same documents, errors
-and offsets as the inline split (open_many over a file object, which never
-uses the thread), the thread gone once the iterator is, and documents that
-outlive both."""
+"""parse_many's splitting thread (src/python/many/worker.rs: streams of 2 MiB
+and more left get a thread of their own once the caller lags behind the
+inline split): the same documents, errors and offsets as the inline split
+(open_many over a file object, which never uses the thread), the thread gone
+once the iterator is, and documents that outlive both. Most tests force the
+thread from the first window (`_many_thread("always")`); the last ones check
+when the default policy starts it."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import time
 import pytest
 import qjson
 from conftest import REPO_DIR
+from qjson import _qjson
 
 sys.path.insert(0, str(REPO_DIR))
 from benchmarks.payloads import batch_file  # noqa: E402
@@ -65,6 +68,15 @@ def errors_of(it) -> list:
 
 def threads() -> int:
     return len(os.listdir("/proc/self/task"))
+
+
+@pytest.fixture(autouse=True)
+def always_thread(request):
+    """The thread from the first window (tests named test_auto_* keep the default)."""
+    policy = "auto" if request.node.name.startswith("test_auto_") else "always"
+    old = _qjson._many_thread(policy)
+    yield
+    _qjson._many_thread(old)
 
 
 @pytest.fixture(scope="module")
@@ -219,3 +231,45 @@ def test_a_forked_child_neither_hangs_nor_reads_on(stream):
     assert os.waitstatus_to_exitcode(status) == 0
     # the parent's iterator goes on
     assert len(list(it)) > 500
+
+
+def test_auto_a_caller_that_lags_gets_the_thread():
+    # Each document takes the caller longer than its share of the split:
+    # from the third window on, the thread splits ahead.
+    data = batch_file(6 * 1024 * 1024, seed=10)
+    lines = [line for line in data.splitlines() if line.strip()]
+    gc.collect()
+    before = threads()
+    it = qjson.parse_many(data)
+    seen = []
+    most = before
+    for i, d in enumerate(it):
+        if len(seen) < len(lines) // 2:
+            time.sleep(0.0002)
+        most = max(most, threads())
+        seen.append(d.get_str("custom_id"))
+        assert d.raw() == lines[i]
+    assert most == before + 1
+    assert seen == [f"request-{i}" for i in range(len(lines))]
+    del it
+    assert threads() == before
+
+
+def test_auto_never_and_short_streams_split_inline():
+    data = batch_file(6 * 1024 * 1024, seed=11)
+    gc.collect()
+    before = threads()
+    old = _qjson._many_thread("never")
+    try:
+        for _ in qjson.parse_many(data):
+            time.sleep(0.0001)
+            assert threads() == before
+    finally:
+        _qjson._many_thread(old)
+    # Less than two windows: no thread even when the caller lags.
+    short = data[: 3 * WORKER_MIN // 4].rsplit(b"\n", 1)[0]
+    for _ in qjson.parse_many(short):
+        time.sleep(0.0002)
+        assert threads() == before
+    with pytest.raises(ValueError):
+        _qjson._many_thread("sometimes")

@@ -38,9 +38,11 @@
 
 use crate::index::Returns;
 use crate::many::{Piece, Splitter, WINDOW};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// Streams from this many bytes on (two windows) get a splitting thread:
 /// the first window is waited for in any case, so only the next ones can
@@ -48,6 +50,88 @@ use std::thread::JoinHandle;
 pub(super) const WORKER_MIN: usize = 2 * WINDOW;
 /// How many split windows may wait for the reader.
 const AHEAD: usize = 2;
+/// How many windows in a row the caller must lag (take longer over a
+/// window's documents than its split took) before the thread starts.
+const LAGS: u32 = 2;
+
+/// When `parse_many` starts its splitting thread: [`Policy::Auto`] (see
+/// [`Pace`]); the others for tests and benchmarks (`_qjson._many_thread`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Policy {
+    /// When the caller lags (see the module doc).
+    Auto = 0,
+    /// At the first window of every stream of [`WORKER_MIN`] bytes or more.
+    Always = 1,
+    /// Never: every window is split inline.
+    Never = 2,
+}
+
+static POLICY: AtomicU8 = AtomicU8::new(Policy::Auto as u8);
+
+impl Policy {
+    /// The process-wide policy.
+    pub(super) fn get() -> Policy {
+        match POLICY.load(Ordering::Relaxed) {
+            1 => Policy::Always,
+            2 => Policy::Never,
+            _ => Policy::Auto,
+        }
+    }
+
+    /// Set the process-wide policy (for iterators that have not started a
+    /// thread yet); returns the one before.
+    pub(super) fn set(p: Policy) -> Policy {
+        let old = POLICY.swap(p as u8, Ordering::Relaxed);
+        match old {
+            1 => Policy::Always,
+            2 => Policy::Never,
+            _ => Policy::Auto,
+        }
+    }
+}
+
+/// How long the caller took over the documents of the windows it split
+/// inline, against how long their splits took: whether it lags.
+#[derive(Debug, Default)]
+pub(super) struct Pace {
+    /// How long the last inline split took.
+    split: Duration,
+    /// When it ended (the caller has since been reading its documents).
+    done: Option<Instant>,
+    /// Windows in a row whose documents took the caller longer than their
+    /// split.
+    lagged: u32,
+}
+
+impl Pace {
+    /// Called before an inline split with `left` bytes of the stream left:
+    /// whether the splitting thread should take over from here.
+    pub(super) fn wants_thread(&mut self, left: usize) -> bool {
+        if let Some(done) = self.done.take() {
+            if done.elapsed() > self.split {
+                self.lagged += 1;
+            } else {
+                self.lagged = 0;
+            }
+        }
+        left >= WORKER_MIN
+            && match Policy::get() {
+                Policy::Auto => self.lagged >= LAGS,
+                Policy::Always => true,
+                Policy::Never => false,
+            }
+    }
+
+    /// Run the inline split `f`, timed.
+    pub(super) fn split<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let r = f();
+        let now = Instant::now();
+        self.split = now - t;
+        self.done = Some(now);
+        r
+    }
+}
 
 /// The documents of one window, and where the split stopped.
 pub(super) struct Batch {
@@ -80,14 +164,23 @@ pub(super) struct Worker {
 
 impl Worker {
     /// Start splitting `bytes` (the whole stream) from `pos` with
-    /// `splitter` on a new thread; `None` when no thread can be started
-    /// (the caller then splits inline).
+    /// `splitter`'s state on a new thread: the thread takes `splitter` (the
+    /// caller's is left fresh) once it has started; `None`, with `splitter`
+    /// untouched, when no thread can be started (the caller then splits
+    /// inline).
     ///
     /// # Safety
     /// `bytes` must stay alive and unchanged until the returned `Worker`
     /// is dropped (its `Drop` joins the thread).
-    pub(super) unsafe fn start(bytes: &[u8], pos: usize, mut splitter: Splitter) -> Option<Worker> {
+    pub(super) unsafe fn start(
+        bytes: &[u8],
+        pos: usize,
+        splitter: &mut Splitter,
+    ) -> Option<Worker> {
         let (tx, rx) = sync_channel::<Batch>(AHEAD);
+        // The splitter goes over once the thread exists (a spawn that fails
+        // leaves it with the caller).
+        let (give, take) = sync_channel::<Splitter>(1);
         let returns = Returns::new();
         let theirs = Arc::clone(&returns);
         let b = Bytes {
@@ -102,6 +195,13 @@ impl Worker {
                 // unchanged until this thread is joined.
                 let buf = unsafe { std::slice::from_raw_parts(b.ptr, b.len) };
                 let mut pos = pos;
+                let mut splitter = match take.recv() {
+                    Ok(s) => s,
+                    Err(_) => {
+                        theirs.close();
+                        return;
+                    }
+                };
                 while pos < buf.len() {
                     // The vectors of the documents dropped since the last
                     // window, for this one's.
@@ -121,6 +221,9 @@ impl Worker {
                 theirs.close();
             })
             .ok()?;
+        let fresh = Splitter::new(splitter.options(), true, WINDOW);
+        // (The thread waits for it: the channel has room, and is open.)
+        let _ = give.send(std::mem::replace(splitter, fresh));
         // The calling thread drops the documents (mostly: any other thread
         // frees them as usual).
         returns.drop_here();
