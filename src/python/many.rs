@@ -359,6 +359,27 @@ impl DocIterator {
         o
     }
 
+    /// With the splitting thread: start fetching what the next pending
+    /// document's first reads touch (the first lines of its structurals,
+    /// of its container table and of its bytes), all written or last read
+    /// on the thread's core, while the caller works on this one. Without
+    /// it, each is a cache miss from the other core when the caller gets
+    /// there (many_bench's read row, 20 MB, LTO: the calling thread's CPU
+    /// 2.26 -> 2.10 ms, the process's 6.73 -> 6.48 ms, medians of 15
+    /// interleaved rounds on a loaded machine; inline, no change).
+    #[inline]
+    fn prefetch_next(&self) {
+        let Some(next) = self.pending.front() else {
+            return;
+        };
+        if let Ok((ix, _)) = &next.result {
+            let (buf, _, _) = self.view();
+            prefetch(&ix.structurals, 256);
+            prefetch(&ix.containers, 128);
+            prefetch(buf.get(next.start..next.end).unwrap_or(&[]), 256);
+        }
+    }
+
     /// `loads_many`'s line fast path (see [`Splitter::line`]): the line at
     /// `self.pos` built by `loads`' own fast path when it is one valid
     /// document; else [`Fast::Exact`], and the splitter takes over there.
@@ -482,6 +503,9 @@ impl DocIterator {
                 }
                 continue;
             };
+            if self.worker.is_some() {
+                self.prefetch_next();
+            }
             try_line = true;
             let result = std::mem::replace(
                 &mut piece.result,
@@ -505,6 +529,29 @@ impl DocIterator {
             self.errors.bind(py).append(err.value(py))?;
         }
     }
+}
+
+/// Ask the CPU to fetch the first `most` bytes (at most) of `v`'s entries
+/// into the cache (no-op off x86-64).
+#[inline(always)]
+fn prefetch<T>(v: &[T], most: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = v.as_ptr().cast::<i8>();
+        for i in (0..std::mem::size_of_val(v).min(most)).step_by(64) {
+            // SAFETY: SSE, which the intrinsic needs, is part of x86-64's
+            // baseline; a prefetch only hints the cache (it never faults
+            // and reads nothing into the program), and the address is in
+            // `v` anyway.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                    p.wrapping_add(i),
+                )
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, most);
 }
 
 /// Read the next chunk after the bytes of `f.buf` from `keep` on (the

@@ -5,15 +5,46 @@
 //!
 //! Splitting (stage 1 and each document's index, [`Splitter::split`]) is
 //! most of what `parse_many` costs per byte, and it needs nothing of
-//! Python. So for a stream of at least [`WORKER_MIN`] bytes a thread of
-//! its own runs the splitter over the whole stream, a window (`WINDOW`,
-//! 1 MiB) at a time, and hands each window's [`Piece`]s to the iterator through a
+//! Python. So once the caller lags (below), a thread of its own runs the
+//! splitter over the rest of the stream, a window (`WINDOW`, 1 MiB) at a
+//! time, and hands each window's [`Piece`]s to the iterator through a
 //! channel of [`AHEAD`] windows: the calling thread only makes the `Doc`s
 //! and runs the caller's reads, while the next windows are indexed on
 //! another core (simdjson's `iterate_many` runs its stage 1 on a second
 //! thread the same way; fastsimdjson's `parse_many` does). The pieces are
-//! exactly those of the inline path: the same splitter, fed the same
-//! bytes from the same position, with the same window.
+//! exactly those of the inline path: the same splitter (the iterator's,
+//! handed over with its state), fed the same bytes from the same
+//! position, with the same window.
+//!
+//! # When the thread starts
+//!
+//! The thread is not free: what it writes (each document's index, the
+//! pieces) is read on the caller's core, and what the caller drops
+//! (returned vectors) is written again on the thread's, each a transfer
+//! between the two cores' caches. Measured on many_bench's read row (20
+//! MB, two reads per line; LTO builds; CPU time, medians of interleaved
+//! rounds on the shared 2-core machine): split inline, 5.8-5.9 ms; on the
+//! thread, 6.6-6.7 ms for the process (2.0-2.3 ms of it the caller's) at
+//! a load of 6-9, and up to 10-12 ms (3.7 ms the caller's) at a load of
+//! 10-13, where the same thread pinned to the caller's core took 5.8-6.0
+//! ms: the extra is the cores' traffic, not the thread's own work
+//! (fastsimdjson's `parse_many`: 8.9 ms pinned, 13.9 ms not). Without the
+//! returned vectors, 9.0 ms. So the thread buys wall time (the caller's
+//! share of the work overlaps the split) for 13-15% more CPU on a machine
+//! with a spare core, and costs both where there is none. The rule: the
+//! iterator splits inline and times each window's split against the time
+//! the caller then takes over that window's documents (wall clock); once
+//! the caller has taken at least 1 / [`SHARE`] of the split time over
+//! [`LAGS`] windows in a row, and at least [`WORKER_MIN`] bytes are left,
+//! the thread takes over from there. A quarter is about where the overlap
+//! (the caller's share) outweighs the thread's extra cost on the caller's
+//! side, so a wrong call near it costs little either way; a caller that
+//! does real work per document (or waits on I/O) gets the thread from its
+//! third window, one that only iterates stays inline. Streams shorter than
+//! [`WORKER_MIN`] never get one: the first window is waited for in any
+//! case, so only the next ones could overlap the reads.
+//! `_qjson._many_thread` sets the policy process-wide for tests and
+//! benchmarks ("auto", "always": from the first window, "never").
 //!
 //! The window stays 1 MiB: with 256 KiB windows, the 100 MB batch file
 //! took about 1.8x the calling thread's CPU time and 1.5x the process's
@@ -44,15 +75,18 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Streams from this many bytes on (two windows) get a splitting thread:
-/// the first window is waited for in any case, so only the next ones can
-/// overlap the reads.
+/// Streams with this many bytes left (two windows) may get a splitting
+/// thread: the first window is waited for in any case, so only the next
+/// ones can overlap the reads.
 pub(super) const WORKER_MIN: usize = 2 * WINDOW;
 /// How many split windows may wait for the reader.
 const AHEAD: usize = 2;
-/// How many windows in a row the caller must lag (take longer over a
-/// window's documents than its split took) before the thread starts.
+/// How many windows in a row the caller must lag (see [`SHARE`]) before
+/// the thread starts.
 const LAGS: u32 = 2;
+/// The caller lags when it takes at least 1 / `SHARE` of a window's split
+/// time over that window's documents (see the module doc).
+const SHARE: u32 = 4;
 
 /// When `parse_many` starts its splitting thread: [`Policy::Auto`] (see
 /// [`Pace`]); the others for tests and benchmarks (`_qjson._many_thread`).
@@ -91,15 +125,16 @@ impl Policy {
 }
 
 /// How long the caller took over the documents of the windows it split
-/// inline, against how long their splits took: whether it lags.
+/// inline, against how long their splits took: whether it lags (wall
+/// clock: a caller that waits on I/O between documents lags too).
 #[derive(Debug, Default)]
 pub(super) struct Pace {
     /// How long the last inline split took.
     split: Duration,
     /// When it ended (the caller has since been reading its documents).
     done: Option<Instant>,
-    /// Windows in a row whose documents took the caller longer than their
-    /// split.
+    /// Windows in a row whose documents took the caller at least
+    /// 1 / [`SHARE`] of their split.
     lagged: u32,
 }
 
@@ -108,7 +143,7 @@ impl Pace {
     /// whether the splitting thread should take over from here.
     pub(super) fn wants_thread(&mut self, left: usize) -> bool {
         if let Some(done) = self.done.take() {
-            if done.elapsed() > self.split {
+            if done.elapsed() * SHARE >= self.split {
                 self.lagged += 1;
             } else {
                 self.lagged = 0;
