@@ -14,8 +14,10 @@ calling thread's CPU time (benchmarks/clock.py), the collector on unless
 - read: custom_id and body.model of every line of a generated batch-API
   file in memory: qjson parse_many vs fastsimdjson parse_many and orjson
   per line (splitlines + loads); both parse_many split on a second thread
-  (stage 1 ahead of the reads), so the row also gives the CPU time of the
-  whole process ("process_ratio"), which counts that thread. The two
+  (stage 1 ahead of the reads; qjson's from its third window on, once the
+  caller is seen to lag, see src/python/many/worker.rs), so the row also
+  gives the CPU time of the whole process ("process_ratio"), which counts
+  that thread. The two
   clocks differ because the threads do different shares of the work:
   qjson's thread runs stage 1 *and* each document's stage 2 (the whole
   index), its calling thread only the reads, while fastsimdjson's thread

@@ -12,9 +12,10 @@
 //! by the chunk size plus the largest document (two buffers, reused once
 //! no `Doc` holds them; each `Doc` kept keeps its chunk alive).
 //!
-//! `parse_many` of a stream of at least `worker::WORKER_MIN` bytes splits
-//! on a thread of its own, a few windows ahead of the documents handed out
-//! ([`worker`]): the pieces are the same, only the calling thread's share
+//! `parse_many` splits on a thread of its own, a few windows ahead of the
+//! documents handed out, once its caller lags behind the inline split
+//! ([`worker`]: the rule and why, the thread's cores trading cache lines,
+//! are there): the pieces are the same, only the calling thread's share
 //! of the work changes (on the 100 MB batch file, reading two fields of
 //! every line took 0.3x the calling thread's CPU time and 1.1x the
 //! process's, LTO builds, A/B against the inline split).
