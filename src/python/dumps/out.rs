@@ -28,6 +28,45 @@
 
 #[cfg(not(feature = "abi3"))]
 pub(crate) use bytes_buf::{slot, BytesBuf as Out};
+
+/// Outputs from this size on ask for transparent huge pages.
+const HUGE_MIN: usize = 8 << 20;
+
+/// Ask Linux to back the 2 MiB-aligned interior of a large output buffer
+/// `[p, p + len)`, not yet written, with transparent huge pages (where
+/// they are enabled "always" or "madvise"): a large result's memory is
+/// fresh pages whenever the allocator gave it back to the system in
+/// between, each a page fault on its first write, about 2.6 us apiece on
+/// this machine: 5,087 faults, 13 ms, for the 21 MB of `dumps_many` of the
+/// 20 MB batch file, against which ten 2 MiB faults. (A hint: nothing
+/// changes where it is not honoured.)
+#[allow(unused_variables)]
+fn huge_pages(p: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    if len >= HUGE_MIN {
+        const HUGE: usize = 2 << 20;
+        const MADV_HUGEPAGE: std::ffi::c_int = 14;
+        extern "C" {
+            fn madvise(
+                addr: *mut std::ffi::c_void,
+                len: usize,
+                advice: std::ffi::c_int,
+            ) -> std::ffi::c_int;
+        }
+        let start = (p as usize).next_multiple_of(HUGE);
+        let end = (p as usize + len) & !(HUGE - 1);
+        if end > start {
+            // SAFETY: `[start, end)` lies within the caller's live
+            // allocation `[p, p + len)` and is page-aligned; MADV_HUGEPAGE
+            // only changes how the kernel backs those pages (their
+            // contents are kept), and failure (e.g. no THP support) just
+            // returns an error, ignored.
+            unsafe {
+                madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE);
+            }
+        }
+    }
+}
 #[cfg(feature = "abi3")]
 pub(crate) type Out = Vec<u8>;
 
@@ -124,10 +163,12 @@ mod bytes_buf {
                 if obj.is_null() {
                     return Err(PyErr::fetch(py));
                 }
+                let ptr = ffi::PyBytes_AS_STRING(obj) as *mut u8;
+                super::huge_pages(ptr, cap);
                 Ok(BytesBuf {
                     obj,
                     scratch: Vec::new(),
-                    ptr: ffi::PyBytes_AS_STRING(obj) as *mut u8,
+                    ptr,
                     len: 0,
                     cap,
                     slot,
