@@ -30,6 +30,7 @@
 pub(crate) use bytes_buf::{slot, BytesBuf as Out};
 
 /// Outputs from this size on ask for transparent huge pages.
+#[cfg(not(feature = "abi3"))]
 const HUGE_MIN: usize = 8 << 20;
 
 /// Ask Linux to back the 2 MiB-aligned interior of a large output buffer
@@ -40,6 +41,7 @@ const HUGE_MIN: usize = 8 << 20;
 /// this machine: 5,087 faults, 13 ms, for the 21 MB of `dumps_many` of the
 /// 20 MB batch file, against which ten 2 MiB faults. (A hint: nothing
 /// changes where it is not honoured.)
+#[cfg(not(feature = "abi3"))]
 #[allow(unused_variables)]
 fn huge_pages(p: *mut u8, len: usize) {
     #[cfg(target_os = "linux")]
