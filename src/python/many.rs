@@ -67,7 +67,7 @@ use super::input::{Input, Origin};
 use super::loads;
 use crate::error::Error;
 use crate::index::eager::{Line, LinesIndex};
-use crate::index::{Index, Options};
+use crate::index::{Index, Options, Returns};
 use crate::many::{LineCounter, Piece, Splitter, WINDOW};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -151,6 +151,29 @@ pub struct DocIterator {
     /// `parse_many`: whether the caller lags behind the inline split, when
     /// the splitting thread starts (see `worker.rs`).
     pace: Pace,
+    /// `parse_many` split inline: the way back of the index vectors of the
+    /// documents dropped here to this thread's next windows (the same
+    /// list as the splitting thread's, see `index::Returns`: without it,
+    /// each window's documents were built in fresh vectors, as only the
+    /// last dropped index is kept for the next build).
+    returns: Option<Arc<Returns>>,
+}
+
+/// Close `parse_many`'s inline list of returned vectors, if any (see
+/// [`DocIterator::returns`]), and free those this thread holds: documents
+/// dropped from then on free theirs.
+fn close_returns(r: &mut Option<Arc<Returns>>) {
+    if let Some(r) = r.take() {
+        r.close_here();
+    }
+}
+
+impl Drop for DocIterator {
+    fn drop(&mut self) {
+        // (The list is only ever locked on this thread, also in a forked
+        // child: `close` cannot wait for a lock nobody releases.)
+        close_returns(&mut self.returns);
+    }
 }
 
 /// What [`DocIterator::next_line`] found.
@@ -196,6 +219,7 @@ impl DocIterator {
             fallback: FALLBACK_MIN,
             chained: false,
             pace: Pace::default(),
+            returns: None,
         })
     }
 
@@ -229,17 +253,34 @@ impl DocIterator {
                         return Ok(true);
                     }
                     if pos >= bytes.len() {
+                        close_returns(&mut self.returns);
                         return Ok(false);
                     }
                     // The thread takes over (with this splitter's state)
                     // once the caller lags behind the inline split.
                     if !self.eager && self.pace.wants_thread(bytes.len() - pos) {
+                        // (The thread gets a list of its own.)
+                        close_returns(&mut self.returns);
                         // SAFETY: `input` (held by `self.source`) keeps the
                         // bytes alive and unchanged, and the worker is
                         // dropped before it (field order of `DocIterator`).
                         if let Some(w) = unsafe { Worker::start(bytes, pos, sp) } {
                             self.worker = Some(w);
                             continue;
+                        }
+                    }
+                    if !self.eager {
+                        // The vectors of this stream's documents dropped
+                        // since the last window, for this one's (once the
+                        // stream has a next window to use them).
+                        match &self.returns {
+                            Some(r) => r.take_here(),
+                            None if bytes.len() - pos > WINDOW => {
+                                let r = Returns::new();
+                                r.drop_here();
+                                self.returns = Some(r);
+                            }
+                            None => {}
                         }
                     }
                     let pace = &mut self.pace;

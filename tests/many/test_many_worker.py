@@ -146,17 +146,27 @@ def test_docs_outlive_the_iterator_and_the_input():
     assert docs[19].get_str("custom_id") == "request-19"
 
 
-def test_recycled_index_vectors_read_right():
+@pytest.mark.parametrize("policy", ["always", "never"])
+def test_recycled_index_vectors_read_right(policy):
     # Each Doc dropped as the loop moves on gives its index vectors back to
-    # the splitting thread, which builds later lines' indexes in them.
+    # the thread that builds later lines' indexes in them: the splitting
+    # thread, or the caller itself when it splits inline.
     data = batch_file(6 * 1024 * 1024, seed=8)
     lines = [line for line in data.splitlines() if line.strip()]
-    n = 0
-    for i, d in enumerate(qjson.parse_many(data)):
-        assert d.get_str("custom_id") == f"request-{i}"
-        assert d.raw() == lines[i]
-        n += 1
-    assert n == len(lines)
+    old = _qjson._many_thread(policy)
+    try:
+        n = 0
+        kept = []
+        for i, d in enumerate(qjson.parse_many(data)):
+            assert d.get_str("custom_id") == f"request-{i}"
+            assert d.raw() == lines[i]
+            if i % 50 == 0:
+                kept.append(d)  # (not returned while kept)
+            n += 1
+        assert n == len(lines)
+        assert [d.raw() for d in kept] == lines[::50]
+    finally:
+        _qjson._many_thread(old)
 
 
 def test_docs_kept_past_the_stream_drop_later_and_elsewhere():

@@ -37,6 +37,12 @@
 //!   (lock free) leaves them in the list, within [`LIST_MAX`], until the
 //!   list itself is dropped.
 //!
+//! The building thread may also be the dropping one (`parse_many` split
+//! inline: a window's documents are all built before the first is handed
+//! out, so the one index a thread keeps for its next build would serve
+//! one of them): it registers the list, takes it before each window, and
+//! at the stream's end frees what it holds ([`Returns::close_here`]).
+//!
 //! Memory: at most [`LIST_MAX`] bytes wait in the list and [`HELD_MAX`]
 //! bytes in the building thread's classes, per stream; both are vectors
 //! that would otherwise have been freed and allocated again.
@@ -202,6 +208,14 @@ impl Returns {
         drop(list);
     }
 
+    /// [`Returns::close`], and free the returned vectors this thread holds
+    /// (for a stream split on the thread that drops its documents: what
+    /// it held for the stream's windows is not kept past the stream).
+    pub fn close_here(&self) {
+        self.close();
+        with_spare(|spare| spare.held = None);
+    }
+
     /// Put a dropped index's vectors in the list (those that are returned
     /// at all and fit under [`LIST_MAX`]; the others are left to the
     /// caller, who frees them). `false` when the list is closed.
@@ -304,6 +318,32 @@ mod tests {
         drop(again);
         assert_eq!(list_bytes(&r), 0);
         assert!(with_spare(|spare| spare.returns.is_none()));
+    }
+
+    /// One thread both builds and drops (a stream split inline): the
+    /// vectors come back to its own next builds, and `close_here` frees
+    /// what it holds.
+    #[test]
+    fn a_thread_that_builds_and_drops_takes_its_own_back() {
+        const DOC: &[u8] = br#"{"a": [1, 2, {"b": "c"}], "d": "e", "f": [[], {}]}"#;
+        let build = || Index::build_tokens(DOC, 64, false, false).expect("valid").0;
+        let want = build().structurals.clone();
+        let r = Returns::new();
+        r.drop_here();
+        let first: Vec<_> = (0..4).map(|_| build()).collect();
+        let one = first[0].heap_bytes();
+        drop(first);
+        assert_eq!(list_bytes(&r), 4 * one);
+        r.take_here();
+        assert_eq!((list_bytes(&r), held_bytes()), (0, 4 * one));
+        let again: Vec<_> = (0..4).map(|_| build()).collect();
+        assert_eq!(held_bytes(), 0);
+        assert!(again.iter().all(|ix| ix.structurals == want));
+        drop(again);
+        r.take_here();
+        assert_eq!(held_bytes(), 4 * one);
+        r.close_here();
+        assert_eq!((list_bytes(&r), held_bytes()), (0, 0));
     }
 
     #[test]
