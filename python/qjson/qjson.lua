@@ -1370,10 +1370,6 @@ local function remove_added(st, k)
     end
 end
 
---- t[k] = v on an object proxy (v == nil deletes k). Returns whether `k`
---- named a member before: the patch functions' test for replace and
---- remove, which would otherwise look the key up in the core once more
---- before the edit's own look-up (__newindex's results are dropped).
 local function obj_newindex(t, k, v)
     local st = getmetatable(t)
     if type(k) ~= "string" then
@@ -1389,7 +1385,7 @@ local function obj_newindex(t, k, v)
     if v == nil then
         local rc = C.qjson_edit_delete(st.h, e, k, #k)
         if rc == NOT_FOUND then
-            return false
+            return
         elseif rc ~= OK then
             raise(rc, k)
         end
@@ -1409,8 +1405,6 @@ local function obj_newindex(t, k, v)
         else
             ks[k] = 0
         end
-        mark_dirty(st)
-        return true
     else
         local id
         if J ~= nil then
@@ -1427,8 +1421,6 @@ local function obj_newindex(t, k, v)
         if rc ~= OK then
             raise(rc, k)
         end
-        -- (st.cache[k] may keep the original child: reads ask ks first.)
-        mark_dirty(st)
         if int_out[0] ~= 0 then
             if old == nil or old >= 0 then
                 local added = st.added
@@ -1439,13 +1431,12 @@ local function obj_newindex(t, k, v)
                 added[#added + 1] = k
             end
             ks[k] = -id
-            -- An added key's patch: a member before only if it was added
-            -- before (a deleted original member is added anew).
-            return old ~= nil and old < 0
+        else
+            ks[k] = id
         end
-        ks[k] = id
-        return true
     end
+    -- (st.cache[k] may keep the original child: reads ask ks first.)
+    mark_dirty(st)
 end
 
 --- What array slot `i` (1-based, in range) holds.
@@ -1926,21 +1917,26 @@ put_proxy = function(b, t, st, depth, stack)
         error("Cannot serialise table: cycle detected", 0)
     end
     local e = edit_state(st)
-    -- The child views that became dirty, as cursors the plan names them by
-    -- (their position in `kids`): every one of them, also one whose edits
-    -- are gone (is_dirty false), which then writes its original text, the
-    -- bytes the plan would have copied. No list of the dirty ones is made
-    -- (a table per dirty parent per encode).
-    local nv = 0
+    -- The dirty child views (is_dirty(st) has just asked each of them), in
+    -- a list of the cursors the plan names them by.
+    local views, nv = nil, 0
     local kids = st.kids
     if kids then
-        nv = #kids
-        if nv > views_cap then
-            views_cap = 2 * nv
-            views_buf = ffi_new("qjson_cursor[?]", views_cap)
-        end
-        for i = 1, nv do
-            views_buf[i - 1] = kids[i].cur
+        for i = 1, #kids do
+            local cst = kids[i]
+            if cst.dirty_now and cst.era == era then
+                if views == nil then
+                    views = table_new(4, 0)
+                end
+                if nv == views_cap then
+                    local bigger = ffi_new("qjson_cursor[?]", 2 * views_cap)
+                    ffi.copy(bigger, views_buf, ffi.sizeof("qjson_cursor") * nv)
+                    views_buf, views_cap = bigger, 2 * views_cap
+                end
+                views_buf[nv] = cst.cur
+                nv = nv + 1
+                views[nv] = cst
+            end
         end
     end
     local rc = C.qjson_edit_plan(st.h, e, views_buf, nv, segs_out, size_out)
@@ -1958,7 +1954,8 @@ put_proxy = function(b, t, st, depth, stack)
         elseif kind == 1 then
             encode_value(b, vals[s.id], depth, stack)
         else
-            put_proxy(b, nil, kids[s.id + 1], depth, stack)
+            local cst = views[s.id + 1]
+            put_proxy(b, nil, cst, depth, stack)
         end
     end
     st.writing = false
@@ -2438,6 +2435,26 @@ do
         end
     end
 
+    --- Whether object `v` has member `k`, without reading it (a proxy's
+    --- member is not made into a Lua value: no string, no cache entry).
+    local function has_member(v, k)
+        local st = is_proxy(v)
+        if not st then
+            return v[k] ~= nil
+        end
+        local ks = st.ks
+        if ks then
+            local id = ks[k]
+            if id ~= nil and type(k) == "string" then
+                return id ~= 0
+            end
+        end
+        if st.cache[k] ~= nil then
+            return true
+        end
+        return type(k) == "string" and has_orig_key(st, k)
+    end
+
     local function op_remove(state, tokens, text, replacement)
         if #tokens == 0 then
             if replacement == nil then
@@ -2449,16 +2466,7 @@ do
         local parent, last = parent_of(state.root, tokens, text)
         local k = kind_of(parent)
         if k == OBJECT then
-            if is_proxy(parent) then
-                -- The edit tells whether the member was there (a missing
-                -- one fails the op, and the journal undoes the edit).
-                touch(parent)
-                if not obj_newindex(parent, last, replacement) then
-                    fail(format("path %q not found", text))
-                end
-                return
-            end
-            if parent[last] == nil then
+            if not has_member(parent, last) then
                 fail(format("path %q not found", text))
             end
             touch(parent)
