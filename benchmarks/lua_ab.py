@@ -53,9 +53,11 @@ machine code are `???` rows). --seeds 0,1,2 averages over those draws
 many valgrind processes at once, --trace-log writes each run's LuaJIT trace
 events beside its callgrind file (FILE.traces: which traces a draw got;
 the logger runs Lua code at each event, so it may move the draw itself).
-The counts of one build and seed repeat to the instruction from run to
-run; this is the tool behind the "k instructions per op" figures of the
-Lua notes.
+The counts of one build and seed repeat from run to run (the profiled
+process reads a clock that ticks a microsecond per read: with the real
+one, qjson.lua's collector pacing followed the machine's load, and a 2 KB
+merge counted 26.5k or 35.1k instructions on two runs); this is the tool
+behind the "k instructions per op" figures of the Lua notes.
 
 --deterministic: LuaJIT seeds its PRNG (trace penalties, string hashes) from
 getrandom, and tables keyed by tables or cdata hash their addresses, so
@@ -248,12 +250,28 @@ LIVE = """function(n)
 end"""
 
 
-def runtime(lua_path: str, lib: str, live: int = 0):
+# --callgrind's clock: qjson.lua paces its collector steps by the time they
+# take (os.clock, see "Doc / cursor" in qjson.lua), so under valgrind, on a
+# loaded machine, the cycles ended at other calls from run to run, and with
+# them the sentinel's finaliser, which aborts a trace being recorded: the
+# same build and seed drew other traces (a 2 KB merge counted 26.5k or 35.1k
+# instructions). A clock that ticks one microsecond per read makes the
+# pacing, and the counts, repeat.
+FIXED_CLOCK = """
+local t = 0
+os.clock = function() t = t + 1e-6 return t end
+"""
+
+
+def runtime(lua_path: str, lib: str, live: int = 0, prelude: str = ""):
     """(the lupa runtime, its workload table B): qjson.lua from `lua_path` on
-    the C-ABI library `lib`, holding `live` live tables of its own."""
+    the C-ABI library `lib`, holding `live` live tables of its own; the Lua
+    chunk `prelude` runs first."""
     import lupa.luajit21 as luajit21  # type: ignore[import-untyped]
 
     rt = luajit21.LuaRuntime(encoding=None)
+    if prelude:
+        rt.execute(prelude)
     with open(lua_path, "rb") as f:
         src = f.read()
     rt.eval(LOADER)(src, lib.encode())
@@ -402,7 +420,7 @@ def cg_child(lua: str, lib: str, w: str, n: str, k: int) -> int:
     (start, stop with its link, abort with its error number, by phase): what
     a count's seed got (a loop of the op with a trace of its own, which the
     op's trace links to, or one trace for the whole op)."""
-    rt, s = runtime(lua, lib)
+    rt, s = runtime(lua, lib, prelude=FIXED_CLOCK)
     log = os.environ.get("QJSON_TRACE_LOG")
     phase = rt.execute(TRACE_LOG, log.encode()) if log else None
     s.set(n.encode(), payload(n))
