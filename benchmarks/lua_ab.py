@@ -11,7 +11,7 @@ a share of its side's passthrough (decode + encode unmodified).
 
     python benchmarks/lua_ab.py A_LUA A_LIB B_LUA B_LIB [--payloads 2k,1m,...]
         [--work pass,set,...] [--rounds 7] [--round-s 0.05] [--deterministic]
-        [--long [--live N]] [--callgrind [--n1 N --n2 N --top K] [--seeds 0,1,2]
+        [--long [--live N]] [--alloc] [--callgrind [--n1 N --n2 N --top K] [--seeds 0,1,2]
         [--per-seed] [--jobs J]]
 
 --long: per side, one LuaJIT state that holds and cycles every payload (a
@@ -20,11 +20,17 @@ against a fresh state per payload, as lua_bench.py's long-lived rows; the
 workload is `get` unless --work names another. Printed per side: fresh and
 long ops/s and long / fresh, and B long / A long.
 
+--alloc: instead of timing, the bytes of Lua heap each workload makes per
+call (the collector stopped while counting), per side: deterministic, and
+free of the trace draw that moves --callgrind's counts of 2 KB edits.
+
 Workloads: pass, decode (alone), edit (decode + the set, no encode), set
 (model / [1].title on github), nested (messages[1].content / [1].user.login
 on github: the edit in a child of a child), patch (3 ops, as
-lua_bench.py), merge, read (decode + the access reads of lua_bench.py), get
-(parse + the path getters of lua_bench.py's access and long-lived rows), copy
+lua_bench.py), edits3 (the chat patch's three edits made on the proxies
+directly: what the patch functions add over the edits), merge, read
+(decode + the access reads of lua_bench.py), get (parse + the path getters
+of lua_bench.py's access and long-lived rows), copy
 (the copy floor: decode, then ffi.string of the input less its last byte:
 a Lua string of about the payload's size; as for the edited results, equal
 on every call, LuaJIT's string table may hold the previous one, and then the
@@ -47,9 +53,11 @@ machine code are `???` rows). --seeds 0,1,2 averages over those draws
 many valgrind processes at once, --trace-log writes each run's LuaJIT trace
 events beside its callgrind file (FILE.traces: which traces a draw got;
 the logger runs Lua code at each event, so it may move the draw itself).
-The counts of one build and seed repeat to the instruction from run to
-run; this is the tool behind the "k instructions per op" figures of the
-Lua notes.
+The counts of one build and seed repeat from run to run (the profiled
+process reads a clock that ticks a microsecond per read: with the real
+one, qjson.lua's collector pacing followed the machine's load, and a 2 KB
+merge counted 26.5k or 35.1k instructions on two runs); this is the tool
+behind the "k instructions per op" figures of the Lua notes.
 
 --deterministic: LuaJIT seeds its PRNG (trace penalties, string hashes) from
 getrandom, and tables keyed by tables or cdata hash their addresses, so
@@ -168,6 +176,16 @@ W.fresh_github = function(s)
     t[1].title = "A better title " .. n_fresh
     return qjson.encode(t)
 end
+-- edits3: the patch's three edits made on the proxies directly (no patch
+-- machinery: pointers, journal, protected call, value copies), for
+-- --callgrind: what the patch functions add over the edits themselves.
+W.edits3_chat = function(s)
+    local t = qjson.decode(s)
+    t.model = "gpt-4o-mini"
+    t.stream = nil
+    qjson.insert(t.messages, 1, {role = "system", content = "Be brief."})
+    return qjson.encode(t)
+end
 W.patch_chat = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PATCHES.chat)) end
 W.patch_github = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PATCHES.github)) end
 local MERGE = '{"metadata": {"tenant": "acme"}, "logprobs": null, "temperature": 0.2}'
@@ -208,6 +226,19 @@ function B.time(w, p, n)
     return el
 end
 function B.out(w, p) return W[w](P[p]) end
+-- --alloc: bytes of Lua heap made per call of workload `w`, the collector
+-- stopped (after `warm` calls, so the traces are recorded): a count that
+-- does not depend on which traces LuaJIT drew, only on what the code makes.
+function B.alloc(w, p, warm, n)
+    B.time(w, p, warm)
+    collectgarbage("collect")
+    collectgarbage("stop")
+    local c0 = collectgarbage("count")
+    B.time(w, p, n)
+    local c1 = collectgarbage("count")
+    collectgarbage("restart")
+    return (c1 - c0) * 1024 / n
+end
 return B
 """
 )
@@ -219,12 +250,28 @@ LIVE = """function(n)
 end"""
 
 
-def runtime(lua_path: str, lib: str, live: int = 0):
+# --callgrind's clock: qjson.lua paces its collector steps by the time they
+# take (os.clock, see "Doc / cursor" in qjson.lua), so under valgrind, on a
+# loaded machine, the cycles ended at other calls from run to run, and with
+# them the sentinel's finaliser, which aborts a trace being recorded: the
+# same build and seed drew other traces (a 2 KB merge counted 26.5k or 35.1k
+# instructions). A clock that ticks one microsecond per read makes the
+# pacing, and the counts, repeat.
+FIXED_CLOCK = """
+local t = 0
+os.clock = function() t = t + 1e-6 return t end
+"""
+
+
+def runtime(lua_path: str, lib: str, live: int = 0, prelude: str = ""):
     """(the lupa runtime, its workload table B): qjson.lua from `lua_path` on
-    the C-ABI library `lib`, holding `live` live tables of its own."""
+    the C-ABI library `lib`, holding `live` live tables of its own; the Lua
+    chunk `prelude` runs first."""
     import lupa.luajit21 as luajit21  # type: ignore[import-untyped]
 
     rt = luajit21.LuaRuntime(encoding=None)
+    if prelude:
+        rt.execute(prelude)
     with open(lua_path, "rb") as f:
         src = f.read()
     rt.eval(LOADER)(src, lib.encode())
@@ -373,7 +420,7 @@ def cg_child(lua: str, lib: str, w: str, n: str, k: int) -> int:
     (start, stop with its link, abort with its error number, by phase): what
     a count's seed got (a loop of the op with a trace of its own, which the
     op's trace links to, or one trace for the whole op)."""
-    rt, s = runtime(lua, lib)
+    rt, s = runtime(lua, lib, prelude=FIXED_CLOCK)
     log = os.environ.get("QJSON_TRACE_LOG")
     phase = rt.execute(TRACE_LOG, log.encode()) if log else None
     s.set(n.encode(), payload(n))
@@ -471,6 +518,25 @@ def callgrind(args, names: list[str]) -> int:
     return 0
 
 
+def alloc(args, names: list[str], data: dict[str, bytes]) -> int:
+    """--alloc: Lua heap bytes made per op of each workload, A and B (the
+    collector stopped while counting): what the collector has to take back,
+    at about 4 instructions a byte in a benchmark's state, whatever traces
+    LuaJIT drew."""
+    sides = [side(args.a_lua, args.a_lib), side(args.b_lua, args.b_lib)]
+    print(f"{'payload':>8} {'work':>7} {'A B/op':>9} {'B B/op':>9} {'B-A':>7}")
+    for n in names:
+        for s in sides:
+            s.set(n.encode(), data[n])
+        for w in args.work.split(","):
+            full = work_name(w, n).encode()
+            if not sides[0].has(full):
+                continue
+            a, b = (s.alloc(full, n.encode(), 300, 2000) for s in sides)
+            print(f"{n:>8} {w:>7} {a:>9,.0f} {b:>9,.0f} {b - a:>+7,.0f}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a_lua")
@@ -489,6 +555,7 @@ def main() -> int:
     )
     ap.add_argument("--live", type=int, default=0, help="--long: live tables the long state holds")
     ap.add_argument("--callgrind", action="store_true", help="instructions per op, not time")
+    ap.add_argument("--alloc", action="store_true", help="Lua heap bytes made per op, not time")
     ap.add_argument("--n1", type=int, default=200, help="--callgrind: calls of the first run")
     ap.add_argument("--n2", type=int, default=1200, help="--callgrind: calls of the second run")
     ap.add_argument("--top", type=int, default=0, help="--callgrind: functions of the B - A diff")
@@ -516,6 +583,8 @@ def main() -> int:
     data = {n: payload(n) for n in names}
     if args.long:
         return long_lived(args, names, data)
+    if args.alloc:
+        return alloc(args, names, data)
     sides = [side(args.a_lua, args.a_lib), side(args.b_lua, args.b_lib)]
     for n in names:
         for s in sides:

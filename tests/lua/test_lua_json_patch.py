@@ -240,6 +240,63 @@ def test_edits_after_a_failed_patch(lua: Any) -> None:
     assert json.loads(two) == want
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [{"op": "replace", "path": "/nope", "value": 1}],
+        [{"op": "remove", "path": "/nope"}],
+        [{"op": "remove", "path": "/stream"}, {"op": "remove", "path": "/stream"}],
+        [{"op": "remove", "path": "/stream"}, {"op": "replace", "path": "/stream", "value": 1}],
+        [
+            {"op": "add", "path": "/x", "value": 1},
+            {"op": "remove", "path": "/x"},
+            {"op": "replace", "path": "/x", "value": 2},
+        ],
+        [{"op": "replace", "path": "/messages/0/nope", "value": 1}],
+        [{"op": "remove", "path": "/messages/1/nope"}],
+    ],
+)
+@pytest.mark.parametrize("pre_edit", [False, True])
+def test_missing_member_undone(lua: Any, bad: list, pre_edit: bool) -> None:
+    """replace / remove of a member that is not there (never, or no longer:
+    removed or added and removed earlier in the patch) fail, and the edit
+    they made to find out (qjson.lua asks the edit, not a look-up before it)
+    is undone: the output is as before, also for a container whose first
+    edit the failing op was, and later edits through the same proxies are
+    written."""
+    f = lua.eval(
+        """function(s, bad, pre_edit)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local m1, m2 = t.messages[1], t.messages[2]
+            if pre_edit then
+                t.max_tokens = 7
+                m1.role = "user"
+            end
+            local before = qjson.encode(t)
+            local ok, err = pcall(qjson.patch, t, bad)
+            assert(not ok and getmetatable(err) == qjson.PatchError, tostring(err))
+            local same = qjson.encode(t) == before and t.stream == true
+                and t.nope == nil and m1.nope == nil and m2.nope == nil
+            m1.content = "again"
+            m2.role = "assistant"
+            t.stream = false
+            return same, err.op_index, qjson.encode(t)
+        end"""
+    )
+    same, op_index, after = f(DOC, json.dumps(bad), pre_edit)
+    assert same
+    assert op_index == len(bad) - 1
+    want = json.loads(DOC)
+    if pre_edit:
+        want["max_tokens"] = 7
+    want["messages"][0]["content"] = "again"
+    want["messages"][0]["role"] = "user" if pre_edit else "system"
+    want["messages"][1]["role"] = "assistant"
+    want["stream"] = False
+    assert json.loads(after) == want
+
+
 def test_patches_in_a_row(lua: Any) -> None:
     """The tables a patch keeps between calls (its state, the set of the
     containers it saved) start empty each time: a patch that saves more
