@@ -843,16 +843,27 @@ impl<'a> Doc<'a> {
     /// The value of member `key` (unescaped bytes) of object `c`; the first
     /// one when the key repeats.
     pub fn field(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        // The common lookups, a short plain key in a small object or in a
-        // large one whose table is at hand, test members with the words of
-        // its `PlainKey` and nothing else set up.
+        // The common lookup, a short plain key in a small object, walks
+        // with the words of its `PlainKey` and nothing else set up.
         if self.container_len(c) <= TABLE_MIN {
             match PlainKey::new(key) {
                 Some(PlainKey::Short(p)) => return self.walk_members(c, Plain(&p, key)).1,
                 Some(PlainKey::Medium(p)) => return self.walk_members(c, Plain(&p, key)).1,
                 None => {}
             }
-        } else if let Some(t) = self.tables.and_then(|t| t.recent(c.ord)) {
+            return self.field_general(c, key);
+        }
+        self.field_large(c, key)
+    }
+
+    /// [`Self::field`] in an object of more than [`TABLE_MIN`] members: a
+    /// short plain key through the object's table, when it is at hand,
+    /// with the words of its `PlainKey` (the table's common lookup, read
+    /// again and again); the rest through [`Self::field_general`]. Out of
+    /// line, so that the small objects' walk keeps its registers.
+    #[inline(never)]
+    fn field_large(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+        if let Some(t) = self.tables.and_then(|t| t.recent(c.ord)) {
             if let Some(PlainKey::Short(p)) = PlainKey::new(key) {
                 let print = print(p.key_word(), key.len());
                 return self.table_field(t, print, key, Plain(&p, key));
