@@ -97,6 +97,7 @@ impl Patches {
     }
 
     /// Whether dropping the list frees nothing: no list was ever made.
+    #[cfg(not(feature = "abi3"))]
     #[inline(always)]
     pub(super) fn is_bare(&self) -> bool {
         self.0.is_none()
