@@ -12,7 +12,9 @@ do not. This is the tool the closing notes' "callgrind" figures come from.
 `patch_bench.py`'s merge_patch of MERGE on a chat payload; or `loads_many` of
 scenario `amazon` (amazon_cellphones.ndjson)
 or `batch` (a 1 MB generated batch-API file), lib qjson, fastsimdjson or
-msgspec, as in `many_bench.py`; or `read_many`, many_bench.py's read row:
+msgspec, as in `many_bench.py`; or `access`, one read of access.py per
+op (scenario `cursor`, `view`, `get`, `get3`, `dict` or `empty`, the loop
+alone: see `_access`); or `read_many`, many_bench.py's read row:
 `parse_many` and the reads of `custom_id` and `body.model` of every line of
 scenario `batch` (the 1 MB file), `batch4` (4 MB: from two windows on,
 qjson splits on a second thread, which callgrind counts too: the figure is
@@ -40,6 +42,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
@@ -49,6 +52,10 @@ def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
     sys.path.insert(0, str(HERE))
     import workloads
 
+    if op == "access":
+        run, obj = _access(scen_name, lib)
+        run(n, obj)
+        return
     if op == "loads_many":
         fn = _loads_many(scen_name, lib)
     elif op == "read_many":
@@ -84,6 +91,49 @@ def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
         fn = workloads.make(op, lib, workloads.scenario(scen_name))
     for _ in range(n):
         fn()
+
+
+def _access(scen_name: str, lib: str) -> tuple[Callable[[int, object], None], object]:
+    """access.py's reads, one per loop iteration: `for _ in range(n): <read>`.
+
+    Scenarios: `cursor` (`cur.get_int("id")`), `view` (`v["id"]`), `get`
+    (`doc.get("id")`), `get3` (`doc.get("a.b.c")`) for qjson; `view` for
+    fastsimdjson (its subscript); `dict` (a dict's subscript) and `empty`
+    (the loop alone: subtract it for the read's own count) for any lib.
+    """
+    sys.path.insert(0, str(HERE))
+    import access
+
+    if scen_name == "empty":
+        stmt, obj = "pass", None
+    elif scen_name == "dict":
+        import json
+
+        stmt, obj = "o['id']", json.loads(access.FLAT)
+    elif lib == "fastsimdjson" and scen_name == "view":
+        import fastsimdjson
+
+        stmt, obj = "o['id']", fastsimdjson.parse(access.FLAT)
+    elif lib == "qjson":
+        import qjson
+
+        flat = access.FLAT
+        if scen_name == "cursor":
+            stmt, obj = "o.get_int('id')", qjson.parse(b'{"o":' + flat + b"}").open("o")
+        elif scen_name == "view":
+            stmt, obj = "o['id']", qjson.decode(flat)
+        elif scen_name == "get":
+            stmt, obj = "o.get('id')", qjson.parse(flat)
+        elif scen_name == "get3":
+            stmt, obj = "o.get('a.b.c')", qjson.parse(access.NESTED)
+        else:
+            raise SystemExit(f"access: no scenario {scen_name!r}")
+    else:
+        raise SystemExit(f"access {scen_name}: no lib {lib!r}")
+    src = f"def run(n, o):\n    for _ in range(n):\n        {stmt}\n"
+    ns: dict[str, Any] = {}
+    exec(compile(src, f"<access: {stmt}>", "exec"), ns)
+    return ns["run"], obj
 
 
 def _loads_many(scen_name: str, lib: str) -> Callable[[], object]:
@@ -189,8 +239,8 @@ def main() -> None:
     r = sub.add_parser("run", help="instructions per operation of one workload")
     r.add_argument(
         "op",
-        help="a workloads.py op (decode_access, parse_get, ...), patch, merge, loads_many "
-        "or read_many",
+        help="a workloads.py op (decode_access, parse_get, ...), patch, merge, loads_many, "
+        "read_many or access",
     )
     r.add_argument("scenario", help="a workloads.py scenario (2k, small_request, ...)")
     r.add_argument("lib", nargs="?", default="qjson")

@@ -851,6 +851,23 @@ impl<'a> Doc<'a> {
                 Some(PlainKey::Medium(p)) => return self.walk_members(c, Plain(&p, key)).1,
                 None => {}
             }
+            return self.field_general(c, key);
+        }
+        self.field_large(c, key)
+    }
+
+    /// [`Self::field`] in an object of more than [`TABLE_MIN`] members: a
+    /// short plain key through the object's table, when it is at hand,
+    /// with the words of its `PlainKey` (the table's common lookup, read
+    /// again and again); the rest through [`Self::field_general`]. Out of
+    /// line, so that the small objects' walk keeps its registers.
+    #[inline(never)]
+    fn field_large(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+        if let Some(t) = self.tables.and_then(|t| t.recent(c.ord)) {
+            if let Some(PlainKey::Short(p)) = PlainKey::new(key) {
+                let print = print(p.key_word(), key.len());
+                return self.table_field(t, print, key, Plain(&p, key));
+            }
         }
         self.field_general(c, key)
     }
@@ -865,10 +882,9 @@ impl<'a> Doc<'a> {
             return self.walk_field(c, &m).1;
         }
         self.with_table(c, true, |t| match t {
-            // One copy of the table lookup per kind of key, as for walks:
-            // a short key's test then keeps its two words in registers.
-            Some(t) if m.is_short() => (0, self.table_field(t, &m, ShortKey(&m))),
-            Some(t) => (0, self.table_field(t, &m, AnyKey(&m))),
+            // (`field` looks a short plain key up in a table itself,
+            // with its words in registers.)
+            Some(t) => (0, self.table_field(t, m.print(), m.key, AnyKey(&m))),
             None => self.walk_field(c, &m),
         })
     }
@@ -918,13 +934,15 @@ impl<'a> Doc<'a> {
         (len, None)
     }
 
-    /// [`Self::field`] through an object's table; `test` is `m`'s test of
-    /// a member ([`ShortKey`] or [`AnyKey`]).
+    /// [`Self::field`] of `key`, whose [`print`] is `print`, through an
+    /// object's table; `test` is the key's test of a member ([`Plain`],
+    /// [`ShortKey`] or [`AnyKey`]).
     #[inline(always)]
     fn table_field(
         &self,
         t: &ChildTable,
-        m: &KeyMatcher<'_, '_>,
+        print: u64,
+        key: &[u8],
         test: impl MemberTest,
     ) -> Option<Cursor> {
         let s = self.s();
@@ -934,7 +952,7 @@ impl<'a> Doc<'a> {
         };
         match &t.keys {
             Keys::Tags(tags) => {
-                let want = tag(m.print());
+                let want = tag(print);
                 // Equal tags are candidates; the first whose key matches
                 // wins. Tags are compared a group at a time.
                 for g in 0..tags.len() / TAG_GROUP {
@@ -953,7 +971,7 @@ impl<'a> Doc<'a> {
                     return None;
                 }
             }
-            Keys::Hashed(map, state) => match map.get(&state.hash_one(m.key)) {
+            Keys::Hashed(map, state) => match map.get(&state.hash_one(key)) {
                 Some(&i) => {
                     let p = t.pos[i as usize];
                     if hit(&p) {

@@ -309,6 +309,15 @@ fn word_at(input: &[u8], at: usize) -> Option<u64> {
         .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
 }
 
+impl ShortWord {
+    /// The key's own bytes as a little-endian word, zeros past its end
+    /// ([`word_of`] of the key): the word without its closing quote.
+    #[inline(always)]
+    pub(super) fn key_word(&self) -> u64 {
+        self.word & self.mask >> 8
+    }
+}
+
 impl WordTest for ShortWord {
     #[inline(always)]
     fn test(&self, input: &[u8], open: usize) -> Option<bool> {
@@ -491,6 +500,18 @@ mod tests {
                     key[at] = fill;
                 }
             }
+        }
+    }
+
+    /// A short key's word without its quote is the key's own word.
+    #[test]
+    fn short_key_word_is_word_of() {
+        for n in 0..=7 {
+            let key: Vec<u8> = (0..n).map(|i| b'a' + i as u8).collect();
+            let Some(PlainKey::Short(p)) = PlainKey::new(&key) else {
+                panic!("{n}: a short plain key");
+            };
+            assert_eq!(p.key_word(), word_of(&key), "{n}");
         }
     }
 

@@ -46,7 +46,7 @@ impl Holder for Object {
     #[inline(always)]
     fn is_bare(&self) -> bool {
         match &self.state {
-            ObjState::Lazy { views, patches, .. } => views.is_bare() && patches.core().is_bare(),
+            ObjState::Lazy { views, patches, .. } => views.is_bare() && patches.is_bare(),
             ObjState::Edited(_) => false,
         }
     }

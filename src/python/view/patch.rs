@@ -18,8 +18,27 @@ pub(super) type Patch = edit::Patch<Py<PyString>, Py<PyAny>>;
 /// The core patch list over Python keys and values.
 pub(super) type Core = edit::Patches<Py<PyString>, Py<PyAny>>;
 
+/// Boxed, and only once a first patch is made: most views are never
+/// patched, and a view's state is moved into place each time one is made,
+/// so the empty list costs one word instead of the whole inline list.
 #[derive(Default)]
-pub(super) struct Patches(Core);
+pub(super) struct Patches(Option<Box<Core>>);
+
+/// [`Patches::drain`]: the core list's drain, if there is a list (a
+/// plain `Option` test per step, where `flat_map` costs a state machine).
+struct Drain<I>(Option<I>);
+
+impl<I: Iterator> Iterator for Drain<I> {
+    type Item = I::Item;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<I::Item> {
+        self.0.as_mut()?.next()
+    }
+}
+
+/// The list of a view without patches, for [`Patches::core`].
+static EMPTY: std::sync::OnceLock<Core> = std::sync::OnceLock::new();
 
 fn same_key(py: Python<'_>, a: &Py<PyString>, b: &Bound<'_, PyString>) -> PyResult<bool> {
     if a.as_ptr() == b.as_ptr() {
@@ -66,11 +85,27 @@ fn str_len(s: *mut pyo3::ffi::PyObject) -> pyo3::ffi::Py_ssize_t {
 impl Patches {
     /// The core list, for the writer.
     pub(super) fn core(&self) -> &Core {
-        &self.0
+        match &self.0 {
+            Some(core) => core,
+            None => EMPTY.get_or_init(Core::default),
+        }
     }
 
+    #[inline(always)]
     pub(super) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.as_ref().is_none_or(|core| core.is_empty())
+    }
+
+    /// Whether dropping the list frees nothing: no list was ever made.
+    #[cfg(not(feature = "abi3"))]
+    #[inline(always)]
+    pub(super) fn is_bare(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The list, made on the first patch.
+    fn made(&mut self) -> &mut Core {
+        self.0.get_or_insert_with(Box::default)
     }
 
     pub(super) fn state(
@@ -78,7 +113,7 @@ impl Patches {
         py: Python<'_>,
         key: &Bound<'_, PyString>,
     ) -> PyResult<KeyState<'_, Py<PyAny>>> {
-        self.0.state(|k| same_key(py, k, key))
+        self.core().state(|k| same_key(py, k, key))
     }
 
     /// Set `key` to `value`; `orig` finds the original member's value
@@ -90,7 +125,7 @@ impl Patches {
         value: Py<PyAny>,
         orig: impl FnOnce() -> Option<Cursor>,
     ) -> PyResult<()> {
-        self.0.set(
+        self.made().set(
             || key.clone().unbind(),
             |k| same_key(py, k, key),
             value,
@@ -105,22 +140,26 @@ impl Patches {
         key: &Bound<'_, PyString>,
         orig: impl FnOnce() -> Option<Cursor>,
     ) -> PyResult<bool> {
-        self.0
+        self.made()
             .delete(|| key.clone().unbind(), |k| same_key(py, k, key), orig)
     }
 
     /// Members added minus members deleted.
     pub(super) fn len_delta(&self) -> isize {
-        self.0.len_delta()
+        self.core().len_delta()
     }
 
     /// The patches in the order they must be applied to unfolded members.
     pub(super) fn drain(&mut self) -> impl Iterator<Item = Patch> + '_ {
-        self.0.drain()
+        Drain(self.0.as_deref_mut().map(Core::drain))
     }
 
     /// A copy sharing the values (for a snapshot of the overlay).
     pub(super) fn dup(&self, py: Python<'_>) -> Patches {
-        Patches(self.0.dup_with(|k| k.clone_ref(py), |v| v.clone_ref(py)))
+        Patches(
+            self.0
+                .as_ref()
+                .map(|core| Box::new(core.dup_with(|k| k.clone_ref(py), |v| v.clone_ref(py)))),
+        )
     }
 }
