@@ -66,13 +66,12 @@ pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
     // (The walk reserves the room, see `Record::table`.)
     let mut lens = SPARE_LENS.try_with(Cell::take).unwrap_or_default();
     lens.clear();
-    let mut counts = ChildCounts { lens };
-    let ok = walk(input, s, max_depth, &mut counts)
+    let ok = walk(input, s, max_depth, &mut ChildCounts { lens: &mut lens })
         && check_strings(input, escapes_left(&scan), None, scan.non_ascii).is_ok();
     let index = LoadsIndex {
         structurals: scan.structurals,
         escapes: scan.escapes,
-        lens: counts.lens,
+        lens,
         non_ascii: scan.non_ascii,
     };
     if ok {
@@ -101,14 +100,16 @@ impl LoadsIndex {
 }
 
 /// `loads`: each container's child count, by ordinal.
-struct ChildCounts {
+/// (It borrows the table, so that a caller that keeps one, as
+/// [`LinesIndex`] does across lines, does not move it in and out per call.)
+struct ChildCounts<'a> {
     /// Empty (length 0) while the walk runs: it writes each container's
     /// count into the room when the container closes, and the length
     /// becomes the count of containers when it accepts.
-    lens: Vec<u32>,
+    lens: &'a mut Vec<u32>,
 }
 
-impl Record for ChildCounts {
+impl Record for ChildCounts<'_> {
     const CHECK_SCALARS: bool = false;
     const RECORD: bool = true;
     type Entry = u32;
@@ -119,7 +120,7 @@ impl Record for ChildCounts {
     #[inline(always)]
     fn table(&mut self, room: usize) -> *mut u32 {
         if self.lens.capacity() < room {
-            reserve_fresh(&mut self.lens, room);
+            reserve_fresh(self.lens, room);
         }
         self.lens.as_mut_ptr()
     }
@@ -336,11 +337,9 @@ impl LinesIndex {
         let tokens = &s[k..=b];
         self.lens.clear();
         let mut counts = ChildCounts {
-            lens: std::mem::take(&mut self.lens),
+            lens: &mut self.lens,
         };
-        let ok = walk(&window[..re], tokens, max_depth, &mut counts);
-        self.lens = counts.lens;
-        if !ok {
+        if !walk(&window[..re], tokens, max_depth, &mut counts) {
             return Line::Exact;
         }
         self.shape = b - k;
