@@ -438,15 +438,22 @@ impl DocIterator {
         } else {
             None
         };
-        let Some((start, end)) = guess.or_else(|| self.splitter.line(bytes, self.pos)) else {
-            return Ok(Fast::Exact);
+        let max_depth = self.splitter.options().max_depth;
+        let (start, end, line) = match guess {
+            Some((start, end)) => (start, end, lines.guessed_line(bytes, start, end, max_depth)),
+            None => {
+                let Some((start, end)) = self.splitter.line(bytes, self.pos) else {
+                    return Ok(Fast::Exact);
+                };
+                if start == bytes.len() {
+                    self.pos = start;
+                    return Ok(Fast::End);
+                }
+                (start, end, lines.line(bytes, start, end, max_depth))
+            }
         };
         self.pos = start;
-        if start == bytes.len() {
-            return Ok(Fast::End);
-        }
-        let max_depth = self.splitter.options().max_depth;
-        let built = match lines.line(bytes, start, end, max_depth) {
+        let built = match line {
             Line::Tokens(t) => match loads::from_line(py, &t, cache) {
                 Ok(p) => Some(Ok(p)),
                 Err(true) => None,

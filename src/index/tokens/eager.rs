@@ -66,13 +66,12 @@ pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
     // (The walk reserves the room, see `Record::table`.)
     let mut lens = SPARE_LENS.try_with(Cell::take).unwrap_or_default();
     lens.clear();
-    let mut counts = ChildCounts { lens };
-    let ok = walk(input, s, max_depth, &mut counts)
+    let ok = walk(input, s, max_depth, &mut ChildCounts { lens: &mut lens })
         && check_strings(input, escapes_left(&scan), None, scan.non_ascii).is_ok();
     let index = LoadsIndex {
         structurals: scan.structurals,
         escapes: scan.escapes,
-        lens: counts.lens,
+        lens,
         non_ascii: scan.non_ascii,
     };
     if ok {
@@ -101,14 +100,16 @@ impl LoadsIndex {
 }
 
 /// `loads`: each container's child count, by ordinal.
-struct ChildCounts {
+/// (It borrows the table, so that a caller that keeps one, as
+/// [`LinesIndex`] does across lines, does not move it in and out per call.)
+struct ChildCounts<'a> {
     /// Empty (length 0) while the walk runs: it writes each container's
     /// count into the room when the container closes, and the length
     /// becomes the count of containers when it accepts.
-    lens: Vec<u32>,
+    lens: &'a mut Vec<u32>,
 }
 
-impl Record for ChildCounts {
+impl Record for ChildCounts<'_> {
     const CHECK_SCALARS: bool = false;
     const RECORD: bool = true;
     type Entry = u32;
@@ -119,7 +120,7 @@ impl Record for ChildCounts {
     #[inline(always)]
     fn table(&mut self, room: usize) -> *mut u32 {
         if self.lens.capacity() < room {
-            reserve_fresh(&mut self.lens, room);
+            reserve_fresh(self.lens, room);
         }
         self.lens.as_mut_ptr()
     }
@@ -303,7 +304,6 @@ impl LinesIndex {
         if !self.ok {
             return Line::NoWindow;
         }
-        let window = &stream[self.start..self.end];
         let s = &self.scan.structurals;
         let (rl, re) = (ls - self.start, le - self.start);
         // The line's first token: usually the cursor already.
@@ -326,6 +326,41 @@ impl LinesIndex {
             let upto = (k + (re - rl) + 1).min(s.len());
             k + s[k..upto].partition_point(|&t| (t as usize) < re)
         };
+        self.walk_line(stream, k, b, rl, re, max_depth)
+    }
+
+    /// The line [`LinesIndex::line_end`] just found, `stream[ls..le]`, as
+    /// [`LinesIndex::line`] gives it: its tokens are known (`k..k + n`, `n`
+    /// the last line's count, then the next line's first as the end), so
+    /// neither the window nor the tokens are searched again.
+    pub(crate) fn guessed_line<'a>(
+        &'a mut self,
+        stream: &'a [u8],
+        ls: usize,
+        le: usize,
+        max_depth: usize,
+    ) -> Line<'a> {
+        let (k, start) = (self.k, self.start);
+        debug_assert!(self.ok && ls >= start && le <= self.end);
+        debug_assert_eq!(self.scan.structurals[k] as usize, ls - start);
+        self.walk_line(stream, k, k + self.shape, ls - start, le - start, max_depth)
+    }
+
+    /// The rest of [`LinesIndex::line`] once the line's tokens are known:
+    /// `k..b` from the window's offset `rl` up to `re`, `b` the first token
+    /// at or after `re`.
+    #[inline(always)]
+    fn walk_line<'a>(
+        &'a mut self,
+        stream: &'a [u8],
+        k: usize,
+        b: usize,
+        rl: usize,
+        re: usize,
+        max_depth: usize,
+    ) -> Line<'a> {
+        let window = &stream[self.start..self.end];
+        let s = &self.scan.structurals;
         self.k = b;
         let esc = &self.scan.escapes;
         let mut e = self.e.min(esc.len());
@@ -336,11 +371,9 @@ impl LinesIndex {
         let tokens = &s[k..=b];
         self.lens.clear();
         let mut counts = ChildCounts {
-            lens: std::mem::take(&mut self.lens),
+            lens: &mut self.lens,
         };
-        let ok = walk(&window[..re], tokens, max_depth, &mut counts);
-        self.lens = counts.lens;
-        if !ok {
+        if !walk(&window[..re], tokens, max_depth, &mut counts) {
             return Line::Exact;
         }
         self.shape = b - k;
@@ -379,7 +412,7 @@ impl LinesIndex {
     /// one, and the whitespace between that closer and token `k + n` (in
     /// the window, not its end) holds a newline: the line ends there.
     /// `None` when the guess does not hold, or the window ends before
-    /// token `k + n` (the caller then searches). [`LinesIndex::line`]
+    /// token `k + n` (the caller then searches). [`LinesIndex::guessed_line`]
     /// then says whether tokens `k..k + n` are one valid document. (When
     /// a newline lies among them, a document spread over lines, `[1,\n2]`,
     /// the line is taken to end at the newline after its closer: a valid
@@ -469,4 +502,103 @@ fn block_high(b: &[u8; 64]) -> bool {
 #[inline(always)]
 fn block_high(b: &[u8; 64]) -> bool {
     !b.is_ascii()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a line's walk gave: its tokens (offsets in the stream), its
+    /// child counts and whether it has non-ASCII bytes; `None` for
+    /// [`Line::Exact`] or [`Line::NoWindow`].
+    type Walked = Option<(Vec<usize>, Vec<u32>, bool)>;
+
+    fn walked(line: Line<'_>, start: usize) -> Walked {
+        match line {
+            Line::Tokens(t) => Some((
+                t.structurals
+                    .iter()
+                    .map(|&x| x as usize + start)
+                    .collect::<Vec<_>>(),
+                t.lens.to_vec(),
+                t.non_ascii,
+            )),
+            _ => None,
+        }
+    }
+
+    /// The lines of `stream` read as `loads_many` reads them (each line
+    /// after an accepted one through `line_end` and `guessed_line` when
+    /// the guess holds) and read with `line` alone (searching each line's
+    /// end): the same lines, the same walks.
+    fn chained_matches_searched(stream: &[u8]) -> usize {
+        let (mut chained, mut searched) = (LinesIndex::new(), LinesIndex::new());
+        let (mut pos, mut guessed) = (0, 0);
+        let mut accepted = false;
+        while pos < stream.len() {
+            let ls = pos
+                + stream[pos..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_whitespace())
+                    .count();
+            if ls == stream.len() {
+                break;
+            }
+            let le = memchr::memchr(b'\n', &stream[ls..]).map_or(stream.len(), |i| ls + i);
+            let guess = if accepted {
+                chained.line_end(stream)
+            } else {
+                None
+            };
+            // (A guessed line may run past `le`: a document spread over
+            // lines, up to the newline after its closer.)
+            let (ls, le, got) = match guess {
+                Some((gs, ge)) => {
+                    assert_eq!(gs, ls, "the guessed line starts the next line");
+                    guessed += 1;
+                    let line = chained.guessed_line(stream, gs, ge, 64);
+                    (gs, ge, walked(line, 0))
+                }
+                None => (ls, le, walked(chained.line(stream, ls, le, 64), 0)),
+            };
+            let got = got.map(|(t, lens, a)| {
+                (
+                    t.iter().map(|&x| x + chained.start).collect::<Vec<_>>(),
+                    lens,
+                    a,
+                )
+            });
+            let line = searched.line(stream, ls, le, 64);
+            let want = walked(line, 0).map(|(t, lens, a)| {
+                (
+                    t.iter().map(|&x| x + searched.start).collect::<Vec<_>>(),
+                    lens,
+                    a,
+                )
+            });
+            assert_eq!(got, want, "line at {ls}");
+            accepted = got.is_some();
+            pos = le;
+        }
+        guessed
+    }
+
+    #[test]
+    fn guessed_lines_walk_as_searched_ones() {
+        let mut stream = Vec::new();
+        for i in 0..2000 {
+            match i % 7 {
+                0 => stream.extend_from_slice(b"[1,\"a\\n\",{\"k\":[true,null]}]\n"),
+                1 => stream.extend_from_slice("[2,\"é\",{\"k\":[false,null]}]  \n".as_bytes()),
+                2 => stream.extend_from_slice(b"  [3,\"b\",{\"k\":[true,1.5]}]\r\n"),
+                3 => stream.extend_from_slice(b"{\"a\":1}\n\n"),
+                4 => stream.extend_from_slice(b"[1,\n2]\n"),
+                5 => stream.extend_from_slice(b"[4,\"c\",{\"k\":[true,null]}] [5]\n"),
+                _ => stream.extend_from_slice(b"[6,\"d\",{\"k\":[true,null]}]\n"),
+            }
+        }
+        assert!(chained_matches_searched(&stream) > 500);
+        let same: Vec<u8> = b"[1,\"x\",{\"k\":[2,3]}]\n".repeat(3000);
+        assert!(chained_matches_searched(&same) > 2900);
+    }
 }
