@@ -9,6 +9,7 @@ cargo's incremental cache under target/ is reused between runs. `bench` and
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -93,10 +94,27 @@ def _llvm_profdata(session: nox.Session) -> str:
     return str(tool)
 
 
-def _pgo_merge(session: nox.Session, raw: Path, out: Path) -> None:
+def _pgo_train(session: nox.Session, raw: Path, *args: str, env: dict[str, str]) -> None:
+    """Run scripts/pgo_train.py on an instrumented build, its counts into `raw`.
+    `raw` is emptied first: the instrumented build's own build scripts and proc
+    macros (host code, built with the same RUSTFLAGS) write counts there too."""
+    shutil.rmtree(raw, ignore_errors=True)
+    session.run("python", "scripts/pgo_train.py", *args, env={"PYTHONHASHSEED": "0", **env})
+
+
+def _pgo_merge(session: nox.Session, raw: Path, name: str) -> Path:
+    """Merge the counts in `raw` into target/pgo/NAME-HASH.profdata and return it.
+    The content hash in the name puts the profile into RUSTFLAGS: cargo does not
+    look at the file, and a new profile must rebuild what was built with the old."""
     if not any(raw.glob("*.profraw")):
         session.error(f"PGO: the training run left no counts in {raw}")
-    session.run(_llvm_profdata(session), "merge", "-o", str(out), str(raw), external=True)
+    merged = PGO_DIR / f"{name}.profdata"
+    PGO_DIR.mkdir(parents=True, exist_ok=True)
+    session.run(_llvm_profdata(session), "merge", "-o", str(merged), str(raw), external=True)
+    digest = hashlib.sha256(merged.read_bytes()).hexdigest()[:12]
+    for old in PGO_DIR.glob(f"{name}-*.profdata"):
+        old.unlink()
+    return Path(shutil.copyfile(merged, PGO_DIR / f"{name}-{digest}.profdata"))
 
 
 def _pgo_python_profile(session: nox.Session, *maturin_args: str) -> Path:
@@ -104,7 +122,7 @@ def _pgo_python_profile(session: nox.Session, *maturin_args: str) -> Path:
     `maturin_args` (features) must be those of the final build."""
     session.install("maturin>=1.9.4,<2")
     raw, wheels, site = PGO_DIR / "raw-py", PGO_DIR / "gen-wheel", PGO_DIR / "gen-site"
-    for d in (raw, wheels, site):
+    for d in (wheels, site):
         shutil.rmtree(d, ignore_errors=True)
     session.run(
         "maturin",
@@ -125,10 +143,8 @@ def _pgo_python_profile(session: nox.Session, *maturin_args: str) -> Path:
     for wheel in wheels.glob("*.whl"):
         with zipfile.ZipFile(wheel) as z:
             z.extractall(site)
-    session.run("python", "scripts/pgo_train.py", env={"PYTHONPATH": str(site)})
-    profile = PGO_DIR / "python.profdata"
-    _pgo_merge(session, raw, profile)
-    return profile
+    _pgo_train(session, raw, env={"PYTHONPATH": str(site)})
+    return _pgo_merge(session, raw, "python")
 
 
 def _pgo_build(session: nox.Session) -> None:
@@ -155,14 +171,11 @@ def _capi_build(session: nox.Session, pgo: bool) -> Path:
     flags = os.environ.get("RUSTFLAGS", "")
     if pgo:
         gen, raw = ROOT / "target" / "pgo-gen-capi", PGO_DIR / "raw-lua"
-        shutil.rmtree(raw, ignore_errors=True)
         cargo = ["cargo", "build", "--release", "--quiet", "--no-default-features"]
         env = {"RUSTFLAGS": _rustflags(f"-Cprofile-generate={raw}"), "CARGO_TARGET_DIR": str(gen)}
         session.run(*cargo, external=True, env=env)
-        lib = gen / "release" / "libqjson.so"
-        session.run("python", "scripts/pgo_train.py", "--lua", str(lib))
-        profile = PGO_DIR / "capi.profdata"
-        _pgo_merge(session, raw, profile)
+        _pgo_train(session, raw, "--lua", str(gen / "release" / "libqjson.so"), env={})
+        profile = _pgo_merge(session, raw, "capi")
         flags = _rustflags(f"-Cprofile-use={profile}")
         capi = ROOT / "target" / "capi-pgo"  # its own cache: the flags differ
     session.run(
