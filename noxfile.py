@@ -1,15 +1,21 @@
-"""Project tasks. `nox -s tests` (CI), `nox -s bench` (the main job), `nox -s lint`.
+"""Project tasks. `nox -s tests` (CI), `nox -s bench` (the main job), `nox -s lint`,
+`nox -s wheel` (the shipped wheel, into dist/).
 
 Every session installs what it needs into its own virtualenv; the compiled
 extension is built once per session with `maturin develop --release`, and
-cargo's incremental cache under target/ is reused between runs.
+cargo's incremental cache under target/ is reused between runs. `bench` and
+`wheel` build as shipped: LTO and profile-guided (PGO, see `_pgo_build`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import time
+import zipfile
 from pathlib import Path
 
 import nox
@@ -34,14 +40,144 @@ def _build(session: nox.Session) -> None:
     session.run("maturin", "develop", "--release", "--quiet", external=False)
 
 
-def _lua_setup(session: nox.Session) -> None:
-    """lupa (pip), luajit and lua-cjson (Debian, when root with apt), and the
-    PyO3-free C-ABI library the standalone LuaJIT test loads."""
-    session.install(*_extra("lua"))
-    session.run("sh", "scripts/install-lua-deps.sh", external=True)
-    # A target dir of its own: maturin's build writes target/release/libqjson.so
-    # with the Python feature on, and this one must have no Python symbols.
+# ------------------------------------------------------------------ PGO
+#
+# The shipped build (`nox -s wheel`) and the benchmarked one (`nox -s bench`)
+# are profile-guided: each library is built once instrumented
+# (-Cprofile-generate), scripts/pgo_train.py runs a user's mix of calls on it,
+# llvm-profdata merges the counts, and the final LTO build is optimised with
+# them (-Cprofile-use: block layout, hot/cold splitting, inlining by profile).
+# Every build trains afresh (a profile of other sources would not match), into
+# target/pgo/ (never checked in). QJSON_PGO=0 or `--no-pgo` builds without it.
+
+PGO_DIR = ROOT / "target" / "pgo"
+
+
+def _pgo_wanted(session: nox.Session) -> bool:
+    """PGO unless QJSON_PGO=0 or `--no-pgo` (removed from posargs)."""
+    off = "--no-pgo" in session.posargs
+    session.posargs[:] = [a for a in session.posargs if a != "--no-pgo"]
+    if off or os.environ.get("QJSON_PGO", "1") in ("0", "off", "no"):
+        session.log("PGO: off (QJSON_PGO=0 or --no-pgo): a plain LTO release build")
+        return False
+    return True
+
+
+def _rustflags(*flags: str) -> str:
+    return " ".join([os.environ.get("RUSTFLAGS", ""), *flags]).strip()
+
+
+def _llvm_profdata(session: nox.Session) -> str:
+    """The llvm-profdata of the active Rust toolchain (its LLVM reads the
+    profile: another LLVM's tool writes a format rustc may reject). rustup's
+    llvm-tools component has it; it is added when missing."""
+    sysroot = subprocess.run(
+        ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    host = next(
+        line.split(":", 1)[1].strip()
+        for line in subprocess.run(
+            ["rustc", "-vV"], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+        if line.startswith("host:")
+    )
+    tool = Path(sysroot) / "lib" / "rustlib" / host / "bin" / "llvm-profdata"
+    if not tool.is_file():
+        session.log("PGO: adding rustup's llvm-tools component (llvm-profdata)")
+        subprocess.run(["rustup", "component", "add", "llvm-tools"], check=False)
+    if not tool.is_file():
+        session.error(
+            f"PGO needs {tool} (the llvm-profdata of rustc's own LLVM), and "
+            "`rustup component add llvm-tools` could not install it. Install it by hand, "
+            "or build without PGO: QJSON_PGO=0 nox -s ... (or `-- --no-pgo`)."
+        )
+    return str(tool)
+
+
+def _pgo_train(session: nox.Session, raw: Path, *args: str, env: dict[str, str]) -> None:
+    """Run scripts/pgo_train.py on an instrumented build, its counts into `raw`.
+    `raw` is emptied first: the instrumented build's own build scripts and proc
+    macros (host code, built with the same RUSTFLAGS) write counts there too."""
+    shutil.rmtree(raw, ignore_errors=True)
+    session.run("python", "scripts/pgo_train.py", *args, env={"PYTHONHASHSEED": "0", **env})
+
+
+def _pgo_merge(session: nox.Session, raw: Path, name: str) -> Path:
+    """Merge the counts in `raw` into target/pgo/NAME-HASH.profdata and return it.
+    The content hash in the name puts the profile into RUSTFLAGS: cargo does not
+    look at the file, and a new profile must rebuild what was built with the old."""
+    if not any(raw.glob("*.profraw")):
+        session.error(f"PGO: the training run left no counts in {raw}")
+    merged = PGO_DIR / f"{name}.profdata"
+    PGO_DIR.mkdir(parents=True, exist_ok=True)
+    session.run(_llvm_profdata(session), "merge", "-o", str(merged), str(raw), external=True)
+    digest = hashlib.sha256(merged.read_bytes()).hexdigest()[:12]
+    for old in PGO_DIR.glob(f"{name}-*.profdata"):
+        old.unlink()
+    return Path(shutil.copyfile(merged, PGO_DIR / f"{name}-{digest}.profdata"))
+
+
+def _pgo_python_profile(session: nox.Session, *maturin_args: str) -> Path:
+    """Instrumented wheel -> training run (Python and Lua edges) -> merged profile.
+    `maturin_args` (features) must be those of the final build."""
+    session.install("maturin>=1.9.4,<2")
+    raw, wheels, site = PGO_DIR / "raw-py", PGO_DIR / "gen-wheel", PGO_DIR / "gen-site"
+    for d in (wheels, site):
+        shutil.rmtree(d, ignore_errors=True)
+    session.run(
+        "maturin",
+        "build",
+        "--release",
+        "--quiet",
+        "--interpreter",
+        "python",
+        "--out",
+        str(wheels),
+        *maturin_args,
+        env={
+            "RUSTFLAGS": _rustflags(f"-Cprofile-generate={raw}"),
+            "CARGO_TARGET_DIR": str(ROOT / "target" / "pgo-gen"),
+        },
+    )
+    # Imported from a directory of its own (ahead of the editable install).
+    for wheel in wheels.glob("*.whl"):
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(site)
+    _pgo_train(session, raw, env={"PYTHONPATH": str(site)})
+    return _pgo_merge(session, raw, "python")
+
+
+def _pgo_build(session: nox.Session) -> None:
+    """The extension, profile-guided (see above), into the session's virtualenv."""
+    t0 = time.monotonic()
+    profile = _pgo_python_profile(session)
+    session.run(
+        "maturin",
+        "develop",
+        "--release",
+        "--quiet",
+        env={
+            "RUSTFLAGS": _rustflags(f"-Cprofile-use={profile}"),
+            "CARGO_TARGET_DIR": str(ROOT / "target" / "pgo-use"),
+        },
+    )
+    session.log(f"PGO: extension built in {time.monotonic() - t0:.0f} s (instrument, train, build)")
+
+
+def _capi_build(session: nox.Session, pgo: bool) -> Path:
+    """The PyO3-free C-ABI library, with its own profile (a Lua training run)
+    when `pgo`; returns its path."""
     capi = ROOT / "target" / "capi"
+    flags = os.environ.get("RUSTFLAGS", "")
+    if pgo:
+        gen, raw = ROOT / "target" / "pgo-gen-capi", PGO_DIR / "raw-lua"
+        cargo = ["cargo", "build", "--release", "--quiet", "--no-default-features"]
+        env = {"RUSTFLAGS": _rustflags(f"-Cprofile-generate={raw}"), "CARGO_TARGET_DIR": str(gen)}
+        session.run(*cargo, external=True, env=env)
+        _pgo_train(session, raw, "--lua", str(gen / "release" / "libqjson.so"), env={})
+        profile = _pgo_merge(session, raw, "capi")
+        flags = _rustflags(f"-Cprofile-use={profile}")
+        capi = ROOT / "target" / "capi-pgo"  # its own cache: the flags differ
     session.run(
         "cargo",
         "build",
@@ -49,9 +185,20 @@ def _lua_setup(session: nox.Session) -> None:
         "--quiet",
         "--no-default-features",
         external=True,
-        env={"CARGO_TARGET_DIR": str(capi)},
+        env={"CARGO_TARGET_DIR": str(capi), "RUSTFLAGS": flags},
     )
-    session.env["QJSON_CAPI_LIB"] = str(capi / "release" / "libqjson.so")
+    return capi / "release" / "libqjson.so"
+
+
+def _lua_setup(session: nox.Session, pgo: bool = False) -> None:
+    """lupa (pip), luajit and lua-cjson (Debian, when root with apt), and the
+    PyO3-free C-ABI library the standalone LuaJIT test loads (profile-guided
+    when `pgo`, trained by a Lua run on lupa)."""
+    session.install(*_extra("lua"))
+    session.run("sh", "scripts/install-lua-deps.sh", external=True)
+    # A target dir of its own: maturin's build writes target/release/libqjson.so
+    # with the Python feature on, and this one must have no Python symbols.
+    session.env["QJSON_CAPI_LIB"] = str(_capi_build(session, pgo))
 
 
 def _pytest(session: nox.Session, *args: str) -> None:
@@ -84,11 +231,21 @@ def bench(session: nox.Session) -> None:
 
     `nox -s bench -- --quick` for a short smoke run (< 3 minutes after the build);
     other arguments go to benchmarks/run.py (`--only lua,report`, `--skip corpus`).
+    The extension and the C-ABI library are built as shipped, with PGO (see
+    `_pgo_build`; `-- --no-pgo` or QJSON_PGO=0 for a plain LTO build).
     """
+    pgo = _pgo_wanted(session)
+    t0 = time.monotonic()
     session.install(*_extra("bench"))
     session.install(*_extra("gateway"))
-    _lua_setup(session)
-    _build(session)
+    _lua_setup(session, pgo)
+    if pgo:
+        _pgo_build(session)
+    else:
+        _build(session)
+    session.log(f"build phase: {time.monotonic() - t0:.0f} s (PGO {'on' if pgo else 'off'})")
+    # benchmarks/machine.py records it in the report's header.
+    session.env["QJSON_BUILD_PGO"] = "on" if pgo else "off"
     if "--quick" not in session.posargs:
         session.run(
             "cargo",
@@ -103,6 +260,38 @@ def bench(session: nox.Session) -> None:
     else:
         session.log("--quick: the stage-1 scan_bench example is left out")
     session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def wheel(session: nox.Session) -> None:
+    """The shipped wheel, into dist/: LTO + PGO (trained by scripts/pgo_train.py on
+    an instrumented build of the same sources), for this interpreter.
+
+    `nox -s wheel -- --no-pgo` (or QJSON_PGO=0) for a plain LTO wheel; other
+    arguments go to `maturin build` (e.g. `--features abi3`: the profile is then
+    trained on the abi3 build too).
+    """
+    pgo = _pgo_wanted(session)
+    session.install("maturin>=1.9.4,<2")
+    flags = os.environ.get("RUSTFLAGS", "")
+    target = ROOT / "target" / "release-wheel"
+    if pgo:
+        session.install(*_extra("lua"))  # trains the Lua edge too; skipped without lupa
+        profile = _pgo_python_profile(session, *session.posargs)
+        flags = _rustflags(f"-Cprofile-use={profile}")
+        target = ROOT / "target" / "pgo-use"
+    session.run(
+        "maturin",
+        "build",
+        "--release",
+        "--interpreter",
+        "python",
+        "--out",
+        str(ROOT / "dist"),
+        *session.posargs,
+        env={"RUSTFLAGS": flags, "CARGO_TARGET_DIR": str(target)},
+    )
+    session.log(f"PGO: {'on' if pgo else 'off'}; the wheel is in dist/")
 
 
 def _fuzz_smoke(session: nox.Session) -> None:

@@ -88,6 +88,9 @@ def describe() -> dict[str, Any]:
         "os": platform.platform(),
         "qjson_backend": backend,
         "qjson_backend_forced": os.environ.get("QJSON_BACKEND"),
+        # Set by noxfile.py's bench session, which built the extension ("on": LTO +
+        # profile-guided, "off": LTO only); a run outside nox cannot tell.
+        "qjson_pgo": os.environ.get("QJSON_BUILD_PGO", "unknown (not built by nox -s bench)"),
         "python": f"{platform.python_implementation()} {sys.version.split()[0]}",
         "luajit": _luajit(),
         "versions": {name: _version(name) for name in PEERS},

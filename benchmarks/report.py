@@ -516,6 +516,7 @@ def machine_section(m: dict | None, mode: str) -> list[str]:
             else ""
         )
         + " |",
+        f"| qjson build | LTO, PGO: {m.get('qjson_pgo', 'unknown')} |",
         f"| Python | {m['python']} |",
         f"| LuaJIT (lupa) | {m['luajit']} |",
         "| versions | " + ", ".join(f"{k} {v[k]}" for k in v) + " |",
