@@ -214,6 +214,9 @@ def tests(session: nox.Session) -> None:
     if not DATA.is_dir():
         session.log(f"note: {DATA} is absent; data-driven tests will be skipped")
     session.run("cargo", "test", "--no-default-features", external=True)
+    # The unit tests of the PyO3 glue (src/python/: e.g. the NDJSON line index,
+    # the key cache, error mapping) need the python feature; they link libpython.
+    session.run("cargo", "test", "--lib", external=True)
     session.install(*_extra("test"))
     session.install(*_extra("gateway"))
     _lua_setup(session)
