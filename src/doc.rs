@@ -634,6 +634,26 @@ impl<'a> Doc<'a> {
         if matches!(path.first(), None | Some(b'/' | b'.' | b'*')) || n > u32::MAX as usize {
             return None;
         }
+        // The commonest path, one short plain key (`id`): the words of its
+        // `PlainKey` (its bytes in one word), tested for '.' and '[' at
+        // once, then straight to the lookup with those words, without the
+        // segment loop. Other short paths (a quote, a backslash, a
+        // non-ASCII byte) take the loop.
+        if n < 8 {
+            if let Some(PlainKey::Short(p)) = PlainKey::new(path) {
+                if !has_dot_or_bracket(p.key_word()) {
+                    // (`type_of`'s object test written out: a second call
+                    // of it here makes LLVM take it out of line in every
+                    // getter.)
+                    let object = self.byte(at) == b'{' && self.at_structural(at);
+                    return Some(if object {
+                        self.field_short(at, &p, path).ok_or(0)
+                    } else {
+                        Err(0)
+                    });
+                }
+            }
+        }
         // `Ok(c)`: the value so far; `Err(off)`: the segment at `off` is
         // missing.
         let mut cur: Result<Cursor, u32> = Ok(at);
@@ -868,6 +888,22 @@ impl<'a> Doc<'a> {
                 let print = print(p.key_word(), key.len());
                 return self.table_field(t, print, key, Plain(&p, key));
             }
+        }
+        self.field_general(c, key)
+    }
+
+    /// [`Self::field`] of a short plain key whose words `p` the caller
+    /// made ([`Self::find_simple`] of a one-key path): the walk of a small
+    /// object or the lookup in a large one's table, without making them
+    /// again.
+    #[inline(never)]
+    fn field_short(&self, c: Cursor, p: &ShortWord, key: &[u8]) -> Option<Cursor> {
+        if self.container_len(c) <= TABLE_MIN {
+            return self.walk_members(c, Plain(p, key)).1;
+        }
+        if let Some(t) = self.tables.and_then(|t| t.recent(c.ord)) {
+            let print = print(p.key_word(), key.len());
+            return self.table_field(t, print, key, Plain(p, key));
         }
         self.field_general(c, key)
     }
@@ -1210,6 +1246,18 @@ fn key_end(path: &[u8], i: usize) -> usize {
     // above, and match neither byte).
     let w = u64::from_le_bytes(path[n - 8..].try_into().expect("8 bytes")) >> (8 * (8 - (n - j)));
     first(w).map_or(n, |k| j + k)
+}
+
+/// Whether word `w` (path bytes, zeros past their end) holds a '.' or a
+/// '[': the has-a-zero-byte test of the word xor each, exact as a yes/no
+/// (its false positives sit only above a true zero byte).
+#[inline(always)]
+fn has_dot_or_bracket(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let d = w ^ (LO * u64::from(b'.'));
+    let b = w ^ (LO * u64::from(b'['));
+    (d.wrapping_sub(LO) & !d | b.wrapping_sub(LO) & !b) & HI != 0
 }
 
 /// A plain index in a path, `-?(0|[1-9][0-9]{0,17})` then `]`, starting at
@@ -1656,13 +1704,13 @@ mod matches;
 pub(crate) mod repeats;
 
 use key::{
-    first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, WordTest,
-    TAG_GROUP,
+    first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, ShortWord,
+    WordTest, TAG_GROUP,
 };
 
 #[cfg(test)]
 mod tests {
-    use super::{int_span, key_end, leading_digits, Doc, Quick};
+    use super::{has_dot_or_bracket, int_span, key_end, leading_digits, word_of, Doc, Quick};
     use crate::error::AccessError;
     use crate::index::{Index, Options};
 
@@ -1869,6 +1917,25 @@ mod tests {
         }
         // The fast path answers a good share of them (not only the trivial).
         assert!(answered > 2000, "only {answered} answered");
+    }
+
+    /// [`has_dot_or_bracket`] of a short path's word against a byte loop:
+    /// paths of 1 to 7 bytes with every byte value at every place over a
+    /// plain background (and over a background of NULs).
+    #[test]
+    fn has_dot_or_bracket_matches_a_byte_loop() {
+        for fill in [b'x', 0, 0xff, b'/'] {
+            for len in 1..8usize {
+                for pos in 0..len {
+                    for b in 0..=255u8 {
+                        let mut p = vec![fill; len];
+                        p[pos] = b;
+                        let want = p.iter().any(|&c| c == b'.' || c == b'[');
+                        assert_eq!(has_dot_or_bracket(word_of(&p)), want, "{p:?}");
+                    }
+                }
+            }
+        }
     }
 
     /// The end of a bare key ([`key_end`], a word at a time) against a
