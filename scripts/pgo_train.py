@@ -20,7 +20,9 @@ else). It reads no benchmark result. Each round does, on every payload:
   ``decode`` + view indexing, iteration, ``materialize``;
 - edits on views (set, add, delete, list edits), ``dumps`` of edited and
   untouched views, ``patch`` / ``merge_patch`` / ``incr``;
-- eager ``loads`` / ``dumps`` (also ``indent`` / ``sort_keys``) and ``validate``;
+- eager ``loads`` / ``dumps`` (also ``indent`` / ``sort_keys``) and ``validate``,
+  and, by volume, ``loads`` / ``dumps`` over every corpus document (dense
+  REST-like, numeric, ...: as much weight as the ladder's long strings);
 - NDJSON: ``parse_many`` / ``loads_many`` / ``dumps_many`` / ``open_many``;
 - error paths: malformed JSON (every kind of syntax error), missing and
   mistyped paths (``PathError``), failing patches (``PatchError``);
@@ -33,8 +35,8 @@ The payloads: the chat ladder of benchmarks/payloads.py (2 KB to 10 MB;
 the large rungs are few and read lazily, as users do), a small dense
 request, a GitHub-like issues array, and the documents of ../shared/data
 (jsonexamples, the JSONTestSuite's files, NDJSON) when that directory is
-present; generated stand-ins otherwise. Under a minute on one core of an
-instrumented build.
+present; generated stand-ins otherwise (dense REST-like and numeric
+documents). Under a minute on one core of an instrumented build.
 """
 
 from __future__ import annotations
@@ -85,7 +87,63 @@ def _corpus() -> list[bytes]:
                 for _ in range(n)
             ]
             docs.append(json.dumps({"rows": rows, "count": n}).encode())
+        docs.extend(_rest_like(rng, n) for n in (20, 200, 1000))
+        docs.extend(_numeric(rng, n) for n in (100, 2000, 20000))
     return docs
+
+
+def _rest_like(rng: random.Random, n: int) -> bytes:
+    """A dense REST response (twitter.json's shape): many small objects, short
+    keys and strings, some non-ASCII and escaped text, ids, nulls, booleans."""
+    words = ["hello", "world", "café", "日本語", "ok\\n", "🙂", 'a"b', "data", "x/y"]
+
+    def user(i: int) -> dict:
+        return {
+            "id": rng.getrandbits(32),
+            "id_str": str(i),
+            "name": " ".join(rng.choice(words) for _ in range(2)),
+            "screen_name": f"user_{i}",
+            "verified": rng.random() < 0.1,
+            "followers_count": rng.randrange(10**6),
+            "url": None,
+            "profile": {"color": "C0DEED", "lang": rng.choice(["en", "ja", "fr"])},
+        }
+
+    statuses = [
+        {
+            "created_at": "Sun Aug 31 00:29:15 +0000 2014",
+            "id": rng.getrandbits(60),
+            "text": " ".join(rng.choice(words) for _ in range(rng.randrange(3, 20))),
+            "truncated": False,
+            "entities": {
+                "hashtags": [],
+                "urls": [],
+                "user_mentions": [{"id": i, "indices": [3, 12]}],
+            },
+            "in_reply_to_status_id": None,
+            "user": user(i),
+            "retweet_count": rng.randrange(100),
+            "favorited": False,
+            "lang": "ja",
+        }
+        for i in range(n)
+    ]
+    return json.dumps({"statuses": statuses, "search_metadata": {"count": n}}).encode()
+
+
+def _numeric(rng: random.Random, n: int) -> bytes:
+    """Number-heavy documents (canada.json / mesh.json's shape): arrays of floats and ints."""
+    coords = [
+        [round(rng.uniform(-180, 180), 12), round(rng.uniform(-90, 90), 12)] for _ in range(n)
+    ]
+    mesh = {"vertices": [rng.random() * 100 for _ in range(n)], "indices": list(range(n))}
+    return json.dumps(
+        {
+            "type": "FeatureCollection",
+            "features": [{"geometry": {"coordinates": [coords]}}],
+            "mesh": mesh,
+        }
+    ).encode()
 
 
 def _bad_inputs() -> list[bytes]:
@@ -249,6 +307,21 @@ def _train_doc(qjson, b: bytes) -> None:
         qjson.dumps(view)
 
 
+def _train_eager(qjson, corpus: list[bytes]) -> None:
+    """Eager loads / dumps over the corpus, by volume: each document about
+    4 MB's worth (small ones more often; with ../shared/data, ~110 MB against
+    the chat ladder's 19 MB of long strings in `_train_doc`). Without this the
+    profile lays ``loads`` out for long-string documents only (loads twitter:
+    I1 misses 761 -> 2,062 per op); with 1 MB per document it still did (3,220)."""
+    for b in corpus:
+        for _ in range(max(2, min(200, EAGER_BYTES // max(1, len(b))))):
+            obj = qjson.loads(b)
+            qjson.dumps(obj)
+
+
+EAGER_BYTES = 4 * 1024 * 1024
+
+
 def qjson_key(k: str) -> str:
     """A path for top-level key k: a name, or a JSON Pointer when it is not one."""
     return k if k.isidentifier() else "/" + k.replace("~", "~0").replace("/", "~1")
@@ -354,6 +427,7 @@ def train_python(seconds_hint: float) -> None:
         _train_doc(qjson, github)
     for b in corpus:
         _train_doc(qjson, b)
+    _train_eager(qjson, corpus)
     for _ in range(3):
         _train_errors(qjson, bad, small)
     _train_many(qjson, nd, batch)
