@@ -371,9 +371,9 @@ def lua_edit_targets(tg: Targets, res: dict | None) -> None:
 
 def many_targets(tg: Targets, res: dict | None) -> None:
     """Issue 21's table, from many_bench.py (benchmarks/results/many.json). A row
-    with a second clock is judged on each (the worse decides): parse_many runs
-    qjson's whole index on a second thread, so the calling thread's CPU alone
-    flatters qjson; the whole process's CPU is the work done."""
+    with a second clock is judged on each (the worse decides): once the caller
+    lags, parse_many runs qjson's whole index on a second thread, so the calling
+    thread's CPU alone flatters qjson; the whole process's CPU is the work done."""
     items = [
         (
             "NDJSON read: custom_id, body.model of every line, in memory (issue 21)",
@@ -960,8 +960,9 @@ def many_section(res: dict | None) -> list[str]:
         f"{res.get('batch_lines', 0):,} lines; medians of interleaved rounds, clock: "
         f"{m.get('clock', '?')}, collector {'on' if m.get('gc_enabled', True) else 'off'}. "
         "ratio = peer time / qjson time. parse_many runs stage 1 (qjson: the whole index) "
-        "on a second thread, so the read row gives the calling thread's CPU and the whole "
-        "process's.",
+        "on a second thread (qjson: from the third window on, once the caller lags; "
+        "src/python/many/worker.rs), so the read row gives the calling thread's CPU and "
+        "the whole process's.",
         "",
         "| row | qjson ms | peer | peer ms | ratio | other clock |",
         "|---|---:|---|---:|---:|---|",
