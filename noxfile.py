@@ -53,12 +53,23 @@ def _build(session: nox.Session) -> None:
 PGO_DIR = ROOT / "target" / "pgo"
 
 
-def _pgo_wanted(session: nox.Session) -> bool:
-    """PGO unless QJSON_PGO=0 or `--no-pgo` (removed from posargs)."""
+def _pgo_wanted(session: nox.Session, required: bool = False) -> bool:
+    """PGO unless QJSON_PGO=0 or `--no-pgo` (removed from posargs), checked
+    before any build: llvm-profdata is looked up (and added) first. When it
+    cannot be had, a `required` session (`wheel`) stops with the reason; the
+    others (`bench`) say so loudly and build without PGO."""
     off = "--no-pgo" in session.posargs
     session.posargs[:] = [a for a in session.posargs if a != "--no-pgo"]
-    if off or os.environ.get("QJSON_PGO", "1") in ("0", "off", "no"):
+    if off or os.environ.get("QJSON_PGO", "1").lower() in ("0", "off", "no", "false"):
         session.log("PGO: off (QJSON_PGO=0 or --no-pgo): a plain LTO release build")
+        return False
+    if _find_llvm_profdata(session) is None:
+        if required:
+            _llvm_profdata(session)  # stops the session with the reason
+        session.warn(
+            "PGO: UNAVAILABLE (no llvm-profdata for rustc's LLVM, and "
+            "`rustup component add llvm-tools` failed): a plain LTO build instead"
+        )
         return False
     return True
 
@@ -67,10 +78,10 @@ def _rustflags(*flags: str) -> str:
     return " ".join([os.environ.get("RUSTFLAGS", ""), *flags]).strip()
 
 
-def _llvm_profdata(session: nox.Session) -> str:
+def _find_llvm_profdata(session: nox.Session) -> str | None:
     """The llvm-profdata of the active Rust toolchain (its LLVM reads the
-    profile: another LLVM's tool writes a format rustc may reject). rustup's
-    llvm-tools component has it; it is added when missing."""
+    profile: another LLVM's tool writes a format rustc may reject), or None.
+    rustup's llvm-tools component has it; it is added when missing."""
     sysroot = subprocess.run(
         ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -84,14 +95,23 @@ def _llvm_profdata(session: nox.Session) -> str:
     tool = Path(sysroot) / "lib" / "rustlib" / host / "bin" / "llvm-profdata"
     if not tool.is_file():
         session.log("PGO: adding rustup's llvm-tools component (llvm-profdata)")
-        subprocess.run(["rustup", "component", "add", "llvm-tools"], check=False)
-    if not tool.is_file():
+        try:
+            subprocess.run(["rustup", "component", "add", "llvm-tools"], check=False)
+        except FileNotFoundError:
+            session.log("PGO: rustup is not on PATH")
+    return str(tool) if tool.is_file() else None
+
+
+def _llvm_profdata(session: nox.Session) -> str:
+    """`_find_llvm_profdata`, or the session stops with the reason."""
+    tool = _find_llvm_profdata(session)
+    if tool is None:
         session.error(
-            f"PGO needs {tool} (the llvm-profdata of rustc's own LLVM), and "
-            "`rustup component add llvm-tools` could not install it. Install it by hand, "
-            "or build without PGO: QJSON_PGO=0 nox -s ... (or `-- --no-pgo`)."
+            "PGO needs the llvm-profdata of rustc's own LLVM (rustup's llvm-tools "
+            "component), and `rustup component add llvm-tools` could not install it. "
+            "Install it by hand, or build without PGO: QJSON_PGO=0 nox -s ... (or `-- --no-pgo`)."
         )
-    return str(tool)
+    return tool
 
 
 def _pgo_train(session: nox.Session, raw: Path, *args: str, env: dict[str, str]) -> None:
@@ -274,7 +294,7 @@ def wheel(session: nox.Session) -> None:
     arguments go to `maturin build` (e.g. `--features abi3`: the profile is then
     trained on the abi3 build too).
     """
-    pgo = _pgo_wanted(session)
+    pgo = _pgo_wanted(session, required=True)
     session.install("maturin>=1.9.4,<2")
     flags = os.environ.get("RUSTFLAGS", "")
     target = ROOT / "target" / "release-wheel"
