@@ -40,7 +40,10 @@
 //! (the caller's share) outweighs the thread's extra cost on the caller's
 //! side, so a wrong call near it costs little either way; a caller that
 //! does real work per document (or waits on I/O) gets the thread from its
-//! third window, one that only iterates stays inline. Streams shorter than
+//! third window; so, in practice, does one that only iterates (making a
+//! window's `Doc`s in a Python loop takes more than a quarter of its split
+//! time, and a preempted caller counts as lagging: session 13's review).
+//! A rule on the caller's thread CPU time is future work. Streams shorter than
 //! [`WORKER_MIN`] never get one: the first window is waited for in any
 //! case, so only the next ones could overlap the reads.
 //! `_qjson._many_thread` sets the policy process-wide for tests and
