@@ -259,9 +259,8 @@ def test_edits_after_a_failed_patch(lua: Any) -> None:
 @pytest.mark.parametrize("pre_edit", [False, True])
 def test_missing_member_undone(lua: Any, bad: list, pre_edit: bool) -> None:
     """replace / remove of a member that is not there (never, or no longer:
-    removed or added and removed earlier in the patch) fail, and the edit
-    they made to find out (qjson.lua asks the edit, not a look-up before it)
-    is undone: the output is as before, also for a container whose first
+    removed or added and removed earlier in the patch) fail and change
+    nothing: the output is as before, also for a container whose first
     edit the failing op was, and later edits through the same proxies are
     written."""
     f = lua.eval(

@@ -191,7 +191,7 @@ def test_mutations_lazy_never_reads_invalid(data: bytes) -> None:
         # document out does (a lazy document's copied ranges are checked).
         # A scalar document is its Python value: a number beyond the double
         # range (1e309) reads as inf, which dumps refuses, as json.dumps with
-        # allow_nan=False and orjson-style encoders do (inside a container the
+        # allow_nan=False does (orjson writes null; inside a container the
         # original bytes are copied instead).
         root = doc.root
         if isinstance(root, float) and not math.isfinite(root):
