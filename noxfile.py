@@ -367,8 +367,8 @@ def lint(session: nox.Session) -> None:
     # The checkers at the versions last run clean: a new release's rules or
     # formatting must not fail a commit that passed (bump them on purpose).
     session.install("ruff==0.17.6", "mypy==2.4.1")
-    session.run("ruff", "check", "python", "tests", "benchmarks", "noxfile.py")
-    formatted = ("python", "tests", "benchmarks", "noxfile.py", "README.md", "docs")
+    session.run("ruff", "check", "python", "tests", "benchmarks", "scripts", "noxfile.py")
+    formatted = ("python", "tests", "benchmarks", "scripts", "noxfile.py", "README.md", "docs")
     session.run("ruff", "format", "--check", *formatted)
     _build(session)
     session.run(
