@@ -2,7 +2,9 @@
 //! builds them.
 //!
 //! `parse_many` of a large stream builds its indexes on a thread of its
-//! own, and the caller drops them (each `Doc` when the loop moves on).
+//! own once the caller lags, and the caller drops them (each `Doc` when the
+//! loop moves on). (While the caller still splits inline, a list of the
+//! same kind serves the caller's own next windows: `Returns::close_here`.)
 //! Recycling ([`super::recycle`]) keeps a dropped index's vectors on the
 //! thread that drops it, so without a way back the building thread got
 //! none of them: two fresh allocations per line, and the dropping thread
