@@ -563,19 +563,10 @@ def _capi_runtime(lib: str):
 
     lua = lupa.luajit21.LuaRuntime(encoding=None)
     source = (ROOT / "python" / "qjson" / "qjson.lua").read_bytes()
-    lua.eval(_SETUP)(source, os.fsencode(lib))
+    from lua_ab import LOADER  # type: ignore[import-not-found]  # qjson.luajit's, without the extension
+
+    lua.eval(LOADER)(source, os.fsencode(lib))
     return lua
-
-
-# qjson.luajit's loader (that module imports the extension, which this run must not load).
-_SETUP = """
-function(src, lib)
-    local chunk = assert(loadstring(src, "@qjson.lua"))
-    package.loaded["qjson"] = nil
-    package.preload["qjson"] = function(name) return chunk(name, lib) end
-    return require("qjson")
-end
-"""
 
 
 def main() -> int:
