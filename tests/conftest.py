@@ -13,11 +13,22 @@ from __future__ import annotations
 import collections.abc
 import json
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import hypothesis
 import pytest
+
+# Hypothesis: under CI (CI=true in the environment) the property tests draw
+# the same examples on every run (derandomize), so a CI result depends on the
+# code, not on the draw; local runs keep exploring fresh examples (a failure
+# prints the seed to reproduce it with --hypothesis-seed). hypothesis is in
+# the test extra.
+hypothesis.settings.register_profile("ci", derandomize=True, print_blob=True)
+hypothesis.settings.register_profile("dev", print_blob=True)
+hypothesis.settings.load_profile("ci" if os.environ.get("CI", "").lower() == "true" else "dev")
 
 DATA_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
