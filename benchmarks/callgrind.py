@@ -208,9 +208,12 @@ def _profile(args: argparse.Namespace, n: int, out: Path) -> None:
 
 def load(path: Path, event: str | None = None) -> dict[str, int]:
     """Exclusive counts per function of one callgrind file."""
+    # One event column only: a file made with --events holds several, and
+    # callgrind_annotate would print them all, the regex below taking the
+    # first as the count and the others as part of the function's name.
+    event = event or "Ir"
     cmd = ["callgrind_annotate", "--auto=no", "--threshold=100"]
-    if event:
-        cmd += [f"--show={event}", f"--sort={event}"]
+    cmd += [f"--show={event}", f"--sort={event}"]
     text = subprocess.run([*cmd, str(path)], capture_output=True, text=True, check=True).stdout
     counts: dict[str, int] = {}
     for line in text.splitlines():
@@ -226,7 +229,8 @@ def show_diff(a: dict[str, int], b: dict[str, int], per: float, top: int, label:
     rows = sorted(((b.get(k, 0) - a.get(k, 0)) / per, k) for k in set(a) | set(b))
     rows.reverse()
     print(f"{label}: {sum(r[0] for r in rows):,.0f} per op")
-    shown = [r for r in rows if abs(r[0]) >= 1][:top]
+    # The largest rises, then the largest falls; a row is shown once.
+    shown = [r for r in rows if r[0] >= 1][:top]
     shown += [r for r in rows[::-1] if r[0] <= -1][: max(0, top // 4)]
     for v, k in shown:
         print(f"{v:10.1f}  {k[:150]}")
