@@ -12,6 +12,8 @@ use crate::edit;
 pub(super) use crate::edit::KeyState;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
+use std::sync::atomic::AtomicPtr;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 pub(super) type Patch = edit::Patch<Py<PyString>, Py<PyAny>>;
 
@@ -21,8 +23,50 @@ pub(super) type Core = edit::Patches<Py<PyString>, Py<PyAny>>;
 /// Boxed, and only once a first patch is made: most views are never
 /// patched, and a view's state is moved into place each time one is made,
 /// so the empty list costs one word instead of the whole inline list.
+///
+/// The box of a list dropped empty (a patched view being freed: its
+/// patches are drained first, see `drop`) is kept as the next first
+/// patch's ([`SPARE`]): a forwarded request patches one or two objects and
+/// frees them with the document, so a malloc and a free per patched
+/// object (about 130 instructions) become two atomic swaps.
 #[derive(Default)]
 pub(super) struct Patches(Option<Box<Core>>);
+
+/// One empty, unspilled list's box, for the next first patch (null: none).
+/// An atomic pointer: a box is taken or given back whole, by one thread.
+static SPARE: AtomicPtr<Core> = AtomicPtr::new(std::ptr::null_mut());
+
+/// A box for a first patch: the spare one, or a new one.
+fn new_core() -> Box<Core> {
+    let p = SPARE.swap(std::ptr::null_mut(), Acquire);
+    if p.is_null() {
+        return Box::default();
+    }
+    // SAFETY: a non-null `SPARE` was made by `Box::into_raw` in `drop`
+    // from a box nothing else owns, and the swap took it out: this is its
+    // only owner now. It holds an empty, unspilled list.
+    unsafe { Box::from_raw(p) }
+}
+
+impl Drop for Patches {
+    fn drop(&mut self) {
+        let Some(core) = self.0.take() else { return };
+        // A list still holding patches (its keys and values are dropped
+        // with it) or one on the heap goes as usual.
+        if !core.is_bare() {
+            return;
+        }
+        let p = Box::into_raw(core);
+        if SPARE
+            .compare_exchange(std::ptr::null_mut(), p, Release, Relaxed)
+            .is_err()
+        {
+            // SAFETY: `p` came from `Box::into_raw` just above and was not
+            // stored: still owned here, freed once.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
 
 /// [`Patches::drain`]: the core list's drain, if there is a list (a
 /// plain `Option` test per step, where `flat_map` costs a state machine).
@@ -105,7 +149,7 @@ impl Patches {
 
     /// The list, made on the first patch.
     fn made(&mut self) -> &mut Core {
-        self.0.get_or_insert_with(Box::default)
+        self.0.get_or_insert_with(new_core)
     }
 
     pub(super) fn state(
