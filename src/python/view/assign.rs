@@ -77,7 +77,7 @@ unsafe fn object_set(
     // drops nothing; its key comparisons are the ones `state` just made,
     // so it cannot fail (were it to, the value would go to PyO3's pool of
     // deferred drops: a late release, nothing worse).
-    match patches.set(py, &key, value, || doc.field(at, text.as_bytes())) {
+    match patches.set(py, &key, value, |t| t.field(&doc, at, text.as_bytes())) {
         Ok(()) => true,
         Err(e) => {
             slots::release(e);

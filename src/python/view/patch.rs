@@ -7,9 +7,9 @@
 //! or deleting), so writing a stored key cannot fail.
 
 use super::super::input::str_utf8;
-use crate::doc::Cursor;
-use crate::edit;
+use crate::doc::{Cursor, Doc};
 pub(super) use crate::edit::KeyState;
+use crate::edit::{self, MemberTable};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use std::sync::atomic::AtomicPtr;
@@ -56,6 +56,9 @@ impl Drop for Patches {
         if !core.is_bare() {
             return;
         }
+        let mut core = core;
+        // Its member table was its object's.
+        core.table.clear();
         let p = Box::into_raw(core);
         if SPARE
             .compare_exchange(std::ptr::null_mut(), p, Release, Relaxed)
@@ -161,13 +164,14 @@ impl Patches {
     }
 
     /// Set `key` to `value`; `orig` finds the original member's value
-    /// (asked only when the key has no patch yet).
+    /// (asked only when the key has no patch yet), given the object's
+    /// member table (`MemberTable::field`: the lookup through it).
     pub(super) fn set(
         &mut self,
         py: Python<'_>,
         key: &Bound<'_, PyString>,
         value: Py<PyAny>,
-        orig: impl FnOnce() -> Option<Cursor>,
+        orig: impl FnOnce(&mut MemberTable) -> Option<Cursor>,
     ) -> PyResult<()> {
         self.made().set(
             || key.clone().unbind(),
@@ -182,10 +186,32 @@ impl Patches {
         &mut self,
         py: Python<'_>,
         key: &Bound<'_, PyString>,
-        orig: impl FnOnce() -> Option<Cursor>,
+        orig: impl FnOnce(&mut MemberTable) -> Option<Cursor>,
     ) -> PyResult<bool> {
         self.made()
             .delete(|| key.clone().unbind(), |k| same_key(py, k, key), orig)
+    }
+
+    /// The original member `key` (unescaped bytes) of object `at` of
+    /// `doc`, this list's object, through its member table (made, with the
+    /// list, on the first lookup: the object is being edited).
+    pub(super) fn original(&mut self, doc: &Doc<'_>, at: Cursor, key: &[u8]) -> Option<Cursor> {
+        self.made().table.field(doc, at, key)
+    }
+
+    /// [`Self::original`] through the member table when the object has
+    /// one already, else by [`Doc::field`] (a read of an object that may
+    /// never be edited builds nothing).
+    pub(super) fn original_if_built(
+        &mut self,
+        doc: &Doc<'_>,
+        at: Cursor,
+        key: &[u8],
+    ) -> Option<Cursor> {
+        match &mut self.0 {
+            Some(core) if core.table.distinct() => core.table.field(doc, at, key),
+            _ => doc.field(at, key),
+        }
     }
 
     /// Members added minus members deleted.
