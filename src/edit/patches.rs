@@ -138,6 +138,23 @@ impl<K, V> Patches<K, V> {
         Ok(())
     }
 
+    /// Set `key`, which has no patch (the caller asked [`Self::state`]:
+    /// `Untouched`), to `value`: [`Self::set`] without looking for its
+    /// patch again.
+    pub fn set_untouched(
+        &mut self,
+        key: K,
+        value: V,
+        orig: impl FnOnce(&mut MemberTable) -> Option<Cursor>,
+    ) {
+        let orig = orig(&mut self.table);
+        self.list.push(Patch {
+            key,
+            orig,
+            value: Some(value),
+        });
+    }
+
     /// Delete `key` (recognised by `same`); false when it is absent.
     /// `orig` as in [`Self::set`].
     pub fn delete<E>(

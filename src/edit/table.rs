@@ -140,12 +140,24 @@ impl MemberTable {
 }
 
 /// Whether the key at structural `k` (a body without a backslash) is
-/// `key`: its bytes, then the closing quote.
+/// `key`, of eight bytes or more: its bytes, then the closing quote. A key
+/// of up to sixteen bytes (most long keys: `temperature`, `max_tokens`)
+/// is compared as two words, its first and last eight bytes.
+#[inline]
 fn body_is(doc: &Doc<'_>, k: usize, key: &[u8]) -> bool {
     let input = doc.input();
     let Some(&open) = doc.index().structurals.get(k) else {
         return false;
     };
-    let a = open as usize + 1;
-    input.get(a..a + key.len()) == Some(key) && input.get(a + key.len()) == Some(&b'"')
+    let (a, n) = (open as usize + 1, key.len());
+    if input.get(a + n) != Some(&b'"') {
+        return false;
+    }
+    let word = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+    if (8..=16).contains(&n) {
+        // (`a + n` is in the input: checked above.)
+        let body = &input[a..a + n];
+        return word(body, 0) == word(key, 0) && word(body, n - 8) == word(key, n - 8);
+    }
+    &input[a..a + n] == key
 }

@@ -247,18 +247,21 @@ pub(crate) fn object_replace(
     let mut guard = o.try_borrow_mut()?;
     let me = &mut *guard;
     if let ObjState::Lazy { patches, .. } = &mut me.state {
-        let orig = match patches.state(py, key)? {
-            KeyState::Set(_) => None,
+        let untouched = match patches.state(py, key)? {
+            KeyState::Set(_) => false,
             KeyState::Deleted => return Ok(false),
-            KeyState::Untouched => {
-                let doc = me.parsed.doc();
-                match patches.original(&doc, me.at, str_utf8(key)?.as_bytes()) {
-                    Some(c) => Some(c),
-                    None => return Ok(false),
-                }
-            }
+            KeyState::Untouched => true,
         };
-        patches.set(py, key, value, |_| orig)?;
+        if !untouched {
+            // Its patch takes the new value.
+            patches.set(py, key, value, |_| None)?;
+            return Ok(true);
+        }
+        let doc = me.parsed.doc();
+        let Some(c) = patches.original(&doc, me.at, str_utf8(key)?.as_bytes()) else {
+            return Ok(false);
+        };
+        patches.set_untouched(key, value, |_| Some(c));
         return Ok(true);
     }
     if !me.has(py, key.as_any())? {

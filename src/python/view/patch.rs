@@ -181,6 +181,18 @@ impl Patches {
         )
     }
 
+    /// Set `key`, which has no patch ([`Self::state`] said `Untouched`),
+    /// to `value` (`edit::Patches::set_untouched`). `orig` as in
+    /// [`Self::set`].
+    pub(super) fn set_untouched(
+        &mut self,
+        key: &Bound<'_, PyString>,
+        value: Py<PyAny>,
+        orig: impl FnOnce(&mut MemberTable) -> Option<Cursor>,
+    ) {
+        self.made().set_untouched(key.clone().unbind(), value, orig);
+    }
+
     /// Delete `key`; false when it is absent. `orig` as in [`Self::set`].
     pub(super) fn delete(
         &mut self,
