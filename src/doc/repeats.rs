@@ -5,8 +5,9 @@
 //! member-by-member path), [`Doc::keys_unique`], and the splice writer,
 //! which gathers the keys during a walk it makes anyway ([`Keys::push`]).
 //! For small objects of strict documents, the lean walk [`small_keys`]
-//! ([`Doc::keys_unique`], and the splice writer's walk when it cuts out
-//! deleted members).
+//! ([`Doc::keys_unique`], the splice writer's walk when it cuts out
+//! deleted members, and, with each key's fingerprint, the member table of
+//! an edited object: [`small_keys_printed`], `crate::edit::MemberTable`).
 //!
 //! # Why
 //!
