@@ -290,7 +290,7 @@ impl Node {
                     || key.to_string(),
                     |k| Ok(k == key),
                     Hv::New(v.clone()),
-                    || doc.field(at, key.as_bytes()),
+                    |t| t.field(doc, at, key.as_bytes()),
                 );
                 r.unwrap();
             }
@@ -310,7 +310,7 @@ impl Node {
                 let r: Result<bool, ()> = patches.delete(
                     || key.to_string(),
                     |k| Ok(k == key),
-                    || doc.field(at, key.as_bytes()),
+                    |t| t.field(doc, at, key.as_bytes()),
                 );
                 r.unwrap()
             }

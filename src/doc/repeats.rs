@@ -5,8 +5,9 @@
 //! member-by-member path), [`Doc::keys_unique`], and the splice writer,
 //! which gathers the keys during a walk it makes anyway ([`Keys::push`]).
 //! For small objects of strict documents, the lean walk [`small_keys`]
-//! ([`Doc::keys_unique`], and the splice writer's walk when it cuts out
-//! deleted members).
+//! ([`Doc::keys_unique`], the splice writer's walk when it cuts out
+//! deleted members, and, with each key's fingerprint, the member table of
+//! an edited object: [`small_keys_printed`], `crate::edit::MemberTable`).
 //!
 //! # Why
 //!
@@ -261,6 +262,18 @@ pub(crate) fn small_keys(
     c: Cursor,
     mut each: impl FnMut(usize, u32),
 ) -> Option<bool> {
+    small_keys_printed(doc, c, |k, ord, _| each(k, ord))
+}
+
+/// [`small_keys`], with `each` also given the member's key fingerprint
+/// (the one [`lookup_print`] gives for the same key): the member table of
+/// an edited object (`crate::edit::MemberTable`) keeps them.
+#[inline(always)]
+pub(crate) fn small_keys_printed(
+    doc: &Doc<'_>,
+    c: Cursor,
+    mut each: impl FnMut(usize, u32, u64),
+) -> Option<bool> {
     if doc.index.lazy || doc.type_of(c) != JsonType::Object {
         return None;
     }
@@ -341,7 +354,7 @@ pub(crate) fn small_keys(
             return Some(false);
         }
         prints[i] = print;
-        each(k, ord);
+        each(k, ord, print);
         if i + 1 < n {
             (k, ord) = next_member(s, input, containers, k, ord)?;
         }
@@ -369,6 +382,16 @@ fn repeats_earlier(doc: &Doc<'_>, c: Cursor, prints: &[u64], print: u64, key: &[
         }
     }
     false
+}
+
+/// The fingerprint [`small_keys_printed`] gives a member whose key body is
+/// `key` (a strict document's body without a backslash: the key itself).
+/// Equal keys have equal fingerprints; keys of up to seven bytes have
+/// equal fingerprints only when they are equal (the word holds all their
+/// bytes, the top byte their length).
+#[inline]
+pub(crate) fn lookup_print(key: &[u8]) -> u64 {
+    key_print(super::key::word_of(key), key.len())
 }
 
 /// The value of the member whose key is structural `k`, `ord` the ordinal

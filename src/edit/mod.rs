@@ -13,7 +13,9 @@
 //!   hold inserted elements by the ordinal they go before, without
 //!   unfolding it ([`write_lazy_array_inserts`]: the bytes [`write_slots`]
 //!   gives for the same elements). A lazy container has nothing else but
-//!   the host's cache of child views.
+//!   the host's cache of child views. A patched lazy object's
+//!   [`MemberTable`] (in its `Patches`) finds its members for the edits'
+//!   lookups and the writer, from one walk.
 //! - **The writer** ([`writer`]) turns one container's state into its
 //!   output: it decides between splicing edits into the original bytes
 //!   and writing member by member (runs of untouched members merged into
@@ -43,12 +45,14 @@ pub mod members;
 pub mod out;
 pub mod patches;
 pub mod plan;
+pub mod table;
 pub mod writer;
 
 pub use members::{unfold_array, Member, Members, Slot};
 pub use out::{EditError, Out};
 pub use patches::{KeyState, Patch, Patches};
 pub use plan::{Piece, Plan};
+pub use table::MemberTable;
 pub use writer::{
     check, write_clean, write_lazy_array, write_lazy_array_inserts, write_lazy_object,
     write_members, write_slots,

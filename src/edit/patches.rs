@@ -32,6 +32,7 @@
 //! fail (a Python `str` without a UTF-8 form); the host makes sure a key it
 //! stores has one, so that writing it cannot fail after the fact.
 
+use super::table::MemberTable;
 use crate::doc::Cursor;
 use smallvec::SmallVec;
 
@@ -58,28 +59,37 @@ pub enum KeyState<'a, V> {
 const INLINE: usize = 2;
 
 #[derive(Debug)]
-pub struct Patches<K, V>(SmallVec<[Patch<K, V>; INLINE]>);
+pub struct Patches<K, V> {
+    list: SmallVec<[Patch<K, V>; INLINE]>,
+    /// Where the object's members are, once a lookup through it was made
+    /// (see [`MemberTable`]): the lookups of later edits and the writer's
+    /// check for repeated keys read it instead of walking the members.
+    pub table: MemberTable,
+}
 
 impl<K, V> Default for Patches<K, V> {
     fn default() -> Self {
-        Patches(SmallVec::new())
+        Patches {
+            list: SmallVec::new(),
+            table: MemberTable::default(),
+        }
     }
 }
 
 impl<K, V> Patches<K, V> {
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.list.is_empty()
     }
 
     /// Whether dropping the list frees nothing: no patch, and no heap
     /// buffer left from earlier ones.
     pub fn is_bare(&self) -> bool {
-        self.0.is_empty() && !self.0.spilled()
+        self.list.is_empty() && !self.list.spilled()
     }
 
     /// Position of the last patch whose key is `same`.
     fn last<E>(&self, same: &mut impl FnMut(&K) -> Result<bool, E>) -> Result<Option<usize>, E> {
-        for (i, p) in self.0.iter().enumerate().rev() {
+        for (i, p) in self.list.iter().enumerate().rev() {
             if same(&p.key)? {
                 return Ok(Some(i));
             }
@@ -93,7 +103,7 @@ impl<K, V> Patches<K, V> {
         mut same: impl FnMut(&K) -> Result<bool, E>,
     ) -> Result<KeyState<'_, V>, E> {
         Ok(match self.last(&mut same)? {
-            Some(i) => match &self.0[i].value {
+            Some(i) => match &self.list[i].value {
                 Some(v) => KeyState::Set(v),
                 None => KeyState::Deleted,
             },
@@ -102,29 +112,47 @@ impl<K, V> Patches<K, V> {
     }
 
     /// Set `key` (recognised by `same`) to `value`; `orig` finds the
-    /// original member's value (asked only when the key has no patch yet).
+    /// original member's value (asked only when the key has no patch yet),
+    /// given the object's member table (see [`MemberTable::field`]).
     pub fn set<E>(
         &mut self,
         key: impl FnOnce() -> K,
         mut same: impl FnMut(&K) -> Result<bool, E>,
         value: V,
-        orig: impl FnOnce() -> Option<Cursor>,
+        orig: impl FnOnce(&mut MemberTable) -> Option<Cursor>,
     ) -> Result<(), E> {
         let orig = match self.last(&mut same)? {
-            Some(i) if self.0[i].value.is_some() => {
-                self.0[i].value = Some(value);
+            Some(i) if self.list[i].value.is_some() => {
+                self.list[i].value = Some(value);
                 return Ok(());
             }
             // Deleted from the original: added anew, at the end.
             Some(_) => None,
-            None => orig(),
+            None => orig(&mut self.table),
         };
-        self.0.push(Patch {
+        self.list.push(Patch {
             key: key(),
             orig,
             value: Some(value),
         });
         Ok(())
+    }
+
+    /// Set `key`, which has no patch (the caller asked [`Self::state`]:
+    /// `Untouched`), to `value`: [`Self::set`] without looking for its
+    /// patch again.
+    pub fn set_untouched(
+        &mut self,
+        key: K,
+        value: V,
+        orig: impl FnOnce(&mut MemberTable) -> Option<Cursor>,
+    ) {
+        let orig = orig(&mut self.table);
+        self.list.push(Patch {
+            key,
+            orig,
+            value: Some(value),
+        });
     }
 
     /// Delete `key` (recognised by `same`); false when it is absent.
@@ -133,23 +161,23 @@ impl<K, V> Patches<K, V> {
         &mut self,
         key: impl FnOnce() -> K,
         mut same: impl FnMut(&K) -> Result<bool, E>,
-        orig: impl FnOnce() -> Option<Cursor>,
+        orig: impl FnOnce(&mut MemberTable) -> Option<Cursor>,
     ) -> Result<bool, E> {
         match self.last(&mut same)? {
-            Some(i) => match (self.0[i].orig, &self.0[i].value) {
+            Some(i) => match (self.list[i].orig, &self.list[i].value) {
                 (_, None) => Ok(false),
                 (Some(_), Some(_)) => {
-                    self.0[i].value = None;
+                    self.list[i].value = None;
                     Ok(true)
                 }
                 (None, Some(_)) => {
-                    self.0.remove(i);
+                    self.list.remove(i);
                     Ok(true)
                 }
             },
-            None => match orig() {
+            None => match orig(&mut self.table) {
                 Some(at) => {
-                    self.0.push(Patch {
+                    self.list.push(Patch {
                         key: key(),
                         orig: Some(at),
                         value: None,
@@ -163,14 +191,14 @@ impl<K, V> Patches<K, V> {
 
     /// The replacement or deletion of the original member at `offset`.
     pub fn for_original(&self, offset: u32) -> Option<&Patch<K, V>> {
-        self.0
+        self.list
             .iter()
             .find(|p| p.orig.is_some_and(|c| c.start == offset))
     }
 
     /// Added keys and their values, in order.
     pub fn added(&self) -> impl Iterator<Item = (&K, &V)> {
-        self.0
+        self.list
             .iter()
             .filter(|p| p.orig.is_none())
             .filter_map(|p| p.value.as_ref().map(|v| (&p.key, v)))
@@ -178,12 +206,12 @@ impl<K, V> Patches<K, V> {
 
     /// Whether some patch deletes an original member.
     pub fn deletes(&self) -> bool {
-        self.0.iter().any(|p| p.value.is_none())
+        self.list.iter().any(|p| p.value.is_none())
     }
 
     /// Members added minus members deleted.
     pub fn len_delta(&self) -> isize {
-        self.0
+        self.list
             .iter()
             .map(|p| match (p.orig, &p.value) {
                 (None, Some(_)) => 1,
@@ -195,11 +223,11 @@ impl<K, V> Patches<K, V> {
 
     /// The patches in the order they must be applied to unfolded members.
     pub fn drain(&mut self) -> impl Iterator<Item = Patch<K, V>> + '_ {
-        self.0.drain(..)
+        self.list.drain(..)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Patch<K, V>> {
-        self.0.iter()
+        self.list.iter()
     }
 
     /// A copy whose keys and values are made by `key` and `value` (for a
@@ -209,8 +237,9 @@ impl<K, V> Patches<K, V> {
         mut key: impl FnMut(&K) -> K,
         mut value: impl FnMut(&V) -> V,
     ) -> Patches<K, V> {
-        Patches(
-            self.0
+        Patches {
+            list: self
+                .list
                 .iter()
                 .map(|p| Patch {
                     key: key(&p.key),
@@ -218,6 +247,7 @@ impl<K, V> Patches<K, V> {
                     value: p.value.as_ref().map(&mut value),
                 })
                 .collect(),
-        )
+            table: self.table.clone(),
+        }
     }
 }

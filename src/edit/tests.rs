@@ -88,7 +88,7 @@ fn set(p: &mut P, doc: &Doc<'_>, at: Cursor, k: &str, v: Val) {
         || k.to_string(),
         |x| Ok(x == k),
         v,
-        || doc.field(at, k.as_bytes()),
+        |t| t.field(doc, at, k.as_bytes()),
     );
     r.unwrap();
 }
@@ -97,7 +97,7 @@ fn delete(p: &mut P, doc: &Doc<'_>, at: Cursor, k: &str) -> bool {
     let r: Result<bool, ()> = p.delete(
         || k.to_string(),
         |x| Ok(x == k),
-        || doc.field(at, k.as_bytes()),
+        |t| t.field(doc, at, k.as_bytes()),
     );
     r.unwrap()
 }
@@ -644,4 +644,86 @@ fn deletions_follow_the_separator_rule() {
             "{text} without {del:?}"
         );
     }
+}
+
+/// The member table answers every lookup as `Doc::field` does (keys
+/// found and missed, short and long, equal in their first eight bytes,
+/// prefixes of each other; escaped and repeated keys, where it has no
+/// table; lazy documents), and is built exactly for small strict objects
+/// with distinct plain keys.
+#[test]
+fn member_table_agrees_with_field() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let pool = [
+        "a",
+        "ab",
+        "b",
+        "model",
+        "stream",
+        "n",
+        "",
+        "abcdefg",
+        "abcdefgh",
+        "abcdefghi",
+        "abcdefgh_1",
+        "abcdefgh_2",
+        "temperature",
+        "messages",
+        "x\\u0079",
+        "xy",
+        "é",
+        "key with spaces",
+        "a\\\"b",
+    ];
+    let mut built = [0usize; 2];
+    for round in 0..3000 {
+        let n = next(20) as usize;
+        let keys: Vec<&str> = (0..n)
+            .map(|_| pool[next(pool.len() as u64) as usize])
+            .collect();
+        let members: Vec<String> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| match i % 4 {
+                0 => format!("\"{k}\":{i}"),
+                1 => format!("\"{k}\" : \"s{i}\""),
+                2 => format!("\"{k}\":{{\"in\":[{i}]}}"),
+                _ => format!("\"{k}\": [{i}, {{}}]"),
+            })
+            .collect();
+        let text = format!("{{{}}}", members.join(", "));
+        let lazy = round % 5 == 0;
+        let ix = index(text.as_bytes(), lazy);
+        let doc = Doc::new(text.as_bytes(), &ix);
+        let at = doc.root();
+        let mut table = MemberTable::default();
+        for probe in pool
+            .iter()
+            .chain(["abcdefgh_3", "mode", "models", "q"].iter())
+        {
+            // The key a lookup is given: unescaped.
+            let key = probe.replace("\\u0079", "y").replace("\\\"", "\"");
+            let want = doc.field(at, key.as_bytes());
+            assert_eq!(
+                table.field(&doc, at, key.as_bytes()),
+                want,
+                "{text} {key:?}"
+            );
+        }
+        let plain = keys.iter().all(|k| !k.contains('\\'));
+        let distinct = keys.iter().collect::<std::collections::HashSet<_>>().len() == n;
+        let want_built = !lazy && plain && distinct && n <= crate::doc::repeats::SMALL;
+        assert_eq!(table.distinct(), want_built, "{text}");
+        if let Some(m) = table.members() {
+            assert_eq!(m.len(), n);
+        }
+        built[usize::from(want_built)] += 1;
+    }
+    assert!(built[0] > 500 && built[1] > 500, "{built:?}");
 }

@@ -7,7 +7,7 @@
 //!
 //! | shape | writer | cost |
 //! |---|---|---|
-//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (+ a walk up to the last deleted member); else O(members) |
+//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (none when the patches' [`MemberTable`] is built: it has the walk's answers); else O(members) |
 //! | unfolded object ([`Members`]) | [`write_members`] | O(members) + bytes |
 //! | lazy array | [`write_lazy_array`] | splice: the edited children; else O(elements) |
 //! | unfolded array ([`Slot`]s) | [`write_slots`] | splice when only inserted into: O(elements) walk, no per-element writes; else O(elements) + bytes |
@@ -100,6 +100,8 @@
 use super::members::{Members, Slot};
 use super::out::{EditError, Out};
 use super::patches::Patches;
+#[cfg(doc)]
+use super::table::MemberTable;
 use crate::doc::repeats::{self, Keys};
 use crate::doc::{Cursor, Doc};
 use crate::error::AccessError;
@@ -338,6 +340,10 @@ const PAIRWISE_MAX: usize = repeats::SMALL;
 /// key's quote to the last value's end. So the whitespace around what
 /// stays is as written.
 ///
+/// A small object whose patches hold a built [`MemberTable`] (its lookups
+/// made it) is not walked: the table says its keys are distinct and where
+/// each member is.
+///
 /// Repeated keys: a small object with deletions is walked by the lean
 /// walk of [`Doc::keys_unique`] (`repeats::small_keys`), which checks its
 /// keys on the way; where that walk cannot tell (a key with a backslash),
@@ -354,8 +360,12 @@ fn splice_walk<K, V>(
     edits: &mut Edits<'_, V>,
 ) -> Result<Option<usize>, AccessError> {
     if !patches.deletes() {
-        // Nothing to walk for but the keys, which `keys_unique` checks at
-        // less cost (no values).
+        // Nothing to walk for but the keys: known distinct when the
+        // object's member table is built, else checked by `keys_unique`
+        // (less cost than a walk with the values).
+        if patches.table.distinct() {
+            return Ok(Some(0));
+        }
         return Ok(doc.keys_unique(at)?.then_some(0));
     }
     // The deleted members, by their value's structural.
@@ -373,6 +383,15 @@ fn splice_walk<K, V>(
     };
     let mut cuts = new_cuts(&gone);
     let s = &doc.index().structurals;
+    if let Some(members) = patches.table.members() {
+        // The member table has the walk's answers: distinct keys, and
+        // where each member is.
+        for &(k, ord) in members {
+            cuts.member(s[k as usize] as usize, k + 2, ord, edits);
+        }
+        cuts.finish(doc, edits);
+        return Ok(Some(gone.len()));
+    }
     let lean = repeats::small_keys(doc, at, |k, ord| {
         cuts.member(s[k] as usize, k as u32 + 2, ord, edits);
     });

@@ -374,7 +374,30 @@ fn surrogate_error(s: &Bound<'_, PyAny>) -> PyErr {
 }
 
 /// The UTF-8 form of a str, borrowed from the str's own cache (no copy).
+/// A compact ASCII str (most keys) is its own UTF-8: read in place, without
+/// the call.
+#[inline]
 pub(crate) fn str_utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
+    #[cfg(not(any(feature = "abi3", Py_3_14, PyPy, GraalPy)))]
+    // SAFETY: `s` is a live str (a `PyASCIIObject`), borrowed for `'a`;
+    // in its compact ASCII form its `len` characters, one byte each
+    // (ASCII, hence UTF-8), follow the header for the object's lifetime.
+    unsafe {
+        let o = s.as_ptr();
+        if ffi::PyUnicode_IS_COMPACT_ASCII(o) != 0 {
+            let len = ffi::PyUnicode_GET_LENGTH(o) as usize;
+            let data = ffi::PyUnicode_DATA(o).cast::<u8>();
+            return Ok(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                data, len,
+            )));
+        }
+    }
+    str_utf8_cached(s)
+}
+
+/// [`str_utf8`] through CPython's UTF-8 cache.
+#[inline(never)]
+fn str_utf8_cached<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
     let mut size: ffi::Py_ssize_t = 0;
     // SAFETY: `s` is a str and the interpreter is attached. The UTF-8 cache
     // the pointer addresses is owned by the str and lives as long as the

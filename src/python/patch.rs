@@ -198,9 +198,24 @@ impl<'py> Node<'py> {
 
     /// Member `key` of an object (`None`: absent, or not an object).
     fn member(&self, key: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.member_of(key, false)
+    }
+
+    /// [`Self::member`] of an object about to be edited (a merge
+    /// patch's target): a view finds it through its member table, made
+    /// now if need be (`view::object_get`), which its edits use next.
+    fn member_to_edit(&self, key: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.member_of(key, true)
+    }
+
+    fn member_of(
+        &self,
+        key: &Bound<'py, PyString>,
+        edit: bool,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = key.py();
         match self {
-            Node::Obj(o) => Ok(object_get(o, key)?.map(|v| v.into_bound(py))),
+            Node::Obj(o) => Ok(object_get(o, key, edit)?.map(|v| v.into_bound(py))),
             Node::Dict(d) => dict_get(d, key),
             _ => Ok(None),
         }
@@ -1499,7 +1514,7 @@ fn merge_into<'py>(
         // its own (a view's miss walks every member).
         let mut absent = false;
         if x.is_object() {
-            match target.member(&k)? {
+            match target.member_to_edit(&k)? {
                 Some(cur) => {
                     let cur = node(&cur);
                     if cur.is_object() {

@@ -460,7 +460,7 @@ impl Object {
                 unreachable!("patchable objects are lazy")
             };
             let ks = str_utf8(k)?;
-            return patches.set(py, k, value, || doc.field(at, ks.as_bytes()));
+            return patches.set(py, k, value, |t| t.field(&doc, at, ks.as_bytes()));
         }
         let k = str_utf8(k)?;
         self.members_mut(py)?.set(k, value);
@@ -494,7 +494,7 @@ impl Object {
             let Some(ks) = key_utf8(k)? else {
                 return Ok(false);
             };
-            return patches.delete(py, k, || doc.field(at, ks.as_bytes()));
+            return patches.delete(py, k, |t| t.field(&doc, at, ks.as_bytes()));
         }
         Ok(self.take(py, key)?.is_some())
     }

@@ -73,17 +73,10 @@ unsafe fn object_set(
     let value = unsafe { pyo3::Borrowed::from_ptr(py, value) }
         .to_owned()
         .unbind();
-    // The key has no patch (checked above), so `set` pushes a new one and
-    // drops nothing; its key comparisons are the ones `state` just made,
-    // so it cannot fail (were it to, the value would go to PyO3's pool of
-    // deferred drops: a late release, nothing worse).
-    match patches.set(py, &key, value, || doc.field(at, text.as_bytes())) {
-        Ok(()) => true,
-        Err(e) => {
-            slots::release(e);
-            false
-        }
-    }
+    // The key has no patch (checked above): a new one, pushed without
+    // comparing the keys again, drops nothing.
+    patches.set_untouched(&key, value, |t| t.field(&doc, at, text.as_bytes()));
+    true
 }
 
 /// `Object[key] = value` and `del Object[key]` (`value` null).

@@ -15,8 +15,8 @@
 //! the restored state; their own edits are undone by their own snapshots.
 
 use super::patch::KeyState;
-use super::{mark_dirty, new_era, ArrState, Array, ObjState, Object, Slot, ViewCache};
-use crate::python::input::str_utf8;
+use super::{lazy_child, mark_dirty, new_era, ArrState, Array, ObjState, Object, Slot, ViewCache};
+use crate::python::input::{key_utf8, str_utf8};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use std::sync::atomic::Ordering::Relaxed;
@@ -160,12 +160,41 @@ pub(crate) fn pristine_twin(v: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>>
 
 // ------------------------------------------------------------ one child
 
-/// The value of member `key` (`None` when absent).
+/// The value of member `key` (`None` when absent), as `o[key]` reads it.
+/// A lazy object is searched through its member table when it has one
+/// (it was edited: see `crate::edit::MemberTable`), or, with `edit` (the
+/// caller is about to edit `o`: a merge patch's member), through one
+/// built now; else by a walk, as a read.
 pub(crate) fn object_get(
     o: &Bound<'_, Object>,
     key: &Bound<'_, PyString>,
+    edit: bool,
 ) -> PyResult<Option<Py<PyAny>>> {
-    o.try_borrow_mut()?.lookup(o.py(), key.as_any())
+    let py = o.py();
+    let mut guard = o.try_borrow_mut()?;
+    let me = &mut *guard;
+    let ObjState::Lazy { views, patches, .. } = &mut me.state else {
+        return me.lookup(py, key.as_any());
+    };
+    // A key without a UTF-8 form is in no document, nor in a patch.
+    let Some(text) = key_utf8(key)? else {
+        return Ok(None);
+    };
+    match patches.state(py, key)? {
+        KeyState::Set(v) => return Ok(Some(v.clone_ref(py))),
+        KeyState::Deleted => return Ok(None),
+        KeyState::Untouched => {}
+    }
+    let doc = me.parsed.doc();
+    let found = if edit {
+        patches.original(&doc, me.at, text.as_bytes())
+    } else {
+        patches.original_if_built(&doc, me.at, text.as_bytes())
+    };
+    match found {
+        Some(c) => lazy_child(py, &me.parsed, views, c).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Whether member `key` exists.
@@ -202,7 +231,7 @@ pub(crate) fn object_add_absent(
         str_utf8(key)?;
         // Absent from the document, or deleted by a patch (then added
         // anew, `orig` not asked).
-        return patches.set(py, key, value, || None);
+        return patches.set(py, key, value, |_| None);
     }
     me.set(py, key.as_any(), value)
 }
@@ -218,15 +247,21 @@ pub(crate) fn object_replace(
     let mut guard = o.try_borrow_mut()?;
     let me = &mut *guard;
     if let ObjState::Lazy { patches, .. } = &mut me.state {
-        let orig = match patches.state(py, key)? {
-            KeyState::Set(_) => None,
+        let untouched = match patches.state(py, key)? {
+            KeyState::Set(_) => false,
             KeyState::Deleted => return Ok(false),
-            KeyState::Untouched => match me.parsed.doc().field(me.at, str_utf8(key)?.as_bytes()) {
-                Some(c) => Some(c),
-                None => return Ok(false),
-            },
+            KeyState::Untouched => true,
         };
-        patches.set(py, key, value, || orig)?;
+        if !untouched {
+            // Its patch takes the new value.
+            patches.set(py, key, value, |_| None)?;
+            return Ok(true);
+        }
+        let doc = me.parsed.doc();
+        let Some(c) = patches.original(&doc, me.at, str_utf8(key)?.as_bytes()) else {
+            return Ok(false);
+        };
+        patches.set_untouched(key, value, |_| Some(c));
         return Ok(true);
     }
     if !me.has(py, key.as_any())? {
