@@ -323,8 +323,9 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts<B> {
         // SAFETY: the caller guarantees B's instruction set.
         unsafe {
             if block.any_high() {
-                u.errors |= block.utf8_errors(u.prev).any_nonzero();
-                u.incomplete = block.utf8_incomplete().any_nonzero();
+                let (errors, incomplete) = block.utf8_check(u.prev);
+                u.errors |= errors;
+                u.incomplete = incomplete;
                 u.prev = block;
             } else {
                 u.errors |= u.incomplete;
