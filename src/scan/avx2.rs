@@ -425,23 +425,6 @@ unsafe fn utf8_errors_half(v: __m256i, prev: __m256i) -> __m256i {
     }
 }
 
-/// [`TokenBlock::utf8_check`] of `v` after `prev`, out of line.
-///
-/// # Safety
-///
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-#[inline(never)]
-unsafe fn utf8_check_out_of_line(v: Avx2, prev: Avx2) -> (bool, bool) {
-    // SAFETY: this function's target features are AVX2.
-    unsafe {
-        (
-            v.utf8_errors(prev).any_nonzero(),
-            v.utf8_incomplete().any_nonzero(),
-        )
-    }
-}
-
 impl TokenBlock for Avx2 {
     const CHECKS_UTF8: bool = true;
 
@@ -469,16 +452,6 @@ impl TokenBlock for Avx2 {
                 utf8_errors_half(self.1, self.0),
             )
         }
-    }
-
-    /// Out of line: inlined, the lookups' tables and the previous block
-    /// took vector registers from the whole block loop, which then spilled
-    /// and reloaded about ten values per block, ASCII blocks included
-    /// (callgrind, github_issues: stage 1 +11 instructions per block).
-    #[inline(always)]
-    unsafe fn utf8_check(self, prev: Self) -> (bool, bool) {
-        // SAFETY: the caller guarantees AVX2.
-        unsafe { utf8_check_out_of_line(self, prev) }
     }
 
     #[inline(always)]

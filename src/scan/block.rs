@@ -323,9 +323,8 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts<B> {
         // SAFETY: the caller guarantees B's instruction set.
         unsafe {
             if block.any_high() {
-                let (errors, incomplete) = block.utf8_check(u.prev);
-                u.errors |= errors;
-                u.incomplete = incomplete;
+                u.errors |= block.utf8_errors(u.prev).any_nonzero();
+                u.incomplete = block.utf8_incomplete().any_nonzero();
                 u.prev = block;
             } else {
                 u.errors |= u.incomplete;

@@ -220,25 +220,6 @@ pub(crate) trait TokenBlock: Block64 {
     /// The CPU must support the backend's features.
     unsafe fn utf8_incomplete(self) -> Self;
 
-    /// Whether `self` (after `prev`) has a UTF-8 error, and whether it
-    /// ends in an incomplete sequence: [`TokenBlock::utf8_errors`] and
-    /// [`TokenBlock::utf8_incomplete`] tested. A backend short of vector
-    /// registers runs it out of line (only non-ASCII blocks call it).
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support the backend's features.
-    #[inline(always)]
-    unsafe fn utf8_check(self, prev: Self) -> (bool, bool) {
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            (
-                self.utf8_errors(prev).any_nonzero(),
-                self.utf8_incomplete().any_nonzero(),
-            )
-        }
-    }
-
     /// Whether stage 1 checks escapes with [`TokenBlock::escape_classes`]
     /// (see `block.rs`). Only AVX-512 does: on AVX2 (about 50 compares per
     /// block) it measured slower than stage 2's loop over the escapes
