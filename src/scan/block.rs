@@ -113,8 +113,8 @@ pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) ->
                 escapes: EscapeCheck::default(),
                 utf8: Utf8Check {
                     prev: B::zero(),
-                    errors: false,
-                    incomplete: false,
+                    errors: B::zero(),
+                    incomplete: B::zero(),
                 },
             },
         )
@@ -166,14 +166,8 @@ trait Scalars<B: Block64> {
     unsafe fn check_utf8(&mut self, block: B);
 
     /// Whether [`Scalars::check_utf8`] must see the blocks a long string
-    /// skips (see [`State::skip`]); then [`State::high`] is not kept.
+    /// skips (see [`State::skip`]).
     const CHECKS_UTF8: bool;
-
-    /// A block whose [`Block64::any_high`] says whether any byte so far
-    /// was >= 0x80: `acc` ([`State::high`]), or, with
-    /// [`Scalars::CHECKS_UTF8`], the last block the UTF-8 check saw one in
-    /// (one accumulator less in the block loop).
-    fn high(&self, acc: B) -> B;
 
     /// Records the result of the escape (and UTF-8) check in `out`.
     ///
@@ -214,11 +208,6 @@ impl<B: Block64> Scalars<B> for NoScalars {
     const CHECKS_UTF8: bool = false;
 
     #[inline(always)]
-    fn high(&self, acc: B) -> B {
-        acc
-    }
-
-    #[inline(always)]
     unsafe fn finish(&self, _: u64, _: &mut Scan) {}
 }
 
@@ -237,14 +226,12 @@ struct ScalarStarts<B> {
 struct Utf8Check<B> {
     /// The last block with a byte >= 0x80 (zeros before the first).
     prev: B,
-    /// Whether an error was found.
-    errors: bool,
-    /// Whether `prev` ends in an incomplete sequence
-    /// ([`TokenBlock::utf8_incomplete`]): an error unless the next block
-    /// continues it (added to `errors` at every ASCII block and at the
-    /// end). Both flags are kept in general registers: the block loop has
-    /// no vector register to spare.
-    incomplete: bool,
+    /// Nonzero once an error was found.
+    errors: B,
+    /// [`TokenBlock::utf8_incomplete`] of `prev`: an error unless the
+    /// next block continues the sequence (added to `errors` at every
+    /// ASCII block and at the end).
+    incomplete: B,
 }
 
 /// The escape check of the token scan (see [`Scan::escapes_valid`]), with
@@ -323,11 +310,11 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts<B> {
         // SAFETY: the caller guarantees B's instruction set.
         unsafe {
             if block.any_high() {
-                u.errors |= block.utf8_errors(u.prev).any_nonzero();
-                u.incomplete = block.utf8_incomplete().any_nonzero();
+                u.errors = u.errors.or(block.utf8_errors(u.prev));
+                u.incomplete = block.utf8_incomplete();
                 u.prev = block;
             } else {
-                u.errors |= u.incomplete;
+                u.errors = u.errors.or(u.incomplete);
             }
         }
     }
@@ -335,19 +322,12 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts<B> {
     const CHECKS_UTF8: bool = B::CHECKS_UTF8;
 
     #[inline(always)]
-    fn high(&self, acc: B) -> B {
-        if B::CHECKS_UTF8 {
-            self.utf8.prev
-        } else {
-            acc
-        }
-    }
-
-    #[inline(always)]
     unsafe fn finish(&self, next_escaped: u64, out: &mut Scan) {
         out.escapes_valid =
             B::CHECKS_ESCAPES && self.escapes.not_plain | self.escapes.hex | next_escaped == 0;
-        out.utf8_valid = B::CHECKS_UTF8 && !(self.utf8.errors | self.utf8.incomplete);
+        // SAFETY: the caller guarantees B's instruction set.
+        out.utf8_valid =
+            B::CHECKS_UTF8 && !unsafe { self.utf8.errors.or(self.utf8.incomplete).any_nonzero() };
     }
 }
 
@@ -384,7 +364,7 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
         while i + 64 <= n {
             if st.long_string {
                 // SAFETY: `ptr` is valid for `n` bytes.
-                let j = unsafe { st.skip(ptr, i, n, scalars.high(st.high)) };
+                let j = unsafe { st.skip(ptr, i, n) };
                 if S::CHECKS_UTF8 {
                     // The skipped blocks' UTF-8 (a second read, from the
                     // cache, only of blocks the long-string loop skipped).
@@ -439,9 +419,8 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
     // SAFETY: the CPU supports B.
     unsafe { scalars.finish(st.escapes.next_escaped, out) };
     let control_seen = st.control_seen != 0;
-    let high = scalars.high(st.high);
     // SAFETY: the CPU supports B.
-    unsafe { st.finish(n, out, high) }?;
+    unsafe { st.finish(n, out) }?;
     if control_seen {
         out.first_control = Some(first_control(input));
     }
@@ -566,8 +545,7 @@ struct State<B: Block64> {
     in_string: u64,
     /// The previous block lay entirely inside one string.
     long_string: bool,
-    /// OR of every classified block (its top bits say "non-ASCII"),
-    /// unless [`Scalars::CHECKS_UTF8`] (see [`Scalars::high`]).
+    /// OR of every classified block (its top bits say "non-ASCII").
     high: B,
     first_control: Option<u32>,
     /// Without [`Scalars::EXACT_CONTROL`]: nonzero once a control byte was
@@ -612,9 +590,7 @@ impl<B: Block64> State<B> {
         // the classification and the sinks need.
         unsafe {
             let (m, delimiters) = scalars.classify(block);
-            if !S::CHECKS_UTF8 {
-                self.high = self.high.or(block);
-            }
+            self.high = self.high.or(block);
             scalars.check_utf8(block);
             let (escaped, escape_starts) = self.escapes.next(m.backslash);
             let quote = m.quote & !escaped;
@@ -657,10 +633,10 @@ impl<B: Block64> State<B> {
     /// `ptr` must be valid for reads of `n` bytes; the CPU must support `B`'s
     /// instruction set.
     #[inline(always)]
-    unsafe fn skip(&mut self, ptr: *const u8, i: usize, n: usize, high: B) -> usize {
+    unsafe fn skip(&mut self, ptr: *const u8, i: usize, n: usize) -> usize {
         // SAFETY: forwarded from our caller.
         let j = unsafe {
-            if high.any_high() {
+            if self.high.any_high() {
                 skip_quiet::<B, false>(ptr, i, n)
             } else {
                 skip_quiet::<B, true>(ptr, i, n)
@@ -678,7 +654,7 @@ impl<B: Block64> State<B> {
     ///
     /// The CPU must support `B`'s instruction set.
     #[inline(always)]
-    unsafe fn finish(self, n: usize, out: &mut Scan, high: B) -> Result<(), Error> {
+    unsafe fn finish(self, n: usize, out: &mut Scan) -> Result<(), Error> {
         if self.in_string != 0 {
             // Nothing is emitted inside a string, so the last offset is the
             // opening quote of the string that never closed.
@@ -686,7 +662,7 @@ impl<B: Block64> State<B> {
             return Err(Error::new(ErrorKind::UnterminatedString, open as usize));
         }
         // SAFETY: the CPU supports B.
-        out.non_ascii = unsafe { high.any_high() };
+        out.non_ascii = unsafe { self.high.any_high() };
         out.first_control = self.first_control;
         out.structurals.push(n as u32);
         Ok(())
