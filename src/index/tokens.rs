@@ -63,7 +63,7 @@ pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
             Some(Ok(())) => {
                 scan.first_control.is_none()
                     && walk(input, &scan.structurals, max_depth, &mut Check)
-                    && check_strings(input, escapes_left(scan), None, utf8_left(scan)).is_ok()
+                    && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok()
             }
             _ => false,
         };
@@ -84,13 +84,6 @@ fn escapes_left(scan: &Scan) -> &[u32] {
     } else {
         &scan.escapes
     }
-}
-
-/// Whether [`check_strings`] still has to validate the input's UTF-8: it
-/// has bytes >= 0x80 and stage 1 did not find it valid.
-#[inline(always)]
-fn utf8_left(scan: &Scan) -> bool {
-    scan.non_ascii && !scan.utf8_valid
 }
 
 /// Index vectors with at most this many entries of capacity are kept for
@@ -147,7 +140,6 @@ impl Spare {
             first_control: None,
             non_ascii: false,
             escapes_valid: false,
-            utf8_valid: false,
         },
         containers: Vec::new(),
         kept: Vec::new(),
@@ -746,7 +738,7 @@ fn fill(
         large_kept(s.len())
     };
     let ok = walk(input, s, max_depth, table)
-        && check_strings(input, escapes_left(scan), None, utf8_left(scan)).is_ok();
+        && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
     if !ok {
         return false;
     }

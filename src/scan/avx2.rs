@@ -27,7 +27,6 @@
 use core::arch::x86_64::*;
 
 use super::block;
-use super::utf8;
 use super::vector::{Block64, Masks, TokenBlock};
 use super::Scan;
 use crate::error::Error;
@@ -379,91 +378,7 @@ unsafe fn classify_tokens_half(v: __m256i, low: __m256i, high: __m256i) -> [u32;
     }
 }
 
-/// The UTF-8 lookup tables (see `utf8.rs`), in both lanes.
-const UTF8_1_HIGH: [u8; 32] = utf8::twice(utf8::BYTE_1_HIGH);
-const UTF8_1_LOW: [u8; 32] = utf8::twice(utf8::BYTE_1_LOW);
-const UTF8_2_HIGH: [u8; 32] = utf8::twice(utf8::BYTE_2_HIGH);
-
-/// The high nibble of every byte.
-///
-/// # Safety
-///
-/// The CPU must support AVX2.
-#[inline(always)]
-unsafe fn high_nibbles(v: __m256i) -> __m256i {
-    // SAFETY: the caller guarantees AVX2.
-    unsafe { _mm256_and_si256(_mm256_srli_epi16::<4>(v), splat(0x0F)) }
-}
-
-/// The UTF-8 errors of the 32 bytes `v` after the 32 bytes `prev` (see
-/// `utf8.rs`): nonzero bytes where an error is.
-///
-/// # Safety
-///
-/// The CPU must support AVX2.
-#[inline(always)]
-unsafe fn utf8_errors_half(v: __m256i, prev: __m256i) -> __m256i {
-    // SAFETY: the caller guarantees AVX2; the table loads read the 32
-    // bytes of static arrays.
-    unsafe {
-        // `prev`'s high lane and `v`'s low lane: `VPALIGNR` shifts within
-        // lanes, so each lane of `v` is shifted in from the lane before.
-        let before = _mm256_permute2x128_si256::<0x21>(prev, v);
-        let prev1 = _mm256_alignr_epi8::<15>(v, before);
-        let prev2 = _mm256_alignr_epi8::<14>(v, before);
-        let prev3 = _mm256_alignr_epi8::<13>(v, before);
-        let table = |t: &[u8; 32]| _mm256_loadu_si256(t.as_ptr().cast());
-        let byte_1_high = _mm256_shuffle_epi8(table(&UTF8_1_HIGH), high_nibbles(prev1));
-        let byte_1_low =
-            _mm256_shuffle_epi8(table(&UTF8_1_LOW), _mm256_and_si256(prev1, splat(0x0F)));
-        let byte_2_high = _mm256_shuffle_epi8(table(&UTF8_2_HIGH), high_nibbles(v));
-        let special = _mm256_and_si256(_mm256_and_si256(byte_1_high, byte_1_low), byte_2_high);
-        let third = _mm256_subs_epu8(prev2, splat(utf8::THIRD_BYTE));
-        let fourth = _mm256_subs_epu8(prev3, splat(utf8::FOURTH_BYTE));
-        let must23 = _mm256_and_si256(_mm256_or_si256(third, fourth), splat(0x80));
-        _mm256_xor_si256(must23, special)
-    }
-}
-
 impl TokenBlock for Avx2 {
-    const CHECKS_UTF8: bool = true;
-
-    #[inline(always)]
-    unsafe fn zero() -> Self {
-        // SAFETY: the caller guarantees AVX.
-        unsafe { Avx2(_mm256_setzero_si256(), _mm256_setzero_si256()) }
-    }
-
-    #[inline(always)]
-    unsafe fn any_nonzero(self) -> bool {
-        // SAFETY: the caller guarantees AVX.
-        unsafe {
-            let v = _mm256_or_si256(self.0, self.1);
-            _mm256_testz_si256(v, v) == 0
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn utf8_errors(self, prev: Self) -> Self {
-        // SAFETY: the caller guarantees AVX2.
-        unsafe {
-            Avx2(
-                utf8_errors_half(self.0, prev.1),
-                utf8_errors_half(self.1, self.0),
-            )
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn utf8_incomplete(self) -> Self {
-        // SAFETY: the caller guarantees AVX2; the table load reads 32 bytes
-        // of a static array of 64.
-        unsafe {
-            let max = _mm256_loadu_si256(utf8::INCOMPLETE_MAX.as_ptr().add(32).cast());
-            Avx2(_mm256_subs_epu8(self.1, max), _mm256_setzero_si256())
-        }
-    }
-
     /// One nibble lookup (two `VPSHUFB`) gives every class the token scan
     /// needs but `"` and `\` (see [`CLASS_COMMA`]): about 16 vector
     /// instructions per half instead of the 20 of `classify` and

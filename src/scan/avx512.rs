@@ -18,7 +18,6 @@
 use core::arch::x86_64::*;
 
 use super::block;
-use super::utf8;
 use super::vector::{Block64, EscapeMasks, Masks, TokenBlock};
 use super::Scan;
 use crate::error::Error;
@@ -254,96 +253,8 @@ impl Block64 for Avx512 {
     }
 }
 
-/// `VPERMT2B` indices that shift a block up by `N` bytes, the `N` bytes
-/// below it taken from the end of the block before (index `64 - N + j`:
-/// below 64 it selects the previous block's byte, from 64 up this one's).
-const fn shift_up<const N: usize>() -> [u8; 64] {
-    let mut t = [0u8; 64];
-    let mut j = 0;
-    while j < 64 {
-        t[j] = (64 - N + j) as u8;
-        j += 1;
-    }
-    t
-}
-
-const PREV1: [u8; 64] = shift_up::<1>();
-const PREV2: [u8; 64] = shift_up::<2>();
-const PREV3: [u8; 64] = shift_up::<3>();
-
-/// The high nibble of every byte.
-///
-/// # Safety
-///
-/// The CPU must support AVX-512BW.
-#[inline(always)]
-unsafe fn high_nibbles(v: __m512i) -> __m512i {
-    // SAFETY: the caller guarantees AVX-512BW.
-    unsafe { _mm512_and_si512(_mm512_srli_epi16::<4>(v), splat(0x0F)) }
-}
-
-/// A 16-byte lookup table in all four lanes.
-///
-/// # Safety
-///
-/// The CPU must support AVX-512F.
-#[inline(always)]
-unsafe fn table16(t: &[u8; 16]) -> __m512i {
-    // SAFETY: the caller guarantees AVX-512F; the load reads 16 bytes.
-    unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(t.as_ptr().cast())) }
-}
-
 impl TokenBlock for Avx512 {
     const CHECKS_ESCAPES: bool = true;
-    const CHECKS_UTF8: bool = true;
-
-    #[inline(always)]
-    unsafe fn zero() -> Self {
-        // SAFETY: the caller guarantees AVX-512F.
-        unsafe { Avx512(_mm512_setzero_si512()) }
-    }
-
-    #[inline(always)]
-    unsafe fn any_nonzero(self) -> bool {
-        // SAFETY: the caller guarantees AVX-512BW.
-        unsafe { _mm512_test_epi8_mask(self.0, self.0) != 0 }
-    }
-
-    /// See `utf8.rs`; `prev1..3` each come from one `VPERMT2B` of the two
-    /// blocks.
-    #[inline(always)]
-    unsafe fn utf8_errors(self, prev: Self) -> Self {
-        // SAFETY: the caller guarantees AVX-512BW and VBMI; the table loads
-        // read static arrays of 16 and 64 bytes.
-        unsafe {
-            let v = self.0;
-            let shifted = |idx: &[u8; 64]| {
-                _mm512_permutex2var_epi8(prev.0, _mm512_loadu_si512(idx.as_ptr().cast()), v)
-            };
-            let (prev1, prev2, prev3) = (shifted(&PREV1), shifted(&PREV2), shifted(&PREV3));
-            let byte_1_high = _mm512_shuffle_epi8(table16(&utf8::BYTE_1_HIGH), high_nibbles(prev1));
-            let byte_1_low = _mm512_shuffle_epi8(
-                table16(&utf8::BYTE_1_LOW),
-                _mm512_and_si512(prev1, splat(0x0F)),
-            );
-            let byte_2_high = _mm512_shuffle_epi8(table16(&utf8::BYTE_2_HIGH), high_nibbles(v));
-            let special = _mm512_and_si512(_mm512_and_si512(byte_1_high, byte_1_low), byte_2_high);
-            let third = _mm512_subs_epu8(prev2, splat(utf8::THIRD_BYTE));
-            let fourth = _mm512_subs_epu8(prev3, splat(utf8::FOURTH_BYTE));
-            let must23 = _mm512_and_si512(_mm512_or_si512(third, fourth), splat(0x80));
-            Avx512(_mm512_xor_si512(must23, special))
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn utf8_incomplete(self) -> Self {
-        // SAFETY: the caller guarantees AVX-512BW; the table load reads
-        // the 64 bytes of a static array.
-        unsafe {
-            let max = _mm512_loadu_si512(utf8::INCOMPLETE_MAX.as_ptr().cast());
-            Avx512(_mm512_subs_epu8(self.0, max))
-        }
-    }
 
     #[inline(always)]
     unsafe fn delimiters(self) -> u64 {

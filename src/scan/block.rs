@@ -105,17 +105,12 @@ pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) ->
     // on this CPU, inlined into code compiled with it), which our caller
     // guarantees.
     unsafe {
-        scan_impl::<B, ScalarStarts<B>>(
+        scan_impl::<B, ScalarStarts>(
             input,
             out,
             ScalarStarts {
                 carry: 0,
                 escapes: EscapeCheck::default(),
-                utf8: Utf8Check {
-                    prev: B::zero(),
-                    errors: B::zero(),
-                    incomplete: B::zero(),
-                },
             },
         )
     }
@@ -157,24 +152,8 @@ trait Scalars<B: Block64> {
     /// string: an escape of this block continues into it.
     fn escape_pending(&self, next_escaped: u64) -> bool;
 
-    /// Checks the UTF-8 of `block`, the block after the last one checked
-    /// (see `utf8.rs`).
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support `B`'s instruction set.
-    unsafe fn check_utf8(&mut self, block: B);
-
-    /// Whether [`Scalars::check_utf8`] must see the blocks a long string
-    /// skips (see [`State::skip`]).
-    const CHECKS_UTF8: bool;
-
-    /// Records the result of the escape (and UTF-8) check in `out`.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support `B`'s instruction set.
-    unsafe fn finish(&self, next_escaped: u64, out: &mut Scan);
+    /// Records the result of the escape check in `out`.
+    fn finish(&self, next_escaped: u64, out: &mut Scan);
 }
 
 /// The index [`scan`] builds: no scalar tokens.
@@ -203,35 +182,15 @@ impl<B: Block64> Scalars<B> for NoScalars {
     }
 
     #[inline(always)]
-    unsafe fn check_utf8(&mut self, _: B) {}
-
-    const CHECKS_UTF8: bool = false;
-
-    #[inline(always)]
-    unsafe fn finish(&self, _: u64, _: &mut Scan) {}
+    fn finish(&self, _: u64, _: &mut Scan) {}
 }
 
 /// The token index [`scan_tokens`] builds.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-struct ScalarStarts<B> {
+struct ScalarStarts {
     /// 1 if the previous block's last byte was part of a scalar token.
     carry: u64,
     escapes: EscapeCheck,
-    utf8: Utf8Check<B>,
-}
-
-/// The UTF-8 check of the token scan (see `utf8.rs`), with its carries
-/// between blocks.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-struct Utf8Check<B> {
-    /// The last block with a byte >= 0x80 (zeros before the first).
-    prev: B,
-    /// Nonzero once an error was found.
-    errors: B,
-    /// [`TokenBlock::utf8_incomplete`] of `prev`: an error unless the
-    /// next block continues the sequence (added to `errors` at every
-    /// ASCII block and at the end).
-    incomplete: B,
 }
 
 /// The escape check of the token scan (see [`Scan::escapes_valid`]), with
@@ -251,7 +210,7 @@ struct EscapeCheck {
     not_plain: u64,
 }
 
-impl<B: TokenBlock> Scalars<B> for ScalarStarts<B> {
+impl<B: TokenBlock> Scalars<B> for ScalarStarts {
     const EXACT_CONTROL: bool = false;
 
     #[inline(always)]
@@ -299,35 +258,10 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts<B> {
         B::CHECKS_ESCAPES && next_escaped | self.escapes.hex != 0
     }
 
-    /// An ASCII block only ends what the block before may have left
-    /// incomplete; any other is checked with the lookups.
     #[inline(always)]
-    unsafe fn check_utf8(&mut self, block: B) {
-        if !B::CHECKS_UTF8 {
-            return;
-        }
-        let u = &mut self.utf8;
-        // SAFETY: the caller guarantees B's instruction set.
-        unsafe {
-            if block.any_high() {
-                u.errors = u.errors.or(block.utf8_errors(u.prev));
-                u.incomplete = block.utf8_incomplete();
-                u.prev = block;
-            } else {
-                u.errors = u.errors.or(u.incomplete);
-            }
-        }
-    }
-
-    const CHECKS_UTF8: bool = B::CHECKS_UTF8;
-
-    #[inline(always)]
-    unsafe fn finish(&self, next_escaped: u64, out: &mut Scan) {
+    fn finish(&self, next_escaped: u64, out: &mut Scan) {
         out.escapes_valid =
             B::CHECKS_ESCAPES && self.escapes.not_plain | self.escapes.hex | next_escaped == 0;
-        // SAFETY: the caller guarantees B's instruction set.
-        out.utf8_valid =
-            B::CHECKS_UTF8 && !unsafe { self.utf8.errors.or(self.utf8.incomplete).any_nonzero() };
     }
 }
 
@@ -364,17 +298,7 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
         while i + 64 <= n {
             if st.long_string {
                 // SAFETY: `ptr` is valid for `n` bytes.
-                let j = unsafe { st.skip(ptr, i, n) };
-                if S::CHECKS_UTF8 {
-                    // The skipped blocks' UTF-8 (a second read, from the
-                    // cache, only of blocks the long-string loop skipped).
-                    while i < j {
-                        // SAFETY: `i + 64 <= j <= n`; the CPU supports B.
-                        unsafe { scalars.check_utf8(B::load(ptr.add(i))) };
-                        i += 64;
-                    }
-                }
-                i = j;
+                i = unsafe { st.skip(ptr, i, n) };
                 if i + 64 > n {
                     break;
                 }
@@ -416,8 +340,7 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>>(
     structurals.finish();
     escapes.finish();
     result?;
-    // SAFETY: the CPU supports B.
-    unsafe { scalars.finish(st.escapes.next_escaped, out) };
+    scalars.finish(st.escapes.next_escaped, out);
     let control_seen = st.control_seen != 0;
     // SAFETY: the CPU supports B.
     unsafe { st.finish(n, out) }?;
@@ -591,7 +514,6 @@ impl<B: Block64> State<B> {
         unsafe {
             let (m, delimiters) = scalars.classify(block);
             self.high = self.high.or(block);
-            scalars.check_utf8(block);
             let (escaped, escape_starts) = self.escapes.next(m.backslash);
             let quote = m.quote & !escaped;
             let in_string = B::prefix_xor(quote) ^ self.in_string;

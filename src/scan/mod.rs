@@ -15,9 +15,7 @@
 //! - `non_ascii`: whether any byte >= 0x80 occurs (only then does stage 2 run
 //!   a UTF-8 validator over the input);
 //! - `escapes_valid` (token scan only): whether every escape is certainly
-//!   valid and no surrogate (then stage 2 need not look at the escapes);
-//! - `utf8_valid` (token scan only): whether the input is certainly valid
-//!   UTF-8 (then stage 2 need not validate it; see `utf8.rs`).
+//!   valid and no surrogate (then stage 2 need not look at the escapes).
 //!
 //! Semantics every backend must reproduce exactly (the scalar backend is the
 //! oracle, and property tests compare every other backend against it):
@@ -52,8 +50,6 @@ mod block;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 pub mod scalar;
-#[cfg(target_arch = "x86_64")]
-mod utf8;
 mod vector;
 
 /// The output of stage 1. Reuse one across scans to keep its allocations.
@@ -72,10 +68,6 @@ pub struct Scan {
     /// character outside the surrogates, so the escapes need no further
     /// check. `false` also means "not known" (and always so from [`scan`]).
     pub escapes_valid: bool,
-    /// The token scan only (`scan_tokens`, on backends that check UTF-8
-    /// in stage 1): the whole input is valid UTF-8. `false` also means
-    /// "not known" (and always so from [`scan`]).
-    pub utf8_valid: bool,
 }
 
 impl Scan {
@@ -85,7 +77,6 @@ impl Scan {
         self.first_control = None;
         self.non_ascii = false;
         self.escapes_valid = false;
-        self.utf8_valid = false;
     }
 }
 

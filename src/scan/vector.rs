@@ -180,46 +180,6 @@ pub(crate) trait TokenBlock: Block64 {
         unsafe { (self.classify(), self.delimiters()) }
     }
 
-    /// Whether the token scan validates UTF-8 (see `utf8.rs` and
-    /// [`TokenBlock::utf8_errors`]); else `Scan::utf8_valid` stays false
-    /// and stage 2 validates the input when it has bytes >= 0x80. (Both
-    /// token-scan backends do; a switch to measure without.)
-    const CHECKS_UTF8: bool = true;
-
-    /// An all-zero block.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support the backend's features.
-    unsafe fn zero() -> Self;
-
-    /// Whether any byte is nonzero.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support the backend's features.
-    unsafe fn any_nonzero(self) -> bool;
-
-    /// The UTF-8 errors of `self` judged with `prev`, the block before it
-    /// (see `utf8.rs`): nonzero bytes (somewhere) exactly when a byte of
-    /// `self` is not where valid UTF-8 may have it. Sequences that run past
-    /// the end of `self` are left to [`TokenBlock::utf8_incomplete`].
-    /// Called only when [`TokenBlock::CHECKS_UTF8`].
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support the backend's features.
-    unsafe fn utf8_errors(self, prev: Self) -> Self;
-
-    /// Nonzero bytes (somewhere) exactly when one of the last three bytes
-    /// of `self` begins a sequence longer than what is left of the block.
-    /// Called only when [`TokenBlock::CHECKS_UTF8`].
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support the backend's features.
-    unsafe fn utf8_incomplete(self) -> Self;
-
     /// Whether stage 1 checks escapes with [`TokenBlock::escape_classes`]
     /// (see `block.rs`). Only AVX-512 does: on AVX2 (about 50 compares per
     /// block) it measured slower than stage 2's loop over the escapes
