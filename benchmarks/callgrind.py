@@ -7,7 +7,10 @@ do not. This is the tool the closing notes' "callgrind" figures come from.
     python benchmarks/callgrind.py run patch 2k qjson --events
     python benchmarks/callgrind.py diff A.out B.out --per 1000 [--event Bcm]
 
-`run` runs one workload of `workloads.py` (or `patch`, the 3-op JSON Patch of
+`run` runs one workload of `workloads.py` (or `parse`, the parse alone
+of a scenario's payload or of each line of scenario `amazon`, lib qjson,
+fastsimdjson or fastsimdjson_only (its private parse without views: see
+`_parse`); or `patch`, the 3-op JSON Patch of
 `patch_bench.py`: CHAT_OPS, or GITHUB_OPS on github_issues; or `merge`,
 `patch_bench.py`'s merge_patch of MERGE on a chat payload; or `loads_many` of
 scenario `amazon` (amazon_cellphones.ndjson)
@@ -56,7 +59,9 @@ def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
         run, obj = _access(scen_name, lib)
         run(n, obj)
         return
-    if op == "loads_many":
+    if op == "parse":
+        fn = _parse(scen_name, lib)
+    elif op == "loads_many":
         fn = _loads_many(scen_name, lib)
     elif op == "read_many":
         fn = _read_many(scen_name, lib)
@@ -134,6 +139,47 @@ def _access(scen_name: str, lib: str) -> tuple[Callable[[int, object], None], ob
     ns: dict[str, Any] = {}
     exec(compile(src, f"<access: {stmt}>", "exec"), ns)
     return ns["run"], obj
+
+
+def _parse(scen_name: str, lib: str) -> Callable[[], object]:
+    """The parse alone, no read: `qjson.parse(b)` (a strict Doc: stage 1,
+    validation, the index), `fastsimdjson.parse(b)` (its lazy view) or
+    fastsimdjson's private `_parse_only` (lib `fastsimdjson_only`: it
+    validates and builds nothing), of a workloads.py scenario's payload(s),
+    or (scenario `amazon`) of every line of amazon_cellphones.ndjson in
+    turn, one document per line."""
+    sys.path.insert(0, str(HERE))
+    import workloads
+
+    if scen_name == "amazon":
+        path = HERE.parent.parent / "shared" / "data" / "jsonexamples" / "amazon_cellphones.ndjson"
+        parts = tuple(line for line in path.read_bytes().split(b"\n") if line.strip())
+    else:
+        parts = workloads.scenario(scen_name).parts
+    if lib == "qjson":
+        import qjson
+
+        parse = qjson.parse
+    elif lib == "fastsimdjson":
+        import fastsimdjson
+
+        parse = fastsimdjson.parse
+    elif lib == "fastsimdjson_only":
+        import fastsimdjson
+
+        parse = fastsimdjson._parse_only
+    else:
+        raise SystemExit(f"parse: no lib {lib!r}")
+    if len(parts) == 1:
+        b = parts[0]
+        return lambda: parse(b)
+
+    def run_all() -> object:
+        for b in parts:
+            parse(b)
+        return None
+
+    return run_all
 
 
 def _loads_many(scen_name: str, lib: str) -> Callable[[], object]:
@@ -243,7 +289,7 @@ def main() -> None:
     r = sub.add_parser("run", help="instructions per operation of one workload")
     r.add_argument(
         "op",
-        help="a workloads.py op (decode_access, parse_get, ...), patch, merge, loads_many, "
+        help="a workloads.py op (decode_access, parse_get, ...), parse, patch, merge, loads_many, "
         "read_many or access",
     )
     r.add_argument("scenario", help="a workloads.py scenario (2k, small_request, ...)")
