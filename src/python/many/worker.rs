@@ -37,19 +37,23 @@
 //! thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`; wall time where there is
 //! none: a caller descheduled on a loaded machine, or waiting on I/O,
 //! then does not count as busy); once the caller has taken at least 1 /
-//! [`SHARE`] (a third) of the split time over [`LAGS`] windows in a row,
-//! and at least [`WORKER_MIN`] bytes are left, the thread takes over from
-//! there. Measured on the 20 MB batch file (LTO; the caller's CPU time
-//! over a window's documents / the window's split, ten windows): a loop
-//! that only iterates (makes each `Doc` and drops it) 0.14-0.28, so it
-//! stays inline, where its process CPU is lowest; one `get_str` per
-//! document 0.29-0.51, at the line; many_bench's read row (two) 0.37-0.50,
-//! so it gets the thread from its third window (inline, its calling
-//! thread would do the whole split: 1.5x fastsimdjson's calling thread,
-//! short of the 2x target); a caller that does more per document gets it
-//! too. Streams shorter
-//! than [`WORKER_MIN`] never get one: the first window is waited for in
-//! any case, so only the next ones could overlap the reads.
+//! [`SHARE`] (a quarter) of the split time over [`LAGS`] windows in a
+//! row, and at least [`WORKER_MIN`] bytes are left, the thread takes over
+//! from there. Measured on the 20 MB batch file (LTO; the caller's CPU
+//! time over a window's documents / the window's split, the first two
+//! windows of five runs): a loop that only iterates (makes each `Doc` and
+//! drops it) 0.14-0.28, so it mostly stays inline, where its process CPU
+//! is lowest; one `get_str` per document 0.29-0.51; many_bench's read row
+//! (two) 0.37-0.50, so it gets the thread from its third window (inline,
+//! its calling thread would do the whole split: 1.5x fastsimdjson's
+//! calling thread, short of the 2x target). With a third as the line, the
+//! read row stayed inline in many_cores.py's runs (the caller's CPU 5.6
+//! ms of the process's 6.1 ms, 1.6x fastsimdjson's caller). Time off the
+//! CPU does not count, but a wait's system call does: a `time.sleep` per
+//! document costs the caller's thread microseconds of CPU time in the
+//! kernel, more than its document's split. Streams shorter than
+//! [`WORKER_MIN`] never get one: the first window is waited for in any
+//! case, so only the next ones could overlap the reads.
 //! `_qjson._many_thread` sets the policy process-wide for tests and
 //! benchmarks ("auto", "always": from the first window, "never").
 //!
@@ -94,7 +98,7 @@ const LAGS: u32 = 2;
 /// The caller lags when it takes at least 1 / `SHARE` of a window's split
 /// time over that window's documents (CPU time of the calling thread; see
 /// the module doc).
-const SHARE: u32 = 3;
+const SHARE: u32 = 4;
 
 /// When `parse_many` starts its splitting thread: [`Policy::Auto`] (see
 /// [`Pace`]); the others for tests and benchmarks (`_qjson._many_thread`).
