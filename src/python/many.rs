@@ -293,6 +293,21 @@ impl DocIterator {
                     return Ok(true);
                 }
                 Source::File(f) => {
+                    // As an in-memory stream's inline split: the vectors
+                    // of the documents dropped since the last split, for
+                    // this one's, from the second chunk on (a file of one
+                    // chunk has no next split to use them).
+                    if !self.eager {
+                        match &self.returns {
+                            Some(r) => r.take_here(),
+                            None if f.base > 0 => {
+                                let r = Returns::new();
+                                r.drop_here();
+                                self.returns = Some(r);
+                            }
+                            None => {}
+                        }
+                    }
                     let (buf, eof) = (&f.buf, f.eof);
                     let q = py.detach(|| sp.split(buf, pos, eof, &mut out));
                     let progress = q > pos || !out.is_empty();
@@ -302,6 +317,7 @@ impl DocIterator {
                         return Ok(true);
                     }
                     if f.eof {
+                        close_returns(&mut self.returns);
                         return Ok(false);
                     }
                     // Count the lines of what is dropped, then read on.

@@ -220,21 +220,23 @@ impl Returns {
 
     /// Put a dropped index's vectors in the list (those that are returned
     /// at all and fit under [`LIST_MAX`]; the others are left to the
-    /// caller, who frees them). `false` when the list is closed.
-    fn give(&self, structurals: &mut Vec<u32>, containers: &mut Vec<Container>) -> bool {
+    /// caller).
+    fn give(&self, structurals: &mut Vec<u32>, containers: &mut Vec<Container>) -> Given {
         let mut list = match self.list.try_lock() {
             Ok(list) => list,
-            Err(TryLockError::WouldBlock) => return true,
-            Err(TryLockError::Poisoned(_)) => return false,
+            Err(TryLockError::WouldBlock) => return Given::Left,
+            Err(TryLockError::Poisoned(_)) => return Given::Closed,
         };
         if list.closed {
-            return false;
+            return Given::Closed;
         }
+        let mut given = Given::Left;
         if class_of(structurals.capacity(), S_CLASS).is_some() {
             let b = structurals.capacity() * 4;
             if list.bytes + b <= LIST_MAX {
                 list.bytes += b;
                 list.structurals.push(std::mem::take(structurals));
+                given = Given::Taken;
             }
         }
         if class_of(containers.capacity(), C_CLASS).is_some() {
@@ -242,15 +244,31 @@ impl Returns {
             if list.bytes + b <= LIST_MAX {
                 list.bytes += b;
                 list.containers.push(std::mem::take(containers));
+                given = Given::Taken;
             }
         }
-        true
+        given
     }
 }
 
+/// What [`Returns::give`] did with a dropped index's vectors.
+#[derive(Debug, PartialEq, Eq)]
+enum Given {
+    /// Some went to the list (the others are freed).
+    Taken,
+    /// None did (too large, the list full or its lock busy): they are
+    /// recycled as on a thread without a list.
+    Left,
+    /// The list is closed (or poisoned): the thread forgets it.
+    Closed,
+}
+
 /// [`super::recycle`]'s first step: the vectors go to the list this
-/// thread registered, if any (`true`: nothing more to do); a closed list
-/// is forgotten.
+/// thread registered, if any (`true`: nothing more to do); when the list
+/// takes none of them (full, busy, or vectors too large for it), they are
+/// recycled as on a thread without one (`false`), so that a full list
+/// does not make other parses on the thread allocate afresh; a closed
+/// list is forgotten.
 #[inline]
 pub(super) fn give_back(
     spare: &mut Spare,
@@ -260,11 +278,14 @@ pub(super) fn give_back(
     let Some(r) = &spare.returns else {
         return false;
     };
-    if r.give(structurals, containers) {
-        return true;
+    match r.give(structurals, containers) {
+        Given::Taken => true,
+        Given::Left => false,
+        Given::Closed => {
+            spare.returns = None;
+            false
+        }
     }
-    spare.returns = None;
-    false
 }
 
 #[cfg(test)]
@@ -348,6 +369,37 @@ mod tests {
         assert_eq!((list_bytes(&r), held_bytes()), (0, 0));
     }
 
+    /// A full list takes nothing: the index dropped then is recycled as
+    /// on a thread without a list (a plain parse next to a stream keeps
+    /// its free vectors), and the list stays registered.
+    #[test]
+    fn a_full_list_leaves_vectors_to_the_free_slot() {
+        const DOC: &[u8] = br#"{"a": [1, 2, {"b": "c"}], "d": "e"}"#;
+        let build = || Index::build_tokens(DOC, 64, false, false).expect("valid").0;
+        drop(build()); // this thread builds: it keeps a free index
+        let r = Returns::new();
+        r.drop_here();
+        let mut c = Vec::new();
+        for room in [S_CLASS * (CLASSES - 1), 1] {
+            loop {
+                let mut s = Vec::with_capacity(room);
+                if r.give(&mut s, &mut c) != Given::Taken {
+                    break;
+                }
+            }
+        }
+        assert_eq!(list_bytes(&r), LIST_MAX);
+        let full = list_bytes(&r);
+        with_spare(|spare| spare.free_structurals = Vec::new());
+        drop(build());
+        assert_eq!(list_bytes(&r), full);
+        assert!(with_spare(|spare| spare.free_structurals.capacity()) > 0);
+        assert!(with_spare(|spare| spare.returns.is_some()));
+        r.close();
+        drop(build());
+        assert!(with_spare(|spare| spare.returns.is_none()));
+    }
+
     #[test]
     fn the_list_is_bounded() {
         let r = Returns::new();
@@ -355,16 +407,21 @@ mod tests {
         let mut c = Vec::new();
         let per = s.capacity() * 4;
         let mut n = 0;
-        while r.give(&mut s, &mut c) && s.capacity() == 0 {
+        while r.give(&mut s, &mut c) == Given::Taken && s.capacity() == 0 {
             n += 1;
             s = Vec::with_capacity(S_CLASS * (CLASSES - 1));
         }
         assert_eq!(n, LIST_MAX / per);
         assert!(list_bytes(&r) <= LIST_MAX);
-        // Too large a vector is left to its owner.
+        // Full, or too large a vector: left to its owner.
+        assert_eq!(r.give(&mut s, &mut c), Given::Left);
+        assert_eq!(s.capacity(), S_CLASS * (CLASSES - 1));
         let mut big = Vec::with_capacity(S_CLASS * CLASSES);
+        let fresh = Returns::new();
+        assert_eq!(fresh.give(&mut big, &mut c), Given::Left);
+        assert_eq!(list_bytes(&fresh), 0);
         r.close();
-        assert!(!r.give(&mut big, &mut c));
+        assert_eq!(r.give(&mut big, &mut c), Given::Closed);
         assert_eq!(big.capacity(), S_CLASS * CLASSES);
         assert_eq!(list_bytes(&r), 0);
     }

@@ -33,17 +33,25 @@
 //! share of the work overlaps the split) for 13-15% more CPU on a machine
 //! with a spare core, and costs both where there is none. The rule: the
 //! iterator splits inline and times each window's split against the time
-//! the caller then takes over that window's documents (wall clock); once
-//! the caller has taken at least 1 / [`SHARE`] of the split time over
-//! [`LAGS`] windows in a row, and at least [`WORKER_MIN`] bytes are left,
-//! the thread takes over from there. A quarter is about where the overlap
-//! (the caller's share) outweighs the thread's extra cost on the caller's
-//! side, so a wrong call near it costs little either way; a caller that
-//! does real work per document (or waits on I/O) gets the thread from its
-//! third window; so, in practice, does one that only iterates (making a
-//! window's `Doc`s in a Python loop takes more than a quarter of its split
-//! time, and a preempted caller counts as lagging: session 13's review).
-//! A rule on the caller's thread CPU time is future work. Streams shorter than
+//! the caller then takes over that window's documents, both by the calling
+//! thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`; wall time where there is
+//! none: a caller descheduled on a loaded machine, or waiting on I/O,
+//! then does not count as busy); once the caller has taken at least 1 /
+//! [`SHARE`] (a quarter) of the split time over [`LAGS`] windows in a
+//! row, and at least [`WORKER_MIN`] bytes are left, the thread takes over
+//! from there. Measured on the 20 MB batch file (LTO; the caller's CPU
+//! time over a window's documents / the window's split, the first two
+//! windows of five runs): a loop that only iterates (makes each `Doc` and
+//! drops it) 0.14-0.28, so it mostly stays inline, where its process CPU
+//! is lowest; one `get_str` per document 0.29-0.51; many_bench's read row
+//! (two) 0.37-0.50, so it gets the thread from its third window (inline,
+//! its calling thread would do the whole split: 1.5x fastsimdjson's
+//! calling thread, short of the 2x target). With a third as the line, the
+//! read row stayed inline in many_cores.py's runs (the caller's CPU 5.6
+//! ms of the process's 6.1 ms, 1.6x fastsimdjson's caller). Time off the
+//! CPU does not count, but a wait's system call does: a `time.sleep` per
+//! document costs the caller's thread microseconds of CPU time in the
+//! kernel, more than its document's split. Streams shorter than
 //! [`WORKER_MIN`] never get one: the first window is waited for in any
 //! case, so only the next ones could overlap the reads.
 //! `_qjson._many_thread` sets the policy process-wide for tests and
@@ -88,7 +96,8 @@ const AHEAD: usize = 2;
 /// the thread starts.
 const LAGS: u32 = 2;
 /// The caller lags when it takes at least 1 / `SHARE` of a window's split
-/// time over that window's documents (see the module doc).
+/// time over that window's documents (CPU time of the calling thread; see
+/// the module doc).
 const SHARE: u32 = 4;
 
 /// When `parse_many` starts its splitting thread: [`Policy::Auto`] (see
@@ -127,15 +136,35 @@ impl Policy {
     }
 }
 
-/// How long the caller took over the documents of the windows it split
-/// inline, against how long their splits took: whether it lags (wall
-/// clock: a caller that waits on I/O between documents lags too).
+/// The calling thread's CPU time: `CLOCK_THREAD_CPUTIME_ID` where there is
+/// one (Unix), else wall time since the first call. (A syscall on Linux,
+/// not the vDSO: about a microsecond, twice per 1 MiB window.)
+fn thread_cpu() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid `timespec` for the call to write.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+        }
+    }
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed()
+}
+
+/// How much CPU time the caller's thread spent on the documents of the
+/// windows it split inline, against what their splits took: whether it
+/// lags (see the module doc).
 #[derive(Debug, Default)]
 pub(super) struct Pace {
-    /// How long the last inline split took.
+    /// The calling thread's CPU time spent on the last inline split.
     split: Duration,
-    /// When it ended (the caller has since been reading its documents).
-    done: Option<Instant>,
+    /// Its CPU clock when that split ended (it has since been reading
+    /// the window's documents).
+    done: Option<Duration>,
     /// Windows in a row whose documents took the caller at least
     /// 1 / [`SHARE`] of their split.
     lagged: u32,
@@ -146,7 +175,7 @@ impl Pace {
     /// whether the splitting thread should take over from here.
     pub(super) fn wants_thread(&mut self, left: usize) -> bool {
         if let Some(done) = self.done.take() {
-            if done.elapsed() * SHARE >= self.split {
+            if thread_cpu().saturating_sub(done) * SHARE >= self.split {
                 self.lagged += 1;
             } else {
                 self.lagged = 0;
@@ -160,12 +189,12 @@ impl Pace {
             }
     }
 
-    /// Run the inline split `f`, timed.
+    /// Run the inline split `f`, timed by the calling thread's CPU clock.
     pub(super) fn split<T>(&mut self, f: impl FnOnce() -> T) -> T {
-        let t = Instant::now();
+        let t = thread_cpu();
         let r = f();
-        let now = Instant::now();
-        self.split = now - t;
+        let now = thread_cpu();
+        self.split = now.saturating_sub(t);
         self.done = Some(now);
         r
     }
