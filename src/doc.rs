@@ -1123,6 +1123,17 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// The elements of an array from where an [`ArrayItems`] over the same
+    /// array of this document stood ([`ArrayItems::at`]) on.
+    pub fn resume_items(&self, at: ItemsAt) -> ArrayItems<'a> {
+        ArrayItems(Children {
+            doc: *self,
+            pos: at.pos,
+            left: at.left,
+            object: false,
+        })
+    }
+
     /// Members of an object, in order: (raw key body, value).
     pub fn object_items(&self, c: Cursor) -> Result<ObjectItems<'a>, AccessError> {
         match self.type_of(c) {
@@ -1333,6 +1344,26 @@ impl<'a> Children<'a> {
 
 /// Iterator over an array's elements.
 pub struct ArrayItems<'a>(Children<'a>);
+
+/// Where an [`ArrayItems`] stands, without the borrow of its document: a
+/// host's iterator keeps it between steps (a Python iterator object lives
+/// apart from the document's borrow) and resumes it with
+/// [`Doc::resume_items`] on the same document.
+#[derive(Debug, Clone, Copy)]
+pub struct ItemsAt {
+    pos: ChildPos,
+    left: u32,
+}
+
+impl ArrayItems<'_> {
+    /// Where this iterator stands (see [`ItemsAt`]).
+    pub fn at(&self) -> ItemsAt {
+        ItemsAt {
+            pos: self.0.pos,
+            left: self.0.left,
+        }
+    }
+}
 
 impl<'a> Iterator for ArrayItems<'a> {
     type Item = Cursor;
