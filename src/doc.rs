@@ -505,6 +505,38 @@ impl<'a> Doc<'a> {
         plain_decimal(self.input, start, end)
     }
 
+    /// The number at `c` when [`Self::quick`] or [`Self::quick_decimal`]
+    /// reads it, for a host that takes either (a view's read): the
+    /// commonest, an integer of up to 16 digits ending at the next
+    /// structural ([`int_span`]), inline; the rest out of line
+    /// ([`Self::quick_number_rest`]: a plain decimal such as `0.7` first,
+    /// without trying every integer reader before it). `None` for every
+    /// other value and number; where it answers, it answers as
+    /// [`Self::value`] would (as both do).
+    #[inline(always)]
+    pub fn quick_number(&self, c: Cursor) -> Option<Number<'a>> {
+        let e = *self.s().get(c.sidx as usize)? as usize;
+        if let Some(v) = int_span(self.input, c.start as usize, e) {
+            return Some(Number::Int(v));
+        }
+        self.quick_number_rest(c, e)
+    }
+
+    /// [`Self::quick_number`] of a number [`int_span`] leaves (`e`: the
+    /// offset of the structural after it).
+    #[inline(never)]
+    fn quick_number_rest(&self, c: Cursor, e: usize) -> Option<Number<'a>> {
+        let start = c.start as usize;
+        if !matches!(self.input.get(start)?, b'-' | b'0'..=b'9') {
+            return None;
+        }
+        let end = trim_end(self.input, start, e);
+        if let Some(n) = plain_decimal(self.input, start, end) {
+            return Some(n);
+        }
+        self.short_int(c).map(Number::Int)
+    }
+
     #[inline(always)]
     fn number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
         match self.short_int(c) {
