@@ -31,6 +31,7 @@
 //! its own array). `abi3` builds keep PyO3's `__iter__` (a list's
 //! iterator).
 
+use super::alloc::FreeList;
 use super::{convert, lazy_child, slot_value, ArrState, Array, Slot};
 use crate::doc::ItemsAt;
 use pyo3::ffi;
@@ -54,6 +55,11 @@ struct RawIter {
 
 /// The `ArrayIterator` type, made once by [`install`].
 static TYPE: AtomicPtr<ffi::PyTypeObject> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Freed iterators kept for the next [`new`] (as `super::alloc` keeps
+/// views): untracked, their array released, their type's reference
+/// released (taken again on reuse).
+static FREE: FreeList = FreeList::new();
 
 /// Make the iterator type. Called once, attached, at module init.
 pub(super) fn install(py: Python<'_>) -> PyResult<()> {
@@ -113,10 +119,22 @@ pub(super) unsafe fn new(array: *mut ffi::PyObject, at: ItemsAt) -> Option<*mut 
         return None;
     }
     // SAFETY: attached; `tp` is the iterator type (a GC type of
-    // `RawIter`'s size), whose new object's fields are all written
-    // before it is tracked; the array's reference is taken here.
+    // `RawIter`'s size), whose new (or kept: untracked, unreferenced, of
+    // this type) object's fields are all written before it is tracked;
+    // the array's reference is taken here.
     unsafe {
-        let it = ffi::PyObject_GC_New::<RawIter>(tp);
+        let it = match FREE.pop() {
+            // A kept iterator: a new count (as `super::alloc::make` sets
+            // it), and its type's reference again.
+            Some(obj) => {
+                std::ptr::addr_of_mut!((*obj).ob_refcnt)
+                    .cast::<ffi::Py_ssize_t>()
+                    .write(1);
+                ffi::Py_INCREF(tp.cast());
+                obj.cast::<RawIter>()
+            }
+            None => ffi::PyObject_GC_New::<RawIter>(tp),
+        };
         if it.is_null() {
             ffi::PyErr_Clear();
             return None;
@@ -233,7 +251,8 @@ unsafe fn step(py: Python<'_>, it: &mut RawIter, array: *mut ffi::PyObject) -> S
 unsafe extern "C" fn dealloc(obj: *mut ffi::PyObject) {
     // SAFETY: CPython calls it attached, once, for an iterator whose count
     // reached zero; it was made by `PyObject_GC_New` (tracked, holding a
-    // reference to its heap type, released last).
+    // reference to its heap type, released last). A kept one is untracked
+    // and holds nothing; nothing references it until `new` takes it.
     unsafe {
         let tp = ffi::Py_TYPE(obj);
         ffi::PyObject_GC_UnTrack(obj.cast());
@@ -243,7 +262,10 @@ unsafe extern "C" fn dealloc(obj: *mut ffi::PyObject) {
             (*it).array = std::ptr::null_mut();
             ffi::Py_DECREF(array);
         }
-        ffi::PyObject_GC_Del(obj.cast());
+        // Kept for reuse (not while the interpreter finalizes), or freed.
+        if ffi::Py_IsInitialized() == 0 || !FREE.push(obj) {
+            ffi::PyObject_GC_Del(obj.cast());
+        }
         ffi::Py_DECREF(tp.cast());
     }
 }
