@@ -505,6 +505,16 @@ impl<'a> Doc<'a> {
         plain_decimal(self.input, start, end)
     }
 
+    /// The integer at `c` when it is the commonest kind, up to 16 digits
+    /// ending at the next structural ([`int_span`]); `None` for every
+    /// other value and number (a getter then takes the general path). Where
+    /// it answers, it answers as [`Self::value`] would.
+    #[inline(always)]
+    pub fn span_int(&self, c: Cursor) -> Option<i64> {
+        let e = *self.s().get(c.sidx as usize)? as usize;
+        int_span(self.input, c.start as usize, e)
+    }
+
     /// The number at `c` when [`Self::quick`] or [`Self::quick_decimal`]
     /// reads it, for a host that takes either (a view's read): the
     /// commonest, an integer of up to 16 digits ending at the next
