@@ -1165,15 +1165,21 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// The elements of an array from where an [`ArrayItems`] over the same
-    /// array of this document stood ([`ArrayItems::at`]) on.
-    pub fn resume_items(&self, at: ItemsAt) -> ArrayItems<'a> {
-        ArrayItems(Children {
-            doc: *self,
-            pos: at.pos,
-            left: at.left,
-            object: false,
-        })
+    /// The element the walk `at` stands at ([`ArrayItems::at`], over an
+    /// array of this document), with `at` stepped past it: one step of
+    /// [`ArrayItems`], inlined into a host's iterator (one element per call
+    /// from Python).
+    #[inline(always)]
+    pub fn next_item(&self, at: &mut ItemsAt) -> Option<Cursor> {
+        if at.left == 0 {
+            return None;
+        }
+        let p = at.pos;
+        at.left -= 1;
+        if at.left > 0 {
+            at.pos = self.advance(p, false);
+        }
+        Some(self.child_value(p, false))
     }
 
     /// Members of an object, in order: (raw key body, value).
@@ -1389,8 +1395,8 @@ pub struct ArrayItems<'a>(Children<'a>);
 
 /// Where an [`ArrayItems`] stands, without the borrow of its document: a
 /// host's iterator keeps it between steps (a Python iterator object lives
-/// apart from the document's borrow) and resumes it with
-/// [`Doc::resume_items`] on the same document.
+/// apart from the document's borrow) and steps it with [`Doc::next_item`]
+/// on the same document.
 #[derive(Debug, Clone, Copy)]
 pub struct ItemsAt {
     pos: ChildPos,

@@ -217,11 +217,9 @@ unsafe fn step(py: Python<'_>, it: &mut RawIter, array: *mut ffi::PyObject) -> S
     };
     let me = &mut *me;
     let doc = me.parsed.doc();
-    let mut items = doc.resume_items(it.at);
-    let Some(c) = items.next() else {
+    let Some(c) = doc.next_item(&mut it.at) else {
         return Step::End;
     };
-    it.at = items.at();
     let i = it.i;
     it.i += 1;
     let parsed = &me.parsed;
