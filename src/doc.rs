@@ -519,8 +519,9 @@ impl<'a> Doc<'a> {
     /// reads it, for a host that takes either (a view's read): the
     /// commonest, an integer of up to 16 digits ending at the next
     /// structural ([`int_span`]), inline; the rest out of line
-    /// ([`Self::quick_number_rest`]: a plain decimal such as `0.7` first,
-    /// without trying every integer reader before it). `None` for every
+    /// ([`Self::quick_number_rest`]: a long integer, then a plain decimal
+    /// such as `0.7`, without the integer readers that need whole digits
+    /// before it). `None` for every
     /// other value and number; where it answers, it answers as
     /// [`Self::value`] would (as both do).
     #[inline(always)]
@@ -539,6 +540,11 @@ impl<'a> Doc<'a> {
         let start = c.start as usize;
         if !matches!(self.input.get(start)?, b'-' | b'0'..=b'9') {
             return None;
+        }
+        // 17 to 19 digits (twitter.json's ids; anything shorter is turned
+        // away by the length test).
+        if let Some(v) = long_int_span(self.input, start, e) {
+            return Some(Number::Int(v));
         }
         let end = trim_end(self.input, start, e);
         if let Some(n) = plain_decimal(self.input, start, end) {
