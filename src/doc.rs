@@ -1795,7 +1795,10 @@ use key::{
 
 #[cfg(test)]
 mod tests {
-    use super::{has_dot_or_bracket, int_span, key_end, leading_digits, word_of, Doc, Quick};
+    use super::{
+        has_dot_or_bracket, int_span, key_end, leading_digits, word_of, Cursor, Doc, Number, Quick,
+        Value,
+    };
     use crate::error::AccessError;
     use crate::index::{Index, Options};
 
@@ -2184,6 +2187,90 @@ mod tests {
                 };
                 assert_eq!(got, text.parse::<i64>().ok(), "{input:?}");
             }
+        }
+    }
+
+    /// The views' number reader (`quick_number`) and the getters' integer
+    /// reader (`span_int`) against `value`: where they answer, they answer
+    /// as `value` does, for integers of every length, plain and other
+    /// decimals, at every kind of end, in strict and lazy documents.
+    #[test]
+    fn quick_number_and_span_int_match_value() {
+        let mut texts: Vec<String> = [
+            "0",
+            "-0",
+            "7",
+            "0.7",
+            "-12.5",
+            "1e5",
+            "1.5e-3",
+            "0.000001",
+            "123456789.25",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "1234567890123456.5",
+            "12345678.123456",
+            "0123",
+            "1.",
+            "\"12\"",
+            "true",
+            "null",
+        ]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+        for n in 1..=20 {
+            texts.push("1234567890123456789012"[..n].to_string());
+            texts.push(format!("-{}", &"9876543210987654321098"[..n]));
+        }
+        for text in texts {
+            for end in ["", " ", "\n  "] {
+                for lazy in [false, true] {
+                    let input = format!("[{text}{end}, 1]");
+                    let opts = Options {
+                        lazy,
+                        ..Options::default()
+                    };
+                    let Ok(index) = Index::build(input.as_bytes(), &opts) else {
+                        continue;
+                    };
+                    let doc = Doc::new(input.as_bytes(), &index);
+                    let c = doc.element(doc.root(), 0).unwrap();
+                    let want = doc.value(c).ok();
+                    if let Some(n) = doc.quick_number(c) {
+                        assert_eq!(Some(Value::Number(n)), want, "{input:?} lazy {lazy}");
+                    }
+                    if let Some(v) = doc.span_int(c) {
+                        let n = Value::Number(Number::Int(v));
+                        assert_eq!(Some(n), want, "{input:?} lazy {lazy}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// An array walked one element at a time from a kept position
+    /// (`ArrayItems::at`, `next_item`) gives the elements `array_items`
+    /// does, then nothing, again and again.
+    #[test]
+    fn next_item_walks_as_array_items() {
+        for text in [
+            "[]",
+            "[1]",
+            "[1, [2, [3]], {\"a\": [4]}, \"s\", null, 5.5]",
+            "[[], {}, []]",
+        ] {
+            let index = Index::build(text.as_bytes(), &Options::default()).unwrap();
+            let doc = Doc::new(text.as_bytes(), &index);
+            let want: Vec<Cursor> = doc.array_items(doc.root()).unwrap().collect();
+            let mut at = doc.array_items(doc.root()).unwrap().at();
+            let mut got = Vec::new();
+            while let Some(c) = doc.next_item(&mut at) {
+                got.push(c);
+            }
+            assert_eq!(got, want, "{text}");
+            assert!(doc.next_item(&mut at).is_none());
         }
     }
 
