@@ -44,8 +44,9 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 #[repr(C)]
 struct RawIter {
     ob_base: ffi::PyObject,
-    /// The array (a strong reference); NULL once cleared by the collector
-    /// or exhausted.
+    /// The array (a strong reference, kept to the end: an exhausted
+    /// iterator still finds nothing left); NULL once cleared by the
+    /// collector.
     array: *mut ffi::PyObject,
     /// Where the walk over the original elements stands.
     at: ItemsAt,
@@ -148,21 +149,12 @@ pub(super) unsafe fn new(array: *mut ffi::PyObject, at: ItemsAt) -> Option<*mut 
     }
 }
 
-/// What a step found.
-enum Step {
-    /// The next element (a new reference).
-    Item(*mut ffi::PyObject),
-    /// No element left.
-    End,
-    /// The error is set.
-    Failed,
-}
-
 /// `next(it)`.
 unsafe extern "C" fn iternext(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
     let it = obj.cast::<RawIter>();
     // SAFETY: CPython calls the slot attached, with `obj` a live iterator
-    // of this type.
+    // of this type; `array` changes only in `dealloc` and `clear`, when
+    // no step runs.
     let array = unsafe { (*it).array };
     if array.is_null() {
         return std::ptr::null_mut();
@@ -170,8 +162,8 @@ unsafe extern "C" fn iternext(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
     // SAFETY: attached; `it` is live and holds `array` (a live Array)
     // for the call; a panic is reported as an error, never unwound into
     // CPython.
-    let step = catch_unwind(AssertUnwindSafe(|| unsafe {
-        step(Python::assume_attached(), &mut *it, array)
+    catch_unwind(AssertUnwindSafe(|| unsafe {
+        step(Python::assume_attached(), it, array)
     }))
     .unwrap_or_else(|_| {
         // SAFETY: attached.
@@ -181,29 +173,22 @@ unsafe extern "C" fn iternext(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
                 c"qjson: array iteration failed".as_ptr(),
             )
         };
-        Step::Failed
-    });
-    match step {
-        Step::Item(v) => v,
-        Step::End => {
-            // SAFETY: attached; the iterator lets its array go at the end
-            // (as a list's iterator does).
-            unsafe {
-                (*it).array = std::ptr::null_mut();
-                ffi::Py_DECREF(array);
-            }
-            std::ptr::null_mut()
-        }
-        Step::Failed => std::ptr::null_mut(),
-    }
+        std::ptr::null_mut()
+    })
 }
 
-/// One step of `it` over `array` (see the module docs).
+/// One step of `it` over `array` (see the module docs): the next element
+/// (a new reference), or null (at the end without an error set, else
+/// with one).
+///
+/// The iterator's position is read and written only while the array is
+/// borrowed: steps of one iterator never overlap, even from two threads
+/// (in free-threaded builds, one of them finds the array in use).
 ///
 /// # Safety
 ///
-/// The thread is attached; `array` is the live Array `it` holds.
-unsafe fn step(py: Python<'_>, it: &mut RawIter, array: *mut ffi::PyObject) -> Step {
+/// The thread is attached; `array` is the live Array the live `it` holds.
+unsafe fn step(py: Python<'_>, it: *mut RawIter, array: *mut ffi::PyObject) -> *mut ffi::PyObject {
     // SAFETY: attached; a live Array (the caller's contract).
     let Some(mut me) = (unsafe { super::alloc::borrow_mut::<Array>(array) }) else {
         // SAFETY: attached.
@@ -213,12 +198,15 @@ unsafe fn step(py: Python<'_>, it: &mut RawIter, array: *mut ffi::PyObject) -> S
                 c"qjson: the array is in use".as_ptr(),
             )
         };
-        return Step::Failed;
+        return std::ptr::null_mut();
     };
+    // SAFETY: `it` is live (the caller's contract) and, with its array
+    // borrowed, no other step uses it.
+    let it = unsafe { &mut *it };
     let me = &mut *me;
     let doc = me.parsed.doc();
     let Some(c) = doc.next_item(&mut it.at) else {
-        return Step::End;
+        return std::ptr::null_mut();
     };
     let i = it.i;
     it.i += 1;
@@ -237,10 +225,10 @@ unsafe fn step(py: Python<'_>, it: &mut RawIter, array: *mut ffi::PyObject) -> S
         }
     };
     match v {
-        Ok(v) => Step::Item(v.into_ptr()),
+        Ok(v) => v.into_ptr(),
         Err(e) => {
             e.restore(py);
-            Step::Failed
+            std::ptr::null_mut()
         }
     }
 }
