@@ -550,6 +550,15 @@ impl<'a> Doc<'a> {
         if let Some(n) = plain_decimal(self.input, start, end) {
             return Some(n);
         }
+        self.short_int_cold(c)
+    }
+
+    /// [`Self::short_int`] for [`Self::quick_number_rest`]: an integer the
+    /// readers before it leave (whitespace after more than eight digits),
+    /// rare, so out of line and apart from the decimal's code.
+    #[cold]
+    #[inline(never)]
+    fn short_int_cold(&self, c: Cursor) -> Option<Number<'a>> {
         self.short_int(c).map(Number::Int)
     }
 
