@@ -517,11 +517,10 @@ impl<'a> Doc<'a> {
 
     /// The number at `c` when [`Self::quick`] or [`Self::quick_decimal`]
     /// reads it, for a host that takes either (a view's read): the
-    /// commonest, an integer of up to 16 digits ending at the next
-    /// structural ([`int_span`]), inline; the rest out of line
-    /// ([`Self::quick_number_rest`]: a long integer, then a plain decimal
-    /// such as `0.7`, without the integer readers that need whole digits
-    /// before it). `None` for every
+    /// commonest, an integer of up to 19 digits ending at the next
+    /// structural ([`int_span`], [`long_int_span`]), inline; the rest out
+    /// of line ([`Self::quick_number_rest`]: a plain decimal such as `0.7`,
+    /// without the integer reader that looks for whitespace before it). `None` for every
     /// other value and number; where it answers, it answers as
     /// [`Self::value`] would (as both do).
     #[inline(always)]
@@ -530,21 +529,21 @@ impl<'a> Doc<'a> {
         if let Some(v) = int_span(self.input, c.start as usize, e) {
             return Some(Number::Int(v));
         }
+        // 17 to 19 digits (twitter.json's ids; anything shorter is turned
+        // away by its length test).
+        if let Some(v) = long_int_span(self.input, c.start as usize, e) {
+            return Some(Number::Int(v));
+        }
         self.quick_number_rest(c, e)
     }
 
-    /// [`Self::quick_number`] of a number [`int_span`] leaves (`e`: the
+    /// [`Self::quick_number`] of a number the span readers leave (`e`: the
     /// offset of the structural after it).
     #[inline(never)]
     fn quick_number_rest(&self, c: Cursor, e: usize) -> Option<Number<'a>> {
         let start = c.start as usize;
         if !matches!(self.input.get(start)?, b'-' | b'0'..=b'9') {
             return None;
-        }
-        // 17 to 19 digits (twitter.json's ids; anything shorter is turned
-        // away by the length test).
-        if let Some(v) = long_int_span(self.input, start, e) {
-            return Some(Number::Int(v));
         }
         let end = trim_end(self.input, start, e);
         if let Some(n) = plain_decimal(self.input, start, end) {
