@@ -326,7 +326,8 @@ def test_array_iterator_one_element_per_step():
     v.append(9)  # elements inserted: the original elements still
     assert [x if not isinstance(x, type(v)) else list(x) for x in it] == [[3], "s", None, 2.5]
     assert next(it, "end") == "end" and next(it, "end") == "end"
-    for edit in (lambda a: a.insert(0, "n"), lambda a: a.__delitem__(1), lambda a: a.__setitem__(1, 0)):
+    edits = (lambda a: a.insert(0, "n"), lambda a: a.__delitem__(1), lambda a: a.__setitem__(1, 0))
+    for edit in edits:
         a = qjson.decode(b"[[1], [2], [3]]")
         first = a[0]
         it = iter(a)
