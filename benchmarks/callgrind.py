@@ -22,7 +22,10 @@ alone: see `_access`); or `read_many`, many_bench.py's read row:
 scenario `batch` (the 1 MB file), `batch4` (4 MB: from two windows on,
 qjson splits on a second thread, which callgrind counts too: the figure is
 the process's CPU) or `batch16` (16 MB: mostly windows split while the
-caller reads), lib qjson or fastsimdjson) N1 and N2 times, each in its
+caller reads), lib qjson or fastsimdjson; or `stmt`, any statement
+`--stmt` (after `--setup`, run once) in a loop, with `b` the scenario's
+first part and `qjson`, `fastsimdjson` imported: a read on a fresh
+document against the same read on a kept one, say) N1 and N2 times, each in its
 own `valgrind --tool=callgrind` process with PYTHONHASHSEED=0, and prints the
 difference divided by N2 - N1: the cost of one operation without start-up and
 import, in total and per
@@ -50,11 +53,14 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 
 
-def _loop(op: str, scen_name: str, lib: str, n: int) -> None:
+def _loop(op: str, scen_name: str, lib: str, n: int, stmt: str = "", setup: str = "") -> None:
     """The child process: build the workload once, run it n times."""
     sys.path.insert(0, str(HERE))
     import workloads
 
+    if op == "stmt":
+        _stmt(workloads.scenario(scen_name).parts[0], stmt, setup)(n)
+        return
     if op == "access":
         run, obj = _access(scen_name, lib)
         run(n, obj)
@@ -182,6 +188,19 @@ def _parse(scen_name: str, lib: str) -> Callable[[], object]:
     return run_all
 
 
+def _stmt(body: bytes, stmt: str, setup: str) -> Callable[[int], None]:
+    """`for _ in range(n): <stmt>` after `<setup>`, with `b` = `body`."""
+    import fastsimdjson
+    import qjson
+
+    if not stmt:
+        raise SystemExit("stmt: give --stmt")
+    src = f"def run(n):\n    {setup or 'pass'}\n    for _ in range(n):\n        {stmt}\n"
+    ns: dict[str, Any] = {"b": body, "qjson": qjson, "fastsimdjson": fastsimdjson}
+    exec(compile(src, f"<stmt: {stmt}>", "exec"), ns)
+    return ns["run"]
+
+
 def _loads_many(scen_name: str, lib: str) -> Callable[[], object]:
     """`loads_many` of a JSON Lines scenario (`amazon` or `batch`) by `lib`."""
     if scen_name == "amazon":
@@ -248,6 +267,7 @@ def _profile(args: argparse.Namespace, n: int, out: Path) -> None:
     if args.events:
         cmd += ["--cache-sim=yes", "--branch-sim=yes"]
     cmd += [sys.executable, __file__, "_loop", args.op, args.scenario, args.lib, str(n)]
+    cmd += ["--stmt", args.stmt, "--setup", args.setup]
     env = dict(os.environ, PYTHONHASHSEED="0")
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -289,8 +309,8 @@ def main() -> None:
     r = sub.add_parser("run", help="instructions per operation of one workload")
     r.add_argument(
         "op",
-        help="a workloads.py op (decode_access, parse_get, ...), parse, patch, merge, loads_many, "
-        "read_many or access",
+        help="a workloads.py op (decode_access, parse_get, ...), parse, patch, merge, "
+        "loads_many, read_many, access or stmt",
     )
     r.add_argument("scenario", help="a workloads.py scenario (2k, small_request, ...)")
     r.add_argument("lib", nargs="?", default="qjson")
@@ -299,6 +319,8 @@ def main() -> None:
     r.add_argument("--events", action="store_true", help="also simulate caches and branches")
     r.add_argument("--out", type=Path, default=None, help="directory for the callgrind files")
     r.add_argument("--top", type=int, default=30)
+    r.add_argument("--stmt", default="", help="op stmt: the statement timed")
+    r.add_argument("--setup", default="", help="op stmt: run once before the loop")
     d = sub.add_parser("diff", help="per-function difference B - A of two callgrind files")
     d.add_argument("a", type=Path)
     d.add_argument("b", type=Path)
@@ -310,10 +332,12 @@ def main() -> None:
     lp.add_argument("scenario")
     lp.add_argument("lib")
     lp.add_argument("n", type=int)
+    lp.add_argument("--stmt", default="")
+    lp.add_argument("--setup", default="")
     args = ap.parse_args()
 
     if args.cmd == "_loop":
-        _loop(args.op, args.scenario, args.lib, args.n)
+        _loop(args.op, args.scenario, args.lib, args.n, args.stmt, args.setup)
         return
     if args.cmd == "diff":
         ev = args.event
@@ -325,7 +349,10 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     files = []
     for n in (args.n1, args.n2):
-        f = out / f"{args.op}.{args.scenario}.{args.lib}.{n}"
+        tag = f"{args.op}.{args.scenario}.{args.lib}"
+        if args.op == "stmt":
+            tag += "." + re.sub(r"[^A-Za-z0-9]+", "_", args.stmt)[:40]
+        f = out / f"{tag}.{n}"
         _profile(args, n, f)
         files.append(f)
     per = args.n2 - args.n1

@@ -505,6 +505,62 @@ impl<'a> Doc<'a> {
         plain_decimal(self.input, start, end)
     }
 
+    /// The integer at `c` when it is the commonest kind, up to 16 digits
+    /// ending at the next structural ([`int_span`]); `None` for every
+    /// other value and number (a getter then takes the general path). Where
+    /// it answers, it answers as [`Self::value`] would.
+    #[inline(always)]
+    pub fn span_int(&self, c: Cursor) -> Option<i64> {
+        let e = *self.s().get(c.sidx as usize)? as usize;
+        int_span(self.input, c.start as usize, e)
+    }
+
+    /// The number at `c` when [`Self::quick`] or [`Self::quick_decimal`]
+    /// reads it, for a host that takes either (a view's read): the
+    /// commonest, an integer of up to 19 digits ending at the next
+    /// structural ([`int_span`], [`long_int_span`]), inline; the rest out
+    /// of line ([`Self::quick_number_rest`]: a plain decimal such as `0.7`,
+    /// without the integer reader that looks for whitespace before it). `None` for every
+    /// other value and number; where it answers, it answers as
+    /// [`Self::value`] would (as both do).
+    #[inline(always)]
+    pub fn quick_number(&self, c: Cursor) -> Option<Number<'a>> {
+        let e = *self.s().get(c.sidx as usize)? as usize;
+        if let Some(v) = int_span(self.input, c.start as usize, e) {
+            return Some(Number::Int(v));
+        }
+        // 17 to 19 digits (twitter.json's ids; anything shorter is turned
+        // away by its length test).
+        if let Some(v) = long_int_span(self.input, c.start as usize, e) {
+            return Some(Number::Int(v));
+        }
+        self.quick_number_rest(c, e)
+    }
+
+    /// [`Self::quick_number`] of a number the span readers leave (`e`: the
+    /// offset of the structural after it).
+    #[inline(never)]
+    fn quick_number_rest(&self, c: Cursor, e: usize) -> Option<Number<'a>> {
+        let start = c.start as usize;
+        if !matches!(self.input.get(start)?, b'-' | b'0'..=b'9') {
+            return None;
+        }
+        let end = trim_end(self.input, start, e);
+        if let Some(n) = plain_decimal(self.input, start, end) {
+            return Some(n);
+        }
+        self.short_int_cold(c)
+    }
+
+    /// [`Self::short_int`] for [`Self::quick_number_rest`]: an integer the
+    /// readers before it leave (whitespace after more than eight digits),
+    /// rare, so out of line and apart from the decimal's code.
+    #[cold]
+    #[inline(never)]
+    fn short_int_cold(&self, c: Cursor) -> Option<Number<'a>> {
+        self.short_int(c).map(Number::Int)
+    }
+
     #[inline(always)]
     fn number(&self, c: Cursor) -> Result<Number<'a>, AccessError> {
         match self.short_int(c) {
@@ -1123,6 +1179,23 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// The element the walk `at` stands at ([`ArrayItems::at`], over an
+    /// array of this document), with `at` stepped past it: one step of
+    /// [`ArrayItems`], inlined into a host's iterator (one element per call
+    /// from Python).
+    #[inline(always)]
+    pub fn next_item(&self, at: &mut ItemsAt) -> Option<Cursor> {
+        if at.left == 0 {
+            return None;
+        }
+        let p = at.pos;
+        at.left -= 1;
+        if at.left > 0 {
+            at.pos = self.advance(p, false);
+        }
+        Some(self.child_value(p, false))
+    }
+
     /// Members of an object, in order: (raw key body, value).
     pub fn object_items(&self, c: Cursor) -> Result<ObjectItems<'a>, AccessError> {
         match self.type_of(c) {
@@ -1333,6 +1406,26 @@ impl<'a> Children<'a> {
 
 /// Iterator over an array's elements.
 pub struct ArrayItems<'a>(Children<'a>);
+
+/// Where an [`ArrayItems`] stands, without the borrow of its document: a
+/// host's iterator keeps it between steps (a Python iterator object lives
+/// apart from the document's borrow) and steps it with [`Doc::next_item`]
+/// on the same document.
+#[derive(Debug, Clone, Copy)]
+pub struct ItemsAt {
+    pos: ChildPos,
+    left: u32,
+}
+
+impl ArrayItems<'_> {
+    /// Where this iterator stands (see [`ItemsAt`]).
+    pub fn at(&self) -> ItemsAt {
+        ItemsAt {
+            pos: self.0.pos,
+            left: self.0.left,
+        }
+    }
+}
 
 impl<'a> Iterator for ArrayItems<'a> {
     type Item = Cursor;
@@ -1710,7 +1803,10 @@ use key::{
 
 #[cfg(test)]
 mod tests {
-    use super::{has_dot_or_bracket, int_span, key_end, leading_digits, word_of, Doc, Quick};
+    use super::{
+        has_dot_or_bracket, int_span, key_end, leading_digits, word_of, Cursor, Doc, Number, Quick,
+        Value,
+    };
     use crate::error::AccessError;
     use crate::index::{Index, Options};
 
@@ -2099,6 +2195,90 @@ mod tests {
                 };
                 assert_eq!(got, text.parse::<i64>().ok(), "{input:?}");
             }
+        }
+    }
+
+    /// The views' number reader (`quick_number`) and the getters' integer
+    /// reader (`span_int`) against `value`: where they answer, they answer
+    /// as `value` does, for integers of every length, plain and other
+    /// decimals, at every kind of end, in strict and lazy documents.
+    #[test]
+    fn quick_number_and_span_int_match_value() {
+        let mut texts: Vec<String> = [
+            "0",
+            "-0",
+            "7",
+            "0.7",
+            "-12.5",
+            "1e5",
+            "1.5e-3",
+            "0.000001",
+            "123456789.25",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "1234567890123456.5",
+            "12345678.123456",
+            "0123",
+            "1.",
+            "\"12\"",
+            "true",
+            "null",
+        ]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+        for n in 1..=20 {
+            texts.push("1234567890123456789012"[..n].to_string());
+            texts.push(format!("-{}", &"9876543210987654321098"[..n]));
+        }
+        for text in texts {
+            for end in ["", " ", "\n  "] {
+                for lazy in [false, true] {
+                    let input = format!("[{text}{end}, 1]");
+                    let opts = Options {
+                        lazy,
+                        ..Options::default()
+                    };
+                    let Ok(index) = Index::build(input.as_bytes(), &opts) else {
+                        continue;
+                    };
+                    let doc = Doc::new(input.as_bytes(), &index);
+                    let c = doc.element(doc.root(), 0).unwrap();
+                    let want = doc.value(c).ok();
+                    if let Some(n) = doc.quick_number(c) {
+                        assert_eq!(Some(Value::Number(n)), want, "{input:?} lazy {lazy}");
+                    }
+                    if let Some(v) = doc.span_int(c) {
+                        let n = Value::Number(Number::Int(v));
+                        assert_eq!(Some(n), want, "{input:?} lazy {lazy}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// An array walked one element at a time from a kept position
+    /// (`ArrayItems::at`, `next_item`) gives the elements `array_items`
+    /// does, then nothing, again and again.
+    #[test]
+    fn next_item_walks_as_array_items() {
+        for text in [
+            "[]",
+            "[1]",
+            "[1, [2, [3]], {\"a\": [4]}, \"s\", null, 5.5]",
+            "[[], {}, []]",
+        ] {
+            let index = Index::build(text.as_bytes(), &Options::default()).unwrap();
+            let doc = Doc::new(text.as_bytes(), &index);
+            let want: Vec<Cursor> = doc.array_items(doc.root()).unwrap().collect();
+            let mut at = doc.array_items(doc.root()).unwrap().at();
+            let mut got = Vec::new();
+            while let Some(c) = doc.next_item(&mut at) {
+                got.push(c);
+            }
+            assert_eq!(got, want, "{text}");
+            assert!(doc.next_item(&mut at).is_none());
         }
     }
 

@@ -230,8 +230,8 @@ thread_local! {
 }
 
 /// The Python value at `c` when it is a string of a strictly validated
-/// document ([`validated_str`]), one of the scalars [`Doc::quick`]
-/// reads (strings, short ints) or a plain decimal ([`Doc::quick_decimal`]):
+/// document ([`validated_str`]), another string [`Doc::quick`] reads, or
+/// a number [`Doc::quick_number`] reads (short ints, plain decimals):
 /// made straight from the input, without the
 /// [`Value`] and the dispatch of [`value`]. `None` for
 /// every other value (and when CPython has no memory: the general path
@@ -250,12 +250,13 @@ pub(crate) fn quick(py: Python<'_>, doc: &Doc<'_>, c: Cursor) -> Option<Py<PyAny
             }
             return quick_str(py, doc, c);
         }
-        b'-' | b'0'..=b'9' => match doc.quick(c) {
+        b'-' | b'0'..=b'9' => match doc.quick_number(c) {
             // SAFETY: the interpreter is attached (`py`).
-            Some(Quick::Int(v)) => unsafe { ffi::PyLong_FromLongLong(v) },
-            Some(Quick::Str(_)) => return None,
+            Some(Number::Int(v)) => unsafe { ffi::PyLong_FromLongLong(v) },
             // A plain decimal (`"temperature": 0.7`).
-            None => quick_decimal(doc, c),
+            // SAFETY: as above.
+            Some(Number::Float(f)) => unsafe { ffi::PyFloat_FromDouble(f) },
+            Some(Number::BigInt(_)) | None => return None,
         },
         _ => return None,
     };
@@ -278,22 +279,6 @@ fn quick_str(py: Python<'_>, doc: &Doc<'_>, c: Cursor) -> Option<Py<PyAny>> {
     match doc.quick(c)? {
         Quick::Str(s) => Some(new_str(py, &s).into_any().unbind()),
         Quick::Int(_) => None,
-    }
-}
-
-/// [`quick`] of a number [`Doc::quick`] leaves: a plain decimal
-/// ([`Doc::quick_decimal`]) as a new `float` or `int` reference (null with
-/// an exception set when CPython has no memory), null without one for any
-/// other number (the general path reads it). Out of line: the short ints'
-/// path stays small. The caller's interpreter is attached.
-#[inline(never)]
-fn quick_decimal(doc: &Doc<'_>, c: Cursor) -> *mut ffi::PyObject {
-    match doc.quick_decimal(c) {
-        // SAFETY: the caller's interpreter is attached.
-        Some(Number::Int(v)) => unsafe { ffi::PyLong_FromLongLong(v) },
-        // SAFETY: as above.
-        Some(Number::Float(f)) => unsafe { ffi::PyFloat_FromDouble(f) },
-        Some(Number::BigInt(_)) | None => std::ptr::null_mut(),
     }
 }
 

@@ -264,6 +264,27 @@ pub(crate) fn replace_ass_subscript(
     Ok(())
 }
 
+/// Replace the `mp_length` slot of `ty` (`len(obj)`) with `f`; the
+/// function replaced goes to `orig`.
+pub(crate) fn replace_length(
+    ty: &Bound<'_, PyType>,
+    f: ffi::lenfunc,
+    orig: &'static Original<ffi::lenfunc>,
+) -> PyResult<()> {
+    let tp = ty.as_type_ptr();
+    // SAFETY: as in `replace_subscript`.
+    unsafe {
+        let mapping = (*tp).tp_as_mapping;
+        let Some(old) = mapping.as_ref().and_then(|m| m.mp_length) else {
+            return Err(install_error(c"__len__"));
+        };
+        orig.set(old);
+        (*mapping).mp_length = Some(f);
+        ffi::PyType_Modified(tp);
+    }
+    Ok(())
+}
+
 /// Replace the `tp_iter` slot of `ty` (`iter(obj)`) with `f`; the
 /// function replaced goes to `orig`.
 pub(crate) fn replace_iter(

@@ -71,6 +71,8 @@ mod edit;
 #[cfg(not(feature = "abi3"))]
 mod entry;
 mod inserted;
+#[cfg(not(feature = "abi3"))]
+mod iter;
 mod patch;
 mod write;
 

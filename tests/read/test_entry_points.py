@@ -313,6 +313,65 @@ def test_array_iteration_fast_and_original(doc):
     assert [len(x) for x in qjson.decode(b"[[1], [], [2, 3]]")] == [1, 0, 2]
 
 
+def test_array_iterator_one_element_per_step():
+    """``iter`` of a Lazy array steps through the index (``view/iter.rs``):
+    the elements of the array as it was when the iterator was made, even
+    when the loop edits the array, as the list the iterator once made."""
+    v = qjson.decode(b'[1, {"x": 2}, [3], "s", null, 2.5]')
+    it = iter(v)
+    assert iter(it) is it and type(it).__name__ == "ArrayIterator"
+    assert next(it) == 1
+    second = next(it)
+    assert second is v[1]  # the cached view
+    v.append(9)  # elements inserted: the original elements still
+    assert [x if not isinstance(x, type(v)) else list(x) for x in it] == [[3], "s", None, 2.5]
+    assert next(it, "end") == "end" and next(it, "end") == "end"
+    edits = (lambda a: a.insert(0, "n"), lambda a: a.__delitem__(1), lambda a: a.__setitem__(1, 0))
+    for edit in edits:
+        a = qjson.decode(b"[[1], [2], [3]]")
+        first = a[0]
+        it = iter(a)
+        assert next(it) is first
+        edit(a)  # unfolded or inserted: the originals, their views kept
+        rest = list(it)
+        assert [list(x) for x in rest] == [[2], [3]]
+    a = qjson.decode(b"[[1], [2]]")
+    kept = a[1]
+    it = iter(a)
+    a[0] = "new"  # Edited: an original slot's view is the one cached
+    assert next(it) == [1] and next(it) is kept
+    assert len(qjson.decode(b"[1, [2, 3], {}]")) == 3 and len(qjson.decode(b"[]")) == 0
+    grown = qjson.decode(b"[1]")
+    grown.append(2)
+    assert len(grown) == 2  # not Lazy: PyO3's method
+
+
+def test_array_iterator_references():
+    """The iterator holds its array while it lives; a cycle through an edit
+    is collected."""
+    a = qjson.decode(b"[1, 2, 3]")
+    before = sys.getrefcount(a)
+    its = [iter(a) for _ in range(5)]
+    assert sys.getrefcount(a) == before + 5
+    assert list(its[0]) == [1, 2, 3] and list(its[0]) == []
+    del its
+    assert sys.getrefcount(a) == before
+    a = qjson.decode(b"[[1], 2]")
+    it = iter(a)
+    next(it)
+    a.append(it)  # a -> it -> a
+    assert gc.is_tracked(it)
+    gc.collect()
+    del a, it
+    assert gc.collect() >= 2  # the array and its iterator
+    # A malformed element in a lazy document: the read's error, at its step.
+    doc = qjson.parse(b"[1, tru]", lazy=True)
+    it = iter(doc.root)
+    assert next(it) == 1
+    with pytest.raises(qjson.JSONDecodeError):
+        next(it)
+
+
 def test_views_reused_after_free_start_afresh():
     """Freed views are kept for reuse (``alloc.rs``): a view made from a
     kept object holds nothing of the one freed before (no cached child, no

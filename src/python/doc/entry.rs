@@ -317,18 +317,25 @@ fn other_str(py: Python<'_>, doc: &CoreDoc<'_>, c: CoreCursor) -> Option<*mut ff
 getter!(get_int, 1, |py, _parsed, doc, found, _args, _nargs| {
     let _ = py;
     let c = found.ok()?;
-    let v = match doc.quick(c) {
-        Some(Quick::Int(v)) => Some(v),
-        Some(Quick::Str(_)) => None,
-        None => match doc.number_at(c) {
-            Ok(Number::Int(v)) => Some(v),
-            _ => None,
-        },
+    let v = match doc.span_int(c) {
+        Some(v) => v,
+        None => other_int(doc, c)?,
     };
     // SAFETY: the thread is attached; a NULL result has set MemoryError,
     // which the caller sees.
-    v.map(|v| unsafe { ffi::PyLong_FromLongLong(v) })
+    Some(unsafe { ffi::PyLong_FromLongLong(v) })
 });
+
+/// `get_int` of an integer [`CoreDoc::span_int`] does not read (more than
+/// 16 digits, whitespace after it), or of another value (`None`): out of
+/// line, so that the common getter stays small.
+#[inline(never)]
+fn other_int(doc: &CoreDoc<'_>, c: CoreCursor) -> Option<i64> {
+    match doc.number_at(c) {
+        Ok(Number::Int(v)) => Some(v),
+        _ => None,
+    }
+}
 
 getter!(get_float, 1, |py, _parsed, doc, found, _args, _nargs| {
     let _ = py;

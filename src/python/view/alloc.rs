@@ -158,7 +158,7 @@ pub(crate) struct FreeList {
 }
 
 impl FreeList {
-    const fn new() -> Self {
+    pub(super) const fn new() -> Self {
         FreeList {
             len: AtomicUsize::new(0),
             objs: [const { AtomicPtr::new(std::ptr::null_mut()) }; FREE_MAX],
@@ -167,7 +167,7 @@ impl FreeList {
 
     /// A kept object, if any.
     #[inline(always)]
-    fn pop(&self) -> Option<*mut ffi::PyObject> {
+    pub(super) fn pop(&self) -> Option<*mut ffi::PyObject> {
         let n = self.len.load(Ordering::Relaxed);
         if !REUSE || n == 0 {
             return None;
@@ -178,7 +178,7 @@ impl FreeList {
 
     /// Keep `obj`, unless the list is full (false).
     #[inline(always)]
-    fn push(&self, obj: *mut ffi::PyObject) -> bool {
+    pub(super) fn push(&self, obj: *mut ffi::PyObject) -> bool {
         let n = self.len.load(Ordering::Relaxed);
         if !REUSE || n == FREE_MAX {
             return false;

@@ -14,7 +14,7 @@
 
 use super::super::doc::{parse_bytes, Cursor};
 use super::super::slots::{self, exact_str, owned, run, FastCall, Original};
-use super::{alloc, lazy_child, ArrState, Array, ObjState, Object};
+use super::{alloc, iter, lazy_child, ArrState, Array, ObjState, Object};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -23,6 +23,7 @@ static OBJECT_SUBSCRIPT: Original<ffi::binaryfunc> = Original::new();
 static OBJECT_GET: Original<FastCall> = Original::new();
 static ARRAY_SUBSCRIPT: Original<ffi::binaryfunc> = Original::new();
 static ARRAY_ITER: Original<ffi::getiterfunc> = Original::new();
+static ARRAY_LEN: Original<ffi::lenfunc> = Original::new();
 
 /// Install the raw entry points on `Object` and `Array`.
 pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
@@ -32,6 +33,8 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
     let array = py.get_type::<Array>();
     slots::replace_subscript(&array, array_subscript, &ARRAY_SUBSCRIPT)?;
     slots::replace_iter(&array, array_iter, &ARRAY_ITER)?;
+    slots::replace_length(&array, array_len, &ARRAY_LEN)?;
+    iter::install(py)?;
     // One sample of each class (and of `Doc`), over a tiny document, to
     // measure the layout on (see `super::alloc`).
     let bytes = PyBytes::new(py, b"{}");
@@ -190,65 +193,46 @@ unsafe extern "C" fn array_subscript(
     }
 }
 
-/// The iterator over a list of every element of the Array `slf`, when it
-/// is Lazy; `None` hands the call to the original.
+/// A new iterator over the elements of the Array `slf`, when it is Lazy
+/// (`super::iter`); `None` hands the call to the original.
 ///
 /// # Safety
 ///
 /// As [`array_read`].
 #[inline(always)]
-unsafe fn array_list(py: Python<'_>, slf: *mut ffi::PyObject) -> Option<*mut ffi::PyObject> {
+unsafe fn array_items(slf: *mut ffi::PyObject) -> Option<*mut ffi::PyObject> {
     // SAFETY: as in `array_read`.
-    let mut me = unsafe { alloc::borrow_mut::<Array>(slf) }?;
-    let me = &mut *me;
-    let ArrState::Lazy { views } = &mut me.state else {
+    let me = unsafe { alloc::borrow_mut::<Array>(slf) }?;
+    let ArrState::Lazy { .. } = &me.state else {
         return None;
     };
-    let items = me.parsed.doc().array_items(me.at).ok()?;
-    let n = items.size_hint().0 as ffi::Py_ssize_t;
-    // SAFETY: attached. A new list of `n` empty (NULL) items, filled in
-    // below before anyone but the collector sees it (which skips NULL
-    // items); dropped (released at once) if a child fails.
-    let list = unsafe {
-        let p = ffi::PyList_New(n);
-        if p.is_null() {
-            ffi::PyErr_Clear();
-            return None;
-        }
-        Bound::from_owned_ptr(py, p)
-    };
-    let mut filled = 0;
-    for c in items {
-        if filled == n {
-            return None;
-        }
-        let v = owned(lazy_child(py, &me.parsed, views, c))?;
-        // SAFETY: `filled < n`, the item is empty; the list takes over the
-        // new reference `v`.
-        unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), filled, v) };
-        filled += 1;
-    }
-    if filled != n {
-        return None;
-    }
-    // SAFETY: attached; `list` is a live list. A NULL result (no memory)
-    // has set an error, cleared here (the original then reports its own).
-    unsafe {
-        let it = ffi::PyObject_GetIter(list.as_ptr());
-        if it.is_null() {
-            ffi::PyErr_Clear();
-            return None;
-        }
-        Some(it)
-    }
+    let at = me.parsed.doc().array_items(me.at).ok()?.at();
+    drop(me);
+    // SAFETY: attached, `slf` a live Array (the caller's contract).
+    unsafe { iter::new(slf, at) }
 }
 
 /// `iter(Array)`.
 unsafe extern "C" fn array_iter(slf: *mut ffi::PyObject) -> *mut ffi::PyObject {
     // SAFETY: CPython calls the slot attached, with `slf` a live Array.
-    match unsafe { run(|py| array_list(py, slf)) } {
+    match unsafe { run(|_| array_items(slf)) } {
         Some(it) => it,
         // SAFETY: the slot PyO3 made, called as CPython called this one.
         None => unsafe { ARRAY_ITER.get()(slf) },
+    }
+}
+
+/// `len(Array)`, of a Lazy array.
+unsafe extern "C" fn array_len(slf: *mut ffi::PyObject) -> ffi::Py_ssize_t {
+    // SAFETY: CPython calls the slot attached, with `slf` a live Array
+    // (as in `array_read`).
+    let n = unsafe { alloc::borrow_mut::<Array>(slf) }.and_then(|me| match &me.state {
+        ArrState::Lazy { .. } => me.parsed.doc().len(me.at).ok(),
+        _ => None,
+    });
+    match n {
+        Some(n) => n as ffi::Py_ssize_t,
+        // SAFETY: the slot PyO3 made, called as CPython called this one.
+        None => unsafe { ARRAY_LEN.get()(slf) },
     }
 }
