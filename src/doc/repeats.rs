@@ -262,7 +262,7 @@ pub(crate) fn small_keys(
     c: Cursor,
     mut each: impl FnMut(usize, u32),
 ) -> Option<bool> {
-    small_keys_printed(doc, c, |k, ord, _| each(k, ord))
+    small_keys_printed(doc, c, |k, ord, _, _| each(k, ord))
 }
 
 /// [`small_keys`], with `each` also given the member's key fingerprint
@@ -272,7 +272,7 @@ pub(crate) fn small_keys(
 pub(crate) fn small_keys_printed(
     doc: &Doc<'_>,
     c: Cursor,
-    mut each: impl FnMut(usize, u32, u64),
+    mut each: impl FnMut(usize, u32, u64, usize),
 ) -> Option<bool> {
     if doc.index.lazy || doc.type_of(c) != JsonType::Object {
         return None;
@@ -354,7 +354,7 @@ pub(crate) fn small_keys_printed(
             return Some(false);
         }
         prints[i] = print;
-        each(k, ord, print);
+        each(k, ord, print, len);
         if i + 1 < n {
             (k, ord) = next_member(s, input, containers, k, ord)?;
         }
@@ -386,9 +386,11 @@ fn repeats_earlier(doc: &Doc<'_>, c: Cursor, prints: &[u64], print: u64, key: &[
 
 /// The fingerprint [`small_keys_printed`] gives a member whose key body is
 /// `key` (a strict document's body without a backslash: the key itself).
-/// Equal keys have equal fingerprints; keys of up to seven bytes have
-/// equal fingerprints only when they are equal (the word holds all their
-/// bytes, the top byte their length).
+/// Equal keys have equal fingerprints; two keys both of up to seven bytes
+/// have equal fingerprints only when they are equal (the word holds all
+/// their bytes, the top byte their length). A longer key's eighth byte
+/// shares the top byte with its length, so a key of eight bytes or more
+/// can share a shorter key's fingerprint: compare lengths too.
 #[inline]
 pub(crate) fn lookup_print(key: &[u8]) -> u64 {
     key_print(super::key::word_of(key), key.len())

@@ -23,11 +23,13 @@
 //! escaped key, more members, a lazy document) gets no table: its lookups
 //! go to [`Doc::field`], as without one, and the writer checks its keys.
 //!
-//! A lookup compares the key's fingerprint with the members' (the same
-//! fingerprint [`Doc::keys_unique`] computes: length and first eight
-//! bytes); a key of up to seven bytes is equal to a member's exactly when
-//! the fingerprints are, a longer one is confirmed by its bytes and the
-//! closing quote after them (a body without a backslash is its key). Keys
+//! A lookup compares the key's length and fingerprint with the members'
+//! (the fingerprint [`Doc::keys_unique`] computes: first eight bytes with
+//! the length folded into the top byte, which alone cannot tell a long key
+//! from a short one, hence the length kept beside it); a key of up to
+//! seven bytes is equal to a member's exactly when both are, a longer one
+//! is confirmed by its bytes and the closing quote after them (a body
+//! without a backslash is its key). Keys
 //! are distinct, so the first match is the only one. A table holds no
 //! reference to the document: the host keeps it beside the object it was
 //! built for (a lazy object's [`super::Patches`]), and a document's bytes
@@ -50,6 +52,9 @@ pub struct MemberTable {
     n: u8,
     /// Per member, in order: its key's fingerprint.
     prints: [u64; SMALL],
+    /// Per member: its key's length in bytes (a fingerprint holds it only
+    /// modulo the key's own bytes: see `find`).
+    lens: [u32; SMALL],
     /// Per member: its key's structural, and the ordinal of the first
     /// container at or after it.
     members: [(u32, u32); SMALL],
@@ -61,6 +66,7 @@ impl Default for MemberTable {
             state: UNBUILT,
             n: 0,
             prints: [0; SMALL],
+            lens: [0; SMALL],
             members: [(0, 0); SMALL],
         }
     }
@@ -106,7 +112,7 @@ impl MemberTable {
         let print = repeats::lookup_print(key);
         let n = usize::from(self.n);
         for (i, &p) in self.prints[..n].iter().enumerate() {
-            if p != print {
+            if p != print || self.lens[i] as usize != key.len() {
                 continue;
             }
             let (k, ord) = self.members[i];
@@ -121,11 +127,12 @@ impl MemberTable {
     #[inline(never)]
     fn build(&mut self, doc: &Doc<'_>, at: Cursor) {
         let mut n = 0;
-        let (prints, members) = (&mut self.prints, &mut self.members);
-        let walk = repeats::small_keys_printed(doc, at, |k, ord, print| {
+        let (prints, lens, members) = (&mut self.prints, &mut self.lens, &mut self.members);
+        let walk = repeats::small_keys_printed(doc, at, |k, ord, print, len| {
             // (At most `SMALL` members reach here.)
             if n < SMALL {
                 prints[n] = print;
+                lens[n] = len as u32;
                 members[n] = (k as u32, ord);
             }
             n += 1;

@@ -727,3 +727,29 @@ fn member_table_agrees_with_field() {
     }
     assert!(built[0] > 500 && built[1] > 500, "{built:?}");
 }
+
+/// Review s14: a 7-byte key against a longer member whose 8th byte xor its
+/// length is 7, and a long key holding a quote against a 7-byte member.
+#[test]
+fn member_table_fingerprint_collisions() {
+    let long = format!("headers {}", "x".repeat(31)); // 39 bytes, ' ' ^ 39 == 7
+    let text = format!("{{\"{long}\":1,\"b\":2}}");
+    let ix = index(text.as_bytes(), false);
+    let doc = Doc::new(text.as_bytes(), &ix);
+    let mut table = MemberTable::default();
+    assert_eq!(
+        table.field(&doc, doc.root(), b"headers"),
+        doc.field(doc.root(), b"headers"),
+        "{text}"
+    );
+    let text = format!("{{\"abcdefg\":1,\"{}\":2}}", "x".repeat(25));
+    let key = format!("abcdefg\":1,\"{}", "x".repeat(25));
+    let ix = index(text.as_bytes(), false);
+    let doc = Doc::new(text.as_bytes(), &ix);
+    let mut table = MemberTable::default();
+    assert_eq!(
+        table.field(&doc, doc.root(), key.as_bytes()),
+        doc.field(doc.root(), key.as_bytes()),
+        "{text}"
+    );
+}
