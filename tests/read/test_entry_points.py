@@ -314,32 +314,60 @@ def test_array_iteration_fast_and_original(doc):
 
 
 def test_array_iterator_one_element_per_step():
-    """``iter`` of a Lazy array steps through the index (``view/iter.rs``):
-    the elements of the array as it was when the iterator was made, even
-    when the loop edits the array, as the list the iterator once made."""
+    """``iter`` of a Lazy array steps through the index (``view/iter.rs``);
+    once the loop edits the array, the iterator follows a list's rule: the
+    element now at its position, the end when the position passes the
+    length (what a loop over json.loads' list sees)."""
     v = qjson.decode(b'[1, {"x": 2}, [3], "s", null, 2.5]')
     it = iter(v)
     assert iter(it) is it and type(it).__name__ == "ArrayIterator"
     assert next(it) == 1
     second = next(it)
     assert second is v[1]  # the cached view
-    v.append(9)  # elements inserted: the original elements still
-    assert [x if not isinstance(x, type(v)) else list(x) for x in it] == [[3], "s", None, 2.5]
+    v.append(9)  # edited: the array as it is now, from position 2 on
+    assert [x if not isinstance(x, type(v)) else list(x) for x in it] == [
+        [3],
+        "s",
+        None,
+        2.5,
+        9,
+    ]
     assert next(it, "end") == "end" and next(it, "end") == "end"
-    edits = (lambda a: a.insert(0, "n"), lambda a: a.__delitem__(1), lambda a: a.__setitem__(1, 0))
+    edits = (
+        lambda a: a.insert(0, "n"),
+        lambda a: a.__delitem__(1),
+        lambda a: a.__setitem__(1, 0),
+        lambda a: a.append([4]),
+        lambda a: a.pop(),
+        lambda a: a.clear(),
+        lambda a: a.__setitem__(slice(0, 2), []),
+    )
     for edit in edits:
         a = qjson.decode(b"[[1], [2], [3]]")
-        first = a[0]
-        it = iter(a)
-        assert next(it) is first
-        edit(a)  # unfolded or inserted: the originals, their views kept
-        rest = list(it)
-        assert [list(x) for x in rest] == [[2], [3]]
+        plain = [[1], [2], [3]]
+        it, pit = iter(a), iter(plain)
+        assert next(it) == next(pit)
+        edit(a)
+        edit(plain)
+        assert [qjson.materialize(x) if isinstance(x, type(a)) else x for x in it] == list(pit)
     a = qjson.decode(b"[[1], [2]]")
     kept = a[1]
     it = iter(a)
-    a[0] = "new"  # Edited: an original slot's view is the one cached
-    assert next(it) == [1] and next(it) is kept
+    a[0] = "new"  # edited before the first step: position 0 is "new" now
+    assert next(it) == "new" and next(it) is kept
+    # A child edited through its view, then its slot replaced: the loop sees
+    # the replacement (the review of session 14: the original bytes came back).
+    a = qjson.decode(b'[{"k": 1}, {"k": 2}]')
+    it = iter(a)
+    next(it)
+    a[1]["k"] = 5
+    a[1] = None
+    assert next(it) is None and next(it, "end") == "end"
+    a = qjson.decode(b'[{"k": 1}, {"k": 2}]')
+    it = iter(a)
+    next(it)
+    a[1]["k"] = 5
+    assert qjson.materialize(next(it)) == {"k": 5}
     assert len(qjson.decode(b"[1, [2, 3], {}]")) == 3 and len(qjson.decode(b"[]")) == 0
     grown = qjson.decode(b"[1]")
     grown.append(2)

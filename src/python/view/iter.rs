@@ -19,12 +19,14 @@
 //! never changes, so this is the list the old `iter` made, one element at
 //! a time.
 //!
-//! When the array was edited since (a rare loop that edits the array it
-//! walks), a step still returns the next *original* element, as the list
-//! made at `iter` time would have held it: the view an edited array keeps
-//! in the element's slot, or, when the element was replaced or deleted
-//! meanwhile, a new value read from the document. An array whose elements
-//! were only inserted keeps its cache, and reads as a lazy one.
+//! When the array was edited since (a loop that edits the array it
+//! walks), the iterator follows a list's rule from that step on: it reads
+//! the element now at its position (`i`, counted from the loop's start),
+//! and ends when the position passes the array's length, so a loop sees
+//! what it would see walking the list `json.loads` made. (The old `iter`
+//! gave a snapshot taken at `iter` time; an element replaced after a
+//! child view of it was edited lost that edit in a first version of this
+//! iterator, which read the original bytes again.)
 //!
 //! The type is made with `PyType_FromSpec`, not PyO3: no method table, no
 //! trampoline per step. It is a GC type (an edit may put the iterator into
@@ -32,7 +34,7 @@
 //! iterator).
 
 use super::alloc::FreeList;
-use super::{convert, lazy_child, slot_value, ArrState, Array, Slot};
+use super::{lazy_child, ArrState, Array};
 use crate::doc::ItemsAt;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -50,8 +52,13 @@ struct RawIter {
     array: *mut ffi::PyObject,
     /// Where the walk over the original elements stands.
     at: ItemsAt,
-    /// The ordinal of the next original element.
+    /// The ordinal of the next original element (while the walk follows
+    /// `at`), or the position of the next element (once `by_position`).
     i: u32,
+    /// Set at the first step that finds the array edited: from then on a
+    /// step reads the element at position `i` of the array as it is now,
+    /// as a list's iterator does.
+    by_position: bool,
 }
 
 /// The `ArrayIterator` type, made once by [`install`].
@@ -144,6 +151,7 @@ pub(super) unsafe fn new(array: *mut ffi::PyObject, at: ItemsAt) -> Option<*mut 
         std::ptr::addr_of_mut!((*it).array).write(array);
         std::ptr::addr_of_mut!((*it).at).write(at);
         std::ptr::addr_of_mut!((*it).i).write(0);
+        std::ptr::addr_of_mut!((*it).by_position).write(false);
         ffi::PyObject_GC_Track(it.cast());
         Some(it.cast())
     }
@@ -204,25 +212,33 @@ unsafe fn step(py: Python<'_>, it: *mut RawIter, array: *mut ffi::PyObject) -> *
     // borrowed, no other step uses it.
     let it = unsafe { &mut *it };
     let me = &mut *me;
+    let lazy = matches!(me.state, ArrState::Lazy { .. });
+    if !lazy || it.by_position {
+        // Edited since the loop began: the element now at position `i`
+        // (a list's iterator's rule), the end once `i` passes the length.
+        it.by_position = true;
+        let i = it.i as usize;
+        if i >= me.length() {
+            return std::ptr::null_mut();
+        }
+        it.i += 1;
+        return match me.item(py, i) {
+            Ok(v) => v.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                std::ptr::null_mut()
+            }
+        };
+    }
     let doc = me.parsed.doc();
     let Some(c) = doc.next_item(&mut it.at) else {
         return std::ptr::null_mut();
     };
-    let i = it.i;
     it.i += 1;
     let parsed = &me.parsed;
     let v = match &mut me.state {
         ArrState::Lazy { views } => lazy_child(py, parsed, views, c),
-        ArrState::Inserted(ins) => lazy_child(py, parsed, &mut ins.views, c),
-        ArrState::Edited(slots) => {
-            let slot = slots
-                .iter_mut()
-                .find(|s| matches!(s, Slot::Orig { i: j, .. } if *j == i));
-            match slot {
-                Some(s) => slot_value(py, parsed, s),
-                None => convert::value(py, parsed, c),
-            }
-        }
+        _ => unreachable!("lazy (checked above)"),
     };
     match v {
         Ok(v) => v.into_ptr(),
