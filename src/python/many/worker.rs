@@ -163,8 +163,10 @@ pub(super) struct Pace {
     /// The calling thread's CPU time spent on the last inline split.
     split: Duration,
     /// Its CPU clock when that split ended (it has since been reading
-    /// the window's documents).
-    done: Option<Duration>,
+    /// the window's documents), and which thread that clock is: an
+    /// iterator advanced from another thread next is not measured (two
+    /// threads' CPU clocks do not subtract).
+    done: Option<(Duration, std::thread::ThreadId)>,
     /// Windows in a row whose documents took the caller at least
     /// 1 / [`SHARE`] of their split.
     lagged: u32,
@@ -174,8 +176,10 @@ impl Pace {
     /// Called before an inline split with `left` bytes of the stream left:
     /// whether the splitting thread should take over from here.
     pub(super) fn wants_thread(&mut self, left: usize) -> bool {
-        if let Some(done) = self.done.take() {
-            if thread_cpu().saturating_sub(done) * SHARE >= self.split {
+        if let Some((done, by)) = self.done.take() {
+            if by != std::thread::current().id() {
+                // Another thread's clock: no measure of this window.
+            } else if thread_cpu().saturating_sub(done) * SHARE >= self.split {
                 self.lagged += 1;
             } else {
                 self.lagged = 0;
@@ -195,7 +199,7 @@ impl Pace {
         let r = f();
         let now = thread_cpu();
         self.split = now.saturating_sub(t);
-        self.done = Some(now);
+        self.done = Some((now, std::thread::current().id()));
         r
     }
 }
