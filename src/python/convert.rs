@@ -231,7 +231,8 @@ thread_local! {
 
 /// The Python value at `c` when it is a string of a strictly validated
 /// document ([`validated_str`]), another string [`Doc::quick`] reads, or
-/// a number [`Doc::quick_number`] reads (short ints, plain decimals):
+/// a number [`Doc::quick_number`] reads (ints of up to 19 digits, plain
+/// decimals):
 /// made straight from the input, without the
 /// [`Value`] and the dispatch of [`value`]. `None` for
 /// every other value (and when CPython has no memory: the general path
