@@ -209,19 +209,27 @@ unsafe fn step(py: Python<'_>, it: *mut RawIter, array: *mut ffi::PyObject) -> *
         return std::ptr::null_mut();
     };
     // SAFETY: `it` is live (the caller's contract) and, with its array
-    // borrowed, no other step uses it.
-    let it = unsafe { &mut *it };
+    // borrowed, no other step uses its position fields. Only those fields
+    // are borrowed, never the whole object: the collector may read its
+    // header and `array` while an element is made below.
+    let (at, next, by_position) = unsafe {
+        (
+            &mut *std::ptr::addr_of_mut!((*it).at),
+            &mut *std::ptr::addr_of_mut!((*it).i),
+            &mut *std::ptr::addr_of_mut!((*it).by_position),
+        )
+    };
     let me = &mut *me;
     let lazy = matches!(me.state, ArrState::Lazy { .. });
-    if !lazy || it.by_position {
+    if !lazy || *by_position {
         // Edited since the loop began: the element now at position `i`
         // (a list's iterator's rule), the end once `i` passes the length.
-        it.by_position = true;
-        let i = it.i as usize;
+        *by_position = true;
+        let i = *next as usize;
         if i >= me.length() {
             return std::ptr::null_mut();
         }
-        it.i += 1;
+        *next += 1;
         return match me.item(py, i) {
             Ok(v) => v.into_ptr(),
             Err(e) => {
@@ -231,10 +239,10 @@ unsafe fn step(py: Python<'_>, it: *mut RawIter, array: *mut ffi::PyObject) -> *
         };
     }
     let doc = me.parsed.doc();
-    let Some(c) = doc.next_item(&mut it.at) else {
+    let Some(c) = doc.next_item(at) else {
         return std::ptr::null_mut();
     };
-    it.i += 1;
+    *next += 1;
     let parsed = &me.parsed;
     let v = match &mut me.state {
         ArrState::Lazy { views } => lazy_child(py, parsed, views, c),
