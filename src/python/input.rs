@@ -378,21 +378,39 @@ fn surrogate_error(s: &Bound<'_, PyAny>) -> PyErr {
 /// the call.
 #[inline]
 pub(crate) fn str_utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
+    // SAFETY: `s` is a live str, borrowed for `'a`.
+    match unsafe { compact_ascii(s.as_ptr()) } {
+        Some(text) => Ok(text),
+        None => str_utf8_cached(s),
+    }
+}
+
+/// The text of str `obj` when it is in the compact ASCII form (most keys
+/// and short values): its `len` characters, one byte each (ASCII, hence
+/// UTF-8), follow the header, read in place. `None` for any other form
+/// (and always where the layout is not public: abi3, 3.14+, PyPy).
+///
+/// # Safety
+///
+/// `obj` is a live str (a `PyASCIIObject`, exact or a subclass), alive
+/// for `'a`.
+#[inline]
+pub(crate) unsafe fn compact_ascii<'a>(obj: *mut ffi::PyObject) -> Option<&'a str> {
     #[cfg(not(any(feature = "abi3", Py_3_14, PyPy, GraalPy)))]
-    // SAFETY: `s` is a live str (a `PyASCIIObject`), borrowed for `'a`;
-    // in its compact ASCII form its `len` characters, one byte each
-    // (ASCII, hence UTF-8), follow the header for the object's lifetime.
+    // SAFETY: `obj` is a live str (the caller's contract); in the compact
+    // ASCII form its bytes follow the header for the object's lifetime.
     unsafe {
-        let o = s.as_ptr();
-        if ffi::PyUnicode_IS_COMPACT_ASCII(o) != 0 {
-            let len = ffi::PyUnicode_GET_LENGTH(o) as usize;
-            let data = ffi::PyUnicode_DATA(o).cast::<u8>();
-            return Ok(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+        if ffi::PyUnicode_IS_COMPACT_ASCII(obj) != 0 {
+            let len = ffi::PyUnicode_GET_LENGTH(obj) as usize;
+            let data = ffi::PyUnicode_DATA(obj).cast::<u8>();
+            return Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
                 data, len,
             )));
         }
     }
-    str_utf8_cached(s)
+    #[cfg(any(feature = "abi3", Py_3_14, PyPy, GraalPy))]
+    let _ = obj;
+    None
 }
 
 /// [`str_utf8`] through CPython's UTF-8 cache.

@@ -331,17 +331,9 @@ pub(crate) unsafe fn exact_str<'a>(obj: *mut ffi::PyObject) -> Option<&'a str> {
     if unsafe { ffi::PyUnicode_CheckExact(obj) } == 0 {
         return None;
     }
-    #[cfg(not(any(Py_3_14, PyPy, GraalPy)))]
-    // SAFETY: an exact str is a `PyASCIIObject`; in its compact ASCII form
-    // its `len` characters, one byte each (ASCII, hence UTF-8), follow the
-    // header for the object's lifetime.
-    unsafe {
-        if ffi::PyUnicode_IS_COMPACT_ASCII(obj) != 0 {
-            let len = ffi::PyUnicode_GET_LENGTH(obj) as usize;
-            let data = ffi::PyUnicode_DATA(obj).cast::<u8>();
-            let bytes = std::slice::from_raw_parts(data, len);
-            return Some(std::str::from_utf8_unchecked(bytes));
-        }
+    // SAFETY: `obj` is a live exact str (checked above), alive for `'a`.
+    if let Some(text) = unsafe { crate::python::input::compact_ascii(obj) } {
+        return Some(text);
     }
     // SAFETY: `obj` is a live exact str (checked above).
     unsafe { utf8_of(obj) }
