@@ -43,9 +43,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -195,7 +197,10 @@ def _stmt(body: bytes, stmt: str, setup: str) -> Callable[[int], None]:
 
     if not stmt:
         raise SystemExit("stmt: give --stmt")
-    src = f"def run(n):\n    {setup or 'pass'}\n    for _ in range(n):\n        {stmt}\n"
+    # (Each may hold several lines: indented as a block, not only its first line.)
+    head = textwrap.indent(textwrap.dedent(setup) or "pass", "    ")
+    loop = textwrap.indent(textwrap.dedent(stmt), "        ")
+    src = f"def run(n):\n{head}\n    for _ in range(n):\n{loop}\n"
     ns: dict[str, Any] = {"b": body, "qjson": qjson, "fastsimdjson": fastsimdjson}
     exec(compile(src, f"<stmt: {stmt}>", "exec"), ns)
     return ns["run"]
@@ -340,6 +345,8 @@ def main() -> None:
         _loop(args.op, args.scenario, args.lib, args.n, args.stmt, args.setup)
         return
     if args.cmd == "diff":
+        # `diff ... | head`: end quietly when the reader goes.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         ev = args.event
         show_diff(load(args.a, ev), load(args.b, ev), args.per, args.top, ev or "Ir")
         return
