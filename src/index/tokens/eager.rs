@@ -248,6 +248,53 @@ pub(crate) struct LinesIndex {
     /// How many tokens the last line walked had (see
     /// [`LinesIndex::line_end`]).
     shape: usize,
+    /// The token classes ([`CLASS`]) of a line of `memo.len()` tokens
+    /// (see [`LinesIndex::walk_line`]): recorded only when a line has as
+    /// many tokens as the line before it.
+    memo: Vec<u8>,
+    /// Whether `memo` holds the classes of the last line walked, which
+    /// was accepted with the child counts `lens` under `memo_depth`.
+    memo_valid: bool,
+    memo_depth: usize,
+}
+
+/// The class of a token by its first byte, for the token walk of a line
+/// whose scalars are left to the builder: each of `{ } [ ] : , "` is its
+/// own class, every other byte (a scalar's first byte) is class 0. That
+/// walk (`walk` with `Record::CHECK_SCALARS` false) reads nothing of a
+/// token but the class of its first byte, so two lines whose tokens have
+/// the same classes, in order, walk alike: both accepted with the same
+/// child counts, or both not.
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let structural = *b"{}[]:,\"";
+    let mut i = 0;
+    while i < structural.len() {
+        t[structural[i] as usize] = structural[i];
+        i += 1;
+    }
+    t
+};
+
+/// Write the classes ([`CLASS`]) of the tokens `tokens` of `window` into
+/// `memo` (as long as `tokens`), and say whether they were `memo`'s
+/// already.
+///
+/// # Safety
+/// Every token must be the offset of a byte of `window`.
+#[inline(always)]
+unsafe fn record_classes(window: &[u8], tokens: &[u32], memo: &mut [u8]) -> bool {
+    debug_assert_eq!(tokens.len(), memo.len());
+    let mut diff = 0u8;
+    for (&t, m) in tokens.iter().zip(memo.iter_mut()) {
+        debug_assert!((t as usize) < window.len());
+        // SAFETY: `t` is the offset of a byte of `window` (the caller's
+        // contract).
+        let c = CLASS[unsafe { *window.get_unchecked(t as usize) } as usize];
+        diff |= c ^ *m;
+        *m = c;
+    }
+    diff == 0
 }
 
 /// A line's document, as [`LinesIndex::line`] gives it: the builder's
@@ -285,6 +332,9 @@ impl LinesIndex {
             high: Vec::new(),
             h: 0,
             shape: 0,
+            memo: Vec::new(),
+            memo_valid: false,
+            memo_depth: 0,
         }
     }
 
@@ -369,14 +419,41 @@ impl LinesIndex {
         }
         self.e = e;
         let tokens = &s[k..=b];
-        self.lens.clear();
-        let mut counts = ChildCounts {
-            lens: &mut self.lens,
-        };
-        if !walk(&window[..re], tokens, max_depth, &mut counts) {
-            return Line::Exact;
+        // A line whose tokens have the classes of the last line walked
+        // (accepted, with the child counts `lens`) walks as it did (see
+        // [`CLASS`]): its walk is skipped. The classes are recorded (one
+        // table lookup per token, a third of the walk's cost) only for a
+        // line with as many tokens as the line before it: a stream of
+        // lines of one shape records them once and then only compares
+        // (amazon_cellphones.ndjson, every line an array of nine values),
+        // one of lines that differ rarely pays for them.
+        let n = b - k;
+        let same = n == self.memo.len()
+            // SAFETY: the tokens `k..b` lie before the line's end `re`
+            // (`b` is the first token at or after it), so inside `window`.
+            && unsafe { record_classes(window, &s[k..b], &mut self.memo) }
+            && self.memo_valid
+            && self.memo_depth == max_depth;
+        if !same {
+            let recorded = n == self.memo.len();
+            self.memo_valid = false;
+            self.lens.clear();
+            let mut counts = ChildCounts {
+                lens: &mut self.lens,
+            };
+            if !walk(&window[..re], tokens, max_depth, &mut counts) {
+                return Line::Exact;
+            }
+            if recorded {
+                self.memo_valid = true;
+                self.memo_depth = max_depth;
+            } else {
+                // The classes are recorded for the next line if it has as
+                // many tokens.
+                self.memo.resize(n, 0);
+            }
         }
-        self.shape = b - k;
+        self.shape = n;
         let mut non_ascii = false;
         if self.scan.non_ascii {
             let mut h = self.h;
@@ -600,5 +677,67 @@ mod tests {
         assert!(chained_matches_searched(&stream) > 500);
         let same: Vec<u8> = b"[1,\"x\",{\"k\":[2,3]}]\n".repeat(3000);
         assert!(chained_matches_searched(&same) > 2900);
+    }
+
+    /// A line walked after lines of its shape (its walk skipped, see
+    /// `LinesIndex::memo`) gives what a fresh index's walk of it gives,
+    /// whatever came before: lines of five tokens in every order, valid
+    /// and not, and the depth limit changing between two lines.
+    #[test]
+    fn remembered_shapes_walk_as_fresh_lines() {
+        let lines: [&[u8]; 12] = [
+            b"[1,2]",
+            b"{\"a\":1}",
+            b"[[1]]",
+            b"[1:2]",
+            b"[1,]]",
+            b"[\"a\",2]",
+            b"{\"a\":{}}",
+            b"{\"a\":\"b\"}",
+            b"[true,-2]",
+            b"[1,\"\\u00e9\"]",
+            b"[[[[1]]]]",
+            b"[[[[[1]]]]]",
+        ];
+        let mut stream = Vec::new();
+        let mut x = 12345u32;
+        for _ in 0..3000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let line = lines[(x >> 16) as usize % lines.len()];
+            for _ in 0..1 + (x >> 8) % 3 {
+                stream.extend_from_slice(line);
+                stream.push(b'\n');
+            }
+        }
+        let mut memo = LinesIndex::new();
+        let (mut pos, mut n, mut accepted) = (0, 0, 0);
+        while pos < stream.len() {
+            let le = pos + memchr::memchr(b'\n', &stream[pos..]).unwrap();
+            // The depth limit changes now and then (five brackets deep
+            // passes 8, not 4).
+            let depth = if n % 50 < 25 { 8 } else { 4 };
+            let got = walked(memo.line(&stream, pos, le, depth), 0);
+            let got = got.map(|(t, lens, a)| {
+                (
+                    t.iter().map(|&x| x + memo.start).collect::<Vec<_>>(),
+                    lens,
+                    a,
+                )
+            });
+            let mut fresh = LinesIndex::new();
+            let want = walked(fresh.line(&stream, pos, le, depth), 0);
+            let want = want.map(|(t, lens, a)| {
+                (
+                    t.iter().map(|&x| x + fresh.start).collect::<Vec<_>>(),
+                    lens,
+                    a,
+                )
+            });
+            assert_eq!(got, want, "line at {pos}");
+            accepted += usize::from(got.is_some());
+            pos = le + 1;
+            n += 1;
+        }
+        assert!(accepted > n / 3 && accepted < n, "{accepted} of {n}");
     }
 }
