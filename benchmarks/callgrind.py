@@ -291,6 +291,9 @@ def load(path: Path, event: str | None = None) -> dict[str, int]:
         m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+(.*)", line)
         if m and "PROGRAM TOTALS" not in line:
             name = re.sub(r"^/tmp/python-build[^:]*/", "", m.group(2))
+            # qjson's own files by their path in the repository, whichever
+            # checkout (or worktree) built the library: two builds compare.
+            name = re.sub(r"^/[^:]*?/(src/[^:]*\.rs:)", r"\1", name)
             name = re.sub(r" \[[^\]]*\]$", "", name)  # the object file
             counts[name] = counts.get(name, 0) + int(m.group(1).replace(",", ""))
     return counts
