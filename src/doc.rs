@@ -1486,8 +1486,8 @@ impl<'a> Iterator for ObjectItems<'a> {
 trait MemberTest {
     /// Whether the key whose opening quote is at byte `open` of `input` is
     /// the one sought, when the test can tell from there alone (`None`:
-    /// ask [`Self::slow`]). The member walk's loop runs this test only, so
-    /// that it keeps its few values in registers.
+    /// ask [`Self::slow`]). The member walk's loop runs this test only: a
+    /// member it cannot tell leaves the loop for the slow test.
     fn quick(&self, input: &[u8], open: usize) -> Option<bool>;
     /// Whether the key at structural `k` is the one sought (the members
     /// [`Self::quick`] cannot tell).
