@@ -994,22 +994,51 @@ impl<'a> Doc<'a> {
     /// The first member of object `c` whose key passes `test`: (members
     /// walked, its value).
     ///
-    /// A member's value is skipped by the kind of its first structural: a
-    /// string is one structural, a container jumps past its closer through
-    /// the container table, a scalar has none of its own (the structural
-    /// there is the `,` or the closer after it). The three cases are
-    /// selects, not branches: the kinds of neighbouring values vary too
-    /// much to predict.
+    /// A member's value is skipped by the kind of its first structural (see
+    /// [`skip_value`]). Every member holds its key, its colon and one more
+    /// structural (its value's first, or the `,` or closer after a scalar)
+    /// at or before the object's closer, so the walk goes on while `k + 2`
+    /// (`k`: the key's structural) is at or before the closer: that one
+    /// compare per member bounds both reads of the structurals (the
+    /// closer's position is clamped to the structurals once, so an index
+    /// that is not the one built for the input cannot make them read out of
+    /// bounds), and the loop keeps no count of members left. The loop runs
+    /// the key's quick test only; a member it cannot tell leaves the loop
+    /// for the slow test, and the walk goes on after it.
     #[inline(always)]
     fn walk_members(&self, c: Cursor, test: impl MemberTest) -> (u32, Option<Cursor>) {
-        let len = self.container_len(c);
         let s = self.s();
         let containers = &self.index.containers;
+        let Some(ct) = containers.get(c.ord as usize) else {
+            return (0, None);
+        };
+        let Some(end) = s.len().checked_sub(1) else {
+            return (0, None);
+        };
+        let last = (ct.close as usize).min(end);
+        let input = self.input;
         let mut k = c.sidx as usize + 1;
         let mut ord = c.ord + 1;
-        for i in 0..len {
-            let Some(&open) = s.get(k) else { break };
-            if test.hit(self, k, open as usize) {
+        let mut i = 0;
+        loop {
+            // The scan: members the quick test tells apart, nothing else.
+            let hit = loop {
+                if k + 2 > last {
+                    return (i, None);
+                }
+                // SAFETY: `k < k + 2 <= last <= s.len() - 1`.
+                let open = unsafe { *s.get_unchecked(k) };
+                match test.quick(input, open as usize) {
+                    Some(false) => {}
+                    Some(true) => break true,
+                    None => break false,
+                }
+                // SAFETY: as above, `k + 2 <= last < s.len()`.
+                let v = unsafe { *s.get_unchecked(k + 2) };
+                (k, ord) = skip_value(input, containers, k + 2, v as usize, ord);
+                i += 1;
+            };
+            if hit || test.slow(self, k) {
                 let pos = ChildPos {
                     container: c.ord,
                     i,
@@ -1018,12 +1047,11 @@ impl<'a> Doc<'a> {
                 };
                 return (i + 1, Some(self.child_value(pos, true)));
             }
-            let Some(next) = next_member(s, self.input, containers, k, ord) else {
-                break;
-            };
-            (k, ord) = next;
+            // SAFETY: `k + 2 <= last < s.len()` (checked in the scan).
+            let v = unsafe { *s.get_unchecked(k + 2) };
+            (k, ord) = skip_value(input, containers, k + 2, v as usize, ord);
+            i += 1;
         }
-        (len, None)
     }
 
     /// [`Self::field`] of `key`, whose [`print`] is `print`, through an
@@ -1456,9 +1484,23 @@ impl<'a> Iterator for ObjectItems<'a> {
 /// copy per kind of key (a trait rather than a closure, so that the test
 /// is inlined into the loop).
 trait MemberTest {
+    /// Whether the key whose opening quote is at byte `open` of `input` is
+    /// the one sought, when the test can tell from there alone (`None`:
+    /// ask [`Self::slow`]). The member walk's loop runs this test only: a
+    /// member it cannot tell leaves the loop for the slow test.
+    fn quick(&self, input: &[u8], open: usize) -> Option<bool>;
+    /// Whether the key at structural `k` is the one sought (the members
+    /// [`Self::quick`] cannot tell).
+    fn slow(&self, doc: &Doc<'_>, k: usize) -> bool;
     /// Whether the key at structural `k`, whose opening quote is at byte
     /// `open`, is the one sought.
-    fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool;
+    #[inline(always)]
+    fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool {
+        match self.quick(doc.input, open) {
+            Some(hit) => hit,
+            None => self.slow(doc, k),
+        }
+    }
 }
 
 /// A short plain key ([`KeyMatcher::is_short`]).
@@ -1466,11 +1508,12 @@ struct ShortKey<'m, 'i, 'k>(&'m KeyMatcher<'i, 'k>);
 
 impl MemberTest for ShortKey<'_, '_, '_> {
     #[inline(always)]
-    fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool {
-        match self.0.short_at(open) {
-            Some(hit) => hit,
-            None => self.0.matches(doc.string_body(k as u32)),
-        }
+    fn quick(&self, _: &[u8], open: usize) -> Option<bool> {
+        self.0.short_at(open)
+    }
+    #[inline(always)]
+    fn slow(&self, doc: &Doc<'_>, k: usize) -> bool {
+        self.0.matches(doc.string_body(k as u32))
     }
 }
 
@@ -1481,11 +1524,12 @@ struct Plain<'p, 'k, T>(&'p T, &'k [u8]);
 
 impl<T: WordTest> MemberTest for Plain<'_, '_, T> {
     #[inline(always)]
-    fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool {
-        match self.0.test(doc.input, open) {
-            Some(hit) => hit,
-            None => plain_fallback(doc, self.1, k),
-        }
+    fn quick(&self, input: &[u8], open: usize) -> Option<bool> {
+        self.0.test(input, open)
+    }
+    #[inline(always)]
+    fn slow(&self, doc: &Doc<'_>, k: usize) -> bool {
+        plain_fallback(doc, self.1, k)
     }
 }
 
@@ -1501,8 +1545,12 @@ struct AnyKey<'m, 'i, 'k>(&'m KeyMatcher<'i, 'k>);
 
 impl MemberTest for AnyKey<'_, '_, '_> {
     #[inline(always)]
-    fn hit(&self, doc: &Doc<'_>, k: usize, open: usize) -> bool {
-        self.0.matches_at(open, || doc.string_body(k as u32))
+    fn quick(&self, _: &[u8], open: usize) -> Option<bool> {
+        self.0.quick_at(open)
+    }
+    #[inline(always)]
+    fn slow(&self, doc: &Doc<'_>, k: usize) -> bool {
+        self.0.matches(doc.string_body(k as u32))
     }
 }
 
@@ -1544,7 +1592,21 @@ pub(crate) fn next_member(
 ) -> Option<(usize, u32)> {
     let vk = k + 2;
     let &v = s.get(vk)?;
-    let b = input.get(v as usize).copied().unwrap_or(b' ');
+    Some(skip_value(input, containers, vk, v as usize, ord))
+}
+
+/// [`next_member`] once the structural `vk` after a key's colon is read
+/// (its byte offset `v`): the next key's structural and the next
+/// container's ordinal.
+#[inline(always)]
+fn skip_value(
+    input: &[u8],
+    containers: &[crate::index::Container],
+    vk: usize,
+    v: usize,
+    ord: u32,
+) -> (usize, u32) {
+    let b = input.get(v).copied().unwrap_or(b' ');
     let ct = containers.get(ord as usize).copied().unwrap_or_default();
     // `{` and `[` differ only in bit 0x20.
     let container = b | 0x20 == b'{';
@@ -1554,7 +1616,7 @@ pub(crate) fn next_member(
     } else {
         vk + 1 + string
     };
-    Some((k, if container { ct.next } else { ord }))
+    (k, if container { ct.next } else { ord })
 }
 
 /// The value and the number of the leading ASCII digits of `t`, at most 18

@@ -178,7 +178,7 @@ impl<'i, 'k> KeyMatcher<'i, 'k> {
         self.plain && self.key.len() <= 7
     }
 
-    /// [`Self::matches_at`] for a short key ([`Self::is_short`]): the eight
+    /// [`Self::quick_at`] for a short key ([`Self::is_short`]): the eight
     /// bytes after the opening quote against the key and its closing quote.
     /// `None` (ask [`Self::matches`]) when fewer than eight bytes follow the
     /// quote, or when the first byte that differs is a backslash.
@@ -195,47 +195,57 @@ impl<'i, 'k> KeyMatcher<'i, 'k> {
 
     /// Whether the string whose opening quote is at byte `open` decodes to
     /// the key; `body` gives its raw body (only asked for keys that are
-    /// not plain, and near the end of the input).
-    #[inline(always)]
+    /// not plain, and near the end of the input). The member walks run its
+    /// two halves apart ([`Self::quick_at`] in their loop, [`Self::matches`]
+    /// out of it); the tests hold them to the whole.
+    #[cfg(test)]
     pub(super) fn matches_at<'b>(&self, open: usize, body: impl FnOnce() -> &'b [u8]) -> bool {
-        if self.is_short() {
-            if let Some(hit) = self.short_at(open) {
-                return hit;
-            }
-        } else if self.plain {
-            let at = open + 1;
-            let n = self.key.len();
-            if let Some(w) = self.input.get(at..at + 8) {
-                let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-                let diff = w ^ self.word;
-                if diff != 0 {
-                    if let Some(hit) = escape_at_first_difference(w, diff) {
-                        return hit;
-                    }
-                } else if n <= 15 {
-                    // The first eight bytes are the key's: the word that
-                    // ends with the byte after the key's last decides (its
-                    // bytes before the eighth are the key's too).
-                    if let Some(t) = self.input.get(at + n - 7..at + n + 1) {
-                        let t = u64::from_le_bytes(t.try_into().expect("8 bytes"));
-                        let diff = t ^ self.quoted;
-                        if diff == 0 {
-                            return true;
-                        }
-                        if let Some(hit) = escape_at_first_difference(t, diff) {
-                            return hit;
-                        }
-                    }
-                } else if self
-                    .input
-                    .get(at + 8..=at + n)
-                    .is_some_and(|t| t[..n - 8] == self.key[8..] && t[n - 8] == b'"')
-                {
-                    return true;
-                }
-            }
+        match self.quick_at(open) {
+            Some(hit) => hit,
+            None => self.matches(body()),
         }
-        self.matches(body())
+    }
+
+    /// Whether the string whose opening quote is at byte `open` decodes to
+    /// the key, where the words after the quote tell (a plain key, no
+    /// escape where the body first differs, the end of the input not
+    /// near); `None` otherwise (ask [`Self::matches`] with its body).
+    #[inline(always)]
+    pub(super) fn quick_at(&self, open: usize) -> Option<bool> {
+        if self.is_short() {
+            return self.short_at(open);
+        }
+        if !self.plain {
+            return None;
+        }
+        let at = open + 1;
+        let n = self.key.len();
+        let w = self.input.get(at..at + 8)?;
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        let diff = w ^ self.word;
+        if diff != 0 {
+            return escape_at_first_difference(w, diff);
+        }
+        if n <= 15 {
+            // The first eight bytes are the key's: the word that ends
+            // with the byte after the key's last decides (its bytes
+            // before the eighth are the key's too).
+            let t = self.input.get(at + n - 7..at + n + 1)?;
+            let t = u64::from_le_bytes(t.try_into().expect("8 bytes"));
+            let diff = t ^ self.quoted;
+            if diff == 0 {
+                return Some(true);
+            }
+            return escape_at_first_difference(t, diff);
+        }
+        if self
+            .input
+            .get(at + 8..=at + n)
+            .is_some_and(|t| t[..n - 8] == self.key[8..] && t[n - 8] == b'"')
+        {
+            return Some(true);
+        }
+        None
     }
 
     /// Whether the raw body `raw` (a slice of the input) decodes to the key.

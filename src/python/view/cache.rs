@@ -71,7 +71,10 @@ impl ViewCache {
             None if self.small.len() <= SMALL_MAX => {
                 self.small.iter().find(|(k, _)| *k == at).map(|(_, v)| v)
             }
-            // Beyond SMALL_MAX the vector is sorted by offset (see `insert`).
+            // Beyond SMALL_MAX the vector is sorted by offset (see `insert`);
+            // a loop over a container's children asks for each child past
+            // the last one cached, answered without the search.
+            None if self.small.last().is_some_and(|(k, _)| *k < at) => None,
             None => match self.small.binary_search_by_key(&at, |(k, _)| *k) {
                 Ok(i) => Some(&self.small[i].1),
                 Err(_) => None,
