@@ -384,6 +384,58 @@ fn repeats_earlier(doc: &Doc<'_>, c: Cursor, prints: &[u64], print: u64, key: &[
     false
 }
 
+/// Whether a member after the one whose value is `v` in object `at` has
+/// the same key: the check an object needs before its bytes are copied
+/// around an edited child (`v`) when none of its own members changed
+/// (the splice writer): a reader that keeps the last of a repeated key
+/// would otherwise not see the edit. Only the members after `v`'s are
+/// walked (no earlier one has its key: `v`, as every child a host reads,
+/// is its key's first occurrence), each key compared by length and bytes.
+/// `None`: not the case this walk covers (a lazy document, a key with a
+/// backslash, whose raw bytes are not its identity, an index that does
+/// not fit the input); the caller checks every key.
+pub(crate) fn repeated_later(doc: &Doc<'_>, at: Cursor, v: Cursor) -> Option<bool> {
+    if doc.index.lazy {
+        return None;
+    }
+    let (input, s) = (doc.input, doc.s());
+    let containers = &doc.index.containers;
+    let escapes = doc.index.has_escapes();
+    // The object's closer: every member's key comes before it.
+    let cl = containers.get(at.ord as usize)?.close as usize;
+    // A member's key body, by its quote (structural `k`) and the `:` after it.
+    let body = |k: usize| -> Option<&[u8]> {
+        let (open, colon) = (*s.get(k)? as usize, *s.get(k + 1)? as usize);
+        let close = if colon > open + 1 && input.get(colon - 1) == Some(&b'"') {
+            colon - 1
+        } else {
+            string_close(input, s, k)?
+        };
+        let b = input.get(open + 1..close)?;
+        if escapes && body_has_backslash(b) {
+            return None;
+        }
+        Some(b)
+    };
+    let mut k = (v.sidx as usize).checked_sub(2)?;
+    if k <= at.sidx as usize || k >= cl {
+        return None;
+    }
+    let key = body(k)?;
+    let mut ord = v.ord;
+    loop {
+        (k, ord) = next_member(s, input, containers, k, ord)?;
+        // (Past the last member, `k` is past the closer.)
+        if k >= cl {
+            return Some(false);
+        }
+        let b = body(k)?;
+        if b.len() == key.len() && b == key {
+            return Some(true);
+        }
+    }
+}
+
 /// The fingerprint [`small_keys_printed`] gives a member whose key body is
 /// `key` (a strict document's body without a backslash: the key itself).
 /// Equal keys have equal fingerprints; two keys both of up to seven bytes
