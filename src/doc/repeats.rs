@@ -417,21 +417,25 @@ pub(crate) fn repeated_later(doc: &Doc<'_>, at: Cursor, v: Cursor) -> Option<boo
         }
         Some(b)
     };
-    let mut k = (v.sidx as usize).checked_sub(2)?;
-    if k <= at.sidx as usize || k >= cl {
+    let first = (v.sidx as usize).checked_sub(2)?;
+    if first <= at.sidx as usize || first >= cl {
         return None;
     }
-    let key = body(k)?;
-    let mut ord = v.ord;
+    // (Past the last member, `k` is past the closer: the last member,
+    // a request's `messages`, reads no key at all.)
+    let (mut k, mut ord) = next_member(s, input, containers, first, v.ord)?;
+    if k >= cl {
+        return Some(false);
+    }
+    let key = body(first)?;
     loop {
-        (k, ord) = next_member(s, input, containers, k, ord)?;
-        // (Past the last member, `k` is past the closer.)
-        if k >= cl {
-            return Some(false);
-        }
         let b = body(k)?;
         if b.len() == key.len() && b == key {
             return Some(true);
+        }
+        (k, ord) = next_member(s, input, containers, k, ord)?;
+        if k >= cl {
+            return Some(false);
         }
     }
 }
