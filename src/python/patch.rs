@@ -1008,11 +1008,6 @@ impl Names {
 
 /// Op `op` of a patch given as Python objects (a dict or an `Object`).
 fn read_op<'py>(op: &Bound<'py, PyAny>, interned: &Names) -> Step<OpIn<'py>> {
-    if let Ok(d) = op.cast_exact::<PyDict>() {
-        if let Some(op) = read_dict_op(d, interned)? {
-            return Ok(op);
-        }
-    }
     let py = op.py();
     let names = ["op", "path", "value", "from"];
     let members = if op.is_exact_instance_of::<PyDict>() {
@@ -1076,61 +1071,6 @@ fn read_op<'py>(op: &Bound<'py, PyAny>, interned: &Names) -> Step<OpIn<'py>> {
         value,
         owned: false,
     })
-}
-
-/// The common op: an exact dict whose members the op needs are found by
-/// looking up the interned names (one C lookup each, the names' hashes
-/// cached: `op` and `path`, then `value` or `from` as the op needs),
-/// `op` an op name (interned: by identity) and `path` (and `from`) strs.
-/// `None` for anything else (a member missing or of another type, an
-/// unknown op, keys that only a walk finds: see [`op_members`]), which
-/// [`read_op`] reads by its walk and reports.
-#[inline]
-fn read_dict_op<'py>(d: &Bound<'py, PyDict>, interned: &Names) -> Step<Option<OpIn<'py>>> {
-    let py = d.py();
-    let get = |i: usize| dict_get(d, interned.members[i].bind(py));
-    let text = |v: Option<Bound<'py, PyAny>>| v.and_then(|v| v.cast_into::<PyString>().ok());
-    let Some(name) = text(get(0)?) else {
-        return Ok(None);
-    };
-    let Some(kind) = interned
-        .op(&name)
-        .or_else(|| str_utf8(&name).ok().and_then(Op::parse))
-    else {
-        return Ok(None);
-    };
-    let Some(path) = text(get(1)?) else {
-        return Ok(None);
-    };
-    let value = if kind.needs_value() {
-        match get(2)? {
-            Some(v) => Some(v),
-            None => return Ok(None),
-        }
-    } else {
-        None
-    };
-    let from = if kind.needs_from() {
-        match text(get(3)?) {
-            Some(f) => Some(f),
-            None => return Ok(None),
-        }
-    } else {
-        None
-    };
-    // The pointers last, in the walk's order.
-    let path = pointer_of(&path)?;
-    let from = match from {
-        Some(f) => Some(pointer_of(&f)?),
-        None => None,
-    };
-    Ok(Some(OpIn {
-        kind,
-        path,
-        from,
-        value,
-        owned: false,
-    }))
 }
 
 // ------------------------------------------------------- patches as text
