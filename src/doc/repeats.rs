@@ -390,17 +390,17 @@ fn repeats_earlier(doc: &Doc<'_>, c: Cursor, prints: &[u64], print: u64, key: &[
 /// (the splice writer): a reader that keeps the last of a repeated key
 /// would otherwise not see the edit. Only the members after `v`'s are
 /// walked (no earlier one has its key: `v`, as every child a host reads,
-/// is its key's first occurrence), each key compared by length and bytes.
-/// `None`: not the case this walk covers (a lazy document, a key with a
-/// backslash, whose raw bytes are not its identity, an index that does
-/// not fit the input); the caller checks every key.
+/// is its key's first occurrence), each key compared by its bytes (in a
+/// document with escapes, a key with a backslash by its unescaped bytes,
+/// [`same_identity`]). `None`: not the case this walk covers (a lazy
+/// document, an undecodable key, an index that does not fit the input);
+/// the caller checks every key.
 pub(crate) fn repeated_later(doc: &Doc<'_>, at: Cursor, v: Cursor) -> Option<bool> {
     if doc.index.lazy {
         return None;
     }
     let (input, s) = (doc.input, doc.s());
     let containers = &doc.index.containers;
-    let escapes = doc.index.has_escapes();
     // The object's closer: every member's key comes before it.
     let cl = containers.get(at.ord as usize)?.close as usize;
     // A member's key body, by its quote (structural `k`) and the `:` after it.
@@ -411,11 +411,7 @@ pub(crate) fn repeated_later(doc: &Doc<'_>, at: Cursor, v: Cursor) -> Option<boo
         } else {
             string_close(input, s, k)?
         };
-        let b = input.get(open + 1..close)?;
-        if escapes && body_has_backslash(b) {
-            return None;
-        }
-        Some(b)
+        input.get(open + 1..close)
     };
     let first = (v.sidx as usize).checked_sub(2)?;
     if first <= at.sidx as usize || first >= cl {
@@ -428,9 +424,16 @@ pub(crate) fn repeated_later(doc: &Doc<'_>, at: Cursor, v: Cursor) -> Option<boo
         return Some(false);
     }
     let key = body(first)?;
+    let escapes = doc.index.has_escapes();
+    let key_escaped = escapes && body_has_backslash(key);
     loop {
         let b = body(k)?;
-        if b.len() == key.len() && b == key {
+        let same = if escapes && (key_escaped || body_has_backslash(b)) {
+            same_identity(doc, key, b)?
+        } else {
+            b == key
+        };
+        if same {
             return Some(true);
         }
         (k, ord) = next_member(s, input, containers, k, ord)?;
@@ -438,6 +441,14 @@ pub(crate) fn repeated_later(doc: &Doc<'_>, at: Cursor, v: Cursor) -> Option<boo
             return Some(false);
         }
     }
+}
+
+/// Whether raw key bodies `a` and `b` (one with a backslash) are the same
+/// key once unescaped; `None` when one cannot be decoded.
+#[cold]
+#[inline(never)]
+fn same_identity<'a>(doc: &Doc<'a>, a: &'a [u8], b: &'a [u8]) -> Option<bool> {
+    Some(doc.key_identity(a).ok()? == doc.key_identity(b).ok()?)
 }
 
 /// The fingerprint [`small_keys_printed`] gives a member whose key body is
