@@ -3,10 +3,11 @@
 The same random edit sequences (30 steps each) are applied to a document
 decoded by qjson in Python (views) and in LuaJIT through lupa (proxies);
 both outputs must be byte-identical and, read as qjson reads (the first
-of a repeated key), equal a model the same edits were applied to. New values are chosen so that both encoders
-write them alike (no `/`, no floats, no object with two keys: a Lua
-table's key order is its own); everything else (copied members, keys as
-written, separators and whitespace) comes from the one edit engine.
+of a repeated key), equal a model the same edits were applied to. New
+values are chosen so that both encoders write them alike (no `/`, no
+floats, no object with two keys: a Lua table's key order is its own);
+everything else (copied members, keys as written, separators and
+whitespace) comes from the one edit engine.
 """
 
 from __future__ import annotations
