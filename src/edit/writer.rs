@@ -7,7 +7,7 @@
 //!
 //! | shape | writer | cost |
 //! |---|---|---|
-//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (none when the patches' [`MemberTable`] is built: it has the walk's answers); else O(members) |
+//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (none when the patches' [`MemberTable`] is built: it has the walk's answers; with no patch, only edited children, a walk over the members after each of them); else O(members) |
 //! | unfolded object ([`Members`]) | [`write_members`] | O(members) + bytes |
 //! | lazy array | [`write_lazy_array`] | splice: the edited children; else O(elements) |
 //! | unfolded array ([`Slot`]s) | [`write_slots`] | splice when only inserted into: O(elements) walk, no per-element writes; else O(elements) + bytes |
@@ -345,7 +345,9 @@ const PAIRWISE_MAX: usize = repeats::SMALL;
 ///
 /// A small object whose patches hold a built [`MemberTable`] (its lookups
 /// made it) is not walked: the table says its keys are distinct and where
-/// each member is.
+/// each member is. An object with no patch, only edited children
+/// (`edited`), walks only the members after each of them
+/// ([`edited_keys_once`]).
 ///
 /// Repeated keys: a small object with deletions is walked by the lean
 /// walk of [`Doc::keys_unique`] (`repeats::small_keys`), which checks its
