@@ -35,11 +35,11 @@
 //! them: member by member); one whose own members are untouched (no
 //! patch, only edited children) when no edited child's key repeats: its
 //! other keys, repeated or not, stay as written, as in an untouched
-//! object, and only the members after each edited child are walked; a lazy array always is (in a strict
-//! document), and an unfolded one when its original elements are all
-//! there in their order (only inserts and appends; into an empty one the
-//! new elements go right after `[`, as added members into an empty
-//! object).
+//! object, and only the members after each edited child are walked. A
+//! lazy array always is spliced (in a strict document), and an unfolded
+//! one when its original elements are all there in their order (only
+//! inserts and appends; into an empty one the new elements go right after
+//! `[`, as added members into an empty object).
 //!
 //! **Member by member** (everything else). The container is written
 //! child by child in its current order: each *run* of untouched original
