@@ -12,7 +12,8 @@
 //! Properties:
 //! - the output parses (serde_json) and equals the naive rebuild of the
 //!   model (every original value as its raw bytes, new values encoded,
-//!   compactly), as serde_json reads both;
+//!   compactly; an object edited only inside its children keeps its
+//!   other repeated keys), as serde_json reads both;
 //! - the output's containers hold the model's keys in the model's order,
 //!   each untouched original value byte for byte as in the input, and each
 //!   new value equal to what was set;
@@ -493,11 +494,15 @@ fn run_plan(doc: &Doc<'_>, n: &Node, out: &mut Vec<u8>) -> Result<(), EditError>
 }
 
 /// The naive rebuild: compact, original values as their raw bytes; a
-/// container with edits holds each key once (the first occurrence).
+/// container with edits holds each key once (the first occurrence),
+/// except an object edited only inside its children ([`as_written`]).
 fn naive(doc: &Doc<'_>, n: &Node, out: &mut Vec<u8>) {
     // A view without edits is its original bytes (repeated keys and all).
     if !n.dirty() {
         out.extend_from_slice(doc.raw(n.at));
+        return;
+    }
+    if as_written(doc, n, out) {
         return;
     }
     let obj = doc.type_of(n.at) == JsonType::Object;
@@ -517,6 +522,47 @@ fn naive(doc: &Doc<'_>, n: &Node, out: &mut Vec<u8>) {
         }
     }
     out.push(if obj { b'}' } else { b']' });
+}
+
+/// An object of a strict document with no patch of its own, edited only
+/// inside child views whose keys do not repeat: the writer keeps its other
+/// members as written, a repeated key included, so the rebuild lists every
+/// member in order (the first occurrence of an edited child's key as its
+/// rebuild); false, with nothing written, for any other container.
+fn as_written(doc: &Doc<'_>, n: &Node, out: &mut Vec<u8>) -> bool {
+    match &n.state {
+        State::LazyObj { patches, .. } if patches.is_empty() && !doc.index().is_lazy() => {}
+        _ => return false,
+    }
+    let items: Vec<(String, Cursor)> = doc
+        .object_items(n.at)
+        .expect("an object")
+        .map(|(raw, c)| (doc.key_str(raw).expect("keys decode").into_owned(), c))
+        .collect();
+    let repeats = |k: &str| items.iter().filter(|(x, _)| x == k).count() > 1;
+    let edited_repeat = n.model.iter().any(|(k, item)| {
+        matches!(item, Item::View(v) if v.borrow().dirty())
+            && k.as_deref().is_some_and(|k| repeats(k))
+    });
+    if edited_repeat {
+        return false;
+    }
+    out.push(b'{');
+    for (i, (k, c)) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(&json_key(k));
+        out.push(b':');
+        let first = !items[..i].iter().any(|(x, _)| x == k);
+        let item = n.model.iter().find(|(x, _)| x.as_deref() == Some(k));
+        match item {
+            Some((_, Item::View(v))) if first => naive(doc, &v.borrow(), out),
+            _ => out.extend_from_slice(doc.raw(*c)),
+        }
+    }
+    out.push(b'}');
+    true
 }
 
 fn serde_parse(data: &[u8]) -> J {

@@ -384,6 +384,73 @@ fn repeats_earlier(doc: &Doc<'_>, c: Cursor, prints: &[u64], print: u64, key: &[
     false
 }
 
+/// Whether a member after the one whose value is `v` in object `at` has
+/// the same key: the check an object needs before its bytes are copied
+/// around an edited child (`v`) when none of its own members changed
+/// (the splice writer): a reader that keeps the last of a repeated key
+/// would otherwise not see the edit. Only the members after `v`'s are
+/// walked (no earlier one has its key: `v`, as every child a host reads,
+/// is its key's first occurrence), each key compared by its bytes (in a
+/// document with escapes, a key with a backslash by its unescaped bytes,
+/// [`same_identity`]). `None`: not the case this walk covers (a lazy
+/// document, an undecodable key, an index that does not fit the input);
+/// the caller checks every key.
+pub(crate) fn repeated_later(doc: &Doc<'_>, at: Cursor, v: Cursor) -> Option<bool> {
+    if doc.index.lazy {
+        return None;
+    }
+    let (input, s) = (doc.input, doc.s());
+    let containers = &doc.index.containers;
+    // The object's closer: every member's key comes before it.
+    let cl = containers.get(at.ord as usize)?.close as usize;
+    // A member's key body, by its quote (structural `k`) and the `:` after it.
+    let body = |k: usize| -> Option<&[u8]> {
+        let (open, colon) = (*s.get(k)? as usize, *s.get(k + 1)? as usize);
+        let close = if colon > open + 1 && input.get(colon - 1) == Some(&b'"') {
+            colon - 1
+        } else {
+            string_close(input, s, k)?
+        };
+        input.get(open + 1..close)
+    };
+    let first = (v.sidx as usize).checked_sub(2)?;
+    if first <= at.sidx as usize || first >= cl {
+        return None;
+    }
+    // (Past the last member, `k` is past the closer: the last member,
+    // a request's `messages`, reads no key at all.)
+    let (mut k, mut ord) = next_member(s, input, containers, first, v.ord)?;
+    if k >= cl {
+        return Some(false);
+    }
+    let key = body(first)?;
+    let escapes = doc.index.has_escapes();
+    let key_escaped = escapes && body_has_backslash(key);
+    loop {
+        let b = body(k)?;
+        let same = if escapes && (key_escaped || body_has_backslash(b)) {
+            same_identity(doc, key, b)?
+        } else {
+            b == key
+        };
+        if same {
+            return Some(true);
+        }
+        (k, ord) = next_member(s, input, containers, k, ord)?;
+        if k >= cl {
+            return Some(false);
+        }
+    }
+}
+
+/// Whether raw key bodies `a` and `b` (one with a backslash) are the same
+/// key once unescaped; `None` when one cannot be decoded.
+#[cold]
+#[inline(never)]
+fn same_identity<'a>(doc: &Doc<'a>, a: &'a [u8], b: &'a [u8]) -> Option<bool> {
+    Some(doc.key_identity(a).ok()? == doc.key_identity(b).ok()?)
+}
+
 /// The fingerprint [`small_keys_printed`] gives a member whose key body is
 /// `key` (a strict document's body without a backslash: the key itself).
 /// Equal keys have equal fingerprints; two keys both of up to seven bytes

@@ -290,6 +290,52 @@ fn edited_children_are_spliced_in_place() {
 }
 
 #[test]
+fn object_with_only_edited_children_keeps_its_other_keys() {
+    // No patch of its own: copied as written around the edited child,
+    // a repeated key that did not change included.
+    let input = b"{\"a\": 1, \"o\": {\"x\": 1}, \"a\": 2, \"p\": [3]}";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let o = doc.field(root, b"o").unwrap();
+    let p = doc.field(root, b"p").unwrap();
+    let written = |children: &[Val]| {
+        let mut h = host(input);
+        write_lazy_object(&doc, root, &P::default(), children, &mut h).unwrap();
+        text(h)
+    };
+    assert_eq!(
+        written(&[Val::View(o, Some("{\"x\":5}")), Val::View(p, None)]),
+        "{\"a\": 1, \"o\": {\"x\":5}, \"a\": 2, \"p\": [3]}"
+    );
+    assert_eq!(
+        written(&[Val::View(p, Some("[]")), Val::View(o, Some("{}"))]),
+        "{\"a\": 1, \"o\": {}, \"a\": 2, \"p\": []}"
+    );
+    // The edited child's key repeats after it (escaped or not): each key
+    // once, so a reader that keeps the last value sees the edit too.
+    for repeat in ["\"o\"", "\"\\u006f\""] {
+        let input = format!("{{\"o\": {{\"x\": 1}}, \"b\": 2, {repeat}: 3, \"b\": 4}}");
+        let ix = index(input.as_bytes(), false);
+        let doc = Doc::new(input.as_bytes(), &ix);
+        let o = doc.field(doc.root(), b"o").unwrap();
+        let mut h = host(input.as_bytes());
+        let children = [Val::View(o, Some("{\"x\":5}"))];
+        write_lazy_object(&doc, doc.root(), &P::default(), &children, &mut h).unwrap();
+        assert_eq!(text(h), "{\"o\": {\"x\":5},\"b\": 2}", "{input}");
+    }
+    // Escaped keys after it that are other keys, repeated or not: as written.
+    let input = b"{\"o\": {\"x\": 1}, \"\\u0062\": 2, \"b\": 3}";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let o = doc.field(doc.root(), b"o").unwrap();
+    let mut h = host(input);
+    let children = [Val::View(o, Some("{}"))];
+    write_lazy_object(&doc, doc.root(), &P::default(), &children, &mut h).unwrap();
+    assert_eq!(text(h), "{\"o\": {}, \"\\u0062\": 2, \"b\": 3}");
+}
+
+#[test]
 fn unfolded_members_keep_keys_as_written() {
     let input = b"{\"x\\/y\" :1, \"b\": [2], \"c\":3, \"d\": 4}";
     let ix = index(input, false);

@@ -7,7 +7,7 @@
 //!
 //! | shape | writer | cost |
 //! |---|---|---|
-//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (none when the patches' [`MemberTable`] is built: it has the walk's answers); else O(members) |
+//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (none when the patches' [`MemberTable`] is built: it has the walk's answers; with no patch, only edited children, a walk over the members after each of them); else O(members) |
 //! | unfolded object ([`Members`]) | [`write_members`] | O(members) + bytes |
 //! | lazy array | [`write_lazy_array`] | splice: the edited children; else O(elements) |
 //! | unfolded array ([`Slot`]s) | [`write_slots`] | splice when only inserted into: O(elements) walk, no per-element writes; else O(elements) + bytes |
@@ -32,11 +32,14 @@
 //! Keys, separators and whitespace of everything else stay as written. An
 //! object is spliced when its keys are distinct (with a repeated key, the
 //! later occurrences are dropped from the output, as reads never see
-//! them: member by member); a lazy array always is (in a strict
-//! document), and an unfolded one when its original elements are all
-//! there in their order (only inserts and appends; into an empty one the
-//! new elements go right after `[`, as added members into an empty
-//! object).
+//! them: member by member); one whose own members are untouched (no
+//! patch, only edited children) when no edited child's key repeats: its
+//! other keys, repeated or not, stay as written, as in an untouched
+//! object, and only the members after each edited child are walked. A
+//! lazy array always is spliced (in a strict document), and an unfolded
+//! one when its original elements are all there in their order (only
+//! inserts and appends; into an empty one the new elements go right after
+//! `[`, as added members into an empty object).
 //!
 //! **Member by member** (everything else). The container is written
 //! child by child in its current order: each *run* of untouched original
@@ -342,7 +345,9 @@ const PAIRWISE_MAX: usize = repeats::SMALL;
 ///
 /// A small object whose patches hold a built [`MemberTable`] (its lookups
 /// made it) is not walked: the table says its keys are distinct and where
-/// each member is.
+/// each member is. An object with no patch, only edited children
+/// (`edited`), walks only the members after each of them
+/// ([`edited_keys_once`]).
 ///
 /// Repeated keys: a small object with deletions is walked by the lean
 /// walk of [`Doc::keys_unique`] (`repeats::small_keys`), which checks its
@@ -357,6 +362,7 @@ fn splice_walk<K, V>(
     doc: &Doc<'_>,
     at: Cursor,
     patches: &Patches<K, V>,
+    edited: &Edited<'_, V>,
     edits: &mut Edits<'_, V>,
 ) -> Result<Option<usize>, AccessError> {
     if !patches.deletes() {
@@ -364,6 +370,9 @@ fn splice_walk<K, V>(
         // object's member table is built, else checked by `keys_unique`
         // (less cost than a walk with the values).
         if patches.table.distinct() {
+            return Ok(Some(0));
+        }
+        if patches.is_empty() && edited_keys_once(doc, at, edited) {
             return Ok(Some(0));
         }
         return Ok(doc.keys_unique(at)?.then_some(0));
@@ -439,6 +448,25 @@ fn splice_walk<K, V>(
         return Ok(None);
     }
     Ok(Some(gone.len()))
+}
+
+/// Whether no edited child's key repeats in object `at`, whose own
+/// members are untouched (no patch), as far as
+/// [`repeats::repeated_later`] can tell (false: it cannot, or one does).
+///
+/// Such an object is copied as written around its edited children: the
+/// keys that did not change keep their bytes, a repeated one included,
+/// as in an untouched object (a reader that keeps a key's last value
+/// sees what it would see in the input), and only an edited child's key
+/// must be its only occurrence, so that every reader sees the edit. So
+/// the object's keys need not all be checked: only the members after
+/// each edited child are walked (a request's `messages` is usually the
+/// last member: nothing to walk). When one does repeat, the object is
+/// written with each key once, as an edited object is.
+fn edited_keys_once<V>(doc: &Doc<'_>, at: Cursor, edited: &Edited<'_, V>) -> bool {
+    edited
+        .iter()
+        .all(|&(c, _)| repeats::repeated_later(doc, at, c) == Some(false))
 }
 
 /// [`splice_walk`] over a large object: the same walk gathers its keys,
@@ -542,7 +570,8 @@ fn splice_object<O: Out>(
     out: &mut O,
 ) -> Result<bool, O::Error> {
     let mut edits: Edits<'_, O::Value> = SmallVec::new();
-    let Some(deleted) = splice_walk(doc, at, patches, &mut edits).map_err(|e| access(out, e))?
+    let Some(deleted) =
+        splice_walk(doc, at, patches, edited, &mut edits).map_err(|e| access(out, e))?
     else {
         return Ok(false);
     };

@@ -55,7 +55,7 @@
 
 use super::convert::{self, new_str};
 use super::doc::Parsed;
-use super::dumps::dict_next;
+use super::dumps::{dict_each, dict_next};
 use super::errors::{access_error, path_error};
 use super::input::str_utf8;
 use super::stack;
@@ -458,24 +458,17 @@ fn every_member(
     mut test: impl FnMut(pyo3::Borrowed<'_, '_, PyAny>, pyo3::Borrowed<'_, '_, PyAny>) -> bool,
 ) -> bool {
     let py = d.py();
-    let mut pos: pyo3::ffi::Py_ssize_t = 0;
-    let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
-    let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
     // SAFETY: `d` is an exact dict and the interpreter is attached;
-    // `dict_next` (`PyDict_Next`, read in place) gives borrowed references
-    // valid while the dict is not changed, and `test` runs no Python code
-    // (its callers' type tests).
+    // `dict_each` gives borrowed references valid while the dict is not
+    // changed, and `test` runs no Python code (its callers' type tests).
     unsafe {
-        while dict_next(d.as_ptr(), &mut pos, &mut k, &mut v) {
-            if !test(
+        dict_each(d.as_ptr(), |k, v| {
+            test(
                 pyo3::Borrowed::from_ptr(py, k),
                 pyo3::Borrowed::from_ptr(py, v),
-            ) {
-                return false;
-            }
-        }
+            )
+        })
     }
-    true
 }
 
 /// An immutable JSON scalar of an exact built-in type (a subclass may
@@ -918,7 +911,7 @@ fn no_value<T>(kind: &str) -> Step<T> {
 /// The members `op`, `path`, `value` and `from` of an op given as an
 /// exact dict, in one walk over its entries (an op has two to four
 /// members: one walk costs less than four lookups). The walk reads the
-/// dict's entries as borrowed references (`dict_next`: `PyDict_Next`'s
+/// dict's entries as borrowed references (`dict_each`: `PyDict_Next`'s
 /// walk read in place) and takes a reference only to the members it
 /// keeps. Keys are matched by identity
 /// with the interned names first (literal keys are interned), then by
@@ -929,24 +922,22 @@ fn op_members<'py>(
     names: &Names,
 ) -> PyResult<[Option<Bound<'py, PyAny>>; 4]> {
     let py = d.py();
-    let mut out: [Option<Bound<'py, PyAny>>; 4] = Default::default();
-    let mut pos: pyo3::ffi::Py_ssize_t = 0;
-    let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
-    let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    let mut out: [Option<*mut pyo3::ffi::PyObject>; 4] = [None; 4];
     // SAFETY: `d` is an exact dict and the interpreter is attached.
-    // `dict_next` (`PyDict_Next`, read in place) gives borrowed references
-    // to the entry at `pos`, valid while the dict is not changed; nothing in the loop body runs Python
-    // code that could change it (the text of a str key is read from the
-    // str itself, `str_utf8`, which runs no Python code), and a kept value
-    // is made an owned reference before the next entry is read.
+    // `dict_each` gives borrowed references valid while the dict is not
+    // changed; the walk runs no Python code that could change it (a type
+    // test; the text of a str key is read from the str itself, `str_utf8`;
+    // a key it holds a reference to while reading it is one the dict
+    // holds too, so releasing it frees nothing), and the kept values
+    // become owned references after it, while the dict still holds them.
     unsafe {
-        while dict_next(d.as_ptr(), &mut pos, &mut k, &mut v) {
+        dict_each(d.as_ptr(), |k, v| {
             let slot = match names.members.iter().position(|n| n.as_ptr() == k) {
                 Some(i) => i,
                 None => {
                     let key = Bound::from_borrowed_ptr(py, k);
                     let Ok(key) = key.cast::<PyString>() else {
-                        continue;
+                        return true;
                     };
                     match str_utf8(key) {
                         Ok("op") => 0,
@@ -955,14 +946,15 @@ fn op_members<'py>(
                         Ok("from") => 3,
                         // Other members are ignored, as in RFC 6902; one
                         // whose name holds a lone surrogate too.
-                        Ok(_) | Err(_) => continue,
+                        Ok(_) | Err(_) => return true,
                     }
                 }
             };
-            out[slot] = Some(Bound::from_borrowed_ptr(py, v));
-        }
+            out[slot] = Some(v);
+            true
+        });
+        Ok(out.map(|v| v.map(|v| Bound::from_borrowed_ptr(py, v))))
     }
-    Ok(out)
 }
 
 /// The interned names an op dict is read with: its member names and the

@@ -155,6 +155,17 @@ def test_duplicate_keys() -> None:
     v = qjson.decode(b'{"o": {"x": 1, "x": 2}}')
     v["o"]["y"] = 0
     assert json.loads(qjson.dumps(v)) == {"o": {"x": 1, "y": 0}}
+    # Only a child edited: the parent's other members stay as written,
+    # repeats included, unless the edited child's own key repeats (a
+    # reader keeping the last value would then miss the edit).
+    v = qjson.decode(b'{"a": 1, "o": {"x": 1}, "a": 3}')
+    v["o"]["x"] = 2
+    assert qjson.dumps(v) == b'{"a": 1, "o": {"x": 2}, "a": 3}'
+    for repeat in (b'"o"', b'"\\u006f"'):
+        v = qjson.decode(b'{"o": {"x": 1}, "a": 1, ' + repeat + b': {"x": 9}}')
+        v["o"]["x"] = 2
+        assert qjson.dumps(v) == b'{"o": {"x": 2},"a": 1}'
+        assert json.loads(qjson.dumps(v)) == {"o": {"x": 2}, "a": 1}
 
 
 def test_lazy_documents_are_validated_on_passthrough() -> None:

@@ -104,6 +104,56 @@ pub(crate) unsafe fn dict_next(
     unsafe { ffi::PyDict_Next(obj, pos, key, val) != 0 }
 }
 
+/// `f(key, value)` for each member of dict `obj` in order (borrowed
+/// references), while it returns true; false when `f` stopped the walk.
+/// For walks whose `f` runs no Python code, so the dict cannot change
+/// meanwhile: a combined table's entry array and count ([`dict_next`]'s
+/// layout) are read once, not on every step.
+///
+/// # Safety
+/// `obj` must be a live dict (or subclass) and the interpreter attached;
+/// `f` must run no Python code (nor drop a Python object).
+#[inline(always)]
+pub(crate) unsafe fn dict_each(
+    obj: *mut ffi::PyObject,
+    mut f: impl FnMut(*mut ffi::PyObject, *mut ffi::PyObject) -> bool,
+) -> bool {
+    #[cfg(all(not(feature = "abi3"), Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED)))]
+    // SAFETY: as in `dict_next`: a combined table's keys object has the
+    // `DictKeys` layout, its first `dk_nentries` entries initialized; `f`
+    // runs no Python code (the contract), so the table and its count stay
+    // as read here for the whole walk. Keys and values are borrowed.
+    unsafe {
+        let d = obj.cast::<ffi::PyDictObject>();
+        if (*d).ma_values.is_null() {
+            let k = (*d).ma_keys.cast::<DictKeys>();
+            let n = (*k).dk_nentries.max(0) as usize;
+            let entries = std::ptr::addr_of_mut!((*k).dk_indices)
+                .cast::<u8>()
+                .add(1usize << (*k).dk_log2_index_bytes)
+                .cast::<*mut ffi::PyObject>();
+            // `{key, value}` entries, or `{hash, key, value}`.
+            let (width, key_at) = if (*k).dk_kind != 0 { (2, 0) } else { (3, 1) };
+            for i in 0..n {
+                let e = entries.add(width * i);
+                let v = *e.add(key_at + 1);
+                if !v.is_null() && !f(*e.add(key_at), v) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+    let (mut pos, mut key, mut val) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: per the contract.
+    while unsafe { dict_next(obj, &mut pos, &mut key, &mut val) } {
+        if !f(key, val) {
+            return false;
+        }
+    }
+    true
+}
+
 impl<'py> Serializer<'py> {
     /// A `dict` (or subclass).
     #[inline(never)]
