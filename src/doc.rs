@@ -705,7 +705,7 @@ impl<'a> Doc<'a> {
                     // getter.)
                     let object = self.byte(at) == b'{' && self.at_structural(at);
                     return Some(if object {
-                        self.field_short_memo(at, &p, path).ok_or(0)
+                        self.field_short(at, &p, path).ok_or(0)
                     } else {
                         Err(0)
                     });
@@ -946,22 +946,6 @@ impl<'a> Doc<'a> {
                 let print = print(p.key_word(), key.len());
                 return self.table_field(t, print, key, Plain(&p, key));
             }
-        }
-        self.field_general(c, key)
-    }
-
-    /// [`Self::field`] of a short plain key whose words `p` the caller
-    /// made ([`Self::find_simple`] of a one-key path): the walk of a small
-    /// object or the lookup in a large one's table, without making them
-    /// again.
-    #[inline(never)]
-    fn field_short(&self, c: Cursor, p: &ShortWord, key: &[u8]) -> Option<Cursor> {
-        if self.container_len(c) <= TABLE_MIN {
-            return self.walk_members(c, Plain(p, key)).1;
-        }
-        if let Some(t) = self.tables.and_then(|t| t.recent(c.ord)) {
-            let print = print(p.key_word(), key.len());
-            return self.table_field(t, print, key, Plain(p, key));
         }
         self.field_general(c, key)
     }
@@ -1801,8 +1785,8 @@ mod memo;
 pub(crate) mod repeats;
 
 use key::{
-    first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, ShortWord,
-    WordTest, TAG_GROUP,
+    first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, WordTest,
+    TAG_GROUP,
 };
 
 #[cfg(test)]

@@ -49,12 +49,12 @@
 //! never half-written (64-bit atomics). Relaxed ordering suffices: no
 //! word refers to memory another thread wrote (the document is read-only).
 
-use super::key::{PlainKey, ShortWord, WordTest};
-use super::{ChildPos, Cursor, Doc};
+use super::key::{has_backslash, print, ShortWord, WordTest};
+use super::{ChildPos, Cursor, Doc, Plain, TABLE_MIN};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Slots for key lookups (by container ordinal).
-const KEY_SLOTS: usize = 8;
+const KEY_SLOTS: usize = 4;
 
 /// Slots for element reads (by container ordinal).
 const ELEMENT_SLOTS: usize = 4;
@@ -104,6 +104,24 @@ fn parent_word(container: Cursor, sidx: u32) -> u64 {
     pack(container.ord + 1, sidx)
 }
 
+/// The test of a key against the raw key of the memo's member: the raw
+/// bytes are the key's followed by a quote, and the key holds no
+/// backslash. The raw key then has no escape, so it is the key (and the
+/// quote closes it). Any key that the member's raw key decodes to is found
+/// too, through the lookup, when it does not pass: the test answers only
+/// when it is sure.
+struct RawKey<'k>(&'k [u8]);
+
+impl WordTest for RawKey<'_> {
+    #[inline(always)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        let key = self.0;
+        let n = key.len();
+        let body = input.get(open + 1..open + 2 + n)?;
+        Some(body[n] == b'"' && body[..n] == *key && !has_backslash(key))
+    }
+}
+
 impl<'a> Doc<'a> {
     /// The memo's answer for a key slot's value, when the slot holds a
     /// member of object `c`: (the value's `sidx`, its cursor's `ord`).
@@ -120,50 +138,54 @@ impl<'a> Doc<'a> {
 
     /// [`Doc::field`] of object `c` (`c` is an object) through the memo:
     /// the value of the first member with `key`.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn field_memo(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        let Some(tables) = self.tables else {
-            return self.field(c, key);
-        };
-        let Some(plain) = PlainKey::new(key) else {
-            return self.field(c, key);
-        };
-        let slot = &tables.memo.keys[c.ord as usize % KEY_SLOTS];
-        if let Some(v) = self.memo_member(slot, c, &plain) {
-            return Some(v);
-        }
-        let v = self.field(c, key)?;
-        record_member(slot, c, v);
-        Some(v)
+        self.through_memo(c, &RawKey(key), || self.field(c, key))
     }
 
-    /// [`Self::field_memo`] of a short plain key whose test the caller made
-    /// (the one-key path of `find_simple`): the memo, then
-    /// [`Self::field_short`].
+    /// [`Doc::field`] of a short plain key whose words `p` the caller
+    /// made ([`Doc::find_simple`] of a one-key path): the memo, then the
+    /// walk of a small object or the lookup in a large one's table,
+    /// without making the words again.
     #[inline(never)]
-    pub(super) fn field_short_memo(&self, c: Cursor, p: &ShortWord, key: &[u8]) -> Option<Cursor> {
-        let Some(tables) = self.tables else {
-            return self.field_short(c, p, key);
-        };
-        let slot = &tables.memo.keys[c.ord as usize % KEY_SLOTS];
-        if let Some((sidx, ord)) = self.key_slot(slot, c) {
-            if let Some(v) = self.member_if(sidx, ord, p) {
-                return Some(v);
+    pub(super) fn field_short(&self, c: Cursor, p: &ShortWord, key: &[u8]) -> Option<Cursor> {
+        self.through_memo(c, p, || {
+            if self.container_len(c) <= TABLE_MIN {
+                return self.walk_members(c, Plain(p, key)).1;
+            }
+            if let Some(t) = self.tables.and_then(|t| t.recent(c.ord)) {
+                let print = print(p.key_word(), key.len());
+                return self.table_field(t, print, key, Plain(p, key));
+            }
+            self.field_general(c, key)
+        })
+    }
+
+    /// The member of object `c` whose key passes `test`: the memo's member when its key passes, else `lookup`'s
+    /// answer, recorded.
+    #[inline(always)]
+    fn through_memo(
+        &self,
+        c: Cursor,
+        test: &impl WordTest,
+        lookup: impl FnOnce() -> Option<Cursor>,
+    ) -> Option<Cursor> {
+        // (`lookup` is called in one place only, so that it is inlined.)
+        let slot = self
+            .tables
+            .map(|t| &t.memo.keys[c.ord as usize % KEY_SLOTS]);
+        if let Some(slot) = slot {
+            if let Some((sidx, ord)) = self.key_slot(slot, c) {
+                if let Some(v) = self.member_if(sidx, ord, test) {
+                    return Some(v);
+                }
             }
         }
-        let v = self.field_short(c, p, key)?;
-        record_member(slot, c, v);
-        Some(v)
-    }
-
-    /// The slot's member of `c` when its key is `key` (its words).
-    #[inline(always)]
-    fn memo_member(&self, slot: &KeySlot, c: Cursor, key: &PlainKey) -> Option<Cursor> {
-        let (sidx, ord) = self.key_slot(slot, c)?;
-        match key {
-            PlainKey::Short(p) => self.member_if(sidx, ord, p),
-            PlainKey::Medium(p) => self.member_if(sidx, ord, p),
+        let v = lookup()?;
+        if let Some(slot) = slot {
+            record_member(slot, c, v);
         }
+        Some(v)
     }
 
     /// The member value at `sidx` (with `ord`) when its key passes `test`
@@ -182,23 +204,27 @@ impl<'a> Doc<'a> {
 
     /// [`Doc::element`] of array `c` (`c` is an array) through the memo:
     /// element `i` (negative counts from the end).
-    #[inline]
+    #[inline(never)]
     pub(crate) fn element_memo(&self, c: Cursor, i: i64) -> Option<Cursor> {
-        let Some(tables) = self.tables else {
-            return self.element(c, i);
-        };
         let len = self.container_len(c);
         let i = if i < 0 { i.checked_add(len as i64)? } else { i };
         if i < 0 || i >= len as i64 {
             return None;
         }
         let i = i as u32;
-        let slot = &tables.memo.elements[c.ord as usize % ELEMENT_SLOTS];
-        if let Some(v) = self.memo_element(slot, c, i) {
-            return Some(v);
+        // (`element` is called in one place only, so that it is inlined.)
+        let slot = self
+            .tables
+            .map(|t| &t.memo.elements[c.ord as usize % ELEMENT_SLOTS]);
+        if let Some(slot) = slot {
+            if let Some(v) = self.memo_element(slot, c, i) {
+                return Some(v);
+            }
         }
         let v = self.element(c, i64::from(i))?;
-        record_element(slot, c, i, v);
+        if let Some(slot) = slot {
+            record_element(slot, c, i, v);
+        }
         Some(v)
     }
 
