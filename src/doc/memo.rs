@@ -49,7 +49,7 @@
 //! never half-written (64-bit atomics). Relaxed ordering suffices: no
 //! word refers to memory another thread wrote (the document is read-only).
 
-use super::key::{has_backslash, print, ShortWord, WordTest};
+use super::key::{has_backslash, print, PlainKey, ShortWord, WordTest};
 use super::{ChildPos, Cursor, Doc, Plain, TABLE_MIN};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -138,9 +138,22 @@ impl<'a> Doc<'a> {
 
     /// [`Doc::field`] of object `c` (`c` is an object) through the memo:
     /// the value of the first member with `key`.
+    ///
+    /// The lookup is [`Doc::field`]'s, written out here so that it runs in
+    /// this function's frame; the memo's member is tested on the raw key
+    /// ([`RawKey`]), which makes nothing for a miss.
     #[inline(never)]
     pub(crate) fn field_memo(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        self.through_memo(c, &RawKey(key), || self.field(c, key))
+        self.through_memo(c, &RawKey(key), || {
+            if self.container_len(c) > TABLE_MIN {
+                return self.field_large(c, key);
+            }
+            match PlainKey::new(key) {
+                Some(PlainKey::Short(p)) => self.walk_members(c, Plain(&p, key)).1,
+                Some(PlainKey::Medium(p)) => self.walk_members(c, Plain(&p, key)).1,
+                None => self.field_general(c, key),
+            }
+        })
     }
 
     /// [`Doc::field`] of a short plain key whose words `p` the caller
