@@ -119,6 +119,8 @@ pub(crate) struct Tables {
     map: Mutex<Option<HashMap<u32, TableSlot, BuildHasherDefault<OrdinalHasher>>>>,
     recent: OnceLock<Box<[AtomicPtr<ChildTable>]>>,
     counts: OnceLock<Box<[AtomicU64]>>,
+    /// The last lookups of a few containers (see `doc/memo.rs`).
+    memo: memo::Memo,
 }
 
 /// Slots of [`Tables::counts`]: just under 2 KiB, which glibc clears with
@@ -720,7 +722,7 @@ impl<'a> Doc<'a> {
                 let (index, end) = simple_index(path, i + 1)?;
                 i = end;
                 cur.ok().and_then(|c| match self.type_of(c) {
-                    JsonType::Array => self.element(c, index),
+                    JsonType::Array => self.element_memo(c, index),
                     _ => None,
                 })
             } else {
@@ -729,7 +731,7 @@ impl<'a> Doc<'a> {
                 let key = &path[i..end];
                 i = end;
                 cur.ok().and_then(|c| match self.type_of(c) {
-                    JsonType::Object => self.field(c, key),
+                    JsonType::Object => self.field_memo(c, key),
                     _ => None,
                 })
             };
@@ -755,9 +757,9 @@ impl<'a> Doc<'a> {
 
     fn step(&self, c: Cursor, seg: &Segment<'_>) -> Option<Cursor> {
         match (self.type_of(c), seg) {
-            (JsonType::Object, Segment::Key(k) | Segment::Token(k)) => self.field(c, k),
-            (JsonType::Array, Segment::Index(i)) => self.element(c, *i),
-            (JsonType::Array, Segment::Token(t)) => self.element(c, pointer_index(t)?),
+            (JsonType::Object, Segment::Key(k) | Segment::Token(k)) => self.field_memo(c, k),
+            (JsonType::Array, Segment::Index(i)) => self.element_memo(c, *i),
+            (JsonType::Array, Segment::Token(t)) => self.element_memo(c, pointer_index(t)?),
             _ => None,
         }
     }
@@ -944,22 +946,6 @@ impl<'a> Doc<'a> {
                 let print = print(p.key_word(), key.len());
                 return self.table_field(t, print, key, Plain(&p, key));
             }
-        }
-        self.field_general(c, key)
-    }
-
-    /// [`Self::field`] of a short plain key whose words `p` the caller
-    /// made ([`Self::find_simple`] of a one-key path): the walk of a small
-    /// object or the lookup in a large one's table, without making them
-    /// again.
-    #[inline(never)]
-    fn field_short(&self, c: Cursor, p: &ShortWord, key: &[u8]) -> Option<Cursor> {
-        if self.container_len(c) <= TABLE_MIN {
-            return self.walk_members(c, Plain(p, key)).1;
-        }
-        if let Some(t) = self.tables.and_then(|t| t.recent(c.ord)) {
-            let print = print(p.key_word(), key.len());
-            return self.table_field(t, print, key, Plain(p, key));
         }
         self.field_general(c, key)
     }
@@ -1855,12 +1841,14 @@ impl<'a> Doc<'a> {
 mod key;
 /// Wildcard reads and reads by a compiled path.
 mod matches;
+/// The memo of the last path steps into a few containers.
+mod memo;
 /// Repeated keys of large objects, by sorted fingerprints.
 pub(crate) mod repeats;
 
 use key::{
-    first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, ShortWord,
-    WordTest, TAG_GROUP,
+    first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, WordTest,
+    TAG_GROUP,
 };
 
 #[cfg(test)]
@@ -1904,10 +1892,11 @@ mod tests {
                 assert_eq!(read(i, "k2"), 2);
             }
             assert!(!built(ord), "{i}");
-            // 11 members, then 22 >= 20.
+            // 11 members, then 23 >= 20 (another key: the memo answers
+            // a read of `k10` again without a walk).
             assert_eq!(read(i, "k10"), 10);
             assert!(!built(ord), "{i}");
-            assert_eq!(read(i, "k10"), 10);
+            assert_eq!(read(i, "k11"), 11);
             assert!(built(ord), "{i}");
             assert_eq!(read(i, "k19"), 19);
             assert_eq!(read(i, "k0"), 0);

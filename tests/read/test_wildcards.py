@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import sys
 import threading
 import time
 import zlib
@@ -150,6 +151,38 @@ def test_get_many(doc: qjson.Doc) -> None:
     # A type mismatch is not a missing path.
     d = qjson.parse(b'{"a": 1}')
     assert d.get_many(["a", "a.b"], default=0) == [1, 0]
+
+
+def test_get_many_positional_forms(doc: qjson.Doc) -> None:
+    """The raw entry point's cases (positional arguments, an exact list or
+    tuple) and the ones it leaves to the method PyO3 made (other iterables,
+    errors) give the same answers; an iterator that fails part-way is not
+    read twice; the default keeps its reference count."""
+    paths = ["messages[0].role", "dup.k", "missing", qjson.Path("tools[1].function.name")]
+    want = ["system", 1, None, "g"]
+    assert doc.get_many(paths, None) == doc.get_many(paths, default=None) == want
+    assert doc.get_many(tuple(paths), None) == want
+
+    class L(list):
+        pass
+
+    assert doc.get_many(L(paths), None) == want
+    assert doc.get_many((p for p in paths), None) == want
+    with pytest.raises(qjson.PathError) as e:
+        doc.get_many(iter(["dup.k", "missing", "dup.j"]))
+    assert e.value.path == "missing"
+    with pytest.raises(qjson.PathError):
+        doc.get_many(("dup.k", "missing"))
+    with pytest.raises(TypeError):
+        doc.get_many(["dup.k"], None, None)
+    sentinel = object()
+    before = sys.getrefcount(sentinel)
+    for _ in range(100):
+        got = doc.get_many(["missing", "missing"], sentinel)
+        assert got[0] is got[1] is sentinel
+        del got
+    assert sys.getrefcount(sentinel) == before
+    assert doc.get_all(qjson.Path("messages[*].role")) == doc.get_all("messages[*].role")
 
 
 # ---------------------------------------------------------------- Path objects

@@ -1,7 +1,7 @@
 //! Raw entry points of `qjson.parse` and `qjson.decode` and of the
 //! getters of `Doc` and `Cursor` (how and why: `super::super::slots`):
-//! `get`, `get_str`, `get_int`, `get_float`, `get_bool`, `open` and `len`,
-//! called with positional arguments.
+//! `get`, `get_str`, `get_int`, `get_float`, `get_bool`, `open`, `len`,
+//! `get_all` and `get_many`, called with positional arguments.
 //!
 //! `parse(data)` and `decode(data)` with one positional argument run the
 //! common case themselves: an exact `bytes` object below the size whose
@@ -19,6 +19,7 @@
 //! goes to the method PyO3 made, which handles it (and reports it) as
 //! before.
 
+use super::super::batch;
 use super::super::convert;
 use super::super::path::PathArg;
 use super::super::slots::{self, owned, run, FastCall, Original};
@@ -29,7 +30,7 @@ use crate::doc::{Cursor as CoreCursor, Doc as CoreDoc, Quick, Value};
 use crate::error::{AccessError, JsonType};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyModule;
+use pyo3::types::{PyList, PyModule, PyTuple};
 use pyo3::PyClass;
 use std::sync::Arc;
 
@@ -42,6 +43,8 @@ struct Originals {
     get_bool: Original<FastCall>,
     open: Original<FastCall>,
     len: Original<FastCall>,
+    get_all: Original<FastCall>,
+    get_many: Original<FastCall>,
 }
 
 impl Originals {
@@ -54,6 +57,8 @@ impl Originals {
             get_bool: Original::new(),
             open: Original::new(),
             len: Original::new(),
+            get_all: Original::new(),
+            get_many: Original::new(),
         }
     }
 }
@@ -169,6 +174,8 @@ fn install_on<T: Base + pyo3::type_object::PyTypeInfo>(py: Python<'_>) -> PyResu
     slots::replace_method(&ty, c"get_bool", get_bool::<T>, &o.get_bool)?;
     slots::replace_method(&ty, c"open", open::<T>, &o.open)?;
     slots::replace_method(&ty, c"len", len::<T>, &o.len)?;
+    slots::replace_method(&ty, c"get_all", get_all::<T>, &o.get_all)?;
+    slots::replace_method(&ty, c"get_many", get_many::<T>, &o.get_many)?;
     Ok(())
 }
 
@@ -418,4 +425,147 @@ unsafe extern "C" fn len<T: Base>(
     }
     // SAFETY: the method PyO3 made, called as CPython called this one.
     unsafe { T::originals().len.get()(slf, args, nargs, kwnames) }
+}
+
+/// `get_all(path)`, one positional argument (a str or a `Path`): the list
+/// [`batch::get_all`] makes. An error (a malformed path, an undecodable
+/// key) goes to the original, which reports it.
+unsafe extern "C" fn get_all<T: Base>(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    if kwnames.is_null() && nargs == 1 {
+        let read = |py: Python<'_>| {
+            // SAFETY: CPython calls the method with `nargs` (one) live
+            // arguments at `args`, borrowed for the call; attached.
+            let path = unsafe { PathArg::fast(py, *args) }?;
+            // SAFETY: as in `find`: `slf` is a live `T`, borrowed for the
+            // call.
+            let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
+            let (parsed, at) = slf.get().base();
+            owned(batch::get_all(py, parsed, at, &path))
+        };
+        // SAFETY: CPython calls the method attached.
+        if let Some(v) = unsafe { run(read) } {
+            return v;
+        }
+    }
+    // SAFETY: the method PyO3 made, called as CPython called this one.
+    unsafe { T::originals().get_all.get()(slf, args, nargs, kwnames) }
+}
+
+/// `get_many(paths[, default])`, positional arguments, `paths` an exact
+/// list or tuple of exact `str`s and `Path`s: one value per path, as `get`
+/// gives it, in a list made at its final size. Every other case (another
+/// iterable, which the original consumes once; a path that names nothing
+/// without a default; a malformed path; a value that does not decode) goes
+/// to the original, which reports it: a list or tuple read part-way is
+/// read again from the start, unchanged.
+unsafe extern "C" fn get_many<T: Base>(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    if kwnames.is_null() && (1..=2).contains(&nargs) {
+        let read = |py: Python<'_>| {
+            // SAFETY: CPython calls the method with `nargs` live arguments
+            // at `args`, borrowed for the call; attached.
+            let paths = unsafe { pyo3::Borrowed::from_ptr(py, *args) };
+            // SAFETY: as above; the second argument exists when `nargs` is 2.
+            let default =
+                (nargs == 2).then(|| unsafe { pyo3::Borrowed::from_ptr(py, *args.add(1)) });
+            // SAFETY: as in `find`: `slf` is a live `T`, borrowed for the
+            // call.
+            let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
+            let (parsed, at) = slf.get().base();
+            let doc = parsed.doc();
+            // Each item is taken as a new reference (`Bound`), so that the
+            // path it lends stays alive while it is read even if the
+            // collector (run by an allocation below) changes the list.
+            let one = |item: Bound<'_, PyAny>| -> Option<*mut ffi::PyObject> {
+                // SAFETY: `item` is alive (owned) for the closure's call,
+                // which the borrowed path does not outlive.
+                let path = unsafe { PathArg::fast(py, item.as_ptr()) }?;
+                match locate(&doc, at, &path)? {
+                    Ok(c) => value_of(py, parsed, &doc, c),
+                    Err(Missing) => default.map(|d| d.to_owned().into_ptr()),
+                }
+            };
+            if let Ok(list) = paths.cast::<PyList>() {
+                if list.is_exact_instance_of::<PyList>() {
+                    // (In range, `get_item` cannot fail: no error to drop.)
+                    return filled(py, list.len(), |i| {
+                        if i >= list.len() {
+                            return None;
+                        }
+                        one(list.get_item(i).ok()?)
+                    });
+                }
+            }
+            let tuple = paths.cast::<PyTuple>().ok()?;
+            if !tuple.is_exact_instance_of::<PyTuple>() {
+                return None;
+            }
+            filled(py, tuple.len(), |i| one(tuple.get_item(i).ok()?))
+        };
+        // SAFETY: CPython calls the method attached.
+        if let Some(v) = unsafe { run(read) } {
+            return v;
+        }
+    }
+    // SAFETY: the method PyO3 made, called as CPython called this one.
+    unsafe { T::originals().get_many.get()(slf, args, nargs, kwnames) }
+}
+
+/// What `get` returns for the value at `c`: a view for a container, a
+/// scalar otherwise; `None` (nothing dropped but through `owned`) when it
+/// cannot be made.
+#[inline]
+fn value_of(
+    py: Python<'_>,
+    parsed: &Arc<Parsed>,
+    doc: &CoreDoc<'_>,
+    c: CoreCursor,
+) -> Option<*mut ffi::PyObject> {
+    match doc.type_of(c) {
+        JsonType::Object => owned(view::new_view(py, parsed, c, true)),
+        JsonType::Array => owned(view::new_view(py, parsed, c, false)),
+        _ => match convert::quick(py, doc, c) {
+            Some(v) => Some(v.into_ptr()),
+            None => owned(convert::value(py, parsed, c)),
+        },
+    }
+}
+
+/// A list of `n` items, item `i` the new reference `item(i)` gives; `None`
+/// (the list released) when one of them is `None`, or when the list
+/// cannot be made. Items are read up to the list's size as it stands at
+/// each step (a list the collector shortens ends the read: `None`).
+fn filled(
+    py: Python<'_>,
+    n: usize,
+    mut item: impl FnMut(usize) -> Option<*mut ffi::PyObject>,
+) -> Option<*mut ffi::PyObject> {
+    let len = isize::try_from(n).ok()?;
+    // SAFETY: attached. A NULL list (no memory) has set an error, cleared
+    // here (the original then reports its own). The list owns its slots
+    // from here on (`Bound`, released at once on every return but the
+    // last); each slot is written once with a new reference before it is
+    // returned, and a list released with NULL slots left is valid.
+    unsafe {
+        let raw = ffi::PyList_New(len);
+        if raw.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        let list = Bound::from_owned_ptr(py, raw);
+        for i in 0..n {
+            let v = item(i)?;
+            ffi::PyList_SET_ITEM(list.as_ptr(), i as isize, v);
+        }
+        Some(list.into_ptr())
+    }
 }

@@ -1,0 +1,494 @@
+//! The memo of a document's last path steps: for a few containers, the
+//! member a key last led to and the element an index last led to, so that
+//! the reads a loop repeats (`messages[i].content` for every `i`: the key
+//! `messages` of the root each time, then elements `i`, `i + 1`, ...) cost
+//! one key compare or one step over a sibling, not a walk from the
+//! container's first child.
+//!
+//! # Algorithm
+//!
+//! A [`Memo`] lives in the document's [`Tables`](super::Tables) and has a
+//! few slots for keys and a few for elements, the slot of a container
+//! chosen by its ordinal. A key slot remembers a member value (by the
+//! index of its first structural, `sidx`) that a lookup found, which is
+//! the first member of its object with that key (every lookup answers the
+//! first occurrence). A later lookup in the same object tests the member's
+//! key against its own (one masked compare for a short plain key): when it
+//! matches, that member is the first with this key too, so it is the
+//! answer. An element slot remembers element `i` of an array; a read of
+//! element `i` again is the memo's answer, a read of `i + 1` (or a few
+//! further) steps from it over the siblings between.
+//!
+//! A miss falls back to the ordinary lookup (a walk, or the child table of
+//! a large container) and records its answer. Keys are recorded only when
+//! the walk to them was long (see [`FAR`]): the first members of an object
+//! are cheaper to walk to than to test and record, and records of them
+//! would evict the ones that pay.
+//!
+//! # Threads
+//!
+//! One document may be read from many threads at once (the Python `Doc` is
+//! shared; the C ABI allows concurrent reads), so the slots are atomics,
+//! read and written without a lock and in any interleaving. Each word of a
+//! slot states one fact about the value at `sidx` that holds for the whole
+//! life of the (immutable) document, whichever thread wrote it:
+//!
+//! - `parent` = (container ordinal + 1, `sidx`): the value at `sidx` is a
+//!   direct child of that container (for key slots: the value of the first
+//!   member of that object with its key);
+//! - `index` = (`i`, `sidx`): the value at `sidx` is element `i` of its
+//!   array (element slots only);
+//! - `value` = (`sidx`, `ord`): `ord` is the ordinal of the first container
+//!   at or after that value (what a cursor to it needs).
+//!
+//! A read loads the words and uses them only when they all name the same
+//! `sidx` (and `parent` the container asked about); words of different
+//! writes, torn between two threads' updates, then name different values
+//! and the read falls back to the lookup. So a memo answer is a conjunction
+//! of true facts about one value, never a mix of two writes; a word is
+//! never half-written (64-bit atomics). Relaxed ordering suffices: no
+//! word refers to memory another thread wrote (the document is read-only).
+
+use super::key::{has_backslash, print, PlainKey, ShortWord, WordTest};
+use super::{ChildPos, Cursor, Doc, Plain, TABLE_MIN};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Slots for key lookups (by container ordinal).
+const KEY_SLOTS: usize = 4;
+
+/// Slots for element reads (by container ordinal).
+const ELEMENT_SLOTS: usize = 4;
+
+/// A key is recorded when its member's value lies at least this many
+/// structurals after the object's opener: from about the third member on
+/// (each member takes two or three structurals), where a walk costs more
+/// than the memo's test.
+const FAR: u32 = 10;
+
+/// A read of element `i` steps from the memo's element `j` when
+/// `j < i <= j + NEAR`; further ones read the array as usual (its child
+/// table, or a walk).
+const NEAR: u32 = 8;
+
+/// The memo of one document (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    keys: [KeySlot; KEY_SLOTS],
+    elements: [ElementSlot; ELEMENT_SLOTS],
+}
+
+/// A member value a key led to: `parent` = (object ordinal + 1) << 32 |
+/// `sidx`, `value` = `sidx` << 32 | `ord` (zero: empty).
+#[derive(Debug, Default)]
+struct KeySlot {
+    parent: AtomicU64,
+    value: AtomicU64,
+}
+
+/// An element an index led to: `parent` = (array ordinal + 1) << 32 |
+/// `sidx`, `index` = `i` << 32 | `sidx`, `value` = `sidx` << 32 | `ord`.
+#[derive(Debug, Default)]
+struct ElementSlot {
+    parent: AtomicU64,
+    index: AtomicU64,
+    value: AtomicU64,
+}
+
+#[inline(always)]
+fn pack(hi: u32, lo: u32) -> u64 {
+    u64::from(hi) << 32 | u64::from(lo)
+}
+
+#[inline(always)]
+fn parent_word(container: Cursor, sidx: u32) -> u64 {
+    pack(container.ord + 1, sidx)
+}
+
+/// The test of a key against the raw key of the memo's member: the raw
+/// bytes are the key's followed by a quote, and the key holds no
+/// backslash. The raw key then has no escape, so it is the key (and the
+/// quote closes it). Any key that the member's raw key decodes to is found
+/// too, through the lookup, when it does not pass: the test answers only
+/// when it is sure.
+struct RawKey<'k>(&'k [u8]);
+
+impl WordTest for RawKey<'_> {
+    #[inline(always)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        let key = self.0;
+        let n = key.len();
+        let body = input.get(open + 1..open + 2 + n)?;
+        Some(body[n] == b'"' && body[..n] == *key && !has_backslash(key))
+    }
+}
+
+impl<'a> Doc<'a> {
+    /// The memo's answer for a key slot's value, when the slot holds a
+    /// member of object `c`: (the value's `sidx`, its cursor's `ord`).
+    #[inline(always)]
+    fn key_slot(&self, slot: &KeySlot, c: Cursor) -> Option<(u32, u32)> {
+        let parent = slot.parent.load(Relaxed);
+        if parent >> 32 != u64::from(c.ord) + 1 {
+            return None;
+        }
+        let sidx = parent as u32;
+        let value = slot.value.load(Relaxed);
+        ((value >> 32) as u32 == sidx).then_some((sidx, value as u32))
+    }
+
+    /// [`Doc::field`] of object `c` (`c` is an object) through the memo:
+    /// the value of the first member with `key`.
+    ///
+    /// The lookup is [`Doc::field`]'s, written out here so that it runs in
+    /// this function's frame; the memo's member is tested on the raw key
+    /// ([`RawKey`]), which makes nothing for a miss.
+    #[inline(never)]
+    pub(crate) fn field_memo(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+        self.through_memo(c, &RawKey(key), || {
+            if self.container_len(c) > TABLE_MIN {
+                return self.field_large(c, key);
+            }
+            match PlainKey::new(key) {
+                Some(PlainKey::Short(p)) => self.walk_members(c, Plain(&p, key)).1,
+                Some(PlainKey::Medium(p)) => self.walk_members(c, Plain(&p, key)).1,
+                None => self.field_general(c, key),
+            }
+        })
+    }
+
+    /// [`Doc::field`] of a short plain key whose words `p` the caller
+    /// made ([`Doc::find_simple`] of a one-key path): the memo, then the
+    /// walk of a small object or the lookup in a large one's table,
+    /// without making the words again.
+    #[inline(never)]
+    pub(super) fn field_short(&self, c: Cursor, p: &ShortWord, key: &[u8]) -> Option<Cursor> {
+        self.through_memo(c, p, || {
+            if self.container_len(c) <= TABLE_MIN {
+                return self.walk_members(c, Plain(p, key)).1;
+            }
+            if let Some(t) = self.tables.and_then(|t| t.recent(c.ord)) {
+                let print = print(p.key_word(), key.len());
+                return self.table_field(t, print, key, Plain(p, key));
+            }
+            self.field_general(c, key)
+        })
+    }
+
+    /// The member of object `c` whose key passes `test`: the memo's member when its key passes, else `lookup`'s
+    /// answer, recorded.
+    #[inline(always)]
+    fn through_memo(
+        &self,
+        c: Cursor,
+        test: &impl WordTest,
+        lookup: impl FnOnce() -> Option<Cursor>,
+    ) -> Option<Cursor> {
+        // (`lookup` is called in one place only, so that it is inlined.)
+        let slot = self
+            .tables
+            .map(|t| &t.memo.keys[c.ord as usize % KEY_SLOTS]);
+        if let Some(slot) = slot {
+            if let Some((sidx, ord)) = self.key_slot(slot, c) {
+                if let Some(v) = self.member_if(sidx, ord, test) {
+                    return Some(v);
+                }
+            }
+        }
+        let v = lookup()?;
+        if let Some(slot) = slot {
+            record_member(slot, c, v);
+        }
+        Some(v)
+    }
+
+    /// The member value at `sidx` (with `ord`) when its key passes `test`
+    /// (a plain key's word test: a hit is a match, see `key.rs`).
+    #[inline(always)]
+    fn member_if(&self, sidx: u32, ord: u32, test: &impl WordTest) -> Option<Cursor> {
+        let s = self.s();
+        let k = sidx.checked_sub(2)? as usize;
+        let open = *s.get(k)? as usize;
+        if test.test(self.input, open) != Some(true) {
+            return None;
+        }
+        let colon = *s.get(k + 1)? as usize;
+        Some(self.value_at(sidx, colon + 1, ord))
+    }
+
+    /// [`Doc::element`] of array `c` (`c` is an array) through the memo:
+    /// element `i` (negative counts from the end).
+    #[inline(never)]
+    pub(crate) fn element_memo(&self, c: Cursor, i: i64) -> Option<Cursor> {
+        let len = self.container_len(c);
+        let i = if i < 0 { i.checked_add(len as i64)? } else { i };
+        if i < 0 || i >= len as i64 {
+            return None;
+        }
+        let i = i as u32;
+        // (`element` is called in one place only, so that it is inlined.)
+        let slot = self
+            .tables
+            .map(|t| &t.memo.elements[c.ord as usize % ELEMENT_SLOTS]);
+        if let Some(slot) = slot {
+            if let Some(v) = self.memo_element(slot, c, i) {
+                return Some(v);
+            }
+        }
+        let v = self.element(c, i64::from(i))?;
+        if let Some(slot) = slot {
+            record_element(slot, c, i, v);
+        }
+        Some(v)
+    }
+
+    /// Element `i` of `c` from the slot: the slot's element itself, or a
+    /// few steps after it (recorded in the slot).
+    #[inline(always)]
+    fn memo_element(&self, slot: &ElementSlot, c: Cursor, i: u32) -> Option<Cursor> {
+        let parent = slot.parent.load(Relaxed);
+        if parent >> 32 != u64::from(c.ord) + 1 {
+            return None;
+        }
+        let sidx = parent as u32;
+        let index = slot.index.load(Relaxed);
+        let value = slot.value.load(Relaxed);
+        if index as u32 != sidx || (value >> 32) as u32 != sidx {
+            return None;
+        }
+        let j = (index >> 32) as u32;
+        if i < j || i - j > NEAR {
+            return None;
+        }
+        let mut pos = ChildPos {
+            container: c.ord,
+            i: j,
+            k: sidx,
+            ord: value as u32,
+        };
+        if i == j {
+            return Some(self.child_value(pos, false));
+        }
+        // `i < len`, so every step lands on an element.
+        while pos.i < i {
+            pos = self.advance(pos, false);
+        }
+        let v = self.child_value(pos, false);
+        record_element(slot, c, i, v);
+        Some(v)
+    }
+}
+
+/// Record member value `v` of object `c` in `slot`, when it lies far
+/// enough into `c` to be worth it (see [`FAR`]).
+#[inline(always)]
+fn record_member(slot: &KeySlot, c: Cursor, v: Cursor) {
+    if v.sidx.wrapping_sub(c.sidx) >= FAR {
+        slot.parent.store(parent_word(c, v.sidx), Relaxed);
+        slot.value.store(pack(v.sidx, v.ord), Relaxed);
+    }
+}
+
+/// Record element `i` of array `c`, `v`, in `slot`.
+#[inline(always)]
+fn record_element(slot: &ElementSlot, c: Cursor, i: u32, v: Cursor) {
+    slot.parent.store(parent_word(c, v.sidx), Relaxed);
+    slot.index.store(pack(i, v.sidx), Relaxed);
+    slot.value.store(pack(v.sidx, v.ord), Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cursor, Doc};
+    use crate::document::Document;
+    use crate::error::AccessError;
+    use crate::index::Options;
+
+    /// Documents whose reads the memo must not change: duplicate keys
+    /// (first wins), keys that share a prefix or differ in length, escaped
+    /// keys that decode to a plain key, nested containers (whose ordinals
+    /// share slots), spacing, arrays of every element kind.
+    const DOCS: &[&str] = &[
+        r#"{"a":1,"b":2,"c":3,"d":4,"a":5,"e":{"a":6,"b":7,"c":8,"d":9,"x":[1,2,3]},"f":[{"k":1},{"k":2},{"k":3}]}"#,
+        r#"{ "model" : "m" , "temperature" : 0.5 , "messages" : [ {"role":"s","content":"x"} , {"role":"u","content":[1,{"t":2}]} , {"role":"a","content":null} ] , "messages" : 7 }"#,
+        r#"{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":18,"k19":19,"k1":"dup"}"#,
+        r#"{"ab":1,"abc":2,"a\u0062":3,"abcd":4,"\u0061bc":5,"abcdefghijk":6,"abcdefghijkl":7,"abcdefghij\u006bl":8,"abcdefghijklmnop":9}"#,
+        r#"[0,"s",[1,2],{"a":1},true,null,-1.5,[],{},"t",[[[]]],{"b":{"c":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}}]"#,
+        r#"[[1,2,3],[4,5,6],[7,8,9],[10,11,12],[13,14,15],[16,17,18],[19,20,21],[22,23,24],[25,26,27],[28,29,30]]"#,
+    ];
+
+    /// Every path of `doc` (keys in dotted or bracket form, indices from
+    /// the front and from the back), plus misses.
+    fn paths(doc: &Doc<'_>, at: Cursor, prefix: &str, out: &mut Vec<String>) {
+        out.push(prefix.to_owned());
+        if let Ok(w) = doc.walk(at) {
+            let mut w = w;
+            let n = doc.len(at).unwrap();
+            let mut i = 0;
+            while let Some((key, c)) = doc.walk_next(&mut w) {
+                match key {
+                    Some(raw) => {
+                        let key = doc.key_str(raw).unwrap();
+                        let dotted = if prefix.is_empty() {
+                            key.to_string()
+                        } else {
+                            format!("{prefix}.{key}")
+                        };
+                        let quoted = format!("{prefix}[{}]", serde_like_quote(&key));
+                        paths(doc, c, &quoted, out);
+                        if !key.is_empty() && !key.contains(['.', '[', '*', '/']) {
+                            paths(doc, c, &dotted, out);
+                        }
+                    }
+                    None => {
+                        paths(doc, c, &format!("{prefix}[{i}]"), out);
+                        out.push(format!("{prefix}[{}]", i as i64 - n as i64));
+                    }
+                }
+                i += 1;
+            }
+            out.push(format!("{prefix}[{n}]"));
+            out.push(format!("{prefix}[{}]", -(n as i64) - 1));
+            let dot = if prefix.is_empty() { "" } else { "." };
+            out.push(format!("{prefix}{dot}nope"));
+            out.push(format!("{prefix}{dot}ab"));
+        }
+    }
+
+    fn serde_like_quote(s: &str) -> String {
+        let mut q = String::from("\"");
+        for ch in s.chars() {
+            match ch {
+                '"' => q.push_str("\\\""),
+                '\\' => q.push_str("\\\\"),
+                c if (c as u32) < 0x20 => q.push_str(&format!("\\u{:04x}", c as u32)),
+                c => q.push(c),
+            }
+        }
+        q.push('"');
+        q
+    }
+
+    /// A small deterministic generator (xorshift), enough to shuffle.
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// The answer of a document without tables or memo.
+    fn plain(text: &str, path: &str) -> Result<Cursor, AccessError> {
+        let index = crate::index::Index::build(text.as_bytes(), &Options::default()).unwrap();
+        let doc = Doc::new(text.as_bytes(), &index);
+        doc.find(doc.root(), path)
+    }
+
+    /// Reads in order, in reverse, in loops over the indices and in random
+    /// order give what a document without the memo gives, for every path,
+    /// from the root and from a cursor, strict and lazy.
+    #[test]
+    fn reads_through_the_memo_match_plain_reads() {
+        for (n, text) in DOCS.iter().enumerate() {
+            for lazy in [false, true] {
+                let opts = Options {
+                    lazy,
+                    ..Options::default()
+                };
+                let document = Document::parse(text.as_bytes(), &opts).unwrap();
+                let doc = document.doc();
+                let mut all = Vec::new();
+                paths(&doc, doc.root(), "", &mut all);
+                let want: Vec<_> = all.iter().map(|p| plain(text, p)).collect();
+                let check = |order: &mut dyn Iterator<Item = usize>| {
+                    for i in order {
+                        assert_eq!(
+                            doc.find(doc.root(), &all[i]),
+                            want[i],
+                            "doc {n} {:?}",
+                            all[i]
+                        );
+                        let c = crate::path::Compiled::new(&all[i]).unwrap();
+                        assert_eq!(doc.find_compiled(doc.root(), &c), want[i], "{:?}", all[i]);
+                    }
+                };
+                check(&mut (0..all.len()));
+                check(&mut (0..all.len()).rev());
+                // Each path twice in a row, then alternating pairs.
+                check(&mut (0..2 * all.len()).map(|i| i / 2));
+                check(&mut (0..all.len()).flat_map(|i| [i, all.len() - 1 - i]));
+                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ n as u64);
+                check(&mut (0..4 * all.len()).map(|_| rng.below(all.len())));
+            }
+        }
+    }
+
+    /// A loop over an array's elements steps from the last one read, and
+    /// reads beside it (the same element again, one further back, a few
+    /// ahead, negative indices) still answer right.
+    #[test]
+    fn element_loops_match_plain_reads() {
+        let text = format!(
+            "{{\"pad\":0,\"xs\":[{}]}}",
+            (0..40)
+                .map(|i| match i % 4 {
+                    0 => format!("{i}"),
+                    1 => format!("\"s{i}\""),
+                    2 => format!("[{i},[{i}]]"),
+                    _ => format!("{{\"v\":{i}}}"),
+                })
+                .collect::<Vec<_>>()
+                .join(" , ")
+        );
+        let document = Document::parse(text.as_bytes(), &Options::default()).unwrap();
+        let doc = document.doc();
+        let xs = doc.find(doc.root(), "xs").unwrap();
+        let mut rng = Rng(7);
+        let mut i: i64 = 0;
+        for _ in 0..2000 {
+            i = match rng.below(6) {
+                0 => i + 1,
+                1 => i,
+                2 => i - 1,
+                3 => i + rng.below(12) as i64,
+                4 => -(rng.below(41) as i64),
+                _ => rng.below(45) as i64,
+            };
+            if !(-45..45).contains(&i) {
+                i = 0;
+            }
+            let path = format!("xs[{i}]");
+            assert_eq!(doc.find(doc.root(), &path), plain(&text, &path), "{path}");
+            let want = plain(&text, &path).map_err(|_| AccessError::NotFound { at: 0 });
+            assert_eq!(doc.find(xs, &format!("[{i}]")), want, "{path}");
+        }
+    }
+
+    /// Threads reading one document at once, each in its own order, all
+    /// get the plain answers (the slots' words are written and read in
+    /// every interleaving).
+    #[test]
+    fn threads_share_the_memo() {
+        let text = format!("[{}]", DOCS.join(","));
+        let document = Document::parse(text.as_bytes(), &Options::default()).unwrap();
+        let doc = document.doc();
+        let mut all = Vec::new();
+        paths(&doc, doc.root(), "", &mut all);
+        let want: Vec<_> = all.iter().map(|p| plain(&text, p)).collect();
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let (document, all, want) = (&document, &all, &want);
+                s.spawn(move || {
+                    let doc = document.doc();
+                    let mut rng = Rng(t * 0x1234_5678 + 1);
+                    for _ in 0..20_000 {
+                        let i = rng.below(all.len());
+                        assert_eq!(doc.find(doc.root(), &all[i]), want[i], "{:?}", all[i]);
+                    }
+                });
+            }
+        });
+    }
+}
