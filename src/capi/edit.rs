@@ -310,7 +310,7 @@ impl Edit {
             || Key::from_slice(key),
             same(key),
             Host::Value(id),
-            |_| doc.field(at, key),
+            |t| t.field(doc, at, key),
         );
         self.patches
             .iter()
@@ -323,7 +323,7 @@ impl Edit {
         let at = self.at;
         let Ok(found) =
             self.patches
-                .delete(|| Key::from_slice(key), same(key), |_| doc.field(at, key));
+                .delete(|| Key::from_slice(key), same(key), |t| t.field(doc, at, key));
         found
     }
 
