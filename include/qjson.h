@@ -255,9 +255,7 @@ void qjson_copy(char *dst, const char *src, size_t len);
    Objects: qjson_edit_set (*added, if not NULL: 1 when the key's patch
    adds a member, 0 when it replaces one) / qjson_edit_delete
    (QJSON_NOT_FOUND when the key is absent) keep the engine's patches
-   (src/edit/), as Python's views do; qjson_edit_field_value reads an
-   original member (out may be NULL) through the state's member table, the
-   walk of the keys the edits and the writer share. Arrays
+   (src/edit/), as Python's views do. Arrays
    (0-based positions): qjson_edit_slot answers an original element's
    ordinal (>= 0) or a host value (-id); put / insert / remove change the
    slots (QJSON_ERR_ARG out of range). qjson_edit_changed: 1 when the
@@ -285,8 +283,6 @@ int qjson_edit_set(const qjson_doc *doc, qjson_edit *e, const char *key,
                    size_t len, uint32_t id, int *added);
 int qjson_edit_delete(const qjson_doc *doc, qjson_edit *e, const char *key,
                       size_t len);
-int qjson_edit_field_value(const qjson_doc *doc, qjson_edit *e,
-                           const char *key, size_t len, qjson_value *out);
 int qjson_edit_slot(const qjson_doc *doc, qjson_edit *e, size_t i,
                     int64_t *out);
 int qjson_edit_put(const qjson_doc *doc, qjson_edit *e, size_t i, uint32_t id);

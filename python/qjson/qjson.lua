@@ -146,8 +146,6 @@ int qjson_edit_set(const qjson_doc *doc, qjson_edit *e, const char *key,
                    size_t len, uint32_t id, int *added);
 int qjson_edit_delete(const qjson_doc *doc, qjson_edit *e, const char *key,
                       size_t len);
-int qjson_edit_field_value(const qjson_doc *doc, qjson_edit *e,
-                           const char *key, size_t len, qjson_value *out);
 int qjson_edit_slot(const qjson_doc *doc, qjson_edit *e, size_t i,
                     int64_t *out);
 int qjson_edit_put(const qjson_doc *doc, qjson_edit *e, size_t i, uint32_t id);
@@ -1339,16 +1337,7 @@ local function obj_index(t, k)
     if type(k) ~= "string" then
         return nil
     end
-    -- An edited object is read through its edit state's member table
-    -- (one walk of the keys, shared with the edits: a merge patch reads
-    -- each of its keys, most of them absent, and each read through
-    -- qjson_field_value walked the members).
-    local e, rc = st.e, nil
-    if e then
-        rc = C.qjson_edit_field_value(st.h, ffi.cast(edit_pt, e), k, #k, val_out)
-    else
-        rc = C.qjson_field_value(st.h, st.cur, k, #k, val_out)
-    end
+    local rc = C.qjson_field_value(st.h, st.cur, k, #k, val_out)
     if rc ~= OK then
         if rc == NOT_FOUND then
             return nil
@@ -1368,10 +1357,6 @@ local function obj_index(t, k)
 end
 
 local function has_orig_key(st, k)
-    local e = st.e
-    if e then -- (see obj_index)
-        return C.qjson_edit_field_value(st.h, ffi.cast(edit_pt, e), k, #k, nil) == OK
-    end
     return C.qjson_field(st.h, st.cur, k, #k, cur_out) == OK
 end
 
@@ -2314,81 +2299,37 @@ do
         jn, jseen, jseen_n = 0, nil, 0
     end
 
-    local own -- (v, depth) -> v as a value of the document
-
-    -- A plain table's entries are counted and copied by tail calls, not
-    -- loops, up to OWN_UNROLL of them: a loop here (in the ops' values,
-    -- `{role =, content =}`) was an inner loop of the trace being recorded
-    -- from the patch's caller, which LuaJIT aborts ("inner loop in root
-    -- trace"), so every op up to the value's copy ran in the interpreter
-    -- (tail calls are unrolled into the trace, as in mark_dirty, up to
-    -- LuaJIT's loop unroll limit of 15).
-    do -- (a block: the main chunk is at LuaJIT's 200-local limit)
-        local OWN_UNROLL = 8
-
-        --- The entries of `v` after key `k` (nil: from the first), counted up
-        --- to OWN_UNROLL; the second result is true when there are more.
-        local function own_count(v, k, n)
-            k = next(v, k)
-            if k == nil then
-                return n, false
-            end
-            if n == OWN_UNROLL then
-                return n, true
-            end
-            return own_count(v, k, n + 1)
+    --- `v` as a value of the document (see above).
+    local function own(v, depth)
+        if type(v) ~= "table" or v == null then
+            return v
         end
-
-        --- Copy the entries of `v` after key `k` into `c`, each owned.
-        local function own_copy(v, c, k, depth)
-            local x
-            k, x = next(v, k)
-            if k == nil then
-                return c
+        depth = (depth or 0) + 1
+        if depth > MAX_DEPTH then
+            fail("value nested too deeply")
+        end
+        local st = is_proxy(v)
+        if st then
+            if st.dirty then
+                return materialize(v, 1)
             end
+            return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
+        end
+        -- Sized up front (a copy grown key by key was rehashed at each
+        -- power of two: an op's value {role =, content =} twice).
+        local na, nh = #v, 0
+        for _ in next, v do
+            nh = nh + 1
+        end
+        local c = table_new(na, nh > na and nh - na or 0)
+        for k, x in next, v do
             c[k] = own(x, depth)
-            return own_copy(v, c, k, depth)
         end
-
-        --- `v` as a value of the document (see above).
-        own = function(v, depth)
-            if type(v) ~= "table" or v == null then
-                return v
-            end
-            depth = (depth or 0) + 1
-            if depth > MAX_DEPTH then
-                fail("value nested too deeply")
-            end
-            local st = is_proxy(v)
-            if st then
-                if st.dirty then
-                    return materialize(v, 1)
-                end
-                return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
-            end
-            -- Sized up front (a copy grown key by key was rehashed at each
-            -- power of two: an op's value {role =, content =} twice).
-            local na = #v
-            local nh, more = own_count(v, nil, 0)
-            local c
-            if not more then
-                c = own_copy(v, table_new(na, nh > na and nh - na or 0), nil, depth)
-            else
-                nh = 0
-                for _ in next, v do
-                    nh = nh + 1
-                end
-                c = table_new(na, nh > na and nh - na or 0)
-                for k, x in next, v do
-                    c[k] = own(x, depth)
-                end
-            end
-            if getmetatable(v) == qjson.empty_array_mt then
-                setmetatable(c, qjson.empty_array_mt)
-            end
-            return c
+        if getmetatable(v) == qjson.empty_array_mt then
+            setmetatable(c, qjson.empty_array_mt)
         end
-    end -- own
+        return c
+    end
 
     --- The keys of an object (proxy or plain table).
     local function object_keys(v)

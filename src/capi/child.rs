@@ -36,7 +36,7 @@ pub struct CValue {
 /// The value of child `c`, as the getters read it. The scalar is decoded
 /// straight from the cursor (`Doc::value`), not through the getters, which
 /// would resolve the empty path and check the type again.
-pub(super) fn value(d: &Doc<'_>, c: Cursor) -> Result<CValue, Fail> {
+fn value(d: &Doc<'_>, c: Cursor) -> Result<CValue, Fail> {
     let t = d.type_of(c);
     let mut v = CValue {
         at: CCursor {

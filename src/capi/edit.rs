@@ -37,7 +37,6 @@
 //! (the engine decides splicing, runs of untouched members, keys and
 //! whitespace as written), except the host values, which the host encodes.
 
-use super::child::{value, CValue};
 use super::handle::{handle, Handle};
 use super::read::{key_bytes, put, CCursor};
 use super::status::{guard, Fail, Status};
@@ -322,11 +321,9 @@ impl Edit {
 
     fn delete(&mut self, doc: &Doc<'_>, key: &[u8]) -> bool {
         let at = self.at;
-        let Ok(found) = self.patches.delete(
-            || Key::from_slice(key),
-            same(key),
-            |t| t.field(doc, at, key),
-        );
+        let Ok(found) =
+            self.patches
+                .delete(|| Key::from_slice(key), same(key), |t| t.field(doc, at, key));
         found
     }
 
@@ -660,42 +657,6 @@ pub unsafe extern "C" fn qjson_edit_delete(
     })
 }
 
-/// Objects: the original member `key` of the state's object (the
-/// document's, whatever the edits say: the host keeps the keys it edited)
-/// and its value into `*out` (when not null), as `qjson_field_value`;
-/// `QJSON_NOT_FOUND` when the object has no such member. The lookup goes
-/// through the state's member table, built by the first lookup of the
-/// state (one walk of the keys), which later lookups, the edits' and the
-/// writer's check for repeated keys share: a host reads an edited object
-/// through this call rather than `qjson_field_value`, which walks the
-/// members on each read (a merge patch looks up each of its keys).
-///
-/// # Safety
-/// `doc` is the live handle `e` was made for; `key` points to `len` bytes;
-/// `out` is null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn qjson_edit_field_value(
-    doc: *const Handle,
-    e: *mut Edit,
-    key: *const c_char,
-    len: usize,
-    out: *mut CValue,
-) -> c_int {
-    guard(|| {
-        // SAFETY: forwarded from the contract.
-        let (d, e, key) = unsafe { object_key(doc, e, key, len) }?;
-        let Some(c) = e.patches.table.field(&d, e.at, key) else {
-            return Ok(Status::NotFound);
-        };
-        if !out.is_null() {
-            let v = value(&d, c)?;
-            // SAFETY: non-null, and writable per the contract.
-            unsafe { put(out, v) }?;
-        }
-        Ok(Status::Ok)
-    })
-}
-
 /// The array state and slot position `i` (0-based; `i == len` allowed
 /// when `insert`).
 fn slot_at<'e>(
@@ -949,66 +910,6 @@ mod tests {
                 r#"{"a": X,  "b": [2],"d/":Y,"c":Z}"#
             );
             qjson_edit_free(e);
-            qjson_free(h);
-        }
-    }
-
-    #[test]
-    fn original_members_through_the_table() {
-        let h = parse(br#"{"a": 1, "bb": "x", "a long key of many bytes": [2]}"#);
-        let (e, _) = new_edit(h, "");
-        let mut v = CValue {
-            at: CCursor::default(),
-            str: std::ptr::null(),
-            len: 0,
-            num: 0.0,
-        };
-        let get = |k: &str, v: *mut CValue| {
-            // SAFETY: live handle and state, a key of k.len() bytes, `v`
-            // null or writable.
-            unsafe { qjson_edit_field_value(h, e, k.as_ptr().cast(), k.len(), v) }
-        };
-        assert_eq!(get("a", &mut v), 0);
-        assert_eq!((v.at.kind, v.num), (4, 1.0));
-        assert_eq!(get("bb", &mut v), 0);
-        assert_eq!(v.len, 1);
-        assert_eq!(get("a long key of many bytes", &mut v), 0);
-        assert_eq!((v.at.kind, v.len), (2, 1));
-        assert_eq!(get("a long key of many byteZ", &mut v), 2);
-        assert_eq!(get("b", &mut v), 2);
-        assert_eq!(get("bb", std::ptr::null_mut()), 0);
-        let mut added = -1;
-        // SAFETY: live handle and state, static keys.
-        unsafe {
-            // The original member, whatever the edits say.
-            assert_eq!(qjson_edit_delete(h, e, b"a".as_ptr().cast(), 1), 0);
-            assert_eq!(get("a", &mut v), 0);
-            assert_eq!(
-                qjson_edit_set(h, e, b"bb".as_ptr().cast(), 2, 1, &mut added),
-                0
-            );
-            assert_eq!(added, 0);
-            assert_eq!(
-                run(h, e, &[], &["7"], &[]),
-                r#"{"bb": 7, "a long key of many bytes": [2]}"#
-            );
-            qjson_edit_free(e);
-        }
-        // A repeated key: no table, the first occurrence (as reads).
-        let h2 = parse(br#"{"k": 1, "k": 2}"#);
-        let (e2, _) = new_edit(h2, "");
-        // SAFETY: live handle and state, a static key.
-        unsafe {
-            assert_eq!(qjson_edit_field_value(h2, e2, c"k".as_ptr(), 1, &mut v), 0);
-            assert_eq!(v.num, 1.0);
-            // Arrays are refused.
-            let h3 = parse(b"[1]");
-            let (e3, _) = new_edit(h3, "");
-            assert_eq!(qjson_edit_field_value(h3, e3, c"k".as_ptr(), 1, &mut v), 6);
-            qjson_edit_free(e2);
-            qjson_edit_free(e3);
-            qjson_free(h2);
-            qjson_free(h3);
             qjson_free(h);
         }
     }

@@ -37,10 +37,9 @@ mod status;
 pub use child::{qjson_field_value, qjson_index_value, CValue};
 pub use copy::qjson_copy;
 pub use edit::{
-    qjson_edit_changed, qjson_edit_delete, qjson_edit_field_value, qjson_edit_free,
-    qjson_edit_insert, qjson_edit_len, qjson_edit_new, qjson_edit_new_owned, qjson_edit_plan,
-    qjson_edit_put, qjson_edit_remove, qjson_edit_restore, qjson_edit_save, qjson_edit_set,
-    qjson_edit_slot, Edit, Seg,
+    qjson_edit_changed, qjson_edit_delete, qjson_edit_free, qjson_edit_insert, qjson_edit_len,
+    qjson_edit_new, qjson_edit_new_owned, qjson_edit_plan, qjson_edit_put, qjson_edit_remove,
+    qjson_edit_restore, qjson_edit_save, qjson_edit_set, qjson_edit_slot, Edit, Seg,
 };
 pub use encode::{qjson_cjson_escape, qjson_cjson_string};
 pub use handle::{qjson_free, qjson_memory, qjson_parse, qjson_parse_root, Handle, Options};
