@@ -13,6 +13,11 @@
 //!   state of a key is its last patch. Setting a key deleted from the
 //!   original adds it anew at the end (as a dict does); deleting an added
 //!   key removes its patch. Lua never needs the unfolded form (`Members`).
+//!   The edits look the original members up through the patches'
+//!   [`MemberTable`](crate::edit::MemberTable), as Python's do: the first
+//!   lookup walks the keys once (checking on the way that they are
+//!   distinct), and the writer then splices without its own walk
+//!   (`Doc::keys_unique`: ~490 instructions of a 2 KB request's set).
 //! - **arrays** stay lazy until the first change, which unfolds them into
 //!   the engine's [`Slot`]s: an original element or a host value. Inserts
 //!   and removals move slots.
@@ -310,7 +315,7 @@ impl Edit {
             || Key::from_slice(key),
             same(key),
             Host::Value(id),
-            |_| doc.field(at, key),
+            |t| t.field(doc, at, key),
         );
         self.patches
             .iter()
@@ -321,9 +326,11 @@ impl Edit {
 
     fn delete(&mut self, doc: &Doc<'_>, key: &[u8]) -> bool {
         let at = self.at;
-        let Ok(found) =
-            self.patches
-                .delete(|| Key::from_slice(key), same(key), |_| doc.field(at, key));
+        let Ok(found) = self.patches.delete(
+            || Key::from_slice(key),
+            same(key),
+            |t| t.field(doc, at, key),
+        );
         found
     }
 
