@@ -2,9 +2,11 @@
 unfolding the object), including objects whose keys repeat, raw or only
 once unescaped: random operation sequences against a first-wins dict model.
 
-Reads of a repeated key see its first occurrence; once an object is edited,
-dumps writes each key once (the first occurrence's position and value,
-unless edited), so json.loads of the output equals the model.
+Reads of a repeated key see its first occurrence; once an object has edits
+of its own, dumps writes each key once (the first occurrence's position and
+value, unless edited), so json.loads of the output equals the model. An
+object edited only inside its child views keeps its other members as
+written, repeats included (see `check`).
 """
 
 from __future__ import annotations
@@ -93,18 +95,25 @@ def test_patched_objects_follow_a_dict(doc: tuple[bytes, dict[str, Any]], steps:
     text, model = doc
     first = copy.deepcopy(model)
     view = qjson.decode(text)
-    edited = False
+    # Original keys set, deleted or popped: a patch of the object's own that
+    # no later edit takes back. (A key added and then deleted leaves no
+    # patch: see `own_edits`.)
+    touched: set[str] = set()
     children: set[str] = set()
+
+    def own_edits() -> bool:
+        return bool(touched) or any(k not in first for k in model)
+
     for op, k, v in steps:
         if op == "set":
             view[k] = v
             model[k] = v
-            edited = True
+            touched |= {k} & first.keys()
         elif op == "del":
             if k in model:
                 del view[k]
                 del model[k]
-                edited = True
+                touched |= {k} & first.keys()
             else:
                 with pytest.raises(KeyError):
                     del view[k]
@@ -117,10 +126,10 @@ def test_patched_objects_follow_a_dict(doc: tuple[bytes, dict[str, Any]], steps:
         elif op == "keys":
             assert list(view.keys()) == list(model)
         elif op == "pop":
-            edited |= k in model
+            if k in model:
+                touched |= {k} & first.keys()
             assert view.pop(k, None) == model.pop(k, None)
         elif op == "setdefault":
-            edited |= k not in model
             assert view.setdefault(k, v) == model.setdefault(k, v)
         elif op == "child":
             # An edit inside a child view: the object is dirty without a
@@ -130,9 +139,9 @@ def test_patched_objects_follow_a_dict(doc: tuple[bytes, dict[str, Any]], steps:
                 model[k].append(v)
                 children.add(k)
         elif op == "dumps":
-            check(view, model, edited, text, first, children)
+            check(view, model, own_edits(), text, first, children)
         assert len(view) == len(model)
-    check(view, model, edited, text, first, children)
+    check(view, model, own_edits(), text, first, children)
     assert qjson.materialize(view) == model
     assert list(qjson.materialize(view)) == list(model)
 
