@@ -1597,8 +1597,11 @@ fn skip_value(
     // `{` and `[` differ only in bit 0x20.
     let container = b | 0x20 == b'{';
     let string = usize::from(b == b'"');
+    // (`max`: an index that is not this input's, a misuse `Doc::new`'s
+    // contract allows to give wrong answers but not to hang, could point
+    // a container's close before its open; the walk still moves on.)
     let k = if container {
-        ct.close as usize + 2
+        (ct.close as usize + 2).max(vk + 1)
     } else {
         vk + 1 + string
     };
