@@ -9,7 +9,7 @@
 //!
 //! A [`Memo`] lives in the document's [`Tables`](super::Tables) and has a
 //! few slots for keys and a few for elements, the slot of a container
-//! chosen by its ordinal. A key slot remembers a member value (by the
+//! chosen by its ordinal (and, for keys, the key's length). A key slot remembers a member value (by the
 //! index of its first structural, `sidx`) that a lookup found, which is
 //! the first member of its object with that key (every lookup answers the
 //! first occurrence). A later lookup in the same object tests the member's
@@ -53,7 +53,7 @@ use super::key::{has_backslash, print, PlainKey, ShortWord, WordTest};
 use super::{ChildPos, Cursor, Doc, Plain, TABLE_MIN};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Slots for key lookups (by container ordinal).
+/// Slots for key lookups (by container ordinal and key length).
 const KEY_SLOTS: usize = 4;
 
 /// Slots for element reads (by container ordinal).
@@ -92,6 +92,18 @@ struct ElementSlot {
     parent: AtomicU64,
     index: AtomicU64,
     value: AtomicU64,
+}
+
+/// The key slot of a lookup of a key of `len` bytes in container `ord`.
+/// The key's length takes part so that the keys of different lengths read
+/// from one object (`id`, `title`, `user` of each record of an array) take
+/// different slots: a record then does not evict the member another key
+/// of the same object led to, and a lookup of the other key finds a slot
+/// of another container (one compare) rather than a member whose key it
+/// must test.
+#[inline(always)]
+fn key_slot_index(ord: u32, len: usize) -> usize {
+    (ord as usize).wrapping_add(len) % KEY_SLOTS
 }
 
 #[inline(always)]
@@ -144,7 +156,7 @@ impl<'a> Doc<'a> {
     /// ([`RawKey`]), which makes nothing for a miss.
     #[inline(never)]
     pub(crate) fn field_memo(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        self.through_memo(c, &RawKey(key), || {
+        self.through_memo(c, key.len(), &RawKey(key), || {
             if self.container_len(c) > TABLE_MIN {
                 return self.field_large(c, key);
             }
@@ -162,7 +174,7 @@ impl<'a> Doc<'a> {
     /// without making the words again.
     #[inline(never)]
     pub(super) fn field_short(&self, c: Cursor, p: &ShortWord, key: &[u8]) -> Option<Cursor> {
-        self.through_memo(c, p, || {
+        self.through_memo(c, key.len(), p, || {
             if self.container_len(c) <= TABLE_MIN {
                 return self.walk_members(c, Plain(p, key)).1;
             }
@@ -174,19 +186,21 @@ impl<'a> Doc<'a> {
         })
     }
 
-    /// The member of object `c` whose key passes `test`: the memo's member when its key passes, else `lookup`'s
-    /// answer, recorded.
+    /// The member of object `c` whose key (of `len` bytes) passes `test`:
+    /// the memo's member when its key passes, else `lookup`'s answer,
+    /// recorded.
     #[inline(always)]
     fn through_memo(
         &self,
         c: Cursor,
+        len: usize,
         test: &impl WordTest,
         lookup: impl FnOnce() -> Option<Cursor>,
     ) -> Option<Cursor> {
         // (`lookup` is called in one place only, so that it is inlined.)
         let slot = self
             .tables
-            .map(|t| &t.memo.keys[c.ord as usize % KEY_SLOTS]);
+            .map(|t| &t.memo.keys[key_slot_index(c.ord, len)]);
         if let Some(slot) = slot {
             if let Some((sidx, ord)) = self.key_slot(slot, c) {
                 if let Some(v) = self.member_if(sidx, ord, test) {
@@ -463,6 +477,33 @@ mod tests {
             assert_eq!(doc.find(doc.root(), &path), plain(&text, &path), "{path}");
             let want = plain(&text, &path).map_err(|_| AccessError::NotFound { at: 0 });
             assert_eq!(doc.find(xs, &format!("[{i}]")), want, "{path}");
+        }
+    }
+
+    /// Far keys of different lengths read in turn from one object keep
+    /// their own slots: each read after the first of each key is the
+    /// memo's answer (the slot names the member), and answers right.
+    #[test]
+    fn keys_of_one_object_keep_their_slots() {
+        let text = r#"{"pad0":0,"pad1":1,"pad2":2,"pad3":3,"pad4":4,"pad5":5,"id":7,"title":"t","user":{"login":"u"}}"#;
+        let document = Document::parse(text.as_bytes(), &Options::default()).unwrap();
+        let doc = document.doc();
+        let root = doc.root();
+        let memo = &doc.tables.unwrap().memo;
+        let keys = ["id", "title", "user"];
+        for _ in 0..3 {
+            for key in keys {
+                assert_eq!(doc.find(root, key), plain(text, key), "{key}");
+            }
+            for key in keys {
+                let want = plain(text, key).unwrap().sidx;
+                let slot = &memo.keys[super::key_slot_index(root.ord, key.len())];
+                assert_eq!(
+                    doc.key_slot(slot, root).map(|(s, _)| s),
+                    Some(want),
+                    "{key}"
+                );
+            }
         }
     }
 
