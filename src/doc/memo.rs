@@ -49,7 +49,7 @@
 //! never half-written (64-bit atomics). Relaxed ordering suffices: no
 //! word refers to memory another thread wrote (the document is read-only).
 
-use super::key::{has_backslash, print, PlainKey, ShortWord, WordTest};
+use super::key::{print, PlainKey, ShortWord, WordTest};
 use super::{ChildPos, Cursor, Doc, Plain, TABLE_MIN};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -117,12 +117,20 @@ fn parent_word(container: Cursor, sidx: u32) -> u64 {
 }
 
 /// The test of a key against the raw key of the memo's member: the raw
-/// bytes are the key's followed by a quote, and the key holds no
-/// backslash. The raw key then has no escape, so it is the key (and the
-/// quote closes it). Any key that the member's raw key decodes to is found
-/// too, through the lookup, when it does not pass: the test answers only
-/// when it is sure.
+/// bytes are the key's followed by a quote, and the key holds neither a
+/// backslash nor a quote. The raw key then has no escape and that quote
+/// closes it, so it is the key. (A key holding a quote, `a":`, would
+/// otherwise match the member `"a":"x"`: its bytes run on into the value.)
+/// Any key that the member's raw key decodes to is found too, through the
+/// lookup, when it does not pass: the test answers only when it is sure.
 struct RawKey<'k>(&'k [u8]);
+
+/// Whether `key` holds neither a quote nor a backslash (keys are short:
+/// a byte loop).
+#[inline(always)]
+fn plain(key: &[u8]) -> bool {
+    !key.iter().any(|&b| b == b'"' || b == b'\\')
+}
 
 impl WordTest for RawKey<'_> {
     #[inline(always)]
@@ -130,7 +138,7 @@ impl WordTest for RawKey<'_> {
         let key = self.0;
         let n = key.len();
         let body = input.get(open + 1..open + 2 + n)?;
-        Some(body[n] == b'"' && body[..n] == *key && !has_backslash(key))
+        Some(body[n] == b'"' && body[..n] == *key && plain(key))
     }
 }
 
@@ -328,6 +336,10 @@ mod tests {
         r#"{"ab":1,"abc":2,"a\u0062":3,"abcd":4,"\u0061bc":5,"abcdefghijk":6,"abcdefghijkl":7,"abcdefghij\u006bl":8,"abcdefghijklmnop":9}"#,
         r#"[0,"s",[1,2],{"a":1},true,null,-1.5,[],{},"t",[[[]]],{"b":{"c":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}}]"#,
         r#"[[1,2,3],[4,5,6],[7,8,9],[10,11,12],[13,14,15],[16,17,18],[19,20,21],[22,23,24],[25,26,27],[28,29,30]]"#,
+        // Keys holding a quote, whose bytes match a member's key and run on
+        // into its value (`a":"x` vs `"a":"x"`; one slot for key lengths 1
+        // and 5): the reviewer's case of session 15.
+        r#"{"k0":0,"k1":1,"k2":2,"k3":3,"a":"x","a\":":"y","a\":\"x":"z","b":"\"","b\"":1}"#,
     ];
 
     /// Every path of `doc` (keys in dotted or bracket form, indices from

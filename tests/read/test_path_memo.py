@@ -123,3 +123,24 @@ def test_threads_share_one_document() -> None:
     for t in threads:
         t.join()
     assert errors == []
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("key", ['a":', 'a":"x', 'a":"x"'])
+def test_a_key_holding_a_quote_is_not_the_remembered_member(lazy: bool, key: str) -> None:
+    # The remembered member `"a":"x"` runs on into its value: the bytes of
+    # such a key match it up to one of the value's quotes.
+    member = json.dumps(key).encode()
+    text = b'{"k0":0,"k1":1,"k2":2,"k3":3,"a":"x",' + member + b':"y"}'
+    pointer = "/" + key
+    bracket = "[" + json.dumps(key) + "]"
+    d = qjson.parse(text, lazy=lazy)
+    for _ in range(2):
+        assert d.get("a") == "x"
+        assert d.get(pointer) == "y"
+        assert d.get("a") == "x"
+        assert d.get(bracket) == "y"
+    d = qjson.parse(b'{"k0":0,"k1":1,"k2":2,"k3":3,"a":"x"}', lazy=lazy)
+    assert d.get("a") == "x"
+    assert d.get(pointer, None) is None
+    assert d.open("").get(bracket, None) is None
