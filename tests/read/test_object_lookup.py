@@ -13,16 +13,7 @@ import time
 
 import pytest
 import qjson
-
-
-def _first_wins(data: bytes) -> dict:
-    def hook(pairs: list) -> dict:
-        out: dict = {}
-        for k, v in pairs:
-            out.setdefault(k, v)
-        return out
-
-    return json.loads(data, object_pairs_hook=hook)
+from conftest import reference_loads
 
 
 def _readers(data: bytes, *, lazy: bool = False):
@@ -84,7 +75,7 @@ def test_repeated_reads_agree_with_the_first_occurrence(width: int, lazy: bool) 
     members = members[:width]
     for sep in (",", " ,\n  "):
         data = ("{" + sep.join(f"{k}:{v}" for k, v in members) + "}").encode()
-        want = _first_wins(data)
+        want = reference_loads(data)
         absent = ["created_a", "created_atx", "zz", "\\u0069d", "long_key_sharing_prefix_3"]
         for name, read in _readers(data, lazy=lazy):
             for rnd in range(4):

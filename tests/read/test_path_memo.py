@@ -16,16 +16,7 @@ import threading
 
 import pytest
 import qjson
-
-
-def _first_wins(data: bytes):
-    def hook(pairs: list) -> dict:
-        out: dict = {}
-        for k, v in pairs:
-            out.setdefault(k, v)
-        return out
-
-    return json.loads(data, object_pairs_hook=hook)
+from conftest import reference_loads
 
 
 def _chat(n: int) -> bytes:
@@ -55,7 +46,7 @@ def _paths(n: int) -> list[str]:
 
 
 def _want(data: bytes, path: str):
-    v = _first_wins(data)
+    v = reference_loads(data)
     for seg in path.replace("[", ".[").split("."):
         if not seg:
             continue
