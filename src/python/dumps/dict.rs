@@ -33,6 +33,39 @@ struct DictKeys {
     dk_indices: [u8; 0],
 }
 
+/// A combined-table dict's entries: (the first entry, the number of
+/// entries in use or deleted, the entry's width in pointers, the key's
+/// place in an entry; the value follows the key). `None` for a split table.
+///
+/// # Safety
+/// `obj` must be a live dict (or subclass) and the interpreter attached;
+/// the answer holds while the dict is not changed.
+#[cfg(all(not(feature = "abi3"), Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED)))]
+#[inline(always)]
+unsafe fn combined_entries(
+    obj: *mut ffi::PyObject,
+) -> Option<(*mut *mut ffi::PyObject, usize, usize, usize)> {
+    // SAFETY: `obj` is a dict, whose `ma_values` is NULL for a combined
+    // table; then `ma_keys` is a live keys object with the `DictKeys`
+    // layout for these versions (see there) whose first `dk_nentries`
+    // entries, past the index, are initialized.
+    unsafe {
+        let d = obj.cast::<ffi::PyDictObject>();
+        if !(*d).ma_values.is_null() {
+            return None;
+        }
+        let k = (*d).ma_keys.cast::<DictKeys>();
+        let n = (*k).dk_nentries.max(0) as usize;
+        let entries = std::ptr::addr_of_mut!((*k).dk_indices)
+            .cast::<u8>()
+            .add(1usize << (*k).dk_log2_index_bytes)
+            .cast::<*mut ffi::PyObject>();
+        // `{key, value}` entries, or `{hash, key, value}`.
+        let (width, key_at) = if (*k).dk_kind != 0 { (2, 0) } else { (3, 1) };
+        Some((entries, n, width, key_at))
+    }
+}
+
 /// `PyDict_Next` without the call: CPython 3.11 to 3.13 builds (with the
 /// GIL) read a combined table's entries in place, with `PyDict_Next`'s own
 /// algorithm (the next entry at or after `*pos` whose value is not NULL,
@@ -52,50 +85,41 @@ pub(crate) unsafe fn dict_next(
     val: &mut *mut ffi::PyObject,
 ) -> bool {
     #[cfg(all(not(feature = "abi3"), Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED)))]
-    // SAFETY: `obj` is a dict, whose `ma_values` is NULL for a combined
-    // table; then `ma_keys` is a live keys object with the `DictKeys`
-    // layout for these versions (see there) whose first `dk_nentries`
-    // entries, past the index, are initialized; `i` stays in
-    // `[*pos, dk_nentries)` when it is read (`*pos >= 0`: it starts at 0
-    // and only grows). Keys and values are borrowed from the dict.
+    // SAFETY: `combined_entries`' contract (a live dict, attached), read
+    // again on every call; `i` stays in `[*pos, n)` when an entry is read
+    // (`*pos >= 0`: it starts at 0 and only grows). Keys and values are
+    // borrowed from the dict.
     unsafe {
-        let d = obj.cast::<ffi::PyDictObject>();
-        if (*d).ma_values.is_null() {
-            let k = (*d).ma_keys.cast::<DictKeys>();
-            let n = (*k).dk_nentries;
-            let entries = std::ptr::addr_of_mut!((*k).dk_indices)
-                .cast::<u8>()
-                .add(1usize << (*k).dk_log2_index_bytes)
-                .cast::<*mut ffi::PyObject>();
-            let mut i = *pos;
-            if (*k).dk_kind != 0 {
-                // `{key, value}` entries.
+        if let Some((entries, n, width, key_at)) = combined_entries(obj) {
+            let mut i = (*pos).max(0) as usize;
+            // One loop per entry width, each with its constants.
+            if width == 2 {
                 while i < n {
-                    let e = entries.add(2 * i as usize);
+                    let e = entries.add(2 * i);
                     i += 1;
                     let v = *e.add(1);
                     if !v.is_null() {
-                        *pos = i;
+                        *pos = i as ffi::Py_ssize_t;
                         *key = *e;
                         *val = v;
                         return true;
                     }
                 }
             } else {
-                // `{hash, key, value}` entries.
+                debug_assert_eq!(key_at, 1);
                 while i < n {
-                    let e = entries.add(3 * i as usize);
+                    let e = entries.add(3 * i);
                     i += 1;
                     let v = *e.add(2);
                     if !v.is_null() {
-                        *pos = i;
+                        *pos = i as ffi::Py_ssize_t;
                         *key = *e.add(1);
                         *val = v;
                         return true;
                     }
                 }
             }
-            *pos = i;
+            *pos = i as ffi::Py_ssize_t;
             return false;
         }
     }
@@ -119,21 +143,11 @@ pub(crate) unsafe fn dict_each(
     mut f: impl FnMut(*mut ffi::PyObject, *mut ffi::PyObject) -> bool,
 ) -> bool {
     #[cfg(all(not(feature = "abi3"), Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED)))]
-    // SAFETY: as in `dict_next`: a combined table's keys object has the
-    // `DictKeys` layout, its first `dk_nentries` entries initialized; `f`
-    // runs no Python code (the contract), so the table and its count stay
-    // as read here for the whole walk. Keys and values are borrowed.
+    // SAFETY: `combined_entries`' contract; `f` runs no Python code (the
+    // contract), so the table and its count stay as read here for the
+    // whole walk. Keys and values are borrowed.
     unsafe {
-        let d = obj.cast::<ffi::PyDictObject>();
-        if (*d).ma_values.is_null() {
-            let k = (*d).ma_keys.cast::<DictKeys>();
-            let n = (*k).dk_nentries.max(0) as usize;
-            let entries = std::ptr::addr_of_mut!((*k).dk_indices)
-                .cast::<u8>()
-                .add(1usize << (*k).dk_log2_index_bytes)
-                .cast::<*mut ffi::PyObject>();
-            // `{key, value}` entries, or `{hash, key, value}`.
-            let (width, key_at) = if (*k).dk_kind != 0 { (2, 0) } else { (3, 1) };
+        if let Some((entries, n, width, key_at)) = combined_entries(obj) {
             for i in 0..n {
                 let e = entries.add(width * i);
                 let v = *e.add(key_at + 1);
