@@ -78,7 +78,7 @@ use super::errors::decode_error;
 use super::input::Input;
 use crate::index::eager::LoadsIndex;
 use crate::index::{Container, Index, Options};
-use builder::{build, build_inline, Builder};
+use builder::{build, Builder};
 pub(crate) use gc::gc_paused;
 pub(crate) use key_cache::{key_cache, KeyCache};
 use pyo3::ffi;
@@ -244,7 +244,7 @@ pub(crate) fn from_line(
 ) -> Result<*mut ffi::PyObject, bool> {
     let (s, lens, esc, ascii) = (t.structurals, t.lens, t.escapes, !t.non_ascii);
     let b = Builder::<[u32], true, true>::new(py, t.input, s, lens, esc, ascii, cache);
-    build_inline(py, b, lens.len())
+    build(py, b, lens.len())
 }
 
 /// Cold path: the builder met an invalid number or literal (or garbage

@@ -56,20 +56,6 @@ use pyo3::prelude::*;
 /// Python exception is set).
 pub(super) fn build<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool>(
     py: Python<'_>,
-    b: Builder<'_, L, TOKENS, SHARE>,
-    containers: usize,
-) -> Result<*mut ffi::PyObject, bool> {
-    build_inline(py, b, containers)
-}
-
-/// [`build`], inlined into its caller: `loads_many`'s line path, which
-/// calls it once per line, then passes the builder's fields in registers
-/// rather than through a copy of the whole `Builder` in memory
-/// (amazon_cellphones.ndjson: 3.54 M -> 3.50 M instructions per call,
-/// callgrind, LTO builds).
-#[inline(always)]
-pub(super) fn build_inline<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool>(
-    py: Python<'_>,
     mut b: Builder<'_, L, TOKENS, SHARE>,
     containers: usize,
 ) -> Result<*mut ffi::PyObject, bool> {
