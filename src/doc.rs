@@ -1920,13 +1920,8 @@ mod tests {
     /// documents with a backslash elsewhere and without.
     #[test]
     fn small_keys_unique_agrees_with_a_set() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::test_rng(0x9E37_79B9_7F4A_7C15);
+        let mut next = move |n: u64| rng() % n;
         let values = ["1", "\"s\"", "{\"a\":[1,{}]}", "[]", "null", "-2.5", "\"\""];
         let spaces = ["", " ", "\n ", "\t\t"];
         let mut checked = [0usize; 2];
@@ -2210,13 +2205,24 @@ mod tests {
         assert!(decimals > 30, "only {decimals} decimals answered");
     }
 
+    /// `texts` (number texts and others), then integers of every length
+    /// from 1 to 20 digits, plain and negative.
+    fn with_int_runs(texts: &[&str]) -> Vec<String> {
+        let mut out: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+        for n in 1..=20 {
+            out.push("1234567890123456789012"[..n].to_string());
+            out.push(format!("-{}", &"9876543210987654321098"[..n]));
+        }
+        out
+    }
+
     /// The short read of an integer that whitespace ends (the fallback
     /// after the spans) against `str::parse`: 1 to 20 digits, the `i64`
     /// edges and one past them; in a strict document it answers exactly
     /// when the text fits an `i64`.
     #[test]
     fn short_int_before_whitespace_matches_parse() {
-        let mut texts: Vec<String> = [
+        let texts = [
             "9223372036854775807",
             "9223372036854775808",
             "-9223372036854775808",
@@ -2226,14 +2232,8 @@ mod tests {
             "1000000000000000000",
             "10000000000000000000",
             "12345678901234567890",
-        ]
-        .iter()
-        .map(|t| t.to_string())
-        .collect();
-        for n in 1..=20 {
-            texts.push("1234567890123456789012"[..n].to_string());
-            texts.push(format!("-{}", &"9876543210987654321098"[..n]));
-        }
+        ];
+        let texts = with_int_runs(&texts);
         for text in texts {
             for end in [" ", "\n", "\t ", "\r\n  "] {
                 let input = format!("[{text}{end}, 1]");
@@ -2258,7 +2258,7 @@ mod tests {
     /// decimals, at every kind of end, in strict and lazy documents.
     #[test]
     fn quick_number_and_span_int_match_value() {
-        let mut texts: Vec<String> = [
+        let texts = [
             "0",
             "-0",
             "7",
@@ -2278,14 +2278,8 @@ mod tests {
             "\"12\"",
             "true",
             "null",
-        ]
-        .iter()
-        .map(|t| t.to_string())
-        .collect();
-        for n in 1..=20 {
-            texts.push("1234567890123456789012"[..n].to_string());
-            texts.push(format!("-{}", &"9876543210987654321098"[..n]));
-        }
+        ];
+        let texts = with_int_runs(&texts);
         for text in texts {
             for end in ["", " ", "\n  "] {
                 for lazy in [false, true] {

@@ -42,6 +42,18 @@ pub mod patch;
 pub mod path;
 pub mod scan;
 
+/// The randomized unit tests' generator: xorshift64 from `seed`, one value
+/// per call (the tests take it modulo what they need).
+#[cfg(test)]
+pub(crate) fn test_rng(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 #[cfg(feature = "python")]
 mod python;
 

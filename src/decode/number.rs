@@ -1302,13 +1302,7 @@ mod tests {
     /// halfway points between two floats.
     #[test]
     fn fractions_are_correctly_rounded() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rnd = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = crate::test_rng(0x9E37_79B9_7F4A_7C15);
         let check = |m: u64, k: usize| {
             let want: f64 = format!("{m}e-{k}").parse().unwrap();
             assert_eq!(fraction_f64(m, k).to_bits(), want.to_bits(), "{m}e-{k}");

@@ -683,13 +683,7 @@ mod tests {
 
     #[test]
     fn pseudo_random_objects_agree_with_a_set() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng(0x2545_F491_4F6C_DD1D);
         for _ in 0..300 {
             let n = 1 + (next() % 80) as usize;
             let alphabet = 2 + (next() % 40) as usize;

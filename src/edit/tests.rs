@@ -592,14 +592,10 @@ fn lazy_array_inserts_write_what_the_unfolded_array_writes() {
     }
 }
 
-/// A small xorshift generator for the randomized tests.
-fn rng(mut seed: u64) -> impl FnMut(u64) -> u64 {
-    move |n| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    }
+/// The crate's test generator, a value below `n` per call.
+fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut next = crate::test_rng(seed);
+    move |n| next() % n
 }
 
 /// Deleted members cut out of small and large objects against a model of
@@ -699,13 +695,7 @@ fn deletions_follow_the_separator_rule() {
 /// with distinct plain keys.
 #[test]
 fn member_table_agrees_with_field() {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = rng(0x9E37_79B9_7F4A_7C15);
     let pool = [
         "a",
         "ab",
