@@ -104,6 +104,11 @@ pub(crate) trait View: PyClass + Sized {
     ///
     /// The thread is attached and the value is being dropped.
     unsafe fn release_input(&mut self) {
+        // (The count first: most values hold one share of several, and
+        // `get_mut` would find that by a locked compare-exchange.)
+        if Arc::strong_count(self.parsed_mut()) != 1 {
+            return;
+        }
         if let Some(doc) = Arc::get_mut(self.parsed_mut()) {
             // SAFETY: attached, and the document (this value held its only
             // share) is dropped with the value, next (the contract).
