@@ -343,6 +343,22 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// [`Self::value_at`] with compact JSON's case, a value right at `p`
+    /// (any byte above a space), tested here: the skip is called only over
+    /// whitespace. For paths short enough that the call costs as much as
+    /// the rest (a memo hit).
+    #[inline(always)]
+    fn value_after(&self, k: u32, p: usize, ord: u32) -> Cursor {
+        match self.input.get(p) {
+            Some(&b) if b > b' ' => Cursor {
+                start: p as u32,
+                sidx: k,
+                ord,
+            },
+            _ => self.value_at(k, p, ord),
+        }
+    }
+
     /// The whole document.
     pub fn root(&self) -> Cursor {
         self.value_at(0, 0, 0)
@@ -919,7 +935,9 @@ impl<'a> Doc<'a> {
     }
 
     /// The value of member `key` (unescaped bytes) of object `c`; the first
-    /// one when the key repeats.
+    /// one when the key repeats. Objects of more than [`TABLE_MIN`] members
+    /// are read through the document's memo (see `doc/memo.rs`: a view
+    /// read again and again, `v["id"]` in a loop, costs one key test).
     pub fn field(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
         // The common lookup, a short plain key in a small object, walks
         // with the words of its `PlainKey` and nothing else set up.
@@ -934,20 +952,32 @@ impl<'a> Doc<'a> {
         self.field_large(c, key)
     }
 
-    /// [`Self::field`] in an object of more than [`TABLE_MIN`] members: a
-    /// short plain key through the object's table, when it is at hand,
-    /// with the words of its `PlainKey` (the table's common lookup, read
-    /// again and again); the rest through [`Self::field_general`]. Out of
-    /// line, so that the small objects' walk keeps its registers.
-    #[inline(never)]
-    fn field_large(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        if let Some(t) = self.tables.and_then(|t| t.recent(c.ord)) {
-            if let Some(PlainKey::Short(p)) = PlainKey::new(key) {
-                let print = print(p.key_word(), key.len());
-                return self.table_field(t, print, key, Plain(&p, key));
-            }
+    /// [`Self::field`] in an object of more than [`TABLE_MIN`] members,
+    /// past the memo: a plain key by its words ([`Self::large_plain`]),
+    /// any other through [`Self::field_general`].
+    #[inline(always)]
+    fn large_lookup(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+        match PlainKey::new(key) {
+            Some(PlainKey::Short(p)) => self.large_plain(c, &p, key),
+            Some(PlainKey::Medium(p)) => self.large_plain(c, &p, key),
+            None => self.field_general(c, key),
         }
-        self.field_general(c, key)
+    }
+
+    /// [`Self::field`] of a plain key (its words `p`) in an object of more
+    /// than [`TABLE_MIN`] members: through the object's table once it has
+    /// one, else by a walk with the key's words (which counts towards the
+    /// table, as [`Self::field_general`]'s does). Out of line, so that the
+    /// small objects' walk keeps its registers.
+    #[inline(never)]
+    fn large_plain<T: PlainWords>(&self, c: Cursor, p: &T, key: &[u8]) -> Option<Cursor> {
+        self.with_table(c, true, |t| match t {
+            Some(t) => {
+                let print = print(p.first(), key.len());
+                (0, self.table_field(t, print, key, Plain(p, key)))
+            }
+            None => self.walk_members(c, Plain(p, key)),
+        })
     }
 
     /// [`Self::field`] of any key in any object: through the object's
@@ -1850,8 +1880,8 @@ mod memo;
 pub(crate) mod repeats;
 
 use key::{
-    first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, WordTest,
-    TAG_GROUP,
+    first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, PlainWords,
+    WordTest, TAG_GROUP,
 };
 
 #[cfg(test)]

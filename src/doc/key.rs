@@ -328,6 +328,29 @@ impl ShortWord {
     }
 }
 
+/// A plain key's words, with its first eight bytes as [`print`] wants
+/// them: the lookup of a large object's table by the same words as its
+/// walk.
+pub(super) trait PlainWords: WordTest {
+    /// The key's first eight bytes as a little-endian word, zeros past its
+    /// end ([`word_of`] of the key).
+    fn first(&self) -> u64;
+}
+
+impl PlainWords for ShortWord {
+    #[inline(always)]
+    fn first(&self) -> u64 {
+        self.key_word()
+    }
+}
+
+impl PlainWords for MediumWords {
+    #[inline(always)]
+    fn first(&self) -> u64 {
+        self.head
+    }
+}
+
 impl WordTest for ShortWord {
     #[inline(always)]
     fn test(&self, input: &[u8], open: usize) -> Option<bool> {

@@ -19,6 +19,16 @@
 //! element `i` again is the memo's answer, a read of `i + 1` (or a few
 //! further) steps from it over the siblings between.
 //!
+//! The path getters read every key step through the memo; the views'
+//! lookup ([`Doc::field`]) only the keys of objects of more than
+//! [`TABLE_MIN`] members that have their child table (objects read again
+//! and again), where the table's lookup costs more than the memo's test
+//! (a small object's walk stays inline in the view's subscript, and the
+//! dense reads of large records pay no miss).
+//! A hit is tested on the raw key, or on the words of a short plain key
+//! when the getter has made them anyway; its value is taken right after
+//! the colon when no whitespace follows it (no call to skip any).
+//!
 //! A miss falls back to the ordinary lookup (a walk, or the child table of
 //! a large container) and records its answer. Keys are recorded only when
 //! the walk to them was long (see [`FAR`]): the first members of an object
@@ -49,7 +59,7 @@
 //! never half-written (64-bit atomics). Relaxed ordering suffices: no
 //! word refers to memory another thread wrote (the document is read-only).
 
-use super::key::{print, PlainKey, ShortWord, WordTest};
+use super::key::{PlainKey, ShortWord, WordTest};
 use super::{ChildPos, Cursor, Doc, Plain, TABLE_MIN};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -138,7 +148,19 @@ impl WordTest for RawKey<'_> {
         let key = self.0;
         let n = key.len();
         let body = input.get(open + 1..open + 2 + n)?;
-        Some(body[n] == b'"' && body[..n] == *key && plain(key))
+        if body[n] != b'"' {
+            return Some(false);
+        }
+        // Short keys in one byte loop, both tests at once (a call to
+        // `memcmp` costs more than the loop for a few bytes).
+        Some(if n <= 8 {
+            body[..n]
+                .iter()
+                .zip(key)
+                .all(|(&a, &b)| a == b && b != b'"' && b != b'\\')
+        } else {
+            body[..n] == *key && plain(key)
+        })
     }
 }
 
@@ -166,7 +188,7 @@ impl<'a> Doc<'a> {
     pub(crate) fn field_memo(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
         self.through_memo(c, key.len(), &RawKey(key), || {
             if self.container_len(c) > TABLE_MIN {
-                return self.field_large(c, key);
+                return self.large_lookup(c, key);
             }
             match PlainKey::new(key) {
                 Some(PlainKey::Short(p)) => self.walk_members(c, Plain(&p, key)).1,
@@ -176,22 +198,53 @@ impl<'a> Doc<'a> {
         })
     }
 
-    /// [`Doc::field`] of a short plain key whose words `p` the caller
-    /// made ([`Doc::find_simple`] of a one-key path): the memo, then the
-    /// walk of a small object or the lookup in a large one's table,
-    /// without making the words again.
+    /// [`Doc::field`] in an object of more than [`TABLE_MIN`] members:
+    /// [`Doc::large_lookup`], through the memo (tested on the raw key,
+    /// [`RawKey`]: a hit makes nothing) once the object has its table,
+    /// that is once it is read again and again. An object read a few
+    /// times (a field or three of each of many records) would only pay
+    /// for the memo's misses and records.
     #[inline(never)]
+    pub(super) fn field_large(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+        if self.tables.and_then(|t| t.recent(c.ord)).is_none() {
+            return self.large_lookup(c, key);
+        }
+        self.through_memo(c, key.len(), &RawKey(key), || self.large_lookup(c, key))
+    }
+
+    /// [`Doc::field`] of a short plain key whose words `p` the caller
+    /// made ([`Doc::find_simple`] of a one-key path): the memo's answer,
+    /// tested here (inlined in the getters, so that a hit, a read repeated
+    /// in a loop, makes no call and no frame), else [`Self::short_lookup`].
+    #[inline(always)]
     pub(super) fn field_short(&self, c: Cursor, p: &ShortWord, key: &[u8]) -> Option<Cursor> {
-        self.through_memo(c, key.len(), p, || {
-            if self.container_len(c) <= TABLE_MIN {
-                return self.walk_members(c, Plain(p, key)).1;
-            }
-            if let Some(t) = self.tables.and_then(|t| t.recent(c.ord)) {
-                let print = print(p.key_word(), key.len());
-                return self.table_field(t, print, key, Plain(p, key));
-            }
-            self.field_general(c, key)
-        })
+        self.memo_hit(c, key.len(), p)
+            .or_else(|| self.short_lookup(c, p, key))
+    }
+
+    /// [`Self::field_short`] past the memo: the walk of a small object or
+    /// the lookup in a large one, without making the words again; the
+    /// answer recorded.
+    #[inline(never)]
+    fn short_lookup(&self, c: Cursor, p: &ShortWord, key: &[u8]) -> Option<Cursor> {
+        let v = if self.container_len(c) <= TABLE_MIN {
+            self.walk_members(c, Plain(p, key)).1
+        } else {
+            self.large_plain(c, p, key)
+        }?;
+        if let Some(t) = self.tables {
+            record_member(&t.memo.keys[key_slot_index(c.ord, key.len())], c, v);
+        }
+        Some(v)
+    }
+
+    /// The memo's member of object `c` for a key of `len` bytes, when the
+    /// slot holds one of `c` and its key passes `test`.
+    #[inline(always)]
+    fn memo_hit(&self, c: Cursor, len: usize, test: &impl WordTest) -> Option<Cursor> {
+        let slot = &self.tables?.memo.keys[key_slot_index(c.ord, len)];
+        let (sidx, ord) = self.key_slot(slot, c)?;
+        self.member_if(sidx, ord, test)
     }
 
     /// The member of object `c` whose key (of `len` bytes) passes `test`:
@@ -205,20 +258,13 @@ impl<'a> Doc<'a> {
         test: &impl WordTest,
         lookup: impl FnOnce() -> Option<Cursor>,
     ) -> Option<Cursor> {
-        // (`lookup` is called in one place only, so that it is inlined.)
-        let slot = self
-            .tables
-            .map(|t| &t.memo.keys[key_slot_index(c.ord, len)]);
-        if let Some(slot) = slot {
-            if let Some((sidx, ord)) = self.key_slot(slot, c) {
-                if let Some(v) = self.member_if(sidx, ord, test) {
-                    return Some(v);
-                }
-            }
+        if let Some(v) = self.memo_hit(c, len, test) {
+            return Some(v);
         }
+        // (`lookup` is called in one place only, so that it is inlined.)
         let v = lookup()?;
-        if let Some(slot) = slot {
-            record_member(slot, c, v);
+        if let Some(t) = self.tables {
+            record_member(&t.memo.keys[key_slot_index(c.ord, len)], c, v);
         }
         Some(v)
     }
@@ -234,7 +280,7 @@ impl<'a> Doc<'a> {
             return None;
         }
         let colon = *s.get(k + 1)? as usize;
-        Some(self.value_at(sidx, colon + 1, ord))
+        Some(self.value_after(sidx, colon + 1, ord))
     }
 
     /// [`Doc::element`] of array `c` (`c` is an array) through the memo:
@@ -489,6 +535,65 @@ mod tests {
             assert_eq!(doc.find(doc.root(), &path), plain(&text, &path), "{path}");
             let want = plain(&text, &path).map_err(|_| AccessError::NotFound { at: 0 });
             assert_eq!(doc.find(xs, &format!("[{i}]")), want, "{path}");
+        }
+    }
+
+    /// [`Doc::field`] (the views' lookup, through the memo in objects of
+    /// more than `TABLE_MIN` members) answers every key of every object as
+    /// a document without tables or memo does, in any order and again and
+    /// again: wide objects with repeated keys (first wins), escaped keys
+    /// that decode to plain ones, keys of 8 to 15 bytes and longer, keys
+    /// holding a quote, and misses.
+    #[test]
+    fn field_through_the_memo_matches_plain_reads() {
+        let wide: String = {
+            let mut m: Vec<String> = (0..20).map(|i| format!("\"k{i}\":{i}")).collect();
+            m.push(r#""k\u0031":"esc""#.to_owned());
+            m.push(r#""abcdefghij":1,"abcdefghi\u006a":2,"abcdefghijklmnopq":3"#.to_owned());
+            m.push(r#""a\":":"q","a":"x","k3":"dup""#.to_owned());
+            format!("{{{}}}", m.join(" , "))
+        };
+        let mut texts: Vec<String> = DOCS.iter().map(|t| t.to_string()).collect();
+        texts.push(wide);
+        let keys: Vec<String> = (0..22)
+            .map(|i| format!("k{i}"))
+            .chain(
+                [
+                    "abcdefghij",
+                    "abcdefghijklmnopq",
+                    "a\":",
+                    "a",
+                    "ab",
+                    "nope",
+                    "",
+                ]
+                .map(String::from),
+            )
+            .collect();
+        for text in &texts {
+            let document = Document::parse(text.as_bytes(), &Options::default()).unwrap();
+            let doc = document.doc();
+            let index = crate::index::Index::build(text.as_bytes(), &Options::default()).unwrap();
+            let bare = Doc::new(text.as_bytes(), &index);
+            let mut objects = Vec::new();
+            let mut all = Vec::new();
+            paths(&doc, doc.root(), "", &mut all);
+            for p in &all {
+                if let Ok(c) = doc.find(doc.root(), p) {
+                    if doc.byte(c) == b'{' && !objects.contains(&c) {
+                        objects.push(c);
+                    }
+                }
+            }
+            let mut rng = Rng(0x5EED);
+            for _ in 0..40 * keys.len() {
+                for &o in &objects {
+                    let key = &keys[rng.below(keys.len())];
+                    let want = bare.field(o, key.as_bytes());
+                    assert_eq!(doc.field(o, key.as_bytes()), want, "{text} {key:?}");
+                    assert_eq!(doc.field(o, key.as_bytes()), want, "{text} {key:?} again");
+                }
+            }
         }
     }
 
