@@ -881,38 +881,50 @@ impl<'py> Doc<'py> {
             Op::Add => self.add(path, own_value()?),
             Op::Replace => self.replace(path, own_value()?),
             Op::Remove => self.remove(path),
-            Op::Test => {
-                let here = value_at(&self.root, path)?;
-                if json_eq(&here, op.value.as_ref().expect("read with the op"), 0)? {
-                    Ok(())
-                } else {
-                    fail(format!("test failed: the value at {:?} differs", path.text))
-                }
-            }
+            Op::Test => self.test(path, op.value.as_ref().expect("read with the op")),
             Op::Move | Op::Copy => {
                 let from = &**op.from.as_ref().expect("read with the op");
-                let v = value_at(&self.root, from)?;
-                if op.kind == Op::Copy {
-                    return self.add(path, own(&v)?);
-                }
-                if from
-                    .tokens
-                    .iter()
-                    .map(|t| &t.raw)
-                    .eq(path.tokens.iter().map(|t| &t.raw))
-                {
-                    return Ok(());
-                }
-                if is_proper_prefix(&from.tokens, &path.tokens) {
-                    return fail(format!(
-                        "cannot move {:?} into its own child {:?}",
-                        from.text, path.text
-                    ));
-                }
-                self.remove(from)?;
-                self.add(path, v)
+                self.move_or_copy(op.kind, from, path)
             }
         }
+    }
+
+    /// `test`: the value at `path` equals `value` (out of line, as
+    /// [`Self::move_or_copy`]: a patch's usual ops are add, remove and
+    /// replace).
+    #[inline(never)]
+    fn test(&mut self, path: &Pointer, value: &Bound<'py, PyAny>) -> Step<()> {
+        let here = value_at(&self.root, path)?;
+        if json_eq(&here, value, 0)? {
+            Ok(())
+        } else {
+            fail(format!("test failed: the value at {:?} differs", path.text))
+        }
+    }
+
+    /// `move` or `copy` (`kind`) of the value at `from` to `path`.
+    #[inline(never)]
+    fn move_or_copy(&mut self, kind: Op, from: &Pointer, path: &Pointer) -> Step<()> {
+        let v = value_at(&self.root, from)?;
+        if kind == Op::Copy {
+            return self.add(path, own(&v)?);
+        }
+        if from
+            .tokens
+            .iter()
+            .map(|t| &t.raw)
+            .eq(path.tokens.iter().map(|t| &t.raw))
+        {
+            return Ok(());
+        }
+        if is_proper_prefix(&from.tokens, &path.tokens) {
+            return fail(format!(
+                "cannot move {:?} into its own child {:?}",
+                from.text, path.text
+            ));
+        }
+        self.remove(from)?;
+        self.add(path, v)
     }
 }
 
