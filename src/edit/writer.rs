@@ -289,6 +289,20 @@ where
     if strict && splice_object(doc, at, patches, &edited, out)? {
         return Ok(());
     }
+    write_object_by_member(doc, at, patches, &edited, out)
+}
+
+/// [`write_lazy_object`] member by member: a lazy document, or a key that
+/// repeats (out of line: the splice is the usual case).
+#[inline(never)]
+fn write_object_by_member<O: Out>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    patches: &Patches<O::Key, O::Value>,
+    edited: &Edited<'_, O::Value>,
+    out: &mut O,
+) -> Result<(), O::Error> {
+    let strict = !doc.index().is_lazy();
     out.byte(b'{');
     let mut runs = Runs::new(doc);
     let base = doc.input().as_ptr() as usize;
@@ -312,7 +326,7 @@ where
                     out.value(v)?;
                 }
             }
-            None => runs.orig(out, i, key_at, c, edited_at(&edited, c))?,
+            None => runs.orig(out, i, key_at, c, edited_at(edited, c))?,
         }
     }
     for (k, v) in patches.added() {
@@ -417,37 +431,51 @@ fn splice_walk<K, V>(
         }
     }
     let n = doc.len(at)?;
-    let base = doc.input().as_ptr() as usize;
     if n <= PAIRWISE_MAX {
-        // A plain loop over the members (no repeats skipped: they are
-        // found here), so the walk inlines whole.
-        let mut keys: [&[u8]; PAIRWISE_MAX] = [&[]; PAIRWISE_MAX];
-        let mut escaped = false;
-        let mut walked = 0;
-        for (raw, c) in doc.object_items(at)? {
-            if keys[..walked]
-                .iter()
-                .any(|k| k.len() == raw.len() && *k == raw)
-            {
-                return Ok(None);
-            }
-            keys[walked] = raw;
-            walked += 1;
-            // (Keys are short: a loop without an early exit, which the
-            // compiler vectorizes, beats memchr's set-up.)
-            escaped |= raw.iter().fold(false, |e, &b| e | (b == b'\\'));
-            cuts.member(raw.as_ptr() as usize - base - 1, c.sidx, c.ord, edits);
-        }
-        cuts.finish(doc, edits);
-        if walked != n || (escaped && !doc.keys_unique(at)?) {
-            return Ok(None);
-        }
-        return Ok(Some(gone.len()));
+        return walk_pairwise(doc, at, n, &mut cuts, edits, gone.len());
     }
     if !walk_large(doc, at, n, &mut cuts, edits)? {
         return Ok(None);
     }
     Ok(Some(gone.len()))
+}
+
+/// [`splice_walk`]'s general walk over a small object (a key with a
+/// backslash, where the lean walk cannot tell): its raw keys compared
+/// pairwise. A plain loop over the members (no repeats skipped: they are
+/// found here), out of line (the lean walk is the usual case).
+#[inline(never)]
+fn walk_pairwise<V>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    n: usize,
+    cuts: &mut Cuts<'_>,
+    edits: &mut Edits<'_, V>,
+    deleted: usize,
+) -> Result<Option<usize>, AccessError> {
+    let base = doc.input().as_ptr() as usize;
+    let mut keys: [&[u8]; PAIRWISE_MAX] = [&[]; PAIRWISE_MAX];
+    let mut escaped = false;
+    let mut walked = 0;
+    for (raw, c) in doc.object_items(at)? {
+        if keys[..walked]
+            .iter()
+            .any(|k| k.len() == raw.len() && *k == raw)
+        {
+            return Ok(None);
+        }
+        keys[walked] = raw;
+        walked += 1;
+        // (Keys are short: a loop without an early exit, which the
+        // compiler vectorizes, beats memchr's set-up.)
+        escaped |= raw.iter().fold(false, |e, &b| e | (b == b'\\'));
+        cuts.member(raw.as_ptr() as usize - base - 1, c.sidx, c.ord, edits);
+    }
+    cuts.finish(doc, edits);
+    if walked != n || (escaped && !doc.keys_unique(at)?) {
+        return Ok(None);
+    }
+    Ok(Some(deleted))
 }
 
 /// Whether no edited child's key repeats in object `at`, whose own
@@ -670,11 +698,23 @@ where
         out.copy(pos, end);
         return Ok(());
     }
+    write_array_by_element(doc, at, &edited, out)
+}
+
+/// [`write_lazy_array`] in a lazy document: element by element, each
+/// validated (out of line: documents are usually strict).
+#[inline(never)]
+fn write_array_by_element<O: Out>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    edited: &Edited<'_, O::Value>,
+    out: &mut O,
+) -> Result<(), O::Error> {
     out.byte(b'[');
     let mut runs = Runs::new(doc);
     let items = doc.array_items(at).map_err(|e| access(out, e))?;
     for (i, c) in items.enumerate() {
-        runs.orig(out, i as u32, c.start as usize, c, edited_at(&edited, c))?;
+        runs.orig(out, i as u32, c.start as usize, c, edited_at(edited, c))?;
     }
     runs.flush(out);
     out.byte(b']');
@@ -706,28 +746,10 @@ where
 {
     let mut edited: Edited<'v, O::Value> = SmallVec::new();
     edited_children(out, children, &mut edited)?;
-    let n = doc.len(at).map_err(|e| access(out, e))?;
     if doc.index().is_lazy() {
-        out.byte(b'[');
-        let mut runs = Runs::new(doc);
-        let mut k = 0;
-        let items = doc.array_items(at).map_err(|e| access(out, e))?;
-        for (i, c) in items.enumerate() {
-            while k < inserts.len() && inserts[k].0 as usize <= i {
-                runs.piece(out);
-                out.value(&inserts[k].1)?;
-                k += 1;
-            }
-            runs.orig(out, i as u32, c.start as usize, c, edited_at(&edited, c))?;
-        }
-        for (_, v) in &inserts[k..] {
-            runs.piece(out);
-            out.value(v)?;
-        }
-        runs.flush(out);
-        out.byte(b']');
-        return Ok(());
+        return write_inserts_by_element(doc, at, &edited, inserts, out);
     }
+    let n = doc.len(at).map_err(|e| access(out, e))?;
     let (mut pos, end) = doc.span(at);
     let mut children = edited.iter().peekable();
     // The edited children that start before byte `to`, in place.
@@ -791,6 +813,37 @@ where
     Ok(())
 }
 
+/// [`write_lazy_array_inserts`] in a lazy document: element by element,
+/// each original validated (out of line: documents are usually strict).
+#[inline(never)]
+fn write_inserts_by_element<O: Out>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    edited: &Edited<'_, O::Value>,
+    inserts: &[(u32, O::Value)],
+    out: &mut O,
+) -> Result<(), O::Error> {
+    out.byte(b'[');
+    let mut runs = Runs::new(doc);
+    let mut k = 0;
+    let items = doc.array_items(at).map_err(|e| access(out, e))?;
+    for (i, c) in items.enumerate() {
+        while k < inserts.len() && inserts[k].0 as usize <= i {
+            runs.piece(out);
+            out.value(&inserts[k].1)?;
+            k += 1;
+        }
+        runs.orig(out, i as u32, c.start as usize, c, edited_at(edited, c))?;
+    }
+    for (_, v) in &inserts[k..] {
+        runs.piece(out);
+        out.value(v)?;
+    }
+    runs.flush(out);
+    out.byte(b']');
+    Ok(())
+}
+
 /// An unfolded array: spliced when [`splice_slots`] can, else element by
 /// element.
 pub fn write_slots<O: Out>(
@@ -802,6 +855,17 @@ pub fn write_slots<O: Out>(
     if splice_slots(doc, at, slots, out)? {
         return Ok(());
     }
+    write_slots_by_element(doc, slots, out)
+}
+
+/// [`write_slots`] element by element (out of line: the splice is the
+/// usual case).
+#[inline(never)]
+fn write_slots_by_element<O: Out>(
+    doc: &Doc<'_>,
+    slots: &[Slot<O::Value>],
+    out: &mut O,
+) -> Result<(), O::Error> {
     out.byte(b'[');
     let mut runs = Runs::new(doc);
     for slot in slots {

@@ -120,8 +120,17 @@ impl From<PatchFault> for Fail {
 
 type Step<T> = Result<T, Fail>;
 
+#[cold]
+#[inline(never)]
 fn fail<T>(msg: impl Into<String>) -> Step<T> {
     Err(Fail::Patch(msg.into()))
+}
+
+/// `path "..." not found`, the commonest failure, formatted out of line.
+#[cold]
+#[inline(never)]
+fn not_found<T>(p: &Pointer) -> Step<T> {
+    fail(format!("path {:?} not found", p.text))
 }
 
 // ------------------------------------------------------------- containers
@@ -367,6 +376,19 @@ impl<'py> Journal<'py> {
     fn save(&mut self, n: &Node<'py>, any: &Bound<'py, PyAny>) -> PyResult<()> {
         self.seen.push(any.as_ptr());
         match n {
+            Node::Dict(_) | Node::List(_) => self.save_plain(n),
+            _ => {
+                self.views.extend(snapshot(any)?);
+                Ok(())
+            }
+        }
+    }
+
+    /// [`Self::save`] of a plain dict or list: a shallow copy (its own
+    /// function, so a patch of views does not run through its code).
+    #[inline(never)]
+    fn save_plain(&mut self, n: &Node<'py>) -> PyResult<()> {
+        match n {
             Node::Dict(d) => self
                 .plain
                 .push((d.clone().into_any(), d.copy()?.into_any())),
@@ -374,7 +396,7 @@ impl<'py> Journal<'py> {
                 let copy = PyList::new(self.py, l.iter())?;
                 self.plain.push((l.clone().into_any(), copy.into_any()));
             }
-            _ => self.views.extend(snapshot(any)?),
+            _ => {}
         }
         Ok(())
     }
@@ -413,9 +435,7 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
         return Ok(v.clone());
     }
     if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
-        return Err(PyValueError::new_err(
-            "qjson.patch: value nested too deeply",
-        ));
+        return Err(too_deep());
     }
     if v.is_exact_instance_of::<Object>() || v.is_exact_instance_of::<Array>() {
         return match pristine_twin(v)? {
@@ -423,12 +443,23 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
             None => view::materialize(py, v),
         };
     }
-    if let Ok(d) = v.cast::<PyDict>() {
-        // A dict of scalars (`{"role": "system", "content": "..."}`) is
-        // one C-level copy.
-        if d.is_exact_instance_of::<PyDict>() && values_all_scalar(d) {
+    // A dict of scalars (`{"role": "system", "content": "..."}`) is one
+    // C-level copy.
+    if let Ok(d) = v.cast_exact::<PyDict>() {
+        if values_all_scalar(d) {
             return Ok(d.copy()?.into_any());
         }
+    }
+    own_container(v, depth)
+}
+
+/// [`own_at`] of a dict (not all scalars, or a subclass), list, tuple or
+/// other value: copied member by member (out of line: the small-dict and
+/// scalar cases stay short).
+#[inline(never)]
+fn own_container<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    let py = v.py();
+    if let Ok(d) = v.cast::<PyDict>() {
         let out = PyDict::new(py);
         for (k, x) in d.iter() {
             out.set_item(k, own_at(&x, depth + 1)?)?;
@@ -443,6 +474,12 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
         return Ok(out.into_any());
     }
     Ok(v.clone())
+}
+
+#[cold]
+#[inline(never)]
+fn too_deep() -> PyErr {
+    PyValueError::new_err("qjson.patch: value nested too deeply")
 }
 
 /// Whether every value of exact dict `d` is a scalar ([`is_scalar`]).
@@ -490,9 +527,7 @@ fn is_number(v: &Bound<'_, PyAny>) -> bool {
 /// never unfolded.
 fn json_eq(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
     if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
-        return Err(PyValueError::new_err(
-            "qjson.patch: value nested too deeply",
-        ));
+        return Err(too_deep());
     }
     if a.is_none() || b.is_none() {
         return Ok(a.is_none() && b.is_none());
@@ -656,6 +691,14 @@ fn pointer_of(s: &Bound<'_, PyString>) -> Step<Arc<Pointer>> {
             return Ok(p);
         }
     }
+    pointer_parsed(s, exact)
+}
+
+/// [`pointer_of`] for a pointer not in [`POINTERS`]: parsed, and kept
+/// when `exact` (out of line: a configured patch's pointers are found).
+#[inline(never)]
+fn pointer_parsed(s: &Bound<'_, PyString>, exact: bool) -> Step<Arc<Pointer>> {
+    let py = s.py();
     let p = Arc::new(parse_pointer(py, op_text(s, "pointer")?)?);
     if exact {
         let entry = (s.clone().unbind(), p.clone());
@@ -694,7 +737,14 @@ fn index_in(parent: &Node<'_>, token: &Token, place: Place, p: &Pointer) -> Step
             return Ok(i);
         }
     }
-    // Not an index, or out of range: the core says why.
+    bad_index(token, len, place, p)
+}
+
+/// [`index_in`] for a token that is not an index, or out of range: the
+/// core says why (out of line: the rare case).
+#[cold]
+#[inline(never)]
+fn bad_index(token: &Token, len: usize, place: Place, p: &Pointer) -> Step<usize> {
     array_index(&token.raw, len, place).map_err(|e| Fail::Patch(format!("path {:?}: {e}", p.text)))
 }
 
@@ -708,7 +758,7 @@ fn child<'py>(
     match parent {
         Node::Obj(_) | Node::Dict(_) => match parent.member(token.key.bind(py))? {
             Some(v) => Ok(v),
-            None => fail(format!("path {:?} not found", p.text)),
+            None => not_found(p),
         },
         Node::Arr(_) | Node::List(_) => {
             let i = index_in(parent, token, Place::Existing, p)?;
@@ -780,14 +830,14 @@ impl<'py> Doc<'py> {
         if parent.is_object() {
             self.journal.touch(&parent)?;
             if !parent.delete(last.key.bind(py))? {
-                return fail(format!("path {:?} not found", p.text));
+                return not_found(p);
             }
         } else if parent.is_array() {
             let i = index_in(&parent, last, Place::Existing, p)?;
             self.journal.touch(&parent)?;
             parent.remove(i)?;
         } else {
-            return fail(format!("path {:?} not found", p.text));
+            return not_found(p);
         }
         Ok(())
     }
@@ -802,14 +852,14 @@ impl<'py> Doc<'py> {
         if parent.is_object() {
             self.journal.touch(&parent)?;
             if !parent.replace_member(last.key.bind(py), v)? {
-                return fail(format!("path {:?} not found", p.text));
+                return not_found(p);
             }
         } else if parent.is_array() {
             let i = index_in(&parent, last, Place::Existing, p)?;
             self.journal.touch(&parent)?;
             parent.replace(i, v)?;
         } else {
-            return fail(format!("path {:?} not found", p.text));
+            return not_found(p);
         }
         Ok(())
     }
@@ -831,38 +881,50 @@ impl<'py> Doc<'py> {
             Op::Add => self.add(path, own_value()?),
             Op::Replace => self.replace(path, own_value()?),
             Op::Remove => self.remove(path),
-            Op::Test => {
-                let here = value_at(&self.root, path)?;
-                if json_eq(&here, op.value.as_ref().expect("read with the op"), 0)? {
-                    Ok(())
-                } else {
-                    fail(format!("test failed: the value at {:?} differs", path.text))
-                }
-            }
+            Op::Test => self.test(path, op.value.as_ref().expect("read with the op")),
             Op::Move | Op::Copy => {
                 let from = &**op.from.as_ref().expect("read with the op");
-                let v = value_at(&self.root, from)?;
-                if op.kind == Op::Copy {
-                    return self.add(path, own(&v)?);
-                }
-                if from
-                    .tokens
-                    .iter()
-                    .map(|t| &t.raw)
-                    .eq(path.tokens.iter().map(|t| &t.raw))
-                {
-                    return Ok(());
-                }
-                if is_proper_prefix(&from.tokens, &path.tokens) {
-                    return fail(format!(
-                        "cannot move {:?} into its own child {:?}",
-                        from.text, path.text
-                    ));
-                }
-                self.remove(from)?;
-                self.add(path, v)
+                self.move_or_copy(op.kind, from, path)
             }
         }
+    }
+
+    /// `test`: the value at `path` equals `value` (out of line, as
+    /// [`Self::move_or_copy`]: a patch's usual ops are add, remove and
+    /// replace).
+    #[inline(never)]
+    fn test(&mut self, path: &Pointer, value: &Bound<'py, PyAny>) -> Step<()> {
+        let here = value_at(&self.root, path)?;
+        if json_eq(&here, value, 0)? {
+            Ok(())
+        } else {
+            fail(format!("test failed: the value at {:?} differs", path.text))
+        }
+    }
+
+    /// `move` or `copy` (`kind`) of the value at `from` to `path`.
+    #[inline(never)]
+    fn move_or_copy(&mut self, kind: Op, from: &Pointer, path: &Pointer) -> Step<()> {
+        let v = value_at(&self.root, from)?;
+        if kind == Op::Copy {
+            return self.add(path, own(&v)?);
+        }
+        if from
+            .tokens
+            .iter()
+            .map(|t| &t.raw)
+            .eq(path.tokens.iter().map(|t| &t.raw))
+        {
+            return Ok(());
+        }
+        if is_proper_prefix(&from.tokens, &path.tokens) {
+            return fail(format!(
+                "cannot move {:?} into its own child {:?}",
+                from.text, path.text
+            ));
+        }
+        self.remove(from)?;
+        self.add(path, v)
     }
 }
 
@@ -881,14 +943,20 @@ struct OpIn<'py> {
     owned: bool,
 }
 
+#[cold]
+#[inline(never)]
 fn missing<T>(name: &str) -> Step<T> {
     fail(format!("the op has no {name:?}"))
 }
 
+#[cold]
+#[inline(never)]
 fn not_text<T>(name: &str) -> Step<T> {
     fail(format!("the op's {name} must be a string"))
 }
 
+#[cold]
+#[inline(never)]
 fn unknown<T>(name: &str) -> Step<T> {
     fail(format!("unknown op {name:?}"))
 }
@@ -897,13 +965,19 @@ fn unknown<T>(name: &str) -> Step<T> {
 /// patch error, not Python's UnicodeEncodeError, when it holds a lone
 /// surrogate (no JSON text can carry it).
 fn op_text<'a>(s: &'a Bound<'_, PyString>, what: &str) -> Step<&'a str> {
-    str_utf8(s).or_else(|_| {
-        fail(format!(
-            "the {what} is not valid UTF-8 (it holds a lone surrogate)"
-        ))
-    })
+    str_utf8(s).or_else(|_| not_utf8(what))
 }
 
+#[cold]
+#[inline(never)]
+fn not_utf8<T>(what: &str) -> Step<T> {
+    fail(format!(
+        "the {what} is not valid UTF-8 (it holds a lone surrogate)"
+    ))
+}
+
+#[cold]
+#[inline(never)]
 fn no_value<T>(kind: &str) -> Step<T> {
     fail(format!("a {kind:?} op needs a \"value\""))
 }
@@ -1000,20 +1074,9 @@ impl Names {
 
 /// Op `op` of a patch given as Python objects (a dict or an `Object`).
 fn read_op<'py>(op: &Bound<'py, PyAny>, interned: &Names) -> Step<OpIn<'py>> {
-    let py = op.py();
-    let names = ["op", "path", "value", "from"];
-    let members = if op.is_exact_instance_of::<PyDict>() {
-        op_members(op.cast::<PyDict>().map_err(PyErr::from)?, interned)?
-    } else {
-        let op = node(op);
-        if !op.is_object() {
-            return fail("an op must be an object");
-        }
-        let mut m: [Option<Bound<'py, PyAny>>; 4] = Default::default();
-        for (slot, name) in m.iter_mut().zip(names) {
-            *slot = op.member(&PyString::new(py, name))?;
-        }
-        m
+    let members = match op.cast_exact::<PyDict>() {
+        Ok(d) => op_members(d, interned)?,
+        Err(_) => view_op_members(op)?,
     };
     let [op_name, path, value, from] = members;
     let text = |v: Option<Bound<'py, PyAny>>, name: &str| -> Step<Bound<'py, PyString>> {
@@ -1063,6 +1126,23 @@ fn read_op<'py>(op: &Bound<'py, PyAny>, interned: &Names) -> Step<OpIn<'py>> {
         value,
         owned: false,
     })
+}
+
+/// The members `op`, `path`, `value` and `from` of an op that is not an
+/// exact dict (an `Object`, a dict subclass), one lookup each (out of
+/// line: ops are usually dicts).
+#[inline(never)]
+fn view_op_members<'py>(op: &Bound<'py, PyAny>) -> Step<[Option<Bound<'py, PyAny>>; 4]> {
+    let py = op.py();
+    let op = node(op);
+    if !op.is_object() {
+        return fail("an op must be an object");
+    }
+    let mut m: [Option<Bound<'py, PyAny>>; 4] = Default::default();
+    for (slot, name) in m.iter_mut().zip(["op", "path", "value", "from"]) {
+        *slot = op.member(&PyString::new(py, name))?;
+    }
+    Ok(m)
 }
 
 // ------------------------------------------------------- patches as text
@@ -1277,6 +1357,33 @@ fn is_text(v: &Bound<'_, PyAny>) -> bool {
         || v.is_instance_of::<pyo3::types::PyMemoryView>()
 }
 
+/// The error for `ops` of a type `qjson.patch` does not take.
+#[cold]
+#[inline(never)]
+fn not_ops(ops: &Bound<'_, PyAny>) -> PyErr {
+    match ops.get_type().name() {
+        Ok(name) => PyTypeError::new_err(format!(
+            "qjson.patch: ops must be a list of dicts or JSON text, not {name}"
+        )),
+        Err(e) => e,
+    }
+}
+
+/// Op `i` failed with `f`: undo the ops before it (`journal`) and give
+/// the error to raise (out of line: the rare case).
+#[cold]
+#[inline(never)]
+fn failed(journal: &mut Journal<'_>, i: usize, f: Fail) -> PyErr {
+    let py = journal.py;
+    if let Err(e) = std::mem::replace(journal, Journal::new(py)).undo() {
+        return e;
+    }
+    match f {
+        Fail::Patch(msg) => patch_error(py, &format!("op {i}: {msg}"), Some(i)),
+        Fail::Py(e) => e,
+    }
+}
+
 /// `qjson.patch(target, ops) -> target`: RFC 6902, atomic.
 #[pyfunction]
 pub(crate) fn patch<'py>(
@@ -1290,14 +1397,10 @@ pub(crate) fn patch<'py>(
     };
     // Op `i` of `n`: read, then applied; on a failure, undo and raise.
     let mut run = |i: usize, n: usize, op: Step<OpIn<'py>>| -> PyResult<()> {
-        let Err(f) = op.and_then(|op| doc.apply(op, i + 1 == n)) else {
-            return Ok(());
-        };
-        std::mem::replace(&mut doc.journal, Journal::new(py)).undo()?;
-        Err(match f {
-            Fail::Patch(msg) => patch_error(py, &format!("op {i}: {msg}"), Some(i)),
-            Fail::Py(e) => e,
-        })
+        match op.and_then(|op| doc.apply(op, i + 1 == n)) {
+            Ok(()) => Ok(()),
+            Err(f) => Err(failed(&mut doc.journal, i, f)),
+        }
     };
     if is_text(ops) {
         let text = text_patch(py, ops)?;
@@ -1330,10 +1433,7 @@ pub(crate) fn patch<'py>(
             run(i, ops.len(), read_op(op, interned))?;
         }
     } else {
-        return Err(PyTypeError::new_err(format!(
-            "qjson.patch: ops must be a list of dicts or JSON text, not {}",
-            ops.get_type().name()?
-        )));
+        return Err(not_ops(ops));
     }
     Ok(doc.root)
 }

@@ -68,13 +68,12 @@ impl ArrState {
 
 /// A snapshot of `v`'s overlay; `None` when `v` is not a view.
 pub(crate) fn snapshot(v: &Bound<'_, PyAny>) -> PyResult<Option<Saved>> {
-    let py = v.py();
     if let Ok(o) = v.cast_exact::<Object>() {
         let me = o.try_borrow()?;
         let kept = if me.unedited().is_some_and(ViewCache::is_empty) {
             Kept::FreshObject(o.clone().unbind())
         } else {
-            Kept::Object(o.clone().unbind(), me.state.dup(py))
+            object_state(o, &me)
         };
         return Ok(Some(Saved(kept)));
     }
@@ -83,11 +82,26 @@ pub(crate) fn snapshot(v: &Bound<'_, PyAny>) -> PyResult<Option<Saved>> {
         let kept = if me.unedited().is_some_and(ViewCache::is_empty) {
             Kept::FreshArray(a.clone().unbind())
         } else {
-            Kept::Array(a.clone().unbind(), me.state.dup(py))
+            array_state(a, &me)
         };
         return Ok(Some(Saved(kept)));
     }
     Ok(None)
+}
+
+/// [`snapshot`] of an object view with edits or cached views: its state
+/// copied (out of line: a patch's first edit of a container usually
+/// finds it as made).
+#[inline(never)]
+fn object_state(o: &Bound<'_, Object>, me: &Object) -> Kept {
+    Kept::Object(o.clone().unbind(), me.state.dup(o.py()))
+}
+
+/// [`snapshot`] of an array view with edits or cached views (see
+/// [`object_state`]).
+#[inline(never)]
+fn array_state(a: &Bound<'_, Array>, me: &Array) -> Kept {
+    Kept::Array(a.clone().unbind(), me.state.dup(a.py()))
 }
 
 impl Saved {
