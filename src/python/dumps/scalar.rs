@@ -91,10 +91,12 @@ pub(super) unsafe fn fast_scalar(dst: *mut u8, obj: *mut ffi::PyObject) -> usize
 }
 
 /// Lists of at most this many items may be written by [`fast_list`].
+#[cfg(not(feature = "abi3"))]
 pub(super) const FAST_LIST_MAX: usize = 8;
 
 /// Room [`fast_list`] may write for a list of `n` items: the brackets and,
 /// per item, a comma and the longest fast scalar.
+#[cfg(not(feature = "abi3"))]
 #[inline(always)]
 pub(super) const fn fast_list_room(n: usize) -> usize {
     2 + n * (1 + MEDIUM_STR_MAX_LEN)
@@ -134,7 +136,7 @@ pub(super) unsafe fn fast_list(dst: *mut u8, room: usize, obj: *mut ffi::PyObjec
 /// `obj` must be a live exact list of `n >= 1` items, the interpreter
 /// attached and `dst` writable for [`fast_list_room`]`(n)` bytes.
 #[cfg(not(feature = "abi3"))]
-#[inline(never)]
+#[inline(always)]
 unsafe fn fast_list_items(dst: *mut u8, obj: *mut ffi::PyObject, n: usize) -> usize {
     // SAFETY: per the contract; items are read in place (`i < n`, the
     // list's size: nothing below runs Python code, so it does not change
