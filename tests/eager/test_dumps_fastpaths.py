@@ -139,6 +139,50 @@ def test_empty_containers_and_subclasses() -> None:
             check(v)
 
 
+def test_short_lists_of_scalars() -> None:
+    # Lists of 1 to 8 fast scalars are written inline; 9 items, a nested
+    # non-empty list, a long or escaped string, a big int, a subclass or a
+    # non-finite float send the list (and only it) to the general path.
+    items: list[Any] = [
+        0,
+        -1,
+        2**59,
+        2**63 - 1,
+        -(2**63),
+        1.5,
+        -0.0,
+        1e-7,
+        True,
+        False,
+        None,
+        "a",
+        "é",
+        "x" * 63,
+    ]
+    items += ["x" * 64, 'q"', [], {}, [1], {"a": 1}, (), (1, 2)]
+    for n in range(1, 10):
+        for i in range(len(items)):
+            v = [items[(i + j) % len(items)] for j in range(n)]
+            check(v)
+            check([v, v])
+    check([[1.0, 2.0]] * 5000)  # pairs across the buffer's growth
+    check([[[1, 2], [3, 4]], [[5, 6]]])
+
+    class L(list):  # type: ignore[type-arg]
+        pass
+
+    assert qjson.dumps([L([1, 2]), [L([3])]]) == b"[[1,2],[[3]]]"
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(qjson.JSONEncodeError):
+            qjson.dumps([[1.0, bad]])
+    with pytest.raises(qjson.JSONEncodeError, match="surrogates"):
+        qjson.dumps([[1, "\ud800"]])
+    a: list[Any] = [1]
+    a.append(a)
+    with pytest.raises(qjson.JSONEncodeError, match="Circular"):
+        qjson.dumps([a])
+
+
 def test_singletons_mixed() -> None:
     v = [True, None, False] * 300 + [{"t": True, "n": None, "f": False}] * 50
     check(v)

@@ -17,6 +17,8 @@
 
 use super::error::encode_error;
 use super::out::Out;
+#[cfg(not(feature = "abi3"))]
+use super::scalar::fast_list;
 use super::scalar::fast_scalar;
 use super::Serializer;
 use crate::encode::{Buf, F64_MAX_LEN, I64_MAX_LEN, MEDIUM_STR_MAX_LEN};
@@ -150,6 +152,15 @@ impl<'py> Serializer<'py> {
     ) -> PyResult<Pos> {
         // SAFETY: the caller's contract; ROOM covers a fast scalar.
         let k = unsafe { fast_scalar(pos.at(), val) };
+        // Short lists of fast scalars, compact output only.
+        #[cfg(not(feature = "abi3"))]
+        let k = if k == 0 && !PRETTY {
+            // SAFETY: `val` is alive (the contract) and `pos.at()` is
+            // writable for `pos.room()` bytes.
+            unsafe { fast_list(pos.at(), pos.room(), val) }
+        } else {
+            k
+        };
         if k != 0 {
             pos.len += k;
         } else {
