@@ -232,8 +232,6 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         let mut ord = 0usize;
         // (The token index needs no gap skipping: `q` stays unused.)
         let mut q = if TOKENS { 0 } else { skip_ws(input, 0) };
-        // SAFETY: the interpreter is attached; these are the singletons.
-        let literals = unsafe { [ffi::Py_False(), ffi::Py_None(), ffi::Py_True()] };
         'value: loop {
             let sk = s[k] as usize;
             // SAFETY: (whole block) the interpreter is attached; every
@@ -248,10 +246,14 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                             k += 1;
                             self.value_string(sk + 1, close)?
                         }
-                        // A literal token.
-                        b't' | b'n' | b'f' if TOKENS && literal_token(input, sk) => {
+                        // A literal token, when 8 bytes can be read.
+                        c @ (b't' | b'n' | b'f') if TOKENS && literal_token(input, sk) => {
                             k += 1;
-                            let lit = literals[literal_slot(input[sk])];
+                            let lit = match c {
+                                b't' => ffi::Py_True(),
+                                b'n' => ffi::Py_None(),
+                                _ => ffi::Py_False(),
+                            };
                             // SAFETY: the interpreter is attached; the
                             // singletons are alive, and we return a new
                             // reference to one.
@@ -340,26 +342,6 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                 }
                 top.left -= 1;
                 k += 1; // the `,` or the closer after the value
-                if TOKENS && !top.object {
-                    // A run of literal elements (`[true, null, ...]`):
-                    // stored here, each with no dispatch and no return to
-                    // the value loop.
-                    while top.left > 0 {
-                        let Some(lit) = literal_object(input, s[k] as usize, &literals) else {
-                            break;
-                        };
-                        // SAFETY: `top.obj` is a list with `top.left`
-                        // unfilled slots from `top.i` on; the singleton is
-                        // alive, and the slot takes the new reference.
-                        unsafe {
-                            ffi::Py_INCREF(lit);
-                            list_set(top.obj, top.i, lit);
-                        }
-                        top.i += 1;
-                        top.left -= 1;
-                        k += 2; // the literal, and the `,` or `]` after it
-                    }
-                }
                 if top.left > 0 {
                     if top.object {
                         // SAFETY: as above.
@@ -758,34 +740,6 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         slot.obj = obj;
         obj
     }
-}
-
-/// The slot of a literal's object in the builder's `literals`
-/// (`[False, None, True]`) by the literal's first byte: bits 3 and 4 of
-/// `f` (0x66), `n` (0x6e) and `t` (0x74) are 0, 1 and 2. No branch on
-/// which literal it is (`[true, null, ...]` alternates them).
-#[inline(always)]
-fn literal_slot(c: u8) -> usize {
-    (c >> 3) as usize & 3
-}
-
-/// The object of the literal token at `p` (`true`, `null` or `false`, the
-/// whole token: see [`literal_token`]) from `literals` (see
-/// [`literal_slot`]), a borrowed reference; `None` for any other token.
-#[inline(always)]
-fn literal_object(
-    input: &[u8],
-    p: usize,
-    literals: &[*mut ffi::PyObject; 3],
-) -> Option<*mut ffi::PyObject> {
-    let c = *input.get(p)?;
-    // (Strings, numbers, `{` and `[` leave at once: `"`, `-` and the
-    // digits sort before `9`, and the brackets' slot is 3.)
-    if c <= b'9' {
-        return None;
-    }
-    let lit = literals.get(literal_slot(c)).copied()?;
-    literal_token(input, p).then_some(lit)
 }
 
 /// Whether only whitespace lies between a token's end and the structural
