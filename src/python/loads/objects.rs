@@ -474,7 +474,27 @@ fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) ->
             i += 1;
             j += 1;
         } else if b < 0xE0 {
-            // A run of 2-byte sequences (lead bytes 110xxxxx).
+            // A run of 2-byte sequences (lead bytes 110xxxxx): four at
+            // once while 8 bytes are four of them (each little-endian pair
+            // `b0 | b1 << 8` matches `110xxxxx 10yyyyyy` under the mask
+            // 0xC0E0), the characters `(b0 & 0x1F) << 6 | (b1 & 0x3F)`
+            // made in the four 16-bit lanes of one word (Cyrillic, Greek:
+            // repeat.json's names), then one at a time.
+            while let Some(run) = text.get(i..i + 8) {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(run);
+                let w = u64::from_le_bytes(a);
+                if w & 0xC0E0_C0E0_C0E0_C0E0 != 0x80C0_80C0_80C0_80C0 {
+                    break;
+                }
+                let lanes = (w & 0x001F_001F_001F_001F) << 6 | (w >> 8) & 0x003F_003F_003F_003F;
+                let o: &mut [T; 4] = (&mut out[j..j + 4]).try_into().expect("4 units");
+                for (k, o) in o.iter_mut().enumerate() {
+                    *o = unit((lanes >> (16 * k)) as u32 & 0xFFFF);
+                }
+                i += 8;
+                j += 4;
+            }
             while let Some(&[b0, b1]) = text.get(i..i + 2) {
                 if b0 & 0xE0 != 0xC0 {
                     break;
@@ -756,6 +776,9 @@ mod tests {
             "日本語のテキスト",
             "Привет мир",
             "αβγ中文😀é",
+            "ÀÉÎÕÜàéîõüÿ",
+            "ЖжЖжЖжЖжЖ",
+            "Юрий Титов",
         ];
         for (i, p) in pieces.iter().enumerate() {
             for q in &pieces[i..] {
@@ -776,6 +799,20 @@ mod tests {
                     let mut out = vec![0u32; t.chars().count()];
                     decode_utf8(t.as_bytes(), &mut out);
                     assert_eq!(out, t.chars().map(u32::from).collect::<Vec<_>>(), "{t:?}");
+                    // The narrower units, where they fit (as `decode_into`
+                    // picks them).
+                    if max <= 0xFFFF {
+                        let mut out = vec![0u16; t.chars().count()];
+                        decode_utf8(t.as_bytes(), &mut out);
+                        let want: Vec<u16> = t.chars().map(|c| u32::from(c) as u16).collect();
+                        assert_eq!(out, want, "{t:?}");
+                    }
+                    if max <= 0xFF {
+                        let mut out = vec![0u8; t.chars().count()];
+                        decode_utf8(t.as_bytes(), &mut out);
+                        let want: Vec<u8> = t.chars().map(|c| u32::from(c) as u8).collect();
+                        assert_eq!(out, want, "{t:?}");
+                    }
                 }
             }
         }
