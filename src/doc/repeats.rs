@@ -262,17 +262,21 @@ pub(crate) fn small_keys(
     c: Cursor,
     mut each: impl FnMut(usize, u32),
 ) -> Option<bool> {
-    small_keys_printed(doc, c, |k, ord, _, _| each(k, ord))
+    let mut prints = [0u64; SMALL];
+    small_keys_printed(doc, c, &mut prints, |_, k, ord, _| each(k, ord))
 }
 
-/// [`small_keys`], with `each` also given the member's key fingerprint
-/// (the one [`lookup_print`] gives for the same key): the member table of
-/// an edited object (`crate::edit::MemberTable`) keeps them.
+/// [`small_keys`], keeping each member's key fingerprint (the one
+/// [`lookup_print`] gives for the same key) in `prints` (member `i`'s at
+/// `prints[i]`), and giving `each` the member's position `i` (below
+/// [`SMALL`]) and its key's length too: the member table of an edited
+/// object (`crate::edit::MemberTable`) walks straight into its own arrays.
 #[inline(always)]
 pub(crate) fn small_keys_printed(
     doc: &Doc<'_>,
     c: Cursor,
-    mut each: impl FnMut(usize, u32, u64, usize),
+    prints: &mut [u64; SMALL],
+    mut each: impl FnMut(usize, usize, u32, usize),
 ) -> Option<bool> {
     if doc.index.lazy || doc.type_of(c) != JsonType::Object {
         return None;
@@ -284,9 +288,9 @@ pub(crate) fn small_keys_printed(
     let (input, s) = (doc.input, doc.s());
     let containers = &doc.index.containers;
     let escapes = doc.index.has_escapes();
-    // Per key: its fingerprint (the earlier keys' bodies are found again
-    // by `repeats_earlier` in the rare case of an equal fingerprint).
-    let mut prints = [0u64; SMALL];
+    // `prints`, per key: its fingerprint (the earlier keys' bodies are
+    // found again by `repeats_earlier` in the rare case of an equal
+    // fingerprint).
     let mut seen = [0u64; 4];
     let mut k = c.sidx as usize + 1;
     let mut ord = c.ord + 1;
@@ -354,7 +358,7 @@ pub(crate) fn small_keys_printed(
             return Some(false);
         }
         prints[i] = print;
-        each(k, ord, print, len);
+        each(i, k, ord, len);
         if i + 1 < n {
             (k, ord) = next_member(s, input, containers, k, ord)?;
         }

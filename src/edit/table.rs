@@ -127,22 +127,17 @@ impl MemberTable {
     #[inline(never)]
     fn build(&mut self, doc: &Doc<'_>, at: Cursor) {
         let mut n = 0;
-        let (prints, lens, members) = (&mut self.prints, &mut self.lens, &mut self.members);
-        let walk = repeats::small_keys_printed(doc, at, |k, ord, print, len| {
-            // (At most `SMALL` members reach here.)
-            if n < SMALL {
-                prints[n] = print;
-                lens[n] = len as u32;
-                members[n] = (k as u32, ord);
-            }
-            n += 1;
+        let (lens, members) = (&mut self.lens, &mut self.members);
+        // The walk writes the fingerprints into the table itself, and each
+        // member's place and key length beside them (`i < SMALL`).
+        let walk = repeats::small_keys_printed(doc, at, &mut self.prints, |i, k, ord, len| {
+            lens[i] = len as u32;
+            members[i] = (k as u32, ord);
+            n = i + 1;
         });
         // A repeated key stops the walk: no table (nor for `None`).
-        self.state = match walk {
-            Some(true) if n <= SMALL => BUILT,
-            _ => NONE,
-        };
-        self.n = n.min(SMALL) as u8;
+        self.state = if walk == Some(true) { BUILT } else { NONE };
+        self.n = n as u8;
     }
 }
 

@@ -482,3 +482,35 @@ def test_edited_children_of_a_container_with_many_cached_views() -> None:
     out = qjson.dumps(v)
     assert json.loads(out) == want
     assert out.startswith(b'[\n {\n  "i": 0,\n  "x": [\n   0\n  ]\n },')
+
+
+@pytest.mark.parametrize("depth", [1, 23, 24, 25, 26, 60, 300])
+@pytest.mark.parametrize("edit_at", ["none", "top", "bottom", "middle"])
+def test_deep_chain_of_cached_views(depth: int, edit_at: str) -> None:
+    """A chain of cached views on both sides of the depth the dirty walk
+    recurses to (below it, a list): clean chains pass through, an edit at
+    any level is written."""
+    data = b'{"a": ' * depth + b'{"x": 1, "y":  2}' + b"}" * depth + b"\n"
+    root = qjson.decode(data, max_depth=depth + 8)
+    model = json.loads(data)
+    chain = [root]
+    node = model
+    for _ in range(depth):
+        chain.append(chain[-1]["a"])
+        node = node["a"]
+    _ = chain[-1]["x"]
+    if edit_at == "none":
+        assert qjson.dumps(root) == data
+        return
+    level = {"top": 0, "bottom": depth, "middle": depth // 2}[edit_at]
+    chain[level]["z"] = [level]
+    target = model
+    for _ in range(level):
+        target = target["a"]
+    target["z"] = [level]
+    assert json.loads(qjson.dumps(root)) == model
+    # The untouched deepest object keeps its bytes when it is not edited.
+    if level != depth:
+        assert b'{"x": 1, "y":  2}' in qjson.dumps(root)
+    # Asking again (notes of this era) gives the same answer.
+    assert json.loads(qjson.dumps(chain[0])) == model

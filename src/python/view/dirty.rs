@@ -33,6 +33,74 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// with repeated keys, as written), which the edit path would not give. A
 /// view that cannot be borrowed (being changed right now) counts as dirty.
 pub(super) fn mark_dirty<'py>(py: Python<'py>, root: &impl Marked) -> bool {
+    let era = ERA.load(Relaxed);
+    // Most trees of cached views are shallow: walked by recursion, with no
+    // list to grow; a deeper one is walked again by the list.
+    let mut deep = false;
+    let mut below = false;
+    let own = root.edits_and_views(&mut |c| {
+        if !deep {
+            match mark_shallow(c.bind_borrowed(py), era, 1) {
+                Some(d) => below |= d,
+                None => deep = true,
+            }
+        }
+    });
+    if deep {
+        return mark_deep(py, root);
+    }
+    let dirty = own || below;
+    root.mark().store(note(era, dirty), Relaxed);
+    dirty
+}
+
+/// Views deeper than this below a root are walked by [`mark_deep`] (the
+/// recursion of [`mark_shallow`] would grow the native stack with them).
+const SHALLOW: u32 = 24;
+
+/// [`mark_dirty`] for view `v` at `depth` below the root, by recursion:
+/// notes `v` and the views below it and returns `v`'s answer (a value
+/// that is not a view, or a view that cannot be borrowed, counts as
+/// dirty, as in [`mark_deep`]); `None` past [`SHALLOW`] levels (some views
+/// may be noted by then: rightly, their walk was whole).
+fn mark_shallow(v: Borrowed<'_, '_, PyAny>, era: u64, depth: u32) -> Option<bool> {
+    fn below(py: Python<'_>, v: &impl Marked, era: u64, depth: u32) -> Option<bool> {
+        let (mut deep, mut below) = (false, false);
+        let own = v.edits_and_views(&mut |c| {
+            if !deep {
+                match mark_shallow(c.bind_borrowed(py), era, depth + 1) {
+                    Some(d) => below |= d,
+                    None => deep = true,
+                }
+            }
+        });
+        if deep {
+            return None;
+        }
+        let dirty = own || below;
+        v.mark().store(note(era, dirty), Relaxed);
+        Some(dirty)
+    }
+    if depth > SHALLOW {
+        return None;
+    }
+    if let Ok(o) = v.cast_exact::<Object>() {
+        return match o.try_borrow() {
+            Ok(o) => below(v.py(), &*o, era, depth),
+            Err(_) => Some(true),
+        };
+    }
+    match v.cast_exact::<Array>().map(|a| a.try_borrow()) {
+        Ok(Ok(a)) => below(v.py(), &*a, era, depth),
+        _ => Some(true),
+    }
+}
+
+/// [`mark_dirty`] by a list of its own rather than recursion (a chain of
+/// cached views can be as deep as the document).
+#[cold]
+#[inline(never)]
+fn mark_deep<'py>(py: Python<'py>, root: &impl Marked) -> bool {
     /// A view met by the walk: where its note is, the position of its
     /// parent, and whether it is dirty (its own edits first, then its
     /// children's).
