@@ -248,6 +248,7 @@ impl<'a> Doc<'a> {
     /// (the member's raw key, the path's bytes and a quote, then has no
     /// escape and that quote closes it, so it is the key: [`RawKey`]'s
     /// reasoning), and does not start with `/` or `*` (the parser's).
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn memo_key(&self, at: Cursor, path: &[u8]) -> Option<Cursor> {
         const LO: u64 = 0x0101_0101_0101_0101;
@@ -260,7 +261,7 @@ impl<'a> Doc<'a> {
         // The has-a-zero-byte test of the word xor each byte (exact as a
         // yes/no; the bytes past the key are zeros, which match none).
         let zero = |b: u8| {
-            let x = w ^ LO * u64::from(b);
+            let x = w ^ (LO * u64::from(b));
             x.wrapping_sub(LO) & !x
         };
         if (zero(b'.') | zero(b'[') | zero(b'"') | zero(b'\\')) & HI != 0 {
