@@ -320,6 +320,19 @@ fn word_at(input: &[u8], at: usize) -> Option<u64> {
 }
 
 impl ShortWord {
+    /// The words of a key of `n` bytes (1 to 7) whose bytes are `word`
+    /// ([`word_of`] of the key), when the caller has tested it for the
+    /// bytes it must not hold ([`PlainKey::new`] is the checked maker).
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    #[inline(always)]
+    pub(super) fn of_word(word: u64, n: usize) -> ShortWord {
+        debug_assert!((1..=7).contains(&n));
+        ShortWord {
+            word: word | u64::from(b'"') << (8 * n),
+            mask: u64::MAX >> (8 * (7 - n)),
+        }
+    }
+
     /// The key's own bytes as a little-endian word, zeros past its end
     /// ([`word_of`] of the key): the word without its closing quote.
     #[inline(always)]

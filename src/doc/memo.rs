@@ -59,7 +59,7 @@
 //! never half-written (64-bit atomics). Relaxed ordering suffices: no
 //! word refers to memory another thread wrote (the document is read-only).
 
-use super::key::{PlainKey, ShortWord, WordTest};
+use super::key::{word_of, PlainKey, ShortWord, WordTest};
 use super::{ChildPos, Cursor, Doc, Plain, TABLE_MIN};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -236,6 +236,48 @@ impl<'a> Doc<'a> {
             record_member(&t.memo.keys[key_slot_index(c.ord, key.len())], c, v);
         }
         Some(v)
+    }
+
+    /// [`Doc::find_simple`] of `path` from `at` when it is one key of one
+    /// to seven bytes whose member the memo holds (a getter's read repeated
+    /// in a loop, `cur.get_int("id")`): the value, tested on the key's one
+    /// word before anything else is made. `None` for any other path or
+    /// object and for a miss (the caller then runs `find_simple`).
+    ///
+    /// The path holds no `.`, `[` (a path of several segments), `"` or `\`
+    /// (the member's raw key, the path's bytes and a quote, then has no
+    /// escape and that quote closes it, so it is the key: [`RawKey`]'s
+    /// reasoning), and does not start with `/` or `*` (the parser's).
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn memo_key(&self, at: Cursor, path: &[u8]) -> Option<Cursor> {
+        const LO: u64 = 0x0101_0101_0101_0101;
+        const HI: u64 = LO << 7;
+        let n = path.len();
+        if !(1..8).contains(&n) {
+            return None;
+        }
+        // The slot first: the first read of each object of many (a cursor
+        // per record) leaves here, at the cost of a few instructions.
+        let slot = &self.tables?.memo.keys[key_slot_index(at.ord, n)];
+        let (sidx, ord) = self.key_slot(slot, at)?;
+        if matches!(path[0], b'/' | b'*') {
+            return None;
+        }
+        let w = word_of(path);
+        // The has-a-zero-byte test of the word xor each byte (exact as a
+        // yes/no; the bytes past the key are zeros, which match none).
+        let zero = |b: u8| {
+            let x = w ^ (LO * u64::from(b));
+            x.wrapping_sub(LO) & !x
+        };
+        if (zero(b'.') | zero(b'[') | zero(b'"') | zero(b'\\')) & HI != 0 {
+            return None;
+        }
+        if !(self.byte(at) == b'{' && self.at_structural(at)) {
+            return None;
+        }
+        self.member_if(sidx, ord, &ShortWord::of_word(w, n))
     }
 
     /// The memo's member of object `c` for a key of `len` bytes, when the
@@ -622,6 +664,89 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// [`Doc::memo_key`] (the getters' first try) answers only as
+    /// `find_simple` does, and answers the repeated reads of far keys:
+    /// keys of one to seven bytes read in random order from every object,
+    /// with members whose raw keys are paths of another meaning (`a.b`,
+    /// `a[0]`, `/a`, `*`, a key holding a quote or a backslash) read first
+    /// through quoted paths so that the memo holds them.
+    #[test]
+    fn memo_key_answers_as_find_simple() {
+        let pad: String = (0..12).map(|i| format!("\"p{i}\":{i},")).collect();
+        let odd = format!(
+            r#"{{{pad}"a.b":1,"a[0]":2,"/a":3,"*":4,"a\"":5,"a\\":6,"é":7,"a":{{{pad}"b":8}},"a\\\"":9,"id":10,"zz":0}}"#
+        );
+        let mut texts: Vec<String> = DOCS.iter().map(|t| t.to_string()).collect();
+        texts.push(odd);
+        let mut hits = 0;
+        for text in &texts {
+            for lazy in [false, true] {
+                let opts = Options {
+                    lazy,
+                    ..Options::default()
+                };
+                let document = Document::parse(text.as_bytes(), &opts).unwrap();
+                let doc = document.doc();
+                let mut all = Vec::new();
+                paths(&doc, doc.root(), "", &mut all);
+                let objects: Vec<Cursor> = {
+                    let mut o = vec![];
+                    for p in &all {
+                        if let Ok(c) = doc.find(doc.root(), p) {
+                            if doc.byte(c) == b'{' && !o.contains(&c) {
+                                o.push(c);
+                            }
+                        }
+                    }
+                    o
+                };
+                if objects.is_empty() {
+                    continue;
+                }
+                let mut keys: Vec<String> = [
+                    "a.b", "a[0]", "/a", "*", "a\"", "a\\", "é", "a", "b", "a\\\"", "id", "k19",
+                    "k1", "nope", "",
+                ]
+                .map(String::from)
+                .to_vec();
+                keys.extend(all.iter().filter(|p| p.len() < 8).cloned());
+                let quoted: Vec<String> = keys
+                    .iter()
+                    .map(|k| format!("[{}]", serde_like_quote(k)))
+                    .collect();
+                let mut rng = Rng(0xC0FFEE);
+                for _ in 0..30 * keys.len() {
+                    let o = objects[rng.below(objects.len())];
+                    let i = rng.below(keys.len());
+                    // Fill the memo through either path form.
+                    let _ = doc.find(o, &quoted[i]);
+                    let _ = doc.find(o, &keys[i]);
+                    if let Some(v) = doc.memo_key(o, keys[i].as_bytes()) {
+                        hits += 1;
+                        assert_eq!(
+                            doc.find_simple(o, keys[i].as_bytes()),
+                            Some(Ok(v)),
+                            "{text} {:?}",
+                            keys[i]
+                        );
+                    }
+                }
+            }
+        }
+        assert!(hits > 100, "{hits} hits");
+        // A far key read twice: the second read's answer is the memo's.
+        let text = &texts[texts.len() - 1];
+        let document = Document::parse(text.as_bytes(), &Options::default()).unwrap();
+        let doc = document.doc();
+        let root = doc.root();
+        let want = doc.find(root, "id").unwrap();
+        assert_eq!(doc.memo_key(root, b"id"), Some(want));
+        let _ = doc.find(root, r#"["a.b"]"#);
+        assert_eq!(doc.memo_key(root, b"a.b"), None);
+        let _ = doc.find(root, r#"["a\\"]"#);
+        assert_eq!(doc.memo_key(root, b"a\\"), None);
     }
 
     /// Threads reading one document at once, each in its own order, all

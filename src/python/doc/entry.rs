@@ -247,8 +247,14 @@ fn missing(r: Result<CoreCursor, AccessError>) -> Option<Result<CoreCursor, Miss
 /// One generated raw getter: `$name::<T>(slf, args, nargs, kwnames)`
 /// runs `$body(py, parsed, doc, found, args, nargs)` when the call has one
 /// or (with `$max == 2`) two positional arguments, else the original.
+/// (`$name = $orig`: a function named `$name` whose original is
+/// `$orig`'s, with the attributes given.)
 macro_rules! getter {
     ($name:ident, $max:literal, |$py:ident, $parsed:ident, $doc:ident, $found:ident, $args:ident, $nargs:ident| $body:expr) => {
+        getter!($name = $name, $max, |$py, $parsed, $doc, $found, $args, $nargs| $body);
+    };
+    ($(#[$attr:meta])* $name:ident = $orig:ident, $max:literal, |$py:ident, $parsed:ident, $doc:ident, $found:ident, $args:ident, $nargs:ident| $body:expr) => {
+        $(#[$attr])*
         unsafe extern "C" fn $name<T: Base>(
             slf: *mut ffi::PyObject,
             $args: *const *mut ffi::PyObject,
@@ -273,7 +279,7 @@ macro_rules! getter {
                 }
             }
             // SAFETY: the method PyO3 made, called as CPython called this one.
-            unsafe { T::originals().$name.get()(slf, $args, $nargs, kwnames) }
+            unsafe { T::originals().$orig.get()(slf, $args, $nargs, kwnames) }
         }
     };
 }
@@ -321,17 +327,83 @@ fn other_str(py: Python<'_>, doc: &CoreDoc<'_>, c: CoreCursor) -> Option<*mut ff
     }
 }
 
-getter!(get_int, 1, |py, _parsed, doc, found, _args, _nargs| {
-    let _ = py;
-    let c = found.ok()?;
-    let v = match doc.span_int(c) {
-        Some(v) => v,
-        None => other_int(doc, c)?,
-    };
-    // SAFETY: the thread is attached; a NULL result has set MemoryError,
-    // which the caller sees.
-    Some(unsafe { ffi::PyLong_FromLongLong(v) })
-});
+/// The read of a getter in a loop, `cur.get_int("id")` again and again:
+/// `path` an exact compact-ASCII str naming one short key whose member the
+/// document's memo holds ([`CoreDoc::memo_key`]), `each` given the
+/// document and the value. `None` for every other call (then the getter's
+/// general path runs). Inlined ahead of that path, which is out of line:
+/// the hit keeps its few words in registers, with no frame for the
+/// general path's state.
+///
+/// # Safety
+///
+/// As [`find`].
+#[inline(always)]
+unsafe fn memo_read<T: Base>(
+    py: Python<'_>,
+    slf: *mut ffi::PyObject,
+    path: *mut ffi::PyObject,
+    each: impl FnOnce(&CoreDoc<'_>, CoreCursor) -> Option<*mut ffi::PyObject>,
+) -> Option<*mut ffi::PyObject> {
+    // SAFETY: `path` is live for the call (caller).
+    if unsafe { ffi::PyUnicode_CheckExact(path) } == 0 {
+        return None;
+    }
+    // SAFETY: a live exact str, borrowed for the call.
+    let key = unsafe { crate::python::input::compact_ascii(path) }?;
+    // SAFETY: as in `find`.
+    let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
+    let (parsed, at) = slf.get().base();
+    let doc = parsed.doc();
+    let c = doc.memo_key(at, key.as_bytes())?;
+    each(&doc, c)
+}
+
+/// `get_int`: [`memo_read`] of an integer [`CoreDoc::span_int`] reads,
+/// else the general getter ([`get_int_general`]).
+unsafe extern "C" fn get_int<T: Base>(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    if kwnames.is_null() && nargs == 1 {
+        let read = |py: Python<'_>| {
+            // SAFETY: CPython calls the method with `slf` a `T` and one
+            // live argument at `args`; attached (`run`).
+            unsafe {
+                memo_read::<T>(py, slf, *args, |doc, c| {
+                    let v = doc.span_int(c)?;
+                    // SAFETY: attached; a NULL result has set MemoryError.
+                    Some(ffi::PyLong_FromLongLong(v))
+                })
+            }
+        };
+        // SAFETY: CPython calls the method attached.
+        if let Some(v) = unsafe { run(read) } {
+            return v;
+        }
+    }
+    // SAFETY: as CPython called this function.
+    unsafe { get_int_general::<T>(slf, args, nargs, kwnames) }
+}
+
+getter!(
+    #[inline(never)]
+    get_int_general = get_int,
+    1,
+    |py, _parsed, doc, found, _args, _nargs| {
+        let _ = py;
+        let c = found.ok()?;
+        let v = match doc.span_int(c) {
+            Some(v) => v,
+            None => other_int(doc, c)?,
+        };
+        // SAFETY: the thread is attached; a NULL result has set MemoryError,
+        // which the caller sees.
+        Some(unsafe { ffi::PyLong_FromLongLong(v) })
+    }
+);
 
 /// `get_int` of an integer [`CoreDoc::span_int`] does not read (more than
 /// 16 digits, whitespace after it), or of another value (`None`): out of
