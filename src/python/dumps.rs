@@ -20,8 +20,10 @@
 //! CPython caches on other strings) and that need no escape, ints below
 //! 2**60 (read in place from the version's int layout), finite floats,
 //! empty lists and dicts, `True`, `False`, `None`, and lists of 1 to 8 of
-//! these (`[x, y]` pairs: no call, held reference or cycle check). Everything
-//! else goes through [`Serializer::value`].
+//! these (`[x, y]` pairs: no call, held reference or cycle check) as dict
+//! values and as items of a list whose first item is a list (flat lists
+//! leave that check out of their loop). Everything else goes through
+//! [`Serializer::value`].
 //!
 //! Strings are otherwise written from their UTF-8 form
 //! (`PyUnicode_AsUTF8AndSize`, which caches it on the str); a lone surrogate

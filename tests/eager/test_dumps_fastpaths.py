@@ -167,6 +167,11 @@ def test_short_lists_of_scalars() -> None:
             check([v, v])
     check([[1.0, 2.0]] * 5000)  # pairs across the buffer's growth
     check([[[1, 2], [3, 4]], [[5, 6]]])
+    # The first item picks the loop (lists of lists write short items
+    # inline); the others may be anything.
+    check([1, [1, 2], {"a": [3]}, [4.5], "s"])
+    check([[1, 2], 3, {"a": [3]}, [[4]], (5, 6), [7] * 9, "s"])
+    check(([1, 2], [3, 4]))
 
     class L(list):  # type: ignore[type-arg]
         pass

@@ -229,7 +229,7 @@ impl<'py> Serializer<'py> {
                 }
                 // `val` is borrowed from the dict, which we hold; containers
                 // and the fallback hold themselves before running user code.
-                pos = self.member::<PRETTY>(pos, val)?;
+                pos = self.member::<PRETTY, true>(pos, val)?;
             }
         }
         self.close::<PRETTY>(pos, depth, b'}');

@@ -71,6 +71,34 @@ impl<'py> Serializer<'py> {
         // SAFETY: `obj` is alive (caller's contract).
         let _held = unsafe { Held::new(obj) };
         self.enter(obj)?;
+        // Lists of lists (`[[x, y], ...]`) write their short items inline
+        // (`member`'s `SHORT`); other sequences keep the plain loop. The
+        // first item decides; `n > 0`, so it exists.
+        #[cfg(not(feature = "abi3"))]
+        let nested_lists = !PRETTY && {
+            let first = get(obj, 0);
+            // SAFETY: `get` returns a live borrowed item, or null.
+            !first.is_null()
+                && unsafe { ffi::Py_TYPE(first) } == std::ptr::addr_of_mut!(ffi::PyList_Type)
+        };
+        #[cfg(feature = "abi3")]
+        let nested_lists = false;
+        if nested_lists {
+            self.items::<PRETTY, true>(obj, n, get)
+        } else {
+            self.items::<PRETTY, false>(obj, n, get)
+        }
+    }
+
+    /// The items of a non-empty sequence `obj` the caller holds and has
+    /// entered; `SHORT` as in [`Self::member`].
+    #[inline(always)]
+    fn items<const PRETTY: bool, const SHORT: bool>(
+        &mut self,
+        obj: *mut ffi::PyObject,
+        n: ffi::Py_ssize_t,
+        get: impl Fn(*mut ffi::PyObject, ffi::Py_ssize_t) -> *mut ffi::PyObject,
+    ) -> PyResult<()> {
         let depth = self.depth;
         let mut pos = self.pos_with_room();
         // SAFETY: `pos` has room.
@@ -94,7 +122,7 @@ impl<'py> Serializer<'py> {
                     pos = self.pos_with_room();
                 }
                 // Borrowed from the container we hold (see `dict`).
-                pos = self.member::<PRETTY>(pos, item)?;
+                pos = self.member::<PRETTY, SHORT>(pos, item)?;
             }
         }
         self.close::<PRETTY>(pos, depth, b']');

@@ -8,7 +8,9 @@
 //! pairs: most of the lists of canada.json, marine_ik.json, citm_catalog.json)
 //! are written inline too ([`fast_list`]): no call into the list writer, no
 //! held reference, no cycle check (scalars hold nothing), so the cost of a
-//! pair is that of its two items and the brackets.
+//! pair is that of its two items and the brackets. Only dict values and
+//! lists of lists try it (`Serializer::member`'s `SHORT`): in a flat list
+//! of numbers the extra check costs about 5 instructions an item.
 
 #[cfg(not(feature = "abi3"))]
 use super::int::small_int;
