@@ -936,8 +936,9 @@ impl<'a> Doc<'a> {
 
     /// The value of member `key` (unescaped bytes) of object `c`; the first
     /// one when the key repeats. Objects of more than [`TABLE_MIN`] members
-    /// are read through the document's memo (see `doc/memo.rs`: a view
-    /// read again and again, `v["id"]` in a loop, costs one key test).
+    /// are read through the document's memo once they have their child
+    /// table (see `doc/memo.rs`: a view read again and again, `v["id"]` in
+    /// a loop, costs one key test; a record read once pays no memo miss).
     pub fn field(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
         // The common lookup, a short plain key in a small object, walks
         // with the words of its `PlainKey` and nothing else set up.

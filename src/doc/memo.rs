@@ -232,9 +232,7 @@ impl<'a> Doc<'a> {
         } else {
             self.large_plain(c, p, key)
         }?;
-        if let Some(t) = self.tables {
-            record_member(&t.memo.keys[key_slot_index(c.ord, key.len())], c, v);
-        }
+        self.remember_member(c, key.len(), v);
         Some(v)
     }
 
@@ -305,10 +303,17 @@ impl<'a> Doc<'a> {
         }
         // (`lookup` is called in one place only, so that it is inlined.)
         let v = lookup()?;
+        self.remember_member(c, len, v);
+        Some(v)
+    }
+
+    /// Record member value `v` of object `c`, found for a key of `len`
+    /// bytes, in the key's slot (when the document has tables).
+    #[inline(always)]
+    fn remember_member(&self, c: Cursor, len: usize, v: Cursor) {
         if let Some(t) = self.tables {
             record_member(&t.memo.keys[key_slot_index(c.ord, len)], c, v);
         }
-        Some(v)
     }
 
     /// The member value at `sidx` (with `ord`) when its key passes `test`

@@ -289,7 +289,7 @@ where
     if strict && splice_object(doc, at, patches, &edited, out)? {
         return Ok(());
     }
-    write_object_by_member(doc, at, patches, &edited, out)
+    write_object_by_member(doc, at, patches, &edited, strict, out)
 }
 
 /// [`write_lazy_object`] member by member: a lazy document, or a key that
@@ -300,9 +300,9 @@ fn write_object_by_member<O: Out>(
     at: Cursor,
     patches: &Patches<O::Key, O::Value>,
     edited: &Edited<'_, O::Value>,
+    strict: bool,
     out: &mut O,
 ) -> Result<(), O::Error> {
-    let strict = !doc.index().is_lazy();
     out.byte(b'{');
     let mut runs = Runs::new(doc);
     let base = doc.input().as_ptr() as usize;
