@@ -246,7 +246,8 @@ impl<'a> Doc<'a> {
     /// (the member's raw key, the path's bytes and a quote, then has no
     /// escape and that quote closes it, so it is the key: [`RawKey`]'s
     /// reasoning), and does not start with `/` or `*` (the parser's).
-    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    // (Used by the vectorcall getters, which abi3 builds do not have.)
+    #[cfg_attr(any(not(feature = "python"), feature = "abi3"), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn memo_key(&self, at: Cursor, path: &[u8]) -> Option<Cursor> {
         const LO: u64 = 0x0101_0101_0101_0101;
