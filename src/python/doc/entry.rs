@@ -244,9 +244,40 @@ fn missing(r: Result<CoreCursor, AccessError>) -> Option<Result<CoreCursor, Miss
     }
 }
 
-/// One generated raw getter: `$name::<T>(slf, args, nargs, kwnames)`
-/// runs `$body(py, parsed, doc, found, args, nargs)` when the call has one
-/// or (with `$max == 2`) two positional arguments, else the original.
+/// The scaffolding of every raw vectorcall method here:
+/// `$name::<T>(slf, args, nargs, kwnames)` runs `$read` (with `$py`
+/// attached) when the call has no keywords and `$when` holds, and returns
+/// its value when it gives one; otherwise, and for every case `$read`
+/// declines (`None`: another argument type, an error to report), it calls
+/// `$fallback(slf, args, nargs, kwnames)`: the method PyO3 made, which
+/// reports errors, or a general path of the same signature.
+macro_rules! fast_or_original {
+    ($(#[$attr:meta])* $name:ident, |$py:ident, $slf:ident, $args:ident, $nargs:ident|
+     when $when:expr => $read:expr, else $fallback:expr) => {
+        $(#[$attr])*
+        unsafe extern "C" fn $name<T: Base>(
+            $slf: *mut ffi::PyObject,
+            $args: *const *mut ffi::PyObject,
+            $nargs: ffi::Py_ssize_t,
+            kwnames: *mut ffi::PyObject,
+        ) -> *mut ffi::PyObject {
+            if kwnames.is_null() && $when {
+                let read = |$py: Python<'_>| -> Option<*mut ffi::PyObject> { $read };
+                // SAFETY: CPython calls the method attached.
+                if let Some(v) = unsafe { run(read) } {
+                    return v;
+                }
+            }
+            // SAFETY: the fallback has this method's signature and
+            // contract, called as CPython called this one.
+            unsafe { $fallback($slf, $args, $nargs, kwnames) }
+        }
+    };
+}
+
+/// One generated raw getter ([`fast_or_original`]): runs
+/// `$body(py, parsed, doc, found, args, nargs)` when the call has one or
+/// (with `$max == 2`) two positional arguments, else the original.
 /// (`$name = $orig`: a function named `$name` whose original is
 /// `$orig`'s, with the attributes given.)
 macro_rules! getter {
@@ -254,33 +285,20 @@ macro_rules! getter {
         getter!($name = $name, $max, |$py, $parsed, $doc, $found, $args, $nargs| $body);
     };
     ($(#[$attr:meta])* $name:ident = $orig:ident, $max:literal, |$py:ident, $parsed:ident, $doc:ident, $found:ident, $args:ident, $nargs:ident| $body:expr) => {
-        $(#[$attr])*
-        unsafe extern "C" fn $name<T: Base>(
-            slf: *mut ffi::PyObject,
-            $args: *const *mut ffi::PyObject,
-            $nargs: ffi::Py_ssize_t,
-            kwnames: *mut ffi::PyObject,
-        ) -> *mut ffi::PyObject {
-            if kwnames.is_null() && (1..=$max).contains(&$nargs) {
-                let read = |$py: Python<'_>| {
-                    let each = |$parsed: &Arc<Parsed>,
-                                $doc: &CoreDoc<'_>,
-                                $found: Result<CoreCursor, Missing>| $body;
-                    // SAFETY: CPython calls the method with `slf` a `T` and
-                    // `nargs` (at least one) live arguments at `args`.
-                    let path = unsafe { *$args };
-                    // SAFETY: as above; the thread is attached (`run`).
-                    unsafe { find::<T>($py, slf, path, each) }
-                };
-                // SAFETY: CPython calls the method attached.
-                let fast = unsafe { run(read) };
-                if let Some(v) = fast {
-                    return v;
-                }
-            }
-            // SAFETY: the method PyO3 made, called as CPython called this one.
-            unsafe { T::originals().$orig.get()(slf, $args, $nargs, kwnames) }
-        }
+        fast_or_original!(
+            $(#[$attr])* $name,
+            |$py, slf, $args, $nargs| when (1..=$max).contains(&$nargs) => {
+                let each = |$parsed: &Arc<Parsed>,
+                            $doc: &CoreDoc<'_>,
+                            $found: Result<CoreCursor, Missing>| $body;
+                // SAFETY: CPython calls the method with `slf` a `T` and
+                // `nargs` (at least one) live arguments at `args`.
+                let path = unsafe { *$args };
+                // SAFETY: as above; the thread is attached (`run`).
+                unsafe { find::<T>($py, slf, path, each) }
+            },
+            else T::originals().$orig.get()
+        );
     };
 }
 
@@ -359,34 +377,21 @@ unsafe fn memo_read<T: Base>(
     each(&doc, c)
 }
 
-/// `get_int`: [`memo_read`] of an integer [`CoreDoc::span_int`] reads,
-/// else the general getter ([`get_int_general`]).
-unsafe extern "C" fn get_int<T: Base>(
-    slf: *mut ffi::PyObject,
-    args: *const *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
-    kwnames: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    if kwnames.is_null() && nargs == 1 {
-        let read = |py: Python<'_>| {
-            // SAFETY: CPython calls the method with `slf` a `T` and one
-            // live argument at `args`; attached (`run`).
-            unsafe {
-                memo_read::<T>(py, slf, *args, |doc, c| {
-                    let v = doc.span_int(c)?;
-                    // SAFETY: attached; a NULL result has set MemoryError.
-                    Some(ffi::PyLong_FromLongLong(v))
-                })
-            }
-        };
-        // SAFETY: CPython calls the method attached.
-        if let Some(v) = unsafe { run(read) } {
-            return v;
+fast_or_original!(
+    /// `get_int`: [`memo_read`] of an integer [`CoreDoc::span_int`] reads,
+    /// else the general getter ([`get_int_general`]).
+    get_int, |py, slf, args, nargs| when nargs == 1 => {
+        // SAFETY: CPython calls the method with `slf` a `T` and one live
+        // argument at `args`; attached (`run`).
+        unsafe {
+            memo_read::<T>(py, slf, *args, |doc, c| {
+                let v = doc.span_int(c)?;
+                // SAFETY: attached; a NULL result has set MemoryError.
+                Some(ffi::PyLong_FromLongLong(v))
+            })
         }
-    }
-    // SAFETY: as CPython called this function.
-    unsafe { get_int_general::<T>(slf, args, nargs, kwnames) }
-}
+    }, else get_int_general::<T>
+);
 
 getter!(
     #[inline(never)]
@@ -455,142 +460,103 @@ getter!(open, 1, |py, parsed, _doc, found, _args, _nargs| {
     ))
 });
 
-/// `len([path])`, positional arguments: the number of children of the
-/// container at `path` (or at the base without one).
-unsafe extern "C" fn len<T: Base>(
-    slf: *mut ffi::PyObject,
-    args: *const *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
-    kwnames: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    if kwnames.is_null() && nargs <= 1 {
-        let read = |py: Python<'_>| {
-            // SAFETY: as in `find`: `slf` is a live `T`, borrowed for the
-            // call.
-            let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
-            let (parsed, at) = slf.get().base();
-            let doc = parsed.doc();
-            let c = if nargs == 0 {
-                at
-            } else {
-                // SAFETY: CPython calls the method with `nargs` (one) live
-                // arguments at `args`, borrowed for the call; attached.
-                let path = unsafe { PathArg::fast(py, *args) }?;
-                locate(&doc, at, &path)?.ok()?
-            };
-            let n = doc.len(c).ok()?;
-            // SAFETY: attached. A NULL result (no memory) has set an
-            // error, cleared here (the original then reports its own).
-            unsafe {
-                let v = ffi::PyLong_FromSize_t(n);
-                if v.is_null() {
-                    ffi::PyErr_Clear();
-                    return None;
-                }
-                Some(v)
-            }
-        };
-        // SAFETY: CPython calls the method attached.
-        if let Some(v) = unsafe { run(read) } {
-            return v;
-        }
-    }
-    // SAFETY: the method PyO3 made, called as CPython called this one.
-    unsafe { T::originals().len.get()(slf, args, nargs, kwnames) }
-}
-
-/// `get_all(path)`, one positional argument (a str or a `Path`): the list
-/// [`batch::get_all`] makes. An error (a malformed path, an undecodable
-/// key) goes to the original, which reports it.
-unsafe extern "C" fn get_all<T: Base>(
-    slf: *mut ffi::PyObject,
-    args: *const *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
-    kwnames: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    if kwnames.is_null() && nargs == 1 {
-        let read = |py: Python<'_>| {
+fast_or_original!(
+    /// `len([path])`, positional arguments: the number of children of the
+    /// container at `path` (or at the base without one).
+    len, |py, slf, args, nargs| when nargs <= 1 => {
+        // SAFETY: as in `find`: `slf` is a live `T`, borrowed for the
+        // call.
+        let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
+        let (parsed, at) = slf.get().base();
+        let doc = parsed.doc();
+        let c = if nargs == 0 {
+            at
+        } else {
             // SAFETY: CPython calls the method with `nargs` (one) live
             // arguments at `args`, borrowed for the call; attached.
             let path = unsafe { PathArg::fast(py, *args) }?;
-            // SAFETY: as in `find`: `slf` is a live `T`, borrowed for the
-            // call.
-            let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
-            let (parsed, at) = slf.get().base();
-            owned(batch::get_all(py, parsed, at, &path))
+            locate(&doc, at, &path)?.ok()?
         };
-        // SAFETY: CPython calls the method attached.
-        if let Some(v) = unsafe { run(read) } {
-            return v;
-        }
-    }
-    // SAFETY: the method PyO3 made, called as CPython called this one.
-    unsafe { T::originals().get_all.get()(slf, args, nargs, kwnames) }
-}
-
-/// `get_many(paths[, default])`, positional arguments, `paths` an exact
-/// list or tuple of exact `str`s and `Path`s: one value per path, as `get`
-/// gives it, in a list made at its final size. Every other case (another
-/// iterable, which the original consumes once; a path that names nothing
-/// without a default; a malformed path; a value that does not decode) goes
-/// to the original, which reports it: a list or tuple read part-way is
-/// read again from the start, unchanged.
-unsafe extern "C" fn get_many<T: Base>(
-    slf: *mut ffi::PyObject,
-    args: *const *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
-    kwnames: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    if kwnames.is_null() && (1..=2).contains(&nargs) {
-        let read = |py: Python<'_>| {
-            // SAFETY: CPython calls the method with `nargs` live arguments
-            // at `args`, borrowed for the call; attached.
-            let paths = unsafe { pyo3::Borrowed::from_ptr(py, *args) };
-            // SAFETY: as above; the second argument exists when `nargs` is 2.
-            let default =
-                (nargs == 2).then(|| unsafe { pyo3::Borrowed::from_ptr(py, *args.add(1)) });
-            // SAFETY: as in `find`: `slf` is a live `T`, borrowed for the
-            // call.
-            let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
-            let (parsed, at) = slf.get().base();
-            let doc = parsed.doc();
-            // Each item is taken as a new reference (`Bound`), so that the
-            // path it lends stays alive while it is read even if the
-            // collector (run by an allocation below) changes the list.
-            let one = |item: Bound<'_, PyAny>| -> Option<*mut ffi::PyObject> {
-                // SAFETY: `item` is alive (owned) for the closure's call,
-                // which the borrowed path does not outlive.
-                let path = unsafe { PathArg::fast(py, item.as_ptr()) }?;
-                match locate(&doc, at, &path)? {
-                    Ok(c) => value_of(py, parsed, &doc, c),
-                    Err(Missing) => default.map(|d| d.to_owned().into_ptr()),
-                }
-            };
-            if let Ok(list) = paths.cast::<PyList>() {
-                if list.is_exact_instance_of::<PyList>() {
-                    // (In range, `get_item` cannot fail: no error to drop.)
-                    return filled(py, list.len(), |i| {
-                        if i >= list.len() {
-                            return None;
-                        }
-                        one(list.get_item(i).ok()?)
-                    });
-                }
-            }
-            let tuple = paths.cast::<PyTuple>().ok()?;
-            if !tuple.is_exact_instance_of::<PyTuple>() {
+        let n = doc.len(c).ok()?;
+        // SAFETY: attached. A NULL result (no memory) has set an
+        // error, cleared here (the original then reports its own).
+        unsafe {
+            let v = ffi::PyLong_FromSize_t(n);
+            if v.is_null() {
+                ffi::PyErr_Clear();
                 return None;
             }
-            filled(py, tuple.len(), |i| one(tuple.get_item(i).ok()?))
-        };
-        // SAFETY: CPython calls the method attached.
-        if let Some(v) = unsafe { run(read) } {
-            return v;
+            Some(v)
         }
-    }
-    // SAFETY: the method PyO3 made, called as CPython called this one.
-    unsafe { T::originals().get_many.get()(slf, args, nargs, kwnames) }
-}
+    }, else T::originals().len.get()
+);
+
+fast_or_original!(
+    /// `get_all(path)`, one positional argument (a str or a `Path`): the list
+    /// [`batch::get_all`] makes. An error (a malformed path, an undecodable
+    /// key) goes to the original, which reports it.
+    get_all, |py, slf, args, nargs| when nargs == 1 => {
+        // SAFETY: CPython calls the method with `nargs` (one) live
+        // arguments at `args`, borrowed for the call; attached.
+        let path = unsafe { PathArg::fast(py, *args) }?;
+        // SAFETY: as in `find`: `slf` is a live `T`, borrowed for the
+        // call.
+        let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
+        let (parsed, at) = slf.get().base();
+        owned(batch::get_all(py, parsed, at, &path))
+    }, else T::originals().get_all.get()
+);
+
+fast_or_original!(
+    /// `get_many(paths[, default])`, positional arguments, `paths` an exact
+    /// list or tuple of exact `str`s and `Path`s: one value per path, as `get`
+    /// gives it, in a list made at its final size. Every other case (another
+    /// iterable, which the original consumes once; a path that names nothing
+    /// without a default; a malformed path; a value that does not decode) goes
+    /// to the original, which reports it: a list or tuple read part-way is
+    /// read again from the start, unchanged.
+    get_many, |py, slf, args, nargs| when (1..=2).contains(&nargs) => {
+        // SAFETY: CPython calls the method with `nargs` live arguments
+        // at `args`, borrowed for the call; attached.
+        let paths = unsafe { pyo3::Borrowed::from_ptr(py, *args) };
+        // SAFETY: as above; the second argument exists when `nargs` is 2.
+        let default =
+            (nargs == 2).then(|| unsafe { pyo3::Borrowed::from_ptr(py, *args.add(1)) });
+        // SAFETY: as in `find`: `slf` is a live `T`, borrowed for the
+        // call.
+        let slf = unsafe { pyo3::Borrowed::from_ptr(py, slf).cast_unchecked::<T>() };
+        let (parsed, at) = slf.get().base();
+        let doc = parsed.doc();
+        // Each item is taken as a new reference (`Bound`), so that the
+        // path it lends stays alive while it is read even if the
+        // collector (run by an allocation below) changes the list.
+        let one = |item: Bound<'_, PyAny>| -> Option<*mut ffi::PyObject> {
+            // SAFETY: `item` is alive (owned) for the closure's call,
+            // which the borrowed path does not outlive.
+            let path = unsafe { PathArg::fast(py, item.as_ptr()) }?;
+            match locate(&doc, at, &path)? {
+                Ok(c) => value_of(py, parsed, &doc, c),
+                Err(Missing) => default.map(|d| d.to_owned().into_ptr()),
+            }
+        };
+        if let Ok(list) = paths.cast::<PyList>() {
+            if list.is_exact_instance_of::<PyList>() {
+                // (In range, `get_item` cannot fail: no error to drop.)
+                return filled(py, list.len(), |i| {
+                    if i >= list.len() {
+                        return None;
+                    }
+                    one(list.get_item(i).ok()?)
+                });
+            }
+        }
+        let tuple = paths.cast::<PyTuple>().ok()?;
+        if !tuple.is_exact_instance_of::<PyTuple>() {
+            return None;
+        }
+        filled(py, tuple.len(), |i| one(tuple.get_item(i).ok()?))
+    }, else T::originals().get_many.get()
+);
 
 /// What `get` returns for the value at `c`: a view for a container, a
 /// scalar otherwise; `None` (nothing dropped but through `owned`) when it
