@@ -104,13 +104,16 @@ def test_extension_module_exports_the_c_abi() -> None:
 
 
 def capi_library() -> Path:
-    """The PyO3-free build: $QJSON_CAPI_LIB, else target/release/libqjson.so
-    under $CARGO_TARGET_DIR or the checkout; skip when there is none."""
+    """The PyO3-free build: $QJSON_CAPI_LIB, else release/libqjson.so under
+    $CARGO_TARGET_DIR, the checkout's target/capi/ (the target dir nox and the
+    team's scripts build the C ABI into; maturin's PyO3 build may sit in
+    target/release) or target/; skip when there is none."""
     candidates = []
     if os.environ.get("QJSON_CAPI_LIB"):
         candidates.append(Path(os.environ["QJSON_CAPI_LIB"]))
     if os.environ.get("CARGO_TARGET_DIR"):
         candidates.append(Path(os.environ["CARGO_TARGET_DIR"]) / "release" / "libqjson.so")
+    candidates.append(REPO_DIR / "target" / "capi" / "release" / "libqjson.so")
     candidates.append(REPO_DIR / "target" / "release" / "libqjson.so")
     for c in candidates:
         if c.is_file():
