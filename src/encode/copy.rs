@@ -25,12 +25,14 @@
 //! never split a cache line, whatever the source's alignment: measured on
 //! the same machine, 1.03-1.05 us for 60 KB at every relative alignment, and
 //! 2-25% under glibc for aligned copies of 600 bytes to 1 MB (in cache).
-//! Runs shorter than [`WIDE_MIN`] (glibc's vector copy is as fast, and its
-//! call cheaper) or of [`WIDE_MAX`] or more (beyond the caches glibc's
-//! non-temporal stores win), and CPUs without AVX2, go to `memcpy`.
+//! Runs shorter than [`WIDE_MIN`] (glibc copies them with its own vector
+//! loop, not `rep movsb`: from 2,112 bytes on, its
+//! `x86_rep_movsb_threshold` on this machine) or of [`WIDE_MAX`] or more
+//! (beyond the caches the two are alike, within noise), and CPUs without
+//! AVX2, go to `memcpy`.
 
 /// Runs from this length on take the AVX2 copy.
-pub const WIDE_MIN: usize = 512;
+pub const WIDE_MIN: usize = 2048;
 /// Runs from this length on go to `memcpy` again.
 pub const WIDE_MAX: usize = 1 << 20;
 
