@@ -67,8 +67,8 @@ unsafe fn copy_avx2(dst: *mut u8, src: &[u8]) {
     let n = src.len();
     debug_assert!(n >= 32);
     let (s, d) = (src.as_ptr(), dst);
-    // SAFETY (every access below): loads read `src[i..i + 32]` and stores
-    // write `dst[i..i + 32]` for offsets `i <= n - 32` only (the loop
+    // SAFETY: every load reads `src[i..i + 32]` and every store
+    // writes `dst[i..i + 32]` for offsets `i <= n - 32` only (the loop
     // conditions), all inside the two buffers of `n` bytes; `loadu` /
     // `storeu` need no alignment, and `store` is used only at `d + i` with
     // `d + i` a multiple of 32 (`i` starts at the first boundary and moves
