@@ -13,11 +13,14 @@
 //!   `1.0`, `1e+16`, `1e-7`, `0.00001`, `-0.0`).
 //! - [`cjson`]: string literals as lua-cjson writes them (`/` and DEL
 //!   escaped too), for the Lua encoder.
+//! - [`copy`]: long runs of original bytes into the output (an edited
+//!   document's untouched ranges), with stores aligned to the destination.
 //!
 //! The host layers (Python's `dumps`) decide what to write; this module only
 //! knows bytes.
 
 pub mod cjson;
+pub mod copy;
 pub mod escape;
 pub mod number;
 

@@ -27,8 +27,9 @@ pub(super) trait Holder {
     /// Drop them in place.
     fn clear_children(&mut self);
     /// Release what a lazy view holds (cached views; a patched object's
-    /// keys and values) by plain decrefs where it lies, without moving it
-    /// anywhere first; false, with nothing released, for other states.
+    /// keys and values; an array's inserted elements) by plain decrefs
+    /// where it lies, without moving it anywhere first; false, with
+    /// nothing released, for other states.
     ///
     /// # Safety
     ///
@@ -124,11 +125,33 @@ impl Holder for Array {
 
     #[cfg(not(feature = "abi3"))]
     unsafe fn decref_lazy(&mut self) -> bool {
-        let ArrState::Lazy { views } = &mut self.state else {
-            return false;
-        };
-        // SAFETY: attached (the method's contract).
-        unsafe { views.decref_all() };
+        match &mut self.state {
+            // SAFETY: attached (the method's contract).
+            ArrState::Lazy { views } => unsafe { views.decref_all() },
+            // Elements inserted (a patch's `add` into `messages`): the
+            // views and the new elements are released in place too, and
+            // the state left Lazy and empty, so that what follows is the
+            // bare drop (`drop_bare`: no `Python::attach`, no drop glue).
+            ArrState::Inserted(ins) => {
+                // SAFETY: attached (the method's contract); each
+                // `into_ptr` hands over the reference its `Py` owned,
+                // released once here (`drain` leaves none behind). The
+                // array is being dropped: a finalizer a decref runs cannot
+                // reach it.
+                unsafe {
+                    ins.views.decref_all();
+                    for (_, v) in ins.new.drain(..) {
+                        ffi::Py_DECREF(v.into_ptr());
+                    }
+                }
+                // (What the old state still owns is memory only: a spilled
+                // cache or element list, freed here.)
+                self.state = ArrState::Lazy {
+                    views: ViewCache::default(),
+                };
+            }
+            ArrState::Edited(_) => return false,
+        }
         true
     }
 }

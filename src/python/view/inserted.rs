@@ -22,20 +22,26 @@ use super::Slot;
 use crate::doc::{Cursor, Doc};
 use crate::error::AccessError;
 use pyo3::prelude::*;
+use smallvec::SmallVec;
 
 /// A lazy array's cached child views and its inserted elements.
 pub(crate) struct Inserted {
     pub(super) views: ViewCache,
     /// (ordinal of the original element it goes before, value), sorted
-    /// by ordinal, equal ordinals in array order.
-    pub(super) new: Vec<(u32, Py<PyAny>)>,
+    /// by ordinal, equal ordinals in array order. The usual one element
+    /// (a request's new first message) is kept inline: no allocation to
+    /// make or free (as big as a `Vec`: smallvec's `union` layout).
+    pub(super) new: NewElements,
 }
+
+/// The inserted elements of an [`Inserted`] array.
+pub(super) type NewElements = SmallVec<[(u32, Py<PyAny>); 1]>;
 
 impl Inserted {
     pub(super) fn new(views: ViewCache) -> Inserted {
         Inserted {
             views,
-            new: Vec::new(),
+            new: NewElements::new(),
         }
     }
 
