@@ -18,7 +18,7 @@
 //! libc's `memmove` and `memset` (two per float in `(-1, 1)`): ~8% of
 //! `dumps` time on marine_ik.json (`perf record`), the same share in
 //! orjson's build, which uses the same code. So the build uses a fork,
-//! vendor/zmij (MIT, its licence kept; `[patch.crates-io]` in Cargo.toml):
+//! vendor/zmij (MIT, its licence kept; a path dependency in Cargo.toml):
 //! those forms with fixed-size moves, and a 42-byte buffer (24 in zmij) for
 //! them; vendor/zmij/FORK.md says what changed.
 
