@@ -17,7 +17,10 @@
 //! with variable-length `ptr::copy` / `ptr::write_bytes`, i.e. calls to
 //! libc's `memmove` and `memset` (two per float in `(-1, 1)`): ~8% of
 //! `dumps` time on marine_ik.json (`perf record`), the same share in
-//! orjson's build, which uses the same code.
+//! orjson's build, which uses the same code. So the build uses a fork,
+//! vendor/zmij (MIT, its licence kept; a path dependency in Cargo.toml):
+//! those forms with fixed-size moves, and a 42-byte buffer (24 in zmij) for
+//! them; vendor/zmij/FORK.md says what changed.
 
 use super::Buf;
 
@@ -201,6 +204,124 @@ mod tests {
         for &(v, s) in cases {
             assert_eq!(f(v), s, "{v:?}");
             assert_eq!(f(v).parse::<f64>().unwrap().to_bits(), v.to_bits());
+        }
+    }
+
+    /// orjson's text for finite `v`, from std's shortest round-trip digits
+    /// (`{:e}`): positional for decimal exponents -5..=15 (always with a
+    /// `.`), else `d.ddde+X` / `d.ddde-X`.
+    fn reference(v: f64) -> String {
+        let e = format!("{:e}", v.abs());
+        let (mant, exp) = e.split_once('e').unwrap();
+        let exp: i32 = exp.parse().unwrap();
+        let digits: String = mant.chars().filter(|c| *c != '.').collect();
+        let sign = if v.is_sign_negative() { "-" } else { "" };
+        if v == 0.0 {
+            return format!("{sign}0.0");
+        }
+        let n = digits.len() as i32;
+        let body = if (-5..=15).contains(&exp) {
+            if exp >= n - 1 {
+                format!("{digits}{}.0", "0".repeat((exp - (n - 1)) as usize))
+            } else if exp >= 0 {
+                let (a, b) = digits.split_at(exp as usize + 1);
+                format!("{a}.{b}")
+            } else {
+                format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
+            }
+        } else {
+            let frac = if n > 1 {
+                format!(".{}", &digits[1..])
+            } else {
+                String::new()
+            };
+            let es = if exp < 0 { "-" } else { "+" };
+            format!("{}{frac}e{es}{}", &digits[..1], exp.abs())
+        };
+        format!("{sign}{body}")
+    }
+
+    /// `f(v)` is the reference text, or (an exact tie between two
+    /// shortest candidates, which std and zmij break differently:
+    /// 1500000000000000.25) the same text but its last digit, one away,
+    /// and reads back as `v`.
+    fn assert_matches_reference(v: f64) {
+        let (got, want) = (f(v), reference(v));
+        if got == want {
+            return;
+        }
+        let (g, w) = (got.as_bytes(), want.as_bytes());
+        let n = g.len();
+        assert!(
+            n == w.len()
+                && g[..n - 1] == w[..n - 1]
+                && g[n - 1].abs_diff(w[n - 1]) == 1
+                && got.parse::<f64>().unwrap().to_bits() == v.to_bits(),
+            "{v:?}: {got} vs {want}"
+        );
+    }
+
+    /// The positional forms (vendor/zmij's fixed-size moves) against the
+    /// reference: every digit count 1..=17 at every decimal exponent
+    /// -7..=17, both signs, and values next to them.
+    #[test]
+    fn positional_forms_match_reference() {
+        let mut seeds = vec![
+            1.0,
+            9.0,
+            1.5,
+            0.1,
+            0.3,
+            2.0f64.sqrt(),
+            1.0 / 3.0,
+            123456789.0,
+        ];
+        let mut x = 1.0f64;
+        for d in 1..=17 {
+            x = x * 10.0 + (d % 9 + 1) as f64;
+            seeds.push(x / 10f64.powi(d));
+        }
+        for &s in &seeds {
+            for e in -8..=18 {
+                let base = s * 10f64.powi(e);
+                for v in [
+                    base,
+                    f64::from_bits(base.to_bits() + 1),
+                    f64::from_bits(base.to_bits() - 1),
+                ] {
+                    for v in [v, -v] {
+                        assert_matches_reference(v);
+                    }
+                }
+            }
+        }
+        // The widest forms: 17 digits, 16 leading or trailing zeros.
+        for v in [
+            1e15,
+            1e-5,
+            9.999999999999998e14,
+            1.2345678901234567e-5,
+            123456789012345.67,
+        ] {
+            assert_matches_reference(v);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_float_matches_reference(bits in proptest::prelude::any::<u64>()) {
+            let v = f64::from_bits(bits);
+            if v.is_finite() {
+                assert_matches_reference(v);
+            }
+        }
+
+        #[test]
+        fn positional_floats_match_reference(m in 1u64..(1 << 53), e in -22i32..=16) {
+            let v = m as f64 * 10f64.powi(e);
+            if v < 1e16 {
+                assert_matches_reference(v);
+            }
         }
     }
 

@@ -148,6 +148,35 @@ def test_floats(value: float, text: bytes) -> None:
     assert float(text) == value and math.copysign(1, float(text)) == math.copysign(1, value)
 
 
+def _positional_floats() -> list[float]:
+    """Every digit count 1..17 at every positional exponent (-5..15) and
+    just outside, both signs, and their neighbours: the forms vendor/zmij
+    writes with fixed-size moves."""
+    out = []
+    for digits in range(1, 18):
+        m = int("123456789" * 2) // 10 ** (18 - digits)
+        for e in range(-8, 19):
+            v = float(f"{m}e{e - digits + 1}")
+            for w in (v, math.nextafter(v, 0), math.nextafter(v, math.inf)):
+                out += [w, -w]
+    return out
+
+
+def test_floats_like_orjson_every_form() -> None:
+    values = _positional_floats()
+    assert qjson.dumps(values) == orjson.dumps(values)
+    assert [qjson.dumps(v) for v in values] == [orjson.dumps(v) for v in values]
+    # In a dict and behind a long string: other buffer positions.
+    d = {"k" * 70 + str(i): v for i, v in enumerate(values)}
+    assert qjson.dumps(d) == orjson.dumps(d)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_any_float_like_orjson(value: float) -> None:
+    assert qjson.dumps([value, "x", value]) == orjson.dumps([value, "x", value])
+
+
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
 def test_nan_and_infinity_raise(value: float) -> None:
     with pytest.raises(qjson.JSONEncodeError, match="Out of range float"):
