@@ -832,6 +832,10 @@ impl<'a> Doc<'a> {
     /// walks into `c` (see `SHORT_WALK`) add up to its length: a container
     /// read once (a few fields of each of many objects) is cheaper to walk
     /// than to index.
+    ///
+    /// `read` is called in one place, so that it is inlined here (called
+    /// from a branch per case, it stayed a function of its own: one more
+    /// call, and its saved registers, on every lookup).
     #[inline(always)]
     fn with_table<T>(
         &self,
@@ -839,16 +843,14 @@ impl<'a> Doc<'a> {
         object: bool,
         read: impl FnOnce(Option<&ChildTable>) -> (u32, T),
     ) -> T {
-        let Some(tables) = self.tables else {
-            return read(None).1;
-        };
-        if let Some(t) = tables.recent(c.ord) {
-            return read(Some(t)).1;
-        }
-        let (walked, answer) = read(None);
-        if walked >= SHORT_WALK {
-            if let Some(n) = tables.count(c.ord, walked, self.container_len(c)) {
-                self.count_walk(tables, c, object, n);
+        let tables = self.tables;
+        let table = tables.and_then(|t| t.recent(c.ord));
+        let (walked, answer) = read(table);
+        if walked >= SHORT_WALK && table.is_none() {
+            if let Some(tables) = tables {
+                if let Some(n) = tables.count(c.ord, walked, self.container_len(c)) {
+                    self.count_walk(tables, c, object, n);
+                }
             }
         }
         answer
