@@ -832,10 +832,6 @@ impl<'a> Doc<'a> {
     /// walks into `c` (see `SHORT_WALK`) add up to its length: a container
     /// read once (a few fields of each of many objects) is cheaper to walk
     /// than to index.
-    ///
-    /// `read` is called in one place, so that it is inlined here (called
-    /// from a branch per case, it stayed a function of its own: one more
-    /// call, and its saved registers, on every lookup).
     #[inline(always)]
     fn with_table<T>(
         &self,
@@ -843,11 +839,33 @@ impl<'a> Doc<'a> {
         object: bool,
         read: impl FnOnce(Option<&ChildTable>) -> (u32, T),
     ) -> T {
-        let tables = self.tables;
-        let table = tables.and_then(|t| t.recent(c.ord));
+        self.with_known_table(c, object, self.recent_table(c), read)
+    }
+
+    /// The child table of container `c`, when one is published (see
+    /// [`Tables::recent`]).
+    #[inline(always)]
+    fn recent_table(&self, c: Cursor) -> Option<&'a ChildTable> {
+        self.tables.and_then(|t| t.recent(c.ord))
+    }
+
+    /// [`Self::with_table`] when the caller has looked for `c`'s table
+    /// already (`table`: [`Self::recent_table`]'s answer).
+    ///
+    /// `read` is called in one place, so that it is inlined here (called
+    /// from a branch per case, it stayed a function of its own: one more
+    /// call, and its saved registers, on every lookup).
+    #[inline(always)]
+    fn with_known_table<T>(
+        &self,
+        c: Cursor,
+        object: bool,
+        table: Option<&ChildTable>,
+        read: impl FnOnce(Option<&ChildTable>) -> (u32, T),
+    ) -> T {
         let (walked, answer) = read(table);
         if walked >= SHORT_WALK && table.is_none() {
-            if let Some(tables) = tables {
+            if let Some(tables) = self.tables {
                 if let Some(n) = tables.count(c.ord, walked, self.container_len(c)) {
                     self.count_walk(tables, c, object, n);
                 }
@@ -958,11 +976,12 @@ impl<'a> Doc<'a> {
     /// [`Self::field`] in an object of more than [`TABLE_MIN`] members,
     /// past the memo: a plain key by its words ([`Self::large_plain`]),
     /// any other through [`Self::field_general`].
+    /// (`table`: [`Self::recent_table`] of `c`, which the caller looked up.)
     #[inline(always)]
-    fn large_lookup(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+    fn large_lookup(&self, c: Cursor, key: &[u8], table: Option<&ChildTable>) -> Option<Cursor> {
         match PlainKey::new(key) {
-            Some(PlainKey::Short(p)) => self.large_plain(c, &p, key),
-            Some(PlainKey::Medium(p)) => self.large_plain(c, &p, key),
+            Some(PlainKey::Short(p)) => self.large_plain(c, &p, key, table),
+            Some(PlainKey::Medium(p)) => self.large_plain(c, &p, key, table),
             None => self.field_general(c, key),
         }
     }
@@ -973,8 +992,14 @@ impl<'a> Doc<'a> {
     /// table, as [`Self::field_general`]'s does). Out of line, so that the
     /// small objects' walk keeps its registers.
     #[inline(never)]
-    fn large_plain<T: PlainWords>(&self, c: Cursor, p: &T, key: &[u8]) -> Option<Cursor> {
-        self.with_table(c, true, |t| match t {
+    fn large_plain<T: PlainWords>(
+        &self,
+        c: Cursor,
+        p: &T,
+        key: &[u8],
+        table: Option<&ChildTable>,
+    ) -> Option<Cursor> {
+        self.with_known_table(c, true, table, |t| match t {
             Some(t) => {
                 let print = print(p.first(), key.len());
                 (0, self.table_field(t, print, key, Plain(p, key)))
