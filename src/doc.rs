@@ -112,8 +112,10 @@ pub enum Quick<'a> {
 /// `map`, as before. Slots are never given up, so a container counts in
 /// one place only (its slot, or the map), and the guarantee is the same
 /// as with the map alone: a table after at most two walks' worth of its
-/// children. Most containers read once (a field far into each of many
-/// records) then cost one compare-exchange, not a lock and a map entry.
+/// children (on one thread; threads counting at once may lose counts,
+/// which delays a table, see [`Tables::count`]). Most containers read
+/// once (a field far into each of many records) then cost one load and
+/// one store, not a lock and a map entry.
 #[derive(Debug, Default)]
 pub(crate) struct Tables {
     map: Mutex<Option<HashMap<u32, TableSlot, BuildHasherDefault<OrdinalHasher>>>>,
@@ -172,27 +174,24 @@ impl Tables {
         // (Ordinals stay below 2^31: every container takes two bytes of
         // an input under 4 GiB.)
         let owner = (u64::from(ord) + 1) << 32;
-        let mut cur = slot.load(Ordering::Relaxed);
-        loop {
-            let seen = match cur & !u64::from(u32::MAX) {
-                0 => 0,
-                o if o == owner => cur as u32,
-                _ => return Some(walked),
-            };
-            let now = seen.saturating_add(walked);
-            if now >= len {
-                return Some(now);
-            }
-            match slot.compare_exchange_weak(
-                cur,
-                owner | u64::from(now),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return None,
-                Err(actual) => cur = actual,
-            }
+        let cur = slot.load(Ordering::Relaxed);
+        let seen = match cur & !u64::from(u32::MAX) {
+            0 => 0,
+            o if o == owner => cur as u32,
+            _ => return Some(walked),
+        };
+        let now = seen.saturating_add(walked);
+        if now >= len {
+            return Some(now);
         }
+        // A plain store, not a compare-exchange (a locked instruction on
+        // every long walk of the dense reads): threads that count at once
+        // may lose a walk, or one container's claim of a free slot may
+        // overwrite another's, whose walks then count in the map. Either
+        // only delays a table (a count is a heuristic; any table, built
+        // at any time, answers the same).
+        slot.store(owner | u64::from(now), Ordering::Relaxed);
+        None
     }
 
     /// Publish `t` (held by `map`) in `recent`.
