@@ -112,8 +112,10 @@ pub enum Quick<'a> {
 /// `map`, as before. Slots are never given up, so a container counts in
 /// one place only (its slot, or the map), and the guarantee is the same
 /// as with the map alone: a table after at most two walks' worth of its
-/// children. Most containers read once (a field far into each of many
-/// records) then cost one compare-exchange, not a lock and a map entry.
+/// children (on one thread; threads counting at once may lose counts,
+/// which delays a table, see [`Tables::count`]). Most containers read
+/// once (a field far into each of many records) then cost one load and
+/// one store, not a lock and a map entry.
 #[derive(Debug, Default)]
 pub(crate) struct Tables {
     map: Mutex<Option<HashMap<u32, TableSlot, BuildHasherDefault<OrdinalHasher>>>>,
@@ -172,27 +174,24 @@ impl Tables {
         // (Ordinals stay below 2^31: every container takes two bytes of
         // an input under 4 GiB.)
         let owner = (u64::from(ord) + 1) << 32;
-        let mut cur = slot.load(Ordering::Relaxed);
-        loop {
-            let seen = match cur & !u64::from(u32::MAX) {
-                0 => 0,
-                o if o == owner => cur as u32,
-                _ => return Some(walked),
-            };
-            let now = seen.saturating_add(walked);
-            if now >= len {
-                return Some(now);
-            }
-            match slot.compare_exchange_weak(
-                cur,
-                owner | u64::from(now),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return None,
-                Err(actual) => cur = actual,
-            }
+        let cur = slot.load(Ordering::Relaxed);
+        let seen = match cur & !u64::from(u32::MAX) {
+            0 => 0,
+            o if o == owner => cur as u32,
+            _ => return Some(walked),
+        };
+        let now = seen.saturating_add(walked);
+        if now >= len {
+            return Some(now);
         }
+        // A plain store, not a compare-exchange (a locked instruction on
+        // every long walk of the dense reads): threads that count at once
+        // may lose a walk, or one container's claim of a free slot may
+        // overwrite another's, whose walks then count in the map. Either
+        // only delays a table (a count is a heuristic; any table, built
+        // at any time, answers the same).
+        slot.store(owner | u64::from(now), Ordering::Relaxed);
+        None
     }
 
     /// Publish `t` (held by `map`) in `recent`.
@@ -839,16 +838,36 @@ impl<'a> Doc<'a> {
         object: bool,
         read: impl FnOnce(Option<&ChildTable>) -> (u32, T),
     ) -> T {
-        let Some(tables) = self.tables else {
-            return read(None).1;
-        };
-        if let Some(t) = tables.recent(c.ord) {
-            return read(Some(t)).1;
-        }
-        let (walked, answer) = read(None);
-        if walked >= SHORT_WALK {
-            if let Some(n) = tables.count(c.ord, walked, self.container_len(c)) {
-                self.count_walk(tables, c, object, n);
+        self.with_known_table(c, object, self.recent_table(c), read)
+    }
+
+    /// The child table of container `c`, when one is published (see
+    /// [`Tables::recent`]).
+    #[inline(always)]
+    fn recent_table(&self, c: Cursor) -> Option<&'a ChildTable> {
+        self.tables.and_then(|t| t.recent(c.ord))
+    }
+
+    /// [`Self::with_table`] when the caller has looked for `c`'s table
+    /// already (`table`: [`Self::recent_table`]'s answer).
+    ///
+    /// `read` is called in one place, so that it is inlined here (called
+    /// from a branch per case, it stayed a function of its own: one more
+    /// call, and its saved registers, on every lookup).
+    #[inline(always)]
+    fn with_known_table<T>(
+        &self,
+        c: Cursor,
+        object: bool,
+        table: Option<&ChildTable>,
+        read: impl FnOnce(Option<&ChildTable>) -> (u32, T),
+    ) -> T {
+        let (walked, answer) = read(table);
+        if walked >= SHORT_WALK && table.is_none() {
+            if let Some(tables) = self.tables {
+                if let Some(n) = tables.count(c.ord, walked, self.container_len(c)) {
+                    self.count_walk(tables, c, object, n);
+                }
             }
         }
         answer
@@ -956,11 +975,12 @@ impl<'a> Doc<'a> {
     /// [`Self::field`] in an object of more than [`TABLE_MIN`] members,
     /// past the memo: a plain key by its words ([`Self::large_plain`]),
     /// any other through [`Self::field_general`].
+    /// (`table`: [`Self::recent_table`] of `c`, which the caller looked up.)
     #[inline(always)]
-    fn large_lookup(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
+    fn large_lookup(&self, c: Cursor, key: &[u8], table: Option<&ChildTable>) -> Option<Cursor> {
         match PlainKey::new(key) {
-            Some(PlainKey::Short(p)) => self.large_plain(c, &p, key),
-            Some(PlainKey::Medium(p)) => self.large_plain(c, &p, key),
+            Some(PlainKey::Short(p)) => self.large_plain(c, &p, key, table),
+            Some(PlainKey::Medium(p)) => self.large_plain(c, &p, key, table),
             None => self.field_general(c, key),
         }
     }
@@ -971,8 +991,14 @@ impl<'a> Doc<'a> {
     /// table, as [`Self::field_general`]'s does). Out of line, so that the
     /// small objects' walk keeps its registers.
     #[inline(never)]
-    fn large_plain<T: PlainWords>(&self, c: Cursor, p: &T, key: &[u8]) -> Option<Cursor> {
-        self.with_table(c, true, |t| match t {
+    fn large_plain<T: PlainWords>(
+        &self,
+        c: Cursor,
+        p: &T,
+        key: &[u8],
+        table: Option<&ChildTable>,
+    ) -> Option<Cursor> {
+        self.with_known_table(c, true, table, |t| match t {
             Some(t) => {
                 let print = print(p.first(), key.len());
                 (0, self.table_field(t, print, key, Plain(p, key)))

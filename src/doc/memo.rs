@@ -188,7 +188,7 @@ impl<'a> Doc<'a> {
     pub(crate) fn field_memo(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
         self.through_memo(c, key.len(), &RawKey(key), || {
             if self.container_len(c) > TABLE_MIN {
-                return self.large_lookup(c, key);
+                return self.large_lookup(c, key, self.recent_table(c));
             }
             match PlainKey::new(key) {
                 Some(PlainKey::Short(p)) => self.walk_members(c, Plain(&p, key)).1,
@@ -206,10 +206,13 @@ impl<'a> Doc<'a> {
     /// for the memo's misses and records.
     #[inline(never)]
     pub(super) fn field_large(&self, c: Cursor, key: &[u8]) -> Option<Cursor> {
-        if self.tables.and_then(|t| t.recent(c.ord)).is_none() {
-            return self.large_lookup(c, key);
+        let table = self.recent_table(c);
+        if table.is_none() {
+            return self.large_lookup(c, key, None);
         }
-        self.through_memo(c, key.len(), &RawKey(key), || self.large_lookup(c, key))
+        self.through_memo(c, key.len(), &RawKey(key), || {
+            self.large_lookup(c, key, table)
+        })
     }
 
     /// [`Doc::field`] of a short plain key whose words `p` the caller
@@ -230,7 +233,7 @@ impl<'a> Doc<'a> {
         let v = if self.container_len(c) <= TABLE_MIN {
             self.walk_members(c, Plain(p, key)).1
         } else {
-            self.large_plain(c, p, key)
+            self.large_plain(c, p, key, self.recent_table(c))
         }?;
         self.remember_member(c, key.len(), v);
         Some(v)
