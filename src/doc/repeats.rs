@@ -369,7 +369,7 @@ pub(crate) fn small_keys_printed(
 /// [`small_keys_printed`] for the member table of an edited object
 /// (`crate::edit::MemberTable`): the same answer (`Some(true)`: the keys
 /// are distinct, none escaped, and `prints`, `lens`, `members` hold the
-/// first `*count` members; `Some(false)`: a key repeats; `None`: not an
+/// `*count` members; `Some(false)`: a key repeats; `None`: not an
 /// object the walk covers), from a loop of its own: every read of the
 /// index proven by one test per member (the member's value structural
 /// lies before the object's closer), the member written straight into
@@ -459,22 +459,20 @@ pub(crate) fn small_keys_table(
             }
         }
         let print = key_print(word, len);
-        let maybe = if n <= PAIRWISE {
-            prints[..i].contains(&print)
-        } else {
-            let t = tag(print);
-            let (w, bit) = (usize::from(t >> 6), 1u64 << (t & 63));
-            let hit = seen[w] & bit != 0;
-            seen[w] |= bit;
-            hit
-        };
+        // A 256-bit filter of the fingerprints' tags at every size (a
+        // multiply and a bit test, where comparing with each earlier
+        // fingerprint is a loop); a hit is confirmed by the earlier keys'
+        // bodies.
+        let t = tag(print);
+        let (w, bit) = (usize::from(t >> 6), 1u64 << (t & 63));
+        let maybe = seen[w] & bit != 0;
+        seen[w] |= bit;
         if maybe && repeats_earlier(doc, c, &prints[..i], print, &input[open + 1..close]) {
             return Some(false);
         }
         prints[i] = print;
         lens[i] = len as u32;
         members[i] = (k as u32, ord);
-        *count = i + 1;
         // The next member: past a container by the container table, past
         // a string by its two quotes, past any other scalar by its one
         // structural. (`max`: an index that is not this input's still
@@ -489,6 +487,7 @@ pub(crate) fn small_keys_table(
             k += 3 + usize::from(b == b'"');
         }
     }
+    *count = n;
     Some(true)
 }
 
