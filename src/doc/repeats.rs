@@ -366,6 +366,131 @@ pub(crate) fn small_keys_printed(
     Some(true)
 }
 
+/// [`small_keys_printed`] for the member table of an edited object
+/// (`crate::edit::MemberTable`): the same answer (`Some(true)`: the keys
+/// are distinct, none escaped, and `prints`, `lens`, `members` hold the
+/// `*count` members; `Some(false)`: a key repeats; `None`: not an
+/// object the walk covers), from a loop of its own: every read of the
+/// index proven by one test per member (the member's value structural
+/// lies before the object's closer), the member written straight into
+/// the table's arrays, and the step to the next member reading the
+/// container table only after a container value.
+#[inline(always)]
+pub(crate) fn small_keys_table(
+    doc: &Doc<'_>,
+    c: Cursor,
+    prints: &mut [u64; SMALL],
+    lens: &mut [u32; SMALL],
+    members: &mut [(u32, u32); SMALL],
+    count: &mut usize,
+) -> Option<bool> {
+    let (input, s) = (doc.input, doc.s());
+    let containers = &doc.index.containers;
+    if doc.index.lazy || input.get(c.start as usize) != Some(&b'{') {
+        return None;
+    }
+    let ct = containers.get(c.ord as usize)?;
+    // (An object cursor's structural is its `{`: the type test's
+    // `at_structural`.)
+    if s.get(c.sidx as usize).copied() != Some(c.start) {
+        return None;
+    }
+    let n = ct.len as usize;
+    if n > SMALL {
+        return None;
+    }
+    let cl = ct.close as usize;
+    // The bounds, proven once: every member's key, `:` and value are
+    // structurals at or before the object's closer `cl`, and structurals ascend,
+    // so each lies before the closer's byte, inside the input (checked
+    // here: an index paired with another input fails the walk, never reads
+    // out of bounds).
+    if *s.get(cl)? as usize >= input.len() {
+        return None;
+    }
+    let escapes = doc.index.has_escapes();
+    let mut seen = [0u64; 4];
+    let mut k = c.sidx as usize + 1;
+    let mut ord = c.ord + 1;
+    for i in 0..n {
+        // (A scalar value's structural is the `,` or `}` after it: the
+        // last member's may be the closer itself.)
+        if k + 2 > cl {
+            return None;
+        }
+        // SAFETY: `k + 2 <= cl < s.len()` (checked above).
+        let (open, colon, v) = unsafe {
+            (
+                *s.get_unchecked(k) as usize,
+                *s.get_unchecked(k + 1) as usize,
+                *s.get_unchecked(k + 2) as usize,
+            )
+        };
+        // SAFETY: `open < colon - 1 < s[k + 1] <= s[cl] < input.len()`
+        // when the first test holds.
+        let close = if colon > open + 1 && unsafe { *input.get_unchecked(colon - 1) } == b'"' {
+            colon - 1
+        } else {
+            string_close(input, s, k)?
+        };
+        let len = close - open - 1;
+        let word = if open + 9 <= input.len() {
+            // SAFETY: the eight bytes from `open + 1` are in the input
+            // (checked on the line above); an unaligned read of them.
+            let w = u64::from_le(unsafe {
+                input.as_ptr().add(open + 1).cast::<u64>().read_unaligned()
+            });
+            if len < 8 {
+                w & ((1u64 << (8 * len)) - 1)
+            } else {
+                w
+            }
+        } else {
+            first_word(input, &input[open + 1..close])
+        };
+        if escapes {
+            let escaped = if len <= 8 {
+                word_has_backslash(word)
+            } else {
+                body_has_backslash(&input[open + 1..close])
+            };
+            if escaped {
+                return None;
+            }
+        }
+        let print = key_print(word, len);
+        // A 256-bit filter of the fingerprints' tags at every size (a
+        // multiply and a bit test, where comparing with each earlier
+        // fingerprint is a loop); a hit is confirmed by the earlier keys'
+        // bodies.
+        let t = tag(print);
+        let (w, bit) = (usize::from(t >> 6), 1u64 << (t & 63));
+        let maybe = seen[w] & bit != 0;
+        seen[w] |= bit;
+        if maybe && repeats_earlier(doc, c, &prints[..i], print, &input[open + 1..close]) {
+            return Some(false);
+        }
+        prints[i] = print;
+        lens[i] = len as u32;
+        members[i] = (k as u32, ord);
+        // The next member: past a container by the container table, past
+        // a string by its two quotes, past any other scalar by its one
+        // structural. (`max`: an index that is not this input's still
+        // moves on, as in `next_member`.)
+        // SAFETY: `v = s[k + 2] <= s[cl] < input.len()` (checked above).
+        let b = unsafe { *input.get_unchecked(v) };
+        if b | 0x20 == b'{' {
+            let vt = containers.get(ord as usize)?;
+            k = (vt.close as usize + 2).max(k + 3);
+            ord = vt.next;
+        } else {
+            k += 3 + usize::from(b == b'"');
+        }
+    }
+    *count = n;
+    Some(true)
+}
+
 /// Whether one of the first members of object `c`, whose fingerprints
 /// are `prints`, has fingerprint `print` and key body `key`: a second walk
 /// over them, for [`small_keys`]' rare equal fingerprint (a repeat or a

@@ -15,11 +15,13 @@
 //! # Algorithm
 //!
 //! Built on the first lookup through it ([`MemberTable::field`]) by the
-//! lean walk of [`Doc::keys_unique`] (`repeats::small_keys_printed`: a
-//! strict document, at most [`SMALL`] members, no key with a backslash),
-//! which checks on the way that the keys are distinct and gives each
-//! member's key structural, the ordinal of the first container at or after
-//! it, and its key's fingerprint. Any other object (a key repeats, an
+//! walk of [`Doc::keys_unique`], in a loop of its own
+//! (`repeats::small_keys_table`: a strict document, at most [`SMALL`]
+//! members, no key with a backslash; one bounds test per member, each
+//! member written straight into the table), which checks on the way that
+//! the keys are distinct and gives each member's key structural, the
+//! ordinal of the first container at or after it, and its key's
+//! fingerprint. Any other object (a key repeats, an
 //! escaped key, more members, a lazy document) gets no table: its lookups
 //! go to [`Doc::field`], as without one, and the writer checks its keys.
 //!
@@ -127,14 +129,14 @@ impl MemberTable {
     #[inline(never)]
     fn build(&mut self, doc: &Doc<'_>, at: Cursor) {
         let mut n = 0;
-        let (lens, members) = (&mut self.lens, &mut self.members);
-        // The walk writes the fingerprints into the table itself, and each
-        // member's place and key length beside them (`i < SMALL`).
-        let walk = repeats::small_keys_printed(doc, at, &mut self.prints, |i, k, ord, len| {
-            lens[i] = len as u32;
-            members[i] = (k as u32, ord);
-            n = i + 1;
-        });
+        let walk = repeats::small_keys_table(
+            doc,
+            at,
+            &mut self.prints,
+            &mut self.lens,
+            &mut self.members,
+            &mut n,
+        );
         // A repeated key stops the walk: no table (nor for `None`).
         self.state = if walk == Some(true) { BUILT } else { NONE };
         self.n = n as u8;

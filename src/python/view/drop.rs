@@ -26,10 +26,11 @@ pub(super) trait Holder {
     fn take_children(&mut self, out: &mut Orphans);
     /// Drop them in place.
     fn clear_children(&mut self);
-    /// Release what a lazy view holds (cached views; a patched object's
-    /// keys and values; an array's inserted elements) by plain decrefs
-    /// where it lies, without moving it anywhere first; false, with
-    /// nothing released, for other states.
+    /// Release what a view holds (cached views; a patched object's keys
+    /// and values; an array's inserted elements; an unfolded view's
+    /// children) by plain decrefs where it lies, without moving it
+    /// anywhere first, and leave the state Lazy and bare (see `drop_bare`);
+    /// false, with nothing released, for a state this does not cover.
     ///
     /// # Safety
     ///
@@ -79,18 +80,42 @@ impl Holder for Object {
 
     #[cfg(not(feature = "abi3"))]
     unsafe fn decref_lazy(&mut self) -> bool {
-        let ObjState::Lazy { views, patches, .. } = &mut self.state else {
-            return false;
-        };
-        // SAFETY: attached (the method's contract); each `into_ptr` hands
-        // over the reference its `Py` owned, released once here.
-        unsafe {
-            views.decref_all();
-            for p in patches.drain() {
-                ffi::Py_DECREF(p.key.into_ptr());
-                if let Some(v) = p.value {
-                    ffi::Py_DECREF(v.into_ptr());
+        match &mut self.state {
+            // SAFETY: attached (the method's contract); each `into_ptr`
+            // hands over the reference its `Py` owned, released once here.
+            ObjState::Lazy { views, patches, .. } => unsafe {
+                views.decref_all();
+                for p in patches.drain() {
+                    ffi::Py_DECREF(p.key.into_ptr());
+                    if let Some(v) = p.value {
+                        ffi::Py_DECREF(v.into_ptr());
+                    }
                 }
+            },
+            // Unfolded (a member added past the patch list, or deleted):
+            // each member's value released in place, and the state left
+            // Lazy and empty, so that what follows is the bare drop
+            // (`drop_bare`: no `Python::attach`, no drop glue).
+            ObjState::Edited(m) => {
+                // SAFETY: attached (the method's contract); each
+                // `into_ptr` hands over the reference its `Py` owned,
+                // released once here (`take` leaves no member behind).
+                // The object is being dropped: a finalizer a decref runs
+                // cannot reach it.
+                unsafe {
+                    for member in std::mem::take(&mut m.list).into_iter().flatten() {
+                        if let Some(v) = member.slot.into_held() {
+                            ffi::Py_DECREF(v.into_ptr());
+                        }
+                    }
+                }
+                // (What the old state still owns is memory only: a key
+                // index, freed here.)
+                self.state = ObjState::Lazy {
+                    views: ViewCache::default(),
+                    distinct: None,
+                    patches: Default::default(),
+                };
             }
         }
         true
@@ -150,7 +175,20 @@ impl Holder for Array {
                     views: ViewCache::default(),
                 };
             }
-            ArrState::Edited(_) => return false,
+            // Unfolded (an element set or removed): each slot's value
+            // released in place, and the state left Lazy and empty, as
+            // above.
+            ArrState::Edited(slots) => {
+                // SAFETY: as above; `drain` leaves no slot behind.
+                unsafe {
+                    for v in slots.drain(..).filter_map(Slot::into_held) {
+                        ffi::Py_DECREF(v.into_ptr());
+                    }
+                }
+                self.state = ArrState::Lazy {
+                    views: ViewCache::default(),
+                };
+            }
         }
         true
     }
