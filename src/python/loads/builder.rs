@@ -778,7 +778,22 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             unsafe { ffi::Py_INCREF(slot.obj) };
             return slot.obj;
         }
-        let old = slot.obj;
+        // The other slot of the pair (see `key_cache`): two keys of a
+        // document whose hashes pick the same slot both stay cached.
+        let alt = &cache.slots[i ^ 1];
+        if !alt.obj.is_null() && alt.tag == t && short_eq(&alt.key[..body.len()], body) {
+            // SAFETY: the cache owns a reference; we hand out a new one.
+            unsafe { ffi::Py_INCREF(alt.obj) };
+            return alt.obj;
+        }
+        // A miss fills the first slot, or the other one when only the
+        // first is taken.
+        let i = if !slot.obj.is_null() && alt.obj.is_null() {
+            i ^ 1
+        } else {
+            i
+        };
+        let old = cache.slots[i].obj;
         // SAFETY: as in `string`.
         let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
             return std::ptr::null_mut();
