@@ -318,11 +318,12 @@ trait Record {
     const RECORD: bool;
     /// One container's entry in the table.
     type Entry: Copy;
-    /// The entry of a container that closed with `len` children; with
-    /// [`Record::KEEP`], its closer is kept token `at` (else `at` means
-    /// nothing); `next` is the ordinal the next container will get (the
-    /// one after its last descendant).
-    fn entry(len: u32, at: usize, next: usize) -> Self::Entry;
+    /// The entry of container `ord`, which closed with `len` children;
+    /// with [`Record::KEEP`], its closer is kept token `at` (else `at`
+    /// means nothing); `next` is the ordinal the next container will get
+    /// (the one after its last descendant: `ord + 1` when it holds no
+    /// container).
+    fn entry(len: u32, at: usize, ord: usize, next: usize) -> Self::Entry;
     /// With [`Record::RECORD`]: where the walk writes container `ord`'s
     /// entry when it closes: a buffer valid for writes of at least `room`
     /// entries (the most the walk can open, see [`table_room`]), reserved
@@ -366,7 +367,7 @@ impl Record for Check {
     const RECORD: bool = false;
     type Entry = ();
     #[inline(always)]
-    fn entry(_: u32, _: usize, _: usize) {}
+    fn entry(_: u32, _: usize, _: usize, _: usize) {}
     /// (Not called: nothing is recorded.)
     #[inline(always)]
     fn table(&mut self, _: usize) -> *mut () {
@@ -401,7 +402,7 @@ impl Record for Table {
     const RECORD: bool = true;
     type Entry = Container;
     #[inline(always)]
-    fn entry(len: u32, at: usize, next: usize) -> Container {
+    fn entry(len: u32, at: usize, _: usize, next: usize) -> Container {
         Container {
             close: at as u32,
             next: next as u32,
@@ -1109,7 +1110,7 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             if R::RECORD {
                 let ord: usize = $ord;
                 debug_assert!(ord < opened && opened <= table_cap);
-                let entry = R::entry($len, kept.wrapping_sub(1), opened);
+                let entry = R::entry($len, kept.wrapping_sub(1), ord, opened);
                 // SAFETY: container `ord` was opened, so `ord < opened`;
                 // `opened <= table_cap` ([`table_room`]: every closed container
                 // took two tokens of its own, and at most `max_depth` are

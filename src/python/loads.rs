@@ -25,7 +25,8 @@
 //! - open containers live on an explicit stack (no recursion, so any
 //!   `max_depth` is safe); a finished value is stored into the container on
 //!   top, and the structural after it is a `,` (another child follows) or the
-//!   closer (pop);
+//!   closer (pop); in the token index, a container that holds no container
+//!   (marked by the walk) is filled by a loop of its own, with no frame;
 //! - object members go through `PyDict_SetItem` (or, for a key whose `str`
 //!   hash is known, as every cached key's is, `_PyDict_SetItem_KnownHash`
 //!   on version-specific builds before 3.13), so a repeated key keeps its

@@ -132,3 +132,20 @@ def test_literals_in_the_last_bytes_of_input(doc: bytes) -> None:
         return
     assert qjson.loads(doc) == want
     assert qjson.loads_many(doc + b"\n" + doc) == [want, want]
+
+
+def test_keys_that_share_a_cache_slot_stay_cached() -> None:
+    # `retweet_count` and `notifications` pick the same slot of the key
+    # cache; with its pairs of slots both stay cached, so every occurrence
+    # of each is the same `str` object.
+    doc = "[" + ",".join(['{"retweet_count": 1, "notifications": false}'] * 20) + "]"
+    for _ in range(2):
+        got = qjson.loads(doc)
+        assert got == json.loads(doc)
+        for name in ("retweet_count", "notifications"):
+            keys = {id(k) for d in got for k in d if k == name}
+            assert len(keys) == 1, name
+    # Many distinct keys (slots and their pairs overwritten), twice.
+    many = "{" + ",".join(f'"key{i}": {i}' for i in range(6000)) + "}"
+    for _ in range(2):
+        assert qjson.loads(many) == json.loads(many)

@@ -42,7 +42,7 @@ pub(crate) struct LoadsIndex {
     /// Stage 1's escape offsets.
     pub escapes: Vec<u32>,
     /// The number of children of each container, in the order of their
-    /// openers.
+    /// openers, with [`FLAT`] set when it holds no container.
     pub lens: Vec<u32>,
     /// Whether any byte is >= 0x80.
     pub non_ascii: bool,
@@ -99,7 +99,16 @@ impl LoadsIndex {
     }
 }
 
-/// `loads`: each container's child count, by ordinal.
+/// The bit of a child count ([`LoadsIndex::lens`]) that marks a container
+/// holding no container: every child of it is one token (a string, number
+/// or literal), so an eager decoder can fill it in a loop of its own, with
+/// no frame per container and no dispatch on the kind of the enclosing
+/// one. (Counts stay below it: a container has fewer children than the
+/// input, whose offsets fit in a `u32`, has bytes over two.)
+pub(crate) const FLAT: u32 = 1 << 31;
+
+/// `loads`: each container's child count, by ordinal, [`FLAT`] set on
+/// those holding no container (empty ones too).
 /// (It borrows the table, so that a caller that keeps one, as
 /// [`LinesIndex`] does across lines, does not move it in and out per call.)
 struct ChildCounts<'a> {
@@ -114,8 +123,13 @@ impl Record for ChildCounts<'_> {
     const RECORD: bool = true;
     type Entry = u32;
     #[inline(always)]
-    fn entry(len: u32, _: usize, _: usize) -> u32 {
-        len
+    fn entry(len: u32, _: usize, ord: usize, next: usize) -> u32 {
+        // No container opened between this one and its closer.
+        if next == ord + 1 {
+            len | FLAT
+        } else {
+            len
+        }
     }
     #[inline(always)]
     fn table(&mut self, room: usize) -> *mut u32 {

@@ -13,6 +13,12 @@
 //!   so any `max_depth` is safe); a finished value is stored into the
 //!   container on top, and the structural after it is a `,` (another child
 //!   follows) or the closer (pop).
+//! - In the token index, a container that holds no container (the walk
+//!   marks its count with [`FLAT`]: `[true, null, ...]`, coordinate pairs,
+//!   `{"id": 1, "name": "x"}`) is filled by a loop of its own
+//!   ([`Builder::flat_array`], [`Builder::flat_object`]): each child is one
+//!   token ([`Builder::leaf`]) then a `,` or the closer, so no frame is
+//!   pushed and no child asks which kind of container it goes into.
 //! - Object members go through `dict_set`, so a repeated key keeps its
 //!   first position and its last value, as `json.loads` does; keys go
 //!   through the key cache.
@@ -44,7 +50,7 @@ use super::spare::{give_back, take};
 use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
 use crate::decode::string::unescape_validated;
 use crate::decode::Number;
-use crate::index::eager::{literal_token, plain_fraction};
+use crate::index::eager::{literal_token, plain_fraction, FLAT};
 use crate::index::Container;
 use crate::lex::{skip_ws, string_close};
 use crate::python::convert::big_int;
@@ -278,41 +284,54 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                         }
                         open => {
                             let object = open == b'{';
-                            let len = self.containers.len_of(ord)?;
+                            let raw = self.containers.len_of(ord)?;
                             ord += 1;
                             k += 1;
-                            let obj = if object {
-                                new_dict(len)
-                            } else {
-                                ffi::PyList_New(len as ffi::Py_ssize_t)
-                            };
-                            if obj.is_null() {
-                                return None;
-                            }
-                            if len == 0 {
-                                k += 1; // the closer
+                            // A non-empty container of leaves, filled by
+                            // a loop of its own (see `FLAT`).
+                            if TOKENS && raw > FLAT {
+                                let (obj, next) = if object {
+                                    self.flat_object(raw - FLAT, k)?
+                                } else {
+                                    self.flat_array(raw - FLAT, k)?
+                                };
+                                k = next;
                                 obj
                             } else {
-                                let mut key = std::ptr::null_mut();
-                                if object {
-                                    key = self.key(k);
-                                    if key.is_null() {
-                                        ffi::Py_DECREF(obj);
-                                        return None;
+                                let len = raw & !FLAT;
+                                let obj = if object {
+                                    new_dict(len)
+                                } else {
+                                    ffi::PyList_New(len as ffi::Py_ssize_t)
+                                };
+                                if obj.is_null() {
+                                    return None;
+                                }
+                                if len == 0 {
+                                    k += 1; // the closer
+                                    obj
+                                } else {
+                                    let mut key = std::ptr::null_mut();
+                                    if object {
+                                        key = self.key(k);
+                                        if key.is_null() {
+                                            ffi::Py_DECREF(obj);
+                                            return None;
+                                        }
+                                        k += 2; // the key and the colon
                                     }
-                                    k += 2; // the key and the colon
+                                    self.stack.push(Frame {
+                                        obj,
+                                        key,
+                                        object,
+                                        i: 0,
+                                        left: len,
+                                    });
+                                    if !TOKENS {
+                                        q = skip_ws(input, s[k - 1] as usize + 1);
+                                    }
+                                    continue 'value;
                                 }
-                                self.stack.push(Frame {
-                                    obj,
-                                    key,
-                                    object,
-                                    i: 0,
-                                    left: len,
-                                });
-                                if !TOKENS {
-                                    q = skip_ws(input, s[k - 1] as usize + 1);
-                                }
-                                continue 'value;
                             }
                         }
                     }
@@ -359,6 +378,128 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                 }
                 v = self.stack.pop()?.obj;
             }
+        }
+    }
+
+    /// The value at token `k` of the token index `s` over `input` (the
+    /// builder's own, passed in so that the callers' loops keep them in
+    /// registers), known to be one token (a string, number or literal: no
+    /// container), checked as the main loop checks it; `lits` are the
+    /// literals' singletons ([`literals`]). On failure, `None` with
+    /// `bad_scalar` set or an exception set.
+    ///
+    /// # Safety
+    /// The interpreter must be attached; `input` and `s` are the builder's,
+    /// a token index built strictly from `input` (scalars aside).
+    #[inline(always)]
+    unsafe fn leaf(
+        &mut self,
+        input: &[u8],
+        s: &[u32],
+        k: usize,
+        lits: &[*mut ffi::PyObject; 4],
+    ) -> Option<*mut ffi::PyObject> {
+        let sk = s[k] as usize;
+        // SAFETY: (whole block) the interpreter is attached.
+        unsafe {
+            let c = input[sk];
+            if c == b'"' {
+                let close = string_close(input, s, k)?;
+                return self.value_string(sk + 1, close);
+            }
+            // Numbers by one range test of their first byte (`-` to `9`),
+            // before the literal's word is read (canada.json's pairs).
+            if c.wrapping_sub(b'-') > b'9' - b'-' && literal_token(input, sk) {
+                let lit = lits[usize::from(c >> 3 & 3)];
+                // SAFETY: the singletons are alive, and we return a new
+                // reference to one.
+                ffi::Py_INCREF(lit);
+                return Some(lit);
+            }
+            let next = s[k + 1] as usize;
+            match plain_decimal(input, sk, next) {
+                Some(n) => self.number_object(n),
+                None => match plain_long_decimal(input, sk, next) {
+                    Some(n) => self.number_object(n),
+                    None => self.long_number(sk, next),
+                },
+            }
+        }
+    }
+
+    /// The list of `len` (at least one) elements whose first element is
+    /// token `k` of the token index, holding no container (the walk marked
+    /// it [`FLAT`]): each element is one token, then a `,` or the closer.
+    /// Returns it (a new reference) and the token after its closer; `None`
+    /// as for [`Builder::leaf`] (the list is released).
+    ///
+    /// # Safety
+    /// As for [`Builder::leaf`]; the walk counted `len` elements there.
+    #[inline(never)]
+    unsafe fn flat_array(&mut self, len: u32, mut k: usize) -> Option<(*mut ffi::PyObject, usize)> {
+        let (input, s) = (self.input, self.s);
+        // SAFETY: (whole block) the interpreter is attached; `list` is a
+        // new list of `len` empty slots, filled in order, each once.
+        unsafe {
+            let lits = literals();
+            let list = ffi::PyList_New(len as ffi::Py_ssize_t);
+            if list.is_null() {
+                return None;
+            }
+            for i in 0..len as ffi::Py_ssize_t {
+                let Some(v) = self.leaf(input, s, k, &lits) else {
+                    ffi::Py_DECREF(list);
+                    return None;
+                };
+                list_set(list, i, v);
+                k += 2; // the element and the `,` or closer after it
+            }
+            Some((list, k))
+        }
+    }
+
+    /// [`Builder::flat_array`] for an object of `len` (at least one)
+    /// members whose first key is token `k`: each member is a key, a
+    /// colon, one token, then a `,` or the closer.
+    ///
+    /// # Safety
+    /// As for [`Builder::flat_array`].
+    #[inline(never)]
+    unsafe fn flat_object(
+        &mut self,
+        len: u32,
+        mut k: usize,
+    ) -> Option<(*mut ffi::PyObject, usize)> {
+        let (input, s) = (self.input, self.s);
+        // SAFETY: (whole block) the interpreter is attached; `dict`, `key`
+        // and `v` are owned references (`dict_set` steals none).
+        unsafe {
+            let lits = literals();
+            let dict = new_dict(len);
+            if dict.is_null() {
+                return None;
+            }
+            for _ in 0..len {
+                let key = self.key(k);
+                if key.is_null() {
+                    ffi::Py_DECREF(dict);
+                    return None;
+                }
+                let Some(v) = self.leaf(input, s, k + 2, &lits) else {
+                    ffi::Py_DECREF(key);
+                    ffi::Py_DECREF(dict);
+                    return None;
+                };
+                let rc = dict_set(dict, key, v);
+                ffi::Py_DECREF(key);
+                ffi::Py_DECREF(v);
+                if rc != 0 {
+                    ffi::Py_DECREF(dict);
+                    return None;
+                }
+                k += 4; // the key, the colon, the value, the `,` or closer
+            }
+            Some((dict, k))
         }
     }
 
@@ -637,7 +778,22 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             unsafe { ffi::Py_INCREF(slot.obj) };
             return slot.obj;
         }
-        let old = slot.obj;
+        // The other slot of the pair (see `key_cache`): two keys of a
+        // document whose hashes pick the same slot both stay cached.
+        let alt = &cache.slots[i ^ 1];
+        if !alt.obj.is_null() && alt.tag == t && short_eq(&alt.key[..body.len()], body) {
+            // SAFETY: the cache owns a reference; we hand out a new one.
+            unsafe { ffi::Py_INCREF(alt.obj) };
+            return alt.obj;
+        }
+        // A miss fills the first slot, or the other one when only the
+        // first is taken.
+        let i = if !slot.obj.is_null() && alt.obj.is_null() {
+            i ^ 1
+        } else {
+            i
+        };
+        let old = cache.slots[i].obj;
         // SAFETY: as in `string`.
         let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
             return std::ptr::null_mut();
@@ -739,6 +895,25 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         slot.tag = t;
         slot.obj = obj;
         obj
+    }
+}
+
+/// The singletons of the literals by bits 3 and 4 of their first byte
+/// (`f` 0x66, `n` 0x6E, `t` 0x74: 0, 1, 2), which [`Builder::leaf`] picks
+/// with no branch.
+///
+/// # Safety
+/// The interpreter must be attached.
+#[inline(always)]
+unsafe fn literals() -> [*mut ffi::PyObject; 4] {
+    // SAFETY: the interpreter is attached; the singletons are alive.
+    unsafe {
+        [
+            ffi::Py_False(),
+            ffi::Py_None(),
+            ffi::Py_True(),
+            ffi::Py_False(),
+        ]
     }
 }
 

@@ -1,0 +1,149 @@
+"""loads: containers that hold no container (filled by a loop of their own).
+
+The token walk marks each array or object whose children are all strings,
+numbers or literals; the builder fills those without a frame. Random trees
+that mix them with nested containers, every kind of leaf, duplicate keys,
+scalars that fail their check inside such a container (the error must be
+the one `validate` reports), literals in the last bytes of input, and
+`loads_many` lines: all compared with `json`.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+
+import pytest
+import qjson
+
+LEAVES = [
+    "0",
+    "-1",
+    "17",
+    "9223372036854775807",
+    "-9223372036854775809",
+    "123456789012345678901234567890",
+    "1.5",
+    "-0.0",
+    "2.2250738585072014e-308",
+    "1e400",
+    "3.14159265358979323846264338327950288",
+    "true",
+    "false",
+    "null",
+    '""',
+    '"a"',
+    '"short"',
+    '"a string longer than sixteen bytes"',
+    '"caf\\u00e9 \\"q\\" \\n"',
+    '"\u00e9t\u00e9"',
+    '"\u4e2d\u6587 \U0001f600"',
+    '"https:\\/\\/example.com\\/x"',
+]
+
+KEYS = [
+    "id",
+    "name",
+    "a",
+    "",
+    "k\\u00e9y",
+    "\u00e9",
+    "type",
+    "a key longer than forty-eight bytes, not cached ok",
+]
+
+
+def tree(rng: random.Random, depth: int) -> str:
+    """A random JSON text: flat containers, nested ones and leaves."""
+    r = rng.random()
+    if depth > 4 or r < 0.35:
+        return rng.choice(LEAVES)
+    n = rng.choice([0, 1, 1, 2, 3, 5, 8, 20])
+    sp = rng.choice(["", " ", "\n  "])
+    if r < 0.7:
+        return "[" + sp + ("," + sp).join(tree(rng, depth + 1) for _ in range(n)) + sp + "]"
+    members = (f'"{rng.choice(KEYS)}"{sp}:{sp}{tree(rng, depth + 1)}' for _ in range(n))
+    return "{" + sp + ("," + sp).join(members) + sp + "}"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_trees_match_json(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(300):
+        doc = tree(rng, 0)
+        want = json.loads(doc)
+        got = qjson.loads(doc.encode())
+        assert got == want, doc
+        assert json.dumps(got) == json.dumps(want), doc  # key order, duplicates
+
+
+def test_flat_containers_of_every_leaf() -> None:
+    arr = "[" + ",".join(LEAVES) + "]"
+    obj = "{" + ",".join(f'"k{i}": {v}' for i, v in enumerate(LEAVES)) + "}"
+    nested = f'{{"a":{arr},"b":[{obj}],"c":1}}'
+    for doc in (arr, obj, f"[{arr},{obj}]", nested, "[[]]", "[{}, [], [[]]]"):
+        assert qjson.loads(doc) == json.loads(doc), doc
+
+
+def test_flat_object_duplicate_keys() -> None:
+    doc = '[{"a": 1, "b": 2, "a": 3}, {"x": "1", "x": "2", "y": null, "x": true}]'
+    got = qjson.loads(doc)
+    assert got == json.loads(doc)
+    assert [list(d) for d in got] == [["a", "b"], ["x", "y"]]
+
+
+def test_literals_ending_the_input_in_flat_arrays() -> None:
+    for lit in ("true", "false", "null"):
+        for n in range(1, 12):
+            doc = "[" + ",".join([lit] * n) + "]"
+            assert qjson.loads(doc) == json.loads(doc)
+            doc = '{"a":[' + ",".join([lit] * n) + "]}"
+            assert qjson.loads(doc) == json.loads(doc)
+
+
+BAD = [
+    "[1, tru]",
+    "[true, nul]",
+    "[true, null, fals, 1]",
+    "[truex]",
+    "[1, 01]",
+    "[1, -]",
+    "[1, 2.]",
+    "[1, 1e]",
+    '["a", 1 2]',
+    '{"a": nul}',
+    '{"a": 1, "b": 2.}',
+    '{"a": "x", "b": -}',
+    '[[1, 2], [3, tru], {"a": 1}]',
+    '{"a": {"b": [1, 2, nan]}}',
+    "[true, null, true, nulll]",
+]
+
+
+@pytest.mark.parametrize("doc", BAD)
+def test_bad_scalars_in_flat_containers(doc: str) -> None:
+    with pytest.raises(qjson.JSONDecodeError) as want:
+        qjson.validate(doc)
+    with pytest.raises(qjson.JSONDecodeError) as got:
+        qjson.loads(doc)
+    assert (got.value.msg, got.value.pos) == (want.value.msg, want.value.pos)
+    with pytest.raises(ValueError):
+        json.loads(doc)
+
+
+def test_gc_tracking_as_json() -> None:
+    doc = '[{"a": 1, "b": "x"}, {"a": [1]}, [1, 2], {"n": null}, {"d": {}}]'
+    got, want = qjson.loads(doc), json.loads(doc)
+    assert [gc.is_tracked(x) for x in got] == [gc.is_tracked(x) for x in want]
+    # A dict of atoms, untracked, is tracked once it holds a container.
+    d = got[0]
+    d["c"] = []
+    assert gc.is_tracked(d)
+
+
+def test_loads_many_lines_of_flat_containers() -> None:
+    rng = random.Random(7)
+    lines = [tree(rng, 0) for _ in range(400)]
+    data = "\n".join(lines).encode() + b"\n"
+    assert list(qjson.loads_many(data)) == [json.loads(x) for x in lines]
