@@ -2466,11 +2466,25 @@ do
         local parent, last = parent_of(state.root, tokens, text)
         local k = kind_of(parent)
         if k == OBJECT then
-            if not has_member(parent, last) then
-                fail(format("path %q not found", text))
+            local st = is_proxy(parent)
+            if not st or (st.ks and st.ks[last] ~= nil) or st.cache[last] ~= nil then
+                if not has_member(parent, last) then
+                    fail(format("path %q not found", text))
+                end
+                touch(parent)
+                parent[last] = replacement
+            else
+                -- An original member or none: the edit itself tells which
+                -- (a delete of no member is not found, a set of one adds a
+                -- key), so the member is not looked up before it; the
+                -- journal undoes the edit when there was none.
+                touch(parent)
+                parent[last] = replacement
+                local id = st.ks[last]
+                if replacement == nil and id ~= 0 or replacement ~= nil and id < 0 then
+                    fail(format("path %q not found", text))
+                end
             end
-            touch(parent)
-            parent[last] = replacement
         elseif k == ARRAY then
             local i = array_pos(last, c_len(parent, k), false)
             touch(parent)
