@@ -2466,11 +2466,25 @@ do
         local parent, last = parent_of(state.root, tokens, text)
         local k = kind_of(parent)
         if k == OBJECT then
-            if not has_member(parent, last) then
-                fail(format("path %q not found", text))
+            local st = is_proxy(parent)
+            if not st or (st.ks and st.ks[last] ~= nil) or st.cache[last] ~= nil then
+                if not has_member(parent, last) then
+                    fail(format("path %q not found", text))
+                end
+                touch(parent)
+                parent[last] = replacement
+            else
+                -- An original member or none: the edit itself tells which
+                -- (a delete of no member is not found, a set of one adds a
+                -- key), so the member is not looked up before it; the
+                -- journal undoes the edit when there was none.
+                touch(parent)
+                parent[last] = replacement
+                local id = st.ks[last]
+                if replacement == nil and id ~= 0 or replacement ~= nil and id < 0 then
+                    fail(format("path %q not found", text))
+                end
             end
-            touch(parent)
-            parent[last] = replacement
         elseif k == ARRAY then
             local i = array_pos(last, c_len(parent, k), false)
             touch(parent)
@@ -2621,46 +2635,158 @@ do
         return out
     end
 
+    --- Merge `patch` into object `target`. A member that deletes is looked up
+    --- without reading its value (has_member: no Lua string, no cache entry),
+    --- and a member that is not an object replaces without reading the
+    --- target's (only an object patch member merges into what is there).
     local function merge_into(target, patch, depth)
         if depth > MAX_DEPTH then
             error("qjson.merge_patch: patch nested too deeply", 0)
         end
         for _, k in ipairs(object_keys(patch)) do
             local x = patch[k]
-            local cur = target[k]
             if x == null then
-                if cur ~= nil then
+                if has_member(target, k) then
                     touch(target)
                     target[k] = nil
                 end
-            elseif kind_of(x) == OBJECT and kind_of(cur) == OBJECT then
-                merge_into(cur, x, depth + 1)
             else
-                touch(target)
-                target[k] = merged_new(x, depth + 1)
+                local cur = kind_of(x) == OBJECT and target[k]
+                if cur and kind_of(cur) == OBJECT then
+                    merge_into(cur, x, depth + 1)
+                else
+                    touch(target)
+                    target[k] = merged_new(x, depth + 1)
+                end
             end
         end
     end
 
     --- qjson.merge_patch(t, patch) -> t (or the patch, when it is not an object).
-    function qjson.merge_patch(t, patch)
-        if type(patch) == "string" then
-            patch = decode_text(patch)
+    -- Made by a function of its own: its helpers' locals would pass the
+    -- main chunk's 200 (LuaJIT's limit).
+    qjson.merge_patch = (function()
+        --[[ A merge patch given as JSON text, as a plan made once per text (a
+        gateway applies the same few patches to every request): the patch
+        object's members as a flat list of (key, value, sub) triples, where sub
+        is the plan of an object value (false for other values), and `nulls`:
+        whether a null member lies at some depth of objects (then MergePatch({},
+        value) is not the value itself). Applying a plan reads no member of the
+        patch: a proxy's scalar members are not cached, and each read was a
+        lookup in the patch's index (qjson_field_value) on every merge. The
+        values are the cached patch proxy's (see decode_text), never changed;
+        own() puts fresh proxies of their bytes into the target. The depth
+        check is made here, once: a plan is as deep as its patch's objects. ]]
+        local function merge_plan(patch, depth)
+            if depth > MAX_DEPTH then
+                error("qjson.merge_patch: patch nested too deeply", 0)
+            end
+            local keys = object_keys(patch)
+            local plan = table_new(3 * #keys, 2)
+            local nulls = false
+            for i = 1, #keys do
+                local k = keys[i]
+                local x = patch[k]
+                local sub = false
+                if x == null then
+                    nulls = true
+                elseif kind_of(x) == OBJECT then
+                    sub = merge_plan(x, depth + 1)
+                    nulls = nulls or sub.nulls
+                end
+                plan[3 * i - 2], plan[3 * i - 1], plan[3 * i] = k, x, sub
+            end
+            plan.value, plan.nulls = patch, nulls
+            return plan
         end
-        if kind_of(patch) ~= OBJECT then
-            return own(patch)
+
+        --- MergePatch({}, the plan's object), as merged_new.
+        local function plan_new(plan)
+            if not plan.nulls then
+                return own(plan.value)
+            end
+            local out = {}
+            for i = 1, #plan, 3 do
+                local x, sub = plan[i + 1], plan[i + 2]
+                if sub then
+                    out[plan[i]] = plan_new(sub)
+                elseif x ~= null then
+                    out[plan[i]] = own(x)
+                end
+            end
+            return out
         end
-        if kind_of(t) ~= OBJECT then
-            return merged_new(patch, 0)
+
+        --- Merge the plan into object `target`, as merge_into.
+        local function plan_into(target, plan)
+            for i = 1, #plan, 3 do
+                local k, x, sub = plan[i], plan[i + 1], plan[i + 2]
+                if x == null then
+                    if has_member(target, k) then
+                        touch(target)
+                        target[k] = nil
+                    end
+                else
+                    local cur = sub and target[k]
+                    if cur and kind_of(cur) == OBJECT then
+                        plan_into(cur, sub)
+                    else
+                        touch(target)
+                        target[k] = sub and plan_new(sub) or own(x)
+                    end
+                end
+            end
         end
-        journal_open()
-        local ok, err = pcall(merge_into, t, patch, 0)
-        journal_close(not ok)
-        if not ok then
-            error(err, 0)
+
+        -- The plans of the merge patch texts seen, by text, and at [0] their
+        -- count; bounded
+        -- as decode_text's cache: 64 texts of up to 64 KB. A text that is not
+        -- an object has none.
+        local plan_cache = { [0] = 0 }
+
+        return function(t, patch)
+            if type(patch) == "string" then
+                local plan = plan_cache[patch]
+                if plan == nil then
+                    local v = decode_text(patch)
+                    if kind_of(v) ~= OBJECT then
+                        return own(v)
+                    end
+                    plan = merge_plan(v, 0)
+                    if #patch <= 64 * 1024 then
+                        if plan_cache[0] >= 64 then
+                            plan_cache = { [0] = 0 }
+                        end
+                        plan_cache[patch] = plan
+                        plan_cache[0] = plan_cache[0] + 1
+                    end
+                end
+                if kind_of(t) ~= OBJECT then
+                    return plan_new(plan)
+                end
+                journal_open()
+                local ok, err = pcall(plan_into, t, plan)
+                journal_close(not ok)
+                if not ok then
+                    error(err, 0)
+                end
+                return t
+            end
+            if kind_of(patch) ~= OBJECT then
+                return own(patch)
+            end
+            if kind_of(t) ~= OBJECT then
+                return merged_new(patch, 0)
+            end
+            journal_open()
+            local ok, err = pcall(merge_into, t, patch, 0)
+            journal_close(not ok)
+            if not ok then
+                error(err, 0)
+            end
+            return t
         end
-        return t
-    end
+    end)()
 
     --- The steps of a number path: a JSON Pointer, or dotted keys with [i]
     --- indices (negative from the end) and ["quoted"] keys.

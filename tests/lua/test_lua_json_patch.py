@@ -358,6 +358,53 @@ def test_text_patches_are_reused_unchanged(lua: Any) -> None:
     assert json.loads(a) == {"n": 1, "meta": {"tenant": "changed", "extra": [1]}}
 
 
+def _merge_reference(target: Any, patch: Any) -> Any:
+    """RFC 7396's MergePatch, as its section 2 gives it."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = _merge_reference(out.get(k), v)
+    return out
+
+
+def test_one_merge_text_on_many_targets(lua: Any) -> None:
+    """A merge patch text is made into a plan once and applied to every
+    target: members that merge into an object, replace a scalar or a missing
+    member, delete (present, absent, a null member), on proxies and on plain
+    tables inside them, and on a target that is not an object."""
+    f = lua.eval(
+        """function(s, mp, plain)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            if plain then
+                t.a = {keep = 1, x = 2}
+            end
+            return qjson.encode(qjson.merge_patch(t, mp))
+        end"""
+    )
+    patch = {"a": {"x": None, "y": {"z": 1, "w": None}}, "b": None, "c": [1, None], "d": {"e": "f"}}
+    mp = json.dumps(patch)
+    targets = [
+        {"a": {"x": 1, "keep": True}, "b": 2, "c": {"old": 1}, "d": 3},
+        {"a": 5, "b": None, "d": {"e": 1, "g": 2}},
+        {"a": {"y": {"z": 0, "w": 1, "v": 2}}, "z": [1]},
+        {},
+        [1, 2],
+        "text",
+    ]
+    for _ in range(3):  # the plan made on the first call serves the next ones
+        for target in targets:
+            out = f(json.dumps(target), mp, False)
+            assert json.loads(out) == _merge_reference(target, patch), target
+        target = {"a": {"x": 1}, "b": 1}
+        out = f(json.dumps(target), mp, True)
+        assert json.loads(out) == _merge_reference({"a": {"keep": 1, "x": 2}, "b": 1}, patch)
+
+
 @pytest.mark.parametrize(("original", "patch", "result"), RFC7396_APPENDIX_A)
 def test_merge_patch_rfc7396(lua: Any, original: Any, patch: Any, result: Any) -> None:
     f = lua.eval(
