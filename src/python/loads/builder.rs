@@ -786,14 +786,6 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             unsafe { ffi::Py_INCREF(alt.obj) };
             return alt.obj;
         }
-        // A miss fills the first slot, or the other one when only the
-        // first is taken.
-        let i = if !slot.obj.is_null() && alt.obj.is_null() {
-            i ^ 1
-        } else {
-            i
-        };
-        let old = cache.slots[i].obj;
         // SAFETY: as in `string`.
         let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
             return std::ptr::null_mut();
@@ -802,6 +794,14 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             Some(c) => c,
             None => return obj,
         };
+        // A miss takes the first slot; the entry it held moves to the
+        // other slot of the pair, whose entry is released. So the two
+        // keys used last of those that pick this pair stay cached, even
+        // when other keys took both slots before them.
+        if !cache.slots[i].obj.is_null() {
+            cache.slots.swap(i, i ^ 1);
+        }
+        let old = cache.slots[i].obj;
         // SAFETY: one reference for the cache, one for the caller; the
         // replaced entry's reference is released.
         unsafe {
