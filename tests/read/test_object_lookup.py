@@ -163,3 +163,27 @@ def test_reads_of_every_key_of_a_wide_object_stay_linear(order: str, reader: str
     t_large = _best_time(large)
     ratio = t_large / max(t_small, 50e-6)
     assert ratio < 40, f"{t_small * 1e3:.2f} ms -> {t_large * 1e3:.2f} ms (x{ratio:.0f})"
+
+
+@pytest.mark.parametrize("n", [0, 1, 6, 7, 8, 9, 15, 16, 17])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_keys_at_the_very_end_of_the_input(n: int, lazy: bool) -> None:
+    """The last key of the input sits a few bytes before its end (no
+    whitespace after the closing brace): the word reads of the member walk
+    must not run past the input, and must still find or miss the key."""
+    key = "k" * n
+    for value in ("1", '"s"', "[]", "{}", "null"):
+        data = ('{"a":0,"' + key + '":' + value + "}").encode()
+        want = json.loads(data)
+        for name, read in _readers(data, lazy=lazy):
+            assert read(key) == want[key], (name, data)
+            assert read("a") == 0, (name, data)
+            for miss in (key + "x", key[:-1] + "j" if n else "j"):
+                with pytest.raises((KeyError, qjson.PathError)):
+                    read(miss)
+        # The same object last in an array: get_all walks each element.
+        rows = ("[" + ",".join([data.decode()] * 3) + "]").encode()
+        assert (
+            qjson.parse(rows, lazy=lazy).get_all("[*]." + key if key else '[*][""]')
+            == [want[key]] * 3
+        )
