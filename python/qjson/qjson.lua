@@ -2466,17 +2466,22 @@ do
         local k = kind_of(parent)
         if k == OBJECT then
             local st = is_proxy(parent)
-            if not st or (st.ks and st.ks[last] ~= nil) or st.cache[last] ~= nil then
+            if not st or not st.e or (st.ks and st.ks[last] ~= nil) or st.cache[last] ~= nil then
                 if not has_member(parent, last) then
                     fail(format("path %q not found", text))
                 end
                 touch(parent)
                 parent[last] = replacement
             else
-                -- An original member or none: the edit itself tells which
-                -- (a delete of no member is not found, a set of one adds a
-                -- key), so the member is not looked up before it; the
-                -- journal undoes the edit when there was none.
+                -- An original member or none, in an object already edited:
+                -- the edit itself tells which (a delete of no member is not
+                -- found, a set of one adds a key), so the member is not
+                -- looked up before it; the journal undoes the edit when
+                -- there was none. Only once the object has its edit state:
+                -- the undo of a first edit drops the state it made, which
+                -- stays owned by the document until the document is freed
+                -- (a failing remove repeated on an untouched object grew
+                -- memory without bound).
                 touch(parent)
                 parent[last] = replacement
                 local id = st.ks[last]
