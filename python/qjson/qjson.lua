@@ -2354,8 +2354,11 @@ do
             return ka == kb and a == b
         end
         if ka ~= kb then
-            -- An empty plain table reads as an object: equal to an empty array.
-            return c_len(a, ka) == 0 and c_len(b, kb) == 0 and #object_keys(ka == OBJECT and a or b) == 0
+            -- An empty plain table reads as an object: equal to an empty
+            -- array. A proxy's object is an object: `{}` in the document
+            -- is not `[]` (RFC 6902, and Python's test).
+            local o = ka == OBJECT and a or b
+            return not is_proxy(o) and c_len(a, ka) == 0 and c_len(b, kb) == 0 and #object_keys(o) == 0
         end
         if ka == ARRAY then
             local n = c_len(a, ka)

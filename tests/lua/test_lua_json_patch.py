@@ -94,6 +94,24 @@ def test_emptied_arrays_stay_arrays(patch: Any, doc: Any, ops: Any, expected: An
     assert json.loads(out) == expected
 
 
+@pytest.mark.parametrize(
+    ("doc", "value"),
+    [({"a": {}}, []), ({"a": []}, {}), ({"a": {}}, {}), ({"a": []}, [])],
+)
+def test_empty_object_is_not_empty_array(patch: Any, doc: Any, value: Any) -> None:
+    """`test` of an empty container against the other kind fails, as in
+    Python and RFC 6902: only a plain Lua `{}` (a patch built as Lua tables)
+    stands for either (found by review: a document's `{}` passed for `[]`)."""
+    ops = [{"op": "test", "path": "/a", "value": value}]
+    ok, _, _, _ = patch(json.dumps(doc).encode(), json.dumps(ops).encode())
+    try:
+        qjson.patch(qjson.decode(json.dumps(doc)), json.dumps(ops))
+        py_ok = True
+    except qjson.PatchError:
+        py_ok = False
+    assert ok == py_ok == (type(doc["a"]) is type(value))
+
+
 def test_empty_array_mt(lua: Any) -> None:
     f = lua.eval(
         """function()
