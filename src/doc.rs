@@ -109,11 +109,13 @@ pub enum Quick<'a> {
 /// for good, and its walks add up there, lock-free, until they reach its
 /// length; it then takes the locked path once, with the whole count, which
 /// builds its table. A container whose slot another one holds counts in
-/// `map`, as before. Slots are never given up, so a container counts in
-/// one place only (its slot, or the map), and the guarantee is the same
-/// as with the map alone: a table after at most two walks' worth of its
-/// children (on one thread; threads counting at once may lose counts,
-/// which delays a table, see [`Tables::count`]). Most containers read
+/// `map`, as before. On one thread a slot is never given up, so a
+/// container counts in one place only (its slot, or the map), and the
+/// guarantee is the same as with the map alone: a table after at most two
+/// walks' worth of its children. Threads counting at once may lose counts
+/// and may overwrite a slot's claim (a relaxed load and store, see
+/// [`Tables::count`]); a container whose claim was taken then counts in
+/// the map: either only delays its table. Most containers read
 /// once (a field far into each of many records) then cost one load and
 /// one store, not a lock and a map entry.
 #[derive(Debug, Default)]

@@ -1637,8 +1637,12 @@ where
         // `ptr::copy` / `ptr::write_bytes` of the generic code after this
         // block (calls to libc's memmove and memset). Layout here: the
         // significant digits are at `buffer[1..=length]` (length <= 17),
-        // and `buffer[1..18]` has been written (the 16 BCD bytes at
-        // `has_extra_digit`, then the last digit); dec_exp is -5..=15.
+        // and the 16 BCD bytes were written at `has_extra_digit`, then the
+        // last digit: `buffer[1..18]` when `has_extra_digit` is 1, but
+        // `buffer[0..17]` when it is 0, so the 17-byte copies below may
+        // move one byte never written (an untyped copy of a byte that never
+        // reaches the output: the digits end at `length`); dec_exp is
+        // -5..=15.
         // `BUFFER_SIZE` gives the wider stores their room.
         if length as i32 - 1 <= dec_exp {
             // 1234e7 -> 12340000000.0: digits one byte left (17 bytes, the
