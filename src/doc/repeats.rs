@@ -320,31 +320,7 @@ pub(crate) fn small_keys_printed(
             string_close(input, s, k)?
         };
         let len = close - open - 1;
-        let word = if open + 9 <= input.len() {
-            // SAFETY: the eight bytes from `open + 1` are in the input
-            // (checked on the line above); an unaligned read of them.
-            let w = unsafe { input.as_ptr().add(open + 1).cast::<u64>().read_unaligned() };
-            let w = u64::from_le(w);
-            if len < 8 {
-                w & ((1u64 << (8 * len)) - 1)
-            } else {
-                w
-            }
-        } else {
-            first_word(input, &input[open + 1..close])
-        };
-        if escapes {
-            // (A short key is all in `word`, zeros after it.)
-            let escaped = if len <= 8 {
-                word_has_backslash(word)
-            } else {
-                body_has_backslash(&input[open + 1..close])
-            };
-            if escaped {
-                return None;
-            }
-        }
-        let print = key_print(word, len);
+        let print = key_fingerprint(input, open, close, escapes)?;
         let maybe = if n <= PAIRWISE {
             prints[..i].contains(&print)
         } else {
@@ -434,31 +410,7 @@ pub(crate) fn small_keys_table(
             string_close(input, s, k)?
         };
         let len = close - open - 1;
-        let word = if open + 9 <= input.len() {
-            // SAFETY: the eight bytes from `open + 1` are in the input
-            // (checked on the line above); an unaligned read of them.
-            let w = u64::from_le(unsafe {
-                input.as_ptr().add(open + 1).cast::<u64>().read_unaligned()
-            });
-            if len < 8 {
-                w & ((1u64 << (8 * len)) - 1)
-            } else {
-                w
-            }
-        } else {
-            first_word(input, &input[open + 1..close])
-        };
-        if escapes {
-            let escaped = if len <= 8 {
-                word_has_backslash(word)
-            } else {
-                body_has_backslash(&input[open + 1..close])
-            };
-            if escaped {
-                return None;
-            }
-        }
-        let print = key_print(word, len);
+        let print = key_fingerprint(input, open, close, escapes)?;
         // A 256-bit filter of the fingerprints' tags at every size (a
         // multiply and a bit test, where comparing with each earlier
         // fingerprint is a loop); a hit is confirmed by the earlier keys'
@@ -489,6 +441,41 @@ pub(crate) fn small_keys_table(
     }
     *count = n;
     Some(true)
+}
+
+/// The fingerprint ([`key_print`]) of the key whose body is
+/// `input[open + 1..close]`, read as one word where eight bytes follow
+/// its quote; `None` when `escapes` and the key has a backslash (the
+/// callers give up on such objects). Shared by [`small_keys_printed`] and
+/// [`small_keys_table`]'s member loops.
+#[inline(always)]
+fn key_fingerprint(input: &[u8], open: usize, close: usize, escapes: bool) -> Option<u64> {
+    let len = close - open - 1;
+    let word = if open + 9 <= input.len() {
+        // SAFETY: the eight bytes from `open + 1` are in the input
+        // (checked on the line above); an unaligned read of them.
+        let w =
+            u64::from_le(unsafe { input.as_ptr().add(open + 1).cast::<u64>().read_unaligned() });
+        if len < 8 {
+            w & ((1u64 << (8 * len)) - 1)
+        } else {
+            w
+        }
+    } else {
+        first_word(input, &input[open + 1..close])
+    };
+    if escapes {
+        // (A short key is all in `word`, zeros after it.)
+        let escaped = if len <= 8 {
+            word_has_backslash(word)
+        } else {
+            body_has_backslash(&input[open + 1..close])
+        };
+        if escaped {
+            return None;
+        }
+    }
+    Some(key_print(word, len))
 }
 
 /// Whether one of the first members of object `c`, whose fingerprints
