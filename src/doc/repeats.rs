@@ -310,15 +310,8 @@ pub(crate) fn small_keys_printed(
         // SAFETY: `k + 1 < cl < s.len()` (checked above).
         let (open, colon) = unsafe { (*s.get_unchecked(k), *s.get_unchecked(k + 1)) };
         let (open, colon) = (open as usize, colon as usize);
-        // The closing quote: right before the `:`, or (whitespace between
-        // them) found by the general test.
-        // SAFETY: `open < colon - 1 < s[k + 1] <= s[cl] < input.len()`
-        // when the first test holds.
-        let close = if colon > open + 1 && unsafe { *input.get_unchecked(colon - 1) } == b'"' {
-            colon - 1
-        } else {
-            string_close(input, s, k)?
-        };
+        // SAFETY: `colon = s[k + 1] <= s[cl] < input.len()` (checked above).
+        let close = unsafe { key_close(input, s, k, open, colon) }?;
         let len = close - open - 1;
         let print = key_fingerprint(input, open, close, escapes)?;
         let maybe = if n <= PAIRWISE {
@@ -402,13 +395,8 @@ pub(crate) fn small_keys_table(
                 *s.get_unchecked(k + 2) as usize,
             )
         };
-        // SAFETY: `open < colon - 1 < s[k + 1] <= s[cl] < input.len()`
-        // when the first test holds.
-        let close = if colon > open + 1 && unsafe { *input.get_unchecked(colon - 1) } == b'"' {
-            colon - 1
-        } else {
-            string_close(input, s, k)?
-        };
+        // SAFETY: `colon = s[k + 1] <= s[cl] < input.len()` (checked above).
+        let close = unsafe { key_close(input, s, k, open, colon) }?;
         let len = close - open - 1;
         let print = key_fingerprint(input, open, close, escapes)?;
         // A 256-bit filter of the fingerprints' tags at every size (a
@@ -441,6 +429,25 @@ pub(crate) fn small_keys_table(
     }
     *count = n;
     Some(true)
+}
+
+/// The closing quote of the key whose opening quote is structural `k` at
+/// `open`, its `:` at `colon`: right before the `:`, or (whitespace
+/// between them) found by the general test. Shared by
+/// [`small_keys_printed`] and [`small_keys_table`]'s member loops.
+///
+/// # Safety
+/// `colon < input.len()` (each loop proves it once, from its object's
+/// closer).
+#[inline(always)]
+unsafe fn key_close(input: &[u8], s: &[u32], k: usize, open: usize, colon: usize) -> Option<usize> {
+    // SAFETY: `colon - 1 < colon < input.len()` (the caller's contract)
+    // when `colon > open + 1 >= 1`.
+    if colon > open + 1 && unsafe { *input.get_unchecked(colon - 1) } == b'"' {
+        Some(colon - 1)
+    } else {
+        string_close(input, s, k)
+    }
 }
 
 /// The fingerprint ([`key_print`]) of the key whose body is
