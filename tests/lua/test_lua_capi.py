@@ -103,6 +103,24 @@ def test_extension_module_exports_the_c_abi() -> None:
     assert header_functions() <= symbols
 
 
+def _fail_when_stale(lib: Path) -> None:
+    """A library found by searching the target dirs must be newer than every
+    source it is built from (src/ outside src/python, vendor/, Cargo.toml,
+    Cargo.lock); else the tests would pass or fail on old code without a
+    word. $QJSON_CAPI_LIB names a library on purpose and is not checked."""
+    sources = [REPO_DIR / "Cargo.toml", REPO_DIR / "Cargo.lock"]
+    for top in (REPO_DIR / "src", REPO_DIR / "vendor"):
+        sources += [p for p in top.rglob("*") if p.is_file()]
+    sources = [p for p in sources if p.relative_to(REPO_DIR).parts[:2] != ("src", "python")]
+    newest = max((p for p in sources if p.exists()), key=lambda p: p.stat().st_mtime)
+    if newest.stat().st_mtime > lib.stat().st_mtime:
+        pytest.fail(
+            f"stale C-ABI build {lib}: {newest.relative_to(REPO_DIR)} is newer; rebuild with "
+            "`CARGO_TARGET_DIR=target/capi cargo build --release --no-default-features` "
+            "or set QJSON_CAPI_LIB"
+        )
+
+
 def capi_library() -> Path:
     """The PyO3-free build: $QJSON_CAPI_LIB, else release/libqjson.so under
     $CARGO_TARGET_DIR, the checkout's target/capi/ (the target dir nox and the
@@ -117,6 +135,8 @@ def capi_library() -> Path:
     candidates.append(REPO_DIR / "target" / "release" / "libqjson.so")
     for c in candidates:
         if c.is_file():
+            if not os.environ.get("QJSON_CAPI_LIB"):
+                _fail_when_stale(c)
             return c
     pytest.skip(
         "no C-ABI build found (tried "
