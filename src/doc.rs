@@ -28,7 +28,7 @@
 use crate::decode::number::{long_int_span, parse_number, plain_decimal, signed};
 use crate::decode::string::decode_str;
 use crate::decode::Number;
-use crate::error::{AccessError, Error, ErrorKind, JsonType};
+use crate::error::{AccessError, ErrorKind, JsonType};
 use crate::index::Index;
 use crate::lex::{skip_ws, string_close, trim_end};
 use crate::path::{segments, Segment};
@@ -473,7 +473,7 @@ impl<'a> Doc<'a> {
                     b"true" => Value::Bool(true),
                     b"false" => Value::Bool(false),
                     b"null" => Value::Null,
-                    _ => return Err(Error::new(ErrorKind::InvalidLiteral, c.start as usize).into()),
+                    _ => return Err(self.scalar_error(c)),
                 }
             }
         })
@@ -600,7 +600,41 @@ impl<'a> Doc<'a> {
         if let Some(n) = plain_decimal(self.input, start, start + text.len()) {
             return Ok(n);
         }
-        Ok(parse_number(text, start)?)
+        parse_number(text, start).map_err(|_| self.scalar_error(c))
+    }
+
+    /// Cold path: the error for the scalar at `c` that does not read (only
+    /// a lazy document holds one): what a strict parse reports for the same
+    /// bytes, the first bad token's error, or for a good token followed by
+    /// more (`[1 2]`, `[truex]`) the byte after it, as "Expecting ',' or
+    /// ']'" (`}` in an object, extra data at the top level). The enclosing
+    /// container is the one whose closer ends the first unmatched run of
+    /// structurals after the scalar (an error path: a linear walk).
+    #[cold]
+    #[inline(never)]
+    fn scalar_error(&self, c: Cursor) -> AccessError {
+        let q = c.start as usize;
+        let sk = q + self.scalar_text(c).len();
+        let mut depth = 0usize;
+        let mut after = ErrorKind::TrailingContent;
+        for &at in &self.s()[c.sidx as usize..] {
+            match self.input.get(at as usize) {
+                Some(b'{' | b'[') => depth += 1,
+                Some(&b) if b == b'}' || b == b']' => {
+                    if depth == 0 {
+                        after = if b == b'}' {
+                            ErrorKind::ExpectedObjectCommaOrEnd
+                        } else {
+                            ErrorKind::ExpectedArrayCommaOrEnd
+                        };
+                        break;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+        }
+        crate::index::scalar_gap_error(self.input, q, sk, after).into()
     }
 
     /// The common number, an integer of at most 19 digits (ids, counts),
@@ -1232,7 +1266,7 @@ impl<'a> Doc<'a> {
         match self.type_of(c) {
             JsonType::Bool => match self.value(c)? {
                 Value::Bool(b) => Ok(b),
-                _ => Err(Error::new(ErrorKind::InvalidLiteral, c.start as usize).into()),
+                _ => Err(self.scalar_error(c)),
             },
             found => Err(AccessError::Type {
                 expected: "bool",

@@ -776,7 +776,14 @@ fn walk_impl<const TABLE: bool>(
                 if strict {
                     match scalar_end(input, q) {
                         Some(e) if gap_end(input, e, sk) == sk => {}
-                        _ => return Err(scalar_gap_error(input, q, sk, cur)),
+                        _ => {
+                            return Err(scalar_gap_error(
+                                input,
+                                q,
+                                sk,
+                                after_value_error(cur, false),
+                            ))
+                        }
                     }
                 }
             }
@@ -839,10 +846,14 @@ fn walk_impl<const TABLE: bool>(
 
 /// Cold path: the error for a scalar gap `input[q..sk]` that failed
 /// [`check_scalar`] as a whole: either the first whitespace-delimited token
-/// is bad, or something follows it.
+/// is bad, or something follows it (reported as `after`, the error for an
+/// unexpected byte after a value in the enclosing container). The lazy
+/// readers report a scalar they cannot read through this too
+/// ([`crate::doc::Doc`]), so a lazy document names the same first error
+/// as a strict parse.
 #[cold]
 #[inline(never)]
-fn scalar_gap_error(input: &[u8], q: usize, sk: usize, cur: Frame) -> Error {
+pub(crate) fn scalar_gap_error(input: &[u8], q: usize, sk: usize, after: ErrorKind) -> Error {
     let mut end = q;
     while end < sk && !is_ws(input[end]) {
         end += 1;
@@ -852,12 +863,12 @@ fn scalar_gap_error(input: &[u8], q: usize, sk: usize, cur: Frame) -> Error {
     // `json`, the literal is the value and the next byte stands where a
     // `,`, a closer or the end must be.
     if let Some(n) = literal_prefix_len(token) {
-        return Error::new(after_value_error(cur, false), q + n);
+        return Error::new(after, q + n);
     }
     if let Err(e) = check_scalar(token, q) {
         return e;
     }
-    Error::new(after_value_error(cur, false), gap_end(input, end, sk))
+    Error::new(after, gap_end(input, end, sk))
 }
 
 /// The error for an unexpected byte after a value inside `cur`.

@@ -1220,6 +1220,14 @@ VALUE_ERRORS = [
     (b'{"a": 1, "b": 1.2.3}', "b", None),
     (b"tru", "", 0),
     (b"-", "", None),
+    # A good token with more after it: the strict parse's error, at the
+    # byte after it, in the enclosing container's words.
+    (b"[1 2]", "[0]", 3),
+    (b'{"a": 1 2}', "a", 8),
+    (b"[true x]", "[0]", 6),
+    (b"[truex]", "[0]", 5),
+    (b'{"a": [[1 ], 2 3], "b": {}}', "a[1]", 15),
+    (b'[{"k": null 0}, 1]', "[0].k", 12),
 ]
 
 
@@ -1257,11 +1265,15 @@ def test_lazy_other_values_stay_readable() -> None:
 
 def test_lazy_ambiguous_tokens_never_read_as_valid() -> None:
     # "1 2" may be seen as one bad token (read error) or two values (parse
-    # error): either way it must not read as a value.
+    # error): either way it must not read as a value, and the error is the
+    # strict parse's.
     for data, path in [(b"[1 2]", "[0]"), (b"1 2", ""), (b'{"a": 1 2}', "a")]:
-        with pytest.raises(qjson.JSONDecodeError):
+        with pytest.raises(qjson.JSONDecodeError) as strict_err:
+            qjson.validate(data)
+        with pytest.raises(qjson.JSONDecodeError) as lazy_err:
             doc = qjson.parse(data, lazy=True)
             doc.get(path)
+        assert lazy_err.value.pos == strict_err.value.pos, data
         with pytest.raises(qjson.JSONDecodeError):
             full_walk(qjson.parse(data, lazy=True).root)
 
