@@ -1623,10 +1623,8 @@ const POW10: [u64; 9] = [
 /// `None` past the structurals. The value is skipped by the kind of its
 /// first structural: a string is one structural, a container jumps past
 /// its closer through the container table, a scalar has none of its own
-/// (the structural there is the `,` or the closer after it). Selects, not
-/// branches (the kinds of neighbouring values vary too much to predict);
-/// inlined into each member walk, whose loop keeps `k` and `ord` in
-/// registers.
+/// (the structural there is the `,` or the closer after it). Inlined into
+/// each member walk, whose loop keeps `k` and `ord` in registers.
 #[inline(always)]
 pub(crate) fn next_member(
     s: &[u32],
@@ -1643,6 +1641,12 @@ pub(crate) fn next_member(
 /// [`next_member`] once the structural `vk` after a key's colon is read
 /// (its byte offset `v`): the next key's structural and the next
 /// container's ordinal.
+///
+/// A branch on "is this a container" first: a string or a scalar (most
+/// values) takes the next structural without touching the container
+/// table; only a container loads its entry (a bounds check and a 16-byte
+/// read). An earlier version computed both sides and selected, which
+/// loaded the entry for every value.
 #[inline(always)]
 fn skip_value(
     input: &[u8],
@@ -1652,19 +1656,17 @@ fn skip_value(
     ord: u32,
 ) -> (usize, u32) {
     let b = input.get(v).copied().unwrap_or(b' ');
-    let ct = containers.get(ord as usize).copied().unwrap_or_default();
     // `{` and `[` differ only in bit 0x20.
-    let container = b | 0x20 == b'{';
-    let string = usize::from(b == b'"');
-    // (`max`: an index that is not this input's, a misuse `Doc::new`'s
-    // contract allows to give wrong answers but not to hang, could point
-    // a container's close before its open; the walk still moves on.)
-    let k = if container {
-        (ct.close as usize + 2).max(vk + 1)
+    if b | 0x20 == b'{' {
+        let ct = containers.get(ord as usize).copied().unwrap_or_default();
+        // (`max`: an index that is not this input's, a misuse `Doc::new`'s
+        // contract allows to give wrong answers but not to hang, could
+        // point a container's close before its open; the walk still moves
+        // on.)
+        ((ct.close as usize + 2).max(vk + 1), ct.next)
     } else {
-        vk + 1 + string
-    };
-    (k, if container { ct.next } else { ord })
+        (vk + 1 + usize::from(b == b'"'), ord)
+    }
 }
 
 /// The value and the number of the leading ASCII digits of `t`, at most 18
