@@ -1050,6 +1050,14 @@ impl<'a> Doc<'a> {
     /// bounds), and the loop keeps no count of members left. The loop runs
     /// the key's quick test only; a member it cannot tell leaves the loop
     /// for the slow test, and the walk goes on after it.
+    ///
+    /// The reads of the input are bounded once per walk too: the
+    /// structurals of an index increase strictly (see [`Index`]), so every
+    /// member's key and value start before the closer's byte; when at least
+    /// [`UNCHECKED_READ`] bytes of the input follow that byte (every
+    /// object but those ending in the input's last bytes), the key tests
+    /// and the reads of the values' first bytes need no check of their own
+    /// ([`scan_members`] with `CHECKED = false`).
     #[inline(always)]
     fn walk_members(&self, c: Cursor, test: impl MemberTest) -> (u32, Option<Cursor>) {
         let s = self.s();
@@ -1062,40 +1070,41 @@ impl<'a> Doc<'a> {
         };
         let last = (ct.close as usize).min(end);
         let input = self.input;
-        let mut k = c.sidx as usize + 1;
-        let mut ord = c.ord + 1;
-        let mut i = 0;
+        // SAFETY: `last <= end < s.len()`.
+        let close_at = unsafe { *s.get_unchecked(last) } as usize;
+        let checked = close_at + UNCHECKED_READ > input.len();
+        let mut at = MemberAt {
+            k: c.sidx as usize + 1,
+            ord: c.ord + 1,
+            i: 0,
+        };
         loop {
             // The scan: members the quick test tells apart, nothing else.
-            let hit = loop {
-                if k + 2 > last {
-                    return (i, None);
-                }
-                // SAFETY: `k < k + 2 <= last <= s.len() - 1`.
-                let open = unsafe { *s.get_unchecked(k) };
-                match test.quick(input, open as usize) {
-                    Some(false) => {}
-                    Some(true) => break true,
-                    None => break false,
-                }
-                // SAFETY: as above, `k + 2 <= last < s.len()`.
-                let v = unsafe { *s.get_unchecked(k + 2) };
-                (k, ord) = skip_value(input, containers, k + 2, v as usize, ord);
-                i += 1;
+            let stop = if checked {
+                // SAFETY: `last <= end < s.len()`.
+                unsafe { scan_members::<true>(s, input, containers, last, &test, &mut at) }
+            } else {
+                // SAFETY: `s[last] + UNCHECKED_READ <= input.len()` (just
+                // tested), `last < s.len()`.
+                unsafe { scan_members::<false>(s, input, containers, last, &test, &mut at) }
             };
+            let Some(hit) = stop else {
+                return (at.i, None);
+            };
+            let k = at.k;
             if hit || test.slow(self, k) {
                 let pos = ChildPos {
                     container: c.ord,
-                    i,
+                    i: at.i,
                     k: k as u32,
-                    ord,
+                    ord: at.ord,
                 };
-                return (i + 1, Some(self.child_value(pos, true)));
+                return (at.i + 1, Some(self.child_value(pos, true)));
             }
             // SAFETY: `k + 2 <= last < s.len()` (checked in the scan).
             let v = unsafe { *s.get_unchecked(k + 2) };
-            (k, ord) = skip_value(input, containers, k + 2, v as usize, ord);
-            i += 1;
+            (at.k, at.ord) = skip_value(input, containers, k + 2, v as usize, at.ord);
+            at.i += 1;
         }
     }
 
@@ -1534,6 +1543,15 @@ trait MemberTest {
     /// ask [`Self::slow`]). The member walk's loop runs this test only: a
     /// member it cannot tell leaves the loop for the slow test.
     fn quick(&self, input: &[u8], open: usize) -> Option<bool>;
+    /// [`Self::quick`] without bounds checks on its reads of the input.
+    ///
+    /// # Safety
+    ///
+    /// `open + UNCHECKED_READ <= input.len()`.
+    #[inline(always)]
+    unsafe fn quick_unchecked(&self, input: &[u8], open: usize) -> Option<bool> {
+        self.quick(input, open)
+    }
     /// Whether the key at structural `k` is the one sought (the members
     /// [`Self::quick`] cannot tell).
     fn slow(&self, doc: &Doc<'_>, k: usize) -> bool;
@@ -1571,6 +1589,12 @@ impl<T: WordTest> MemberTest for Plain<'_, '_, T> {
     #[inline(always)]
     fn quick(&self, input: &[u8], open: usize) -> Option<bool> {
         self.0.test(input, open)
+    }
+    #[inline(always)]
+    unsafe fn quick_unchecked(&self, input: &[u8], open: usize) -> Option<bool> {
+        // SAFETY: the caller's `open + UNCHECKED_READ <= input.len()` is
+        // `test_unchecked`'s contract.
+        unsafe { self.0.test_unchecked(input, open) }
     }
     #[inline(always)]
     fn slow(&self, doc: &Doc<'_>, k: usize) -> bool {
@@ -1656,6 +1680,12 @@ fn skip_value(
     ord: u32,
 ) -> (usize, u32) {
     let b = input.get(v).copied().unwrap_or(b' ');
+    skip_kind(b, containers, vk, ord)
+}
+
+/// [`skip_value`] once the value's first byte `b` is read.
+#[inline(always)]
+fn skip_kind(b: u8, containers: &[crate::index::Container], vk: usize, ord: u32) -> (usize, u32) {
     // `{` and `[` differ only in bit 0x20.
     if b | 0x20 == b'{' {
         let ct = containers.get(ord as usize).copied().unwrap_or_default();
@@ -1667,6 +1697,89 @@ fn skip_value(
     } else {
         (vk + 1 + usize::from(b == b'"'), ord)
     }
+}
+
+/// Where a member walk is: the member's key structural `k`, the ordinal
+/// `ord` of the next container at or after its value, the members `i`
+/// walked before it.
+struct MemberAt {
+    k: usize,
+    ord: u32,
+    i: u32,
+}
+
+/// The inner loop of [`Doc::walk_members`]: from the member at `at`, the
+/// members `test`'s quick test tells apart, up to the object's closer at
+/// structural `last`. `None`: no member left; `Some(hit)`: the member at
+/// `at` is the key (`true`) or needs the slow test (`false`).
+///
+/// With `CHECKED = false`, the quick test and the value's first byte are
+/// read without bounds checks.
+///
+/// # Safety
+///
+/// `last < s.len()`; with `CHECKED = false` also `s[last] + UNCHECKED_READ
+/// <= input.len()` (and the structurals increase strictly, as every
+/// [`Index`]'s do).
+#[inline(always)]
+unsafe fn scan_members<const CHECKED: bool>(
+    s: &[u32],
+    input: &[u8],
+    containers: &[crate::index::Container],
+    last: usize,
+    test: &impl MemberTest,
+    at: &mut MemberAt,
+) -> Option<bool> {
+    let (mut k, mut ord, mut i) = (at.k, at.ord, at.i);
+    let stop = loop {
+        if k + 2 > last {
+            break None;
+        }
+        // SAFETY: `k < k + 2 <= last < s.len()`.
+        let open = unsafe { *s.get_unchecked(k) } as usize;
+        let quick = if CHECKED {
+            test.quick(input, open)
+        } else {
+            // SAFETY: `k < last` and the structurals increase, so `open <
+            // s[last]`, and `s[last] + UNCHECKED_READ <= input.len()`.
+            unsafe { test.quick_unchecked(input, open) }
+        };
+        match quick {
+            Some(false) => {}
+            Some(true) => break Some(true),
+            None => break Some(false),
+        }
+        // SAFETY: as above, `k + 2 <= last < s.len()`.
+        let v = unsafe { *s.get_unchecked(k + 2) } as usize;
+        (k, ord) = if CHECKED {
+            skip_value(input, containers, k + 2, v, ord)
+        } else {
+            // SAFETY: `k + 2 <= last`, so `v <= s[last] < input.len()`.
+            unsafe { skip_value_unchecked(input, containers, k + 2, v, ord) }
+        };
+        i += 1;
+    };
+    (at.k, at.ord, at.i) = (k, ord, i);
+    stop
+}
+
+/// [`skip_value`] without the bounds check on the value's first byte.
+///
+/// # Safety
+///
+/// `v < input.len()`.
+#[inline(always)]
+unsafe fn skip_value_unchecked(
+    input: &[u8],
+    containers: &[crate::index::Container],
+    vk: usize,
+    v: usize,
+    ord: u32,
+) -> (usize, u32) {
+    debug_assert!(v < input.len());
+    // SAFETY: the caller's `v < input.len()`.
+    let b = unsafe { *input.get_unchecked(v) };
+    skip_kind(b, containers, vk, ord)
 }
 
 /// The value and the number of the leading ASCII digits of `t`, at most 18
@@ -1912,7 +2025,7 @@ pub(crate) mod repeats;
 
 use key::{
     first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, PlainWords,
-    WordTest, TAG_GROUP,
+    WordTest, TAG_GROUP, UNCHECKED_READ,
 };
 
 #[cfg(test)]
