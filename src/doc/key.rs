@@ -352,8 +352,6 @@ impl ShortWord {
     /// The words of a key of `n` bytes (1 to 7) whose bytes are `word`
     /// ([`word_of`] of the key), when the caller has tested it for the
     /// bytes it must not hold ([`PlainKey::new`] is the checked maker).
-    // (Used by the vectorcall getters, which abi3 builds do not have.)
-    #[cfg_attr(any(not(feature = "python"), feature = "abi3"), allow(dead_code))]
     #[inline(always)]
     pub(super) fn of_word(word: u64, n: usize) -> ShortWord {
         debug_assert!((1..=7).contains(&n));
