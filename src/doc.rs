@@ -2037,6 +2037,124 @@ mod tests {
     use crate::error::AccessError;
     use crate::index::{Index, Options};
 
+    /// The member walk bounds its reads once per walk (the object's
+    /// closer [`super::UNCHECKED_READ`] bytes or more before the end of
+    /// the input) or per member: objects ending at every distance from the
+    /// end, keys of every word length (escaped too), found, missed and
+    /// read by `find_all` over an array of them, agree with the object's
+    /// keys.
+    #[test]
+    fn member_walks_at_every_distance_from_the_end_of_the_input() {
+        for n in 1..=17usize {
+            let key = "k".repeat(n);
+            let near = format!("{}j", "k".repeat(n - 1));
+            let escaped = format!("\\u006b{}", "k".repeat(n - 1));
+            for pad in 0..=24usize {
+                for (body, found) in [
+                    (
+                        format!("\"a\":0,\"{near}\":1,\"{key}\":2"),
+                        Some(b"2".as_slice()),
+                    ),
+                    (
+                        format!("\"{key}\":{{\"x\":3}},\"b\":[4]"),
+                        Some(b"{\"x\":3}"),
+                    ),
+                    (format!("\"{escaped}\":5"), Some(b"5")),
+                    (format!("\"{near}\":\"6\",\"{key}x\":7"), None),
+                ] {
+                    let text = format!("{{{body}}}{}", " ".repeat(pad));
+                    let rows = format!("[{text},{text}]{}", " ".repeat(pad));
+                    for lazy in [false, true] {
+                        let opts = Options {
+                            lazy,
+                            ..Options::default()
+                        };
+                        let index = Index::build(text.as_bytes(), &opts).unwrap();
+                        let doc = Doc::new(text.as_bytes(), &index);
+                        let got = doc.field(doc.root(), key.as_bytes()).map(|c| doc.raw(c));
+                        assert_eq!(got, found, "{text:?}");
+                        let index = Index::build(rows.as_bytes(), &opts).unwrap();
+                        let doc = Doc::new(rows.as_bytes(), &index);
+                        let all = doc.find_all(doc.root(), &format!("[*].{key}")).unwrap();
+                        let all: Vec<_> = all.into_iter().map(|c| doc.raw(c)).collect();
+                        assert_eq!(all, found.into_iter().chain(found).collect::<Vec<_>>());
+                    }
+                }
+            }
+        }
+    }
+
+    /// An index paired with another input (a misuse `Doc::new` allows):
+    /// shorter, longer or other bytes give answers, errors or a checked
+    /// panic (the key's body read by `string_close`, which is not this
+    /// test's subject), never an unchecked read out of bounds: the member
+    /// walk's unchecked reads rest on the index's own order and one check
+    /// of the input's length, and their `debug_assert`s would fail here.
+    #[test]
+    fn member_walks_over_another_input_stay_in_bounds() {
+        let text =
+            br#"{"alpha":1,"beta":{"gamma":[1,2,{"delta":"x"}]},"epsilon_key":null,"z":"end"}"#;
+        let index = Index::build(text, &Options::default()).unwrap();
+        let others: [&[u8]; 5] = [
+            b"",
+            b"{}",
+            &text[..text.len() / 2],
+            br#"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["#,
+            br#"{"alpha":1,"beta":{"gamma":[1,2,{"delta":"x"}]},"epsilon_key":null,"z":"end"}    {"alpha":{"a":{"b":1}}}"#,
+        ];
+        for other in others {
+            foreign_reads(
+                &index,
+                other,
+                &["alpha", "beta", "epsilon_key", "z", "missing"],
+            );
+        }
+        // The last key of an object near the end of the input, where the
+        // other input holds a longer key's first word: its second word
+        // would run past the end but for the walk's bound.
+        let text = format!(r#"{{"{}":0,"z":1}}{}"#, "a".repeat(20), " ".repeat(10));
+        let index = Index::build(text.as_bytes(), &Options::default()).unwrap();
+        let at = text.rfind("\"z\"").unwrap();
+        let mut other = text.as_bytes()[..at].to_vec();
+        other.extend_from_slice(b"\"longkey1");
+        other.resize(text.len(), b' ');
+        foreign_reads(
+            &index,
+            &other,
+            &["longkey1_15char", "longkey1_9", "longkey"],
+        );
+    }
+
+    /// Reads of `keys` through `index` paired with `other`: see
+    /// [`member_walks_over_another_input_stay_in_bounds`].
+    fn foreign_reads(index: &Index, other: &[u8], keys: &[&'static str]) {
+        {
+            let doc = Doc::new(other, index);
+            let root = doc.root();
+            let mut reads: Vec<Box<dyn Fn()>> = vec![Box::new(move || {
+                let _ = doc.find_all(root, "beta.gamma[*].delta");
+            })];
+            for &key in keys {
+                reads.push(Box::new(move || {
+                    let _ = doc.field(root, key.as_bytes());
+                }));
+                reads.push(Box::new(move || {
+                    let _ = doc.find_all(root, &format!("beta.{key}"));
+                }));
+            }
+            for read in reads {
+                if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
+                    let msg = e
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| e.downcast_ref::<&str>().copied())
+                        .unwrap_or("");
+                    assert!(!msg.starts_with("assertion failed"), "{msg}");
+                }
+            }
+        }
+    }
+
     /// Child tables come after at most two walks' worth of children,
     /// whether a container counts its walks in its lock-free slot or, when
     /// another container holds that slot, in the map: object `i` of the
