@@ -320,20 +320,6 @@ pub(super) trait WordTest {
     unsafe fn test_unchecked(&self, input: &[u8], open: usize) -> Option<bool> {
         self.test(input, open)
     }
-
-    /// [`Self::test_unchecked`] of a member key whose colon is at byte
-    /// `colon` (> `open`); the plain keys' words add a length filter (see
-    /// [`ShortWord::span`]).
-    ///
-    /// # Safety
-    ///
-    /// As [`Self::test_unchecked`].
-    #[inline(always)]
-    unsafe fn test_member(&self, input: &[u8], open: usize, colon: usize) -> Option<bool> {
-        let _ = colon;
-        // SAFETY: the caller's contract.
-        unsafe { self.test_unchecked(input, open) }
-    }
 }
 
 /// The bytes from a key's opening quote that [`WordTest::test_unchecked`]
@@ -407,21 +393,6 @@ impl PlainWords for MediumWords {
 }
 
 impl ShortWord {
-    /// The key's length plus two: from the opening quote to the colon of a
-    /// member with this key and no whitespace before its colon (the mask
-    /// covers the key and its closing quote).
-    ///
-    /// The length filter of [`WordTest::test_member`]: a member's key body
-    /// ends at or before the byte before its colon, so one whose quote and
-    /// colon are less than the span apart is shorter than the key and
-    /// cannot decode to it (its words are not read); one exactly the span
-    /// apart matches only with equal bytes (an escape would decode it
-    /// shorter), so a difference needs no escape test.
-    #[inline(always)]
-    fn span(&self) -> usize {
-        self.mask.count_ones() as usize / 8 + 1
-    }
-
     /// The test of the word `w` after a member's opening quote.
     #[inline(always)]
     fn test_word(&self, w: u64) -> Option<bool> {
@@ -437,25 +408,6 @@ impl WordTest for ShortWord {
     #[inline(always)]
     fn test(&self, input: &[u8], open: usize) -> Option<bool> {
         self.test_word(word_at(input, open + 1)?)
-    }
-
-    #[inline(always)]
-    unsafe fn test_member(&self, input: &[u8], open: usize, colon: usize) -> Option<bool> {
-        let d = colon.wrapping_sub(open);
-        if d < self.span() {
-            return Some(false);
-        }
-        // SAFETY: the caller's `open + UNCHECKED_READ <= input.len()`
-        // covers the word at `open + 1`.
-        let w = unsafe { word_at_unchecked(input, open + 1) };
-        let diff = (w ^ self.word) & self.mask;
-        if diff == 0 {
-            return Some(true);
-        }
-        if d == self.span() {
-            return Some(false);
-        }
-        escape_at_first_difference(w, diff)
     }
 
     #[inline(always)]
@@ -490,28 +442,6 @@ impl WordTest for MediumWords {
     fn test(&self, input: &[u8], open: usize) -> Option<bool> {
         let w = word_at(input, open + 1)?;
         self.test_words(w, |at| word_at(input, open + 1 + at))
-    }
-
-    #[inline(always)]
-    unsafe fn test_member(&self, input: &[u8], open: usize, colon: usize) -> Option<bool> {
-        let d = colon.wrapping_sub(open);
-        // (The key's length plus two: see `ShortWord::span`.)
-        let span = self.tail_at + 9;
-        if d < span {
-            return Some(false);
-        }
-        // SAFETY: the caller's `open + UNCHECKED_READ <= input.len()`
-        // covers the word at `open + 1` and the one at `open + 1 + at`
-        // (`tail_at` <= 8: a key of 8 to 15 bytes).
-        let w = unsafe { word_at_unchecked(input, open + 1) };
-        let hit = self.test_words(w, |at| {
-            // SAFETY: as above.
-            Some(unsafe { word_at_unchecked(input, open + 1 + at) })
-        });
-        if d == span && hit.is_none() {
-            return Some(false);
-        }
-        hit
     }
 
     #[inline(always)]
