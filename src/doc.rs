@@ -2060,6 +2060,8 @@ mod tests {
                         Some(b"{\"x\":3}"),
                     ),
                     (format!("\"{escaped}\":5"), Some(b"5")),
+                    (format!("\"a\":0,\"{key}\" :8"), Some(b"8")),
+                    (format!("\"{near}\" :0,\"{key}\"\n:9"), Some(b"9")),
                     (format!("\"{near}\":\"6\",\"{key}x\":7"), None),
                 ] {
                     let text = format!("{{{body}}}{}", " ".repeat(pad));
