@@ -1084,6 +1084,14 @@ impl<'a> Doc<'a> {
     /// bounds), and the loop keeps no count of members left. The loop runs
     /// the key's quick test only; a member it cannot tell leaves the loop
     /// for the slow test, and the walk goes on after it.
+    ///
+    /// The reads of the input are bounded once per walk too: the
+    /// structurals of an index increase strictly (see [`Index`]), so every
+    /// member's key and value start before the closer's byte; when at least
+    /// [`UNCHECKED_READ`] bytes of the input follow that byte (every
+    /// object but those ending in the input's last bytes), the key tests
+    /// and the reads of the values' first bytes need no check of their own
+    /// ([`scan_members`] with `CHECKED = false`).
     #[inline(always)]
     fn walk_members(&self, c: Cursor, test: impl MemberTest) -> (u32, Option<Cursor>) {
         let s = self.s();
@@ -1096,40 +1104,41 @@ impl<'a> Doc<'a> {
         };
         let last = (ct.close as usize).min(end);
         let input = self.input;
-        let mut k = c.sidx as usize + 1;
-        let mut ord = c.ord + 1;
-        let mut i = 0;
+        // SAFETY: `last <= end < s.len()`.
+        let close_at = unsafe { *s.get_unchecked(last) } as usize;
+        let checked = close_at + UNCHECKED_READ > input.len();
+        let mut at = MemberAt {
+            k: c.sidx as usize + 1,
+            ord: c.ord + 1,
+            i: 0,
+        };
         loop {
             // The scan: members the quick test tells apart, nothing else.
-            let hit = loop {
-                if k + 2 > last {
-                    return (i, None);
-                }
-                // SAFETY: `k < k + 2 <= last <= s.len() - 1`.
-                let open = unsafe { *s.get_unchecked(k) };
-                match test.quick(input, open as usize) {
-                    Some(false) => {}
-                    Some(true) => break true,
-                    None => break false,
-                }
-                // SAFETY: as above, `k + 2 <= last < s.len()`.
-                let v = unsafe { *s.get_unchecked(k + 2) };
-                (k, ord) = skip_value(input, containers, k + 2, v as usize, ord);
-                i += 1;
+            let stop = if checked {
+                // SAFETY: `last <= end < s.len()`.
+                unsafe { scan_members::<true>(s, input, containers, last, &test, &mut at) }
+            } else {
+                // SAFETY: `s[last] + UNCHECKED_READ <= input.len()` (just
+                // tested), `last < s.len()`.
+                unsafe { scan_members::<false>(s, input, containers, last, &test, &mut at) }
             };
+            let Some(hit) = stop else {
+                return (at.i, None);
+            };
+            let k = at.k;
             if hit || test.slow(self, k) {
                 let pos = ChildPos {
                     container: c.ord,
-                    i,
+                    i: at.i,
                     k: k as u32,
-                    ord,
+                    ord: at.ord,
                 };
-                return (i + 1, Some(self.child_value(pos, true)));
+                return (at.i + 1, Some(self.child_value(pos, true)));
             }
             // SAFETY: `k + 2 <= last < s.len()` (checked in the scan).
             let v = unsafe { *s.get_unchecked(k + 2) };
-            (k, ord) = skip_value(input, containers, k + 2, v as usize, ord);
-            i += 1;
+            (at.k, at.ord) = skip_value(input, containers, k + 2, v as usize, at.ord);
+            at.i += 1;
         }
     }
 
@@ -1568,6 +1577,15 @@ trait MemberTest {
     /// ask [`Self::slow`]). The member walk's loop runs this test only: a
     /// member it cannot tell leaves the loop for the slow test.
     fn quick(&self, input: &[u8], open: usize) -> Option<bool>;
+    /// [`Self::quick`] without bounds checks on its reads of the input.
+    ///
+    /// # Safety
+    ///
+    /// `open + UNCHECKED_READ <= input.len()`.
+    #[inline(always)]
+    unsafe fn quick_unchecked(&self, input: &[u8], open: usize) -> Option<bool> {
+        self.quick(input, open)
+    }
     /// Whether the key at structural `k` is the one sought (the members
     /// [`Self::quick`] cannot tell).
     fn slow(&self, doc: &Doc<'_>, k: usize) -> bool;
@@ -1605,6 +1623,12 @@ impl<T: WordTest> MemberTest for Plain<'_, '_, T> {
     #[inline(always)]
     fn quick(&self, input: &[u8], open: usize) -> Option<bool> {
         self.0.test(input, open)
+    }
+    #[inline(always)]
+    unsafe fn quick_unchecked(&self, input: &[u8], open: usize) -> Option<bool> {
+        // SAFETY: the caller's `open + UNCHECKED_READ <= input.len()` is
+        // `test_unchecked`'s contract.
+        unsafe { self.0.test_unchecked(input, open) }
     }
     #[inline(always)]
     fn slow(&self, doc: &Doc<'_>, k: usize) -> bool {
@@ -1657,10 +1681,8 @@ const POW10: [u64; 9] = [
 /// `None` past the structurals. The value is skipped by the kind of its
 /// first structural: a string is one structural, a container jumps past
 /// its closer through the container table, a scalar has none of its own
-/// (the structural there is the `,` or the closer after it). Selects, not
-/// branches (the kinds of neighbouring values vary too much to predict);
-/// inlined into each member walk, whose loop keeps `k` and `ord` in
-/// registers.
+/// (the structural there is the `,` or the closer after it). Inlined into
+/// each member walk, whose loop keeps `k` and `ord` in registers.
 #[inline(always)]
 pub(crate) fn next_member(
     s: &[u32],
@@ -1677,6 +1699,12 @@ pub(crate) fn next_member(
 /// [`next_member`] once the structural `vk` after a key's colon is read
 /// (its byte offset `v`): the next key's structural and the next
 /// container's ordinal.
+///
+/// A branch on "is this a container" first: a string or a scalar (most
+/// values) takes the next structural without touching the container
+/// table; only a container loads its entry (a bounds check and a 16-byte
+/// read). An earlier version computed both sides and selected, which
+/// loaded the entry for every value.
 #[inline(always)]
 fn skip_value(
     input: &[u8],
@@ -1686,19 +1714,106 @@ fn skip_value(
     ord: u32,
 ) -> (usize, u32) {
     let b = input.get(v).copied().unwrap_or(b' ');
-    let ct = containers.get(ord as usize).copied().unwrap_or_default();
+    skip_kind(b, containers, vk, ord)
+}
+
+/// [`skip_value`] once the value's first byte `b` is read.
+#[inline(always)]
+fn skip_kind(b: u8, containers: &[crate::index::Container], vk: usize, ord: u32) -> (usize, u32) {
     // `{` and `[` differ only in bit 0x20.
-    let container = b | 0x20 == b'{';
-    let string = usize::from(b == b'"');
-    // (`max`: an index that is not this input's, a misuse `Doc::new`'s
-    // contract allows to give wrong answers but not to hang, could point
-    // a container's close before its open; the walk still moves on.)
-    let k = if container {
-        (ct.close as usize + 2).max(vk + 1)
+    if b | 0x20 == b'{' {
+        let ct = containers.get(ord as usize).copied().unwrap_or_default();
+        // (`max`: an index that is not this input's, a misuse `Doc::new`'s
+        // contract allows to give wrong answers but not to hang, could
+        // point a container's close before its open; the walk still moves
+        // on.)
+        ((ct.close as usize + 2).max(vk + 1), ct.next)
     } else {
-        vk + 1 + string
+        (vk + 1 + usize::from(b == b'"'), ord)
+    }
+}
+
+/// Where a member walk is: the member's key structural `k`, the ordinal
+/// `ord` of the next container at or after its value, the members `i`
+/// walked before it.
+struct MemberAt {
+    k: usize,
+    ord: u32,
+    i: u32,
+}
+
+/// The inner loop of [`Doc::walk_members`]: from the member at `at`, the
+/// members `test`'s quick test tells apart, up to the object's closer at
+/// structural `last`. `None`: no member left; `Some(hit)`: the member at
+/// `at` is the key (`true`) or needs the slow test (`false`).
+///
+/// With `CHECKED = false`, the quick test and the value's first byte are
+/// read without bounds checks.
+///
+/// # Safety
+///
+/// `last < s.len()`; with `CHECKED = false` also `s[last] + UNCHECKED_READ
+/// <= input.len()` (and the structurals increase strictly, as every
+/// [`Index`]'s do).
+#[inline(always)]
+unsafe fn scan_members<const CHECKED: bool>(
+    s: &[u32],
+    input: &[u8],
+    containers: &[crate::index::Container],
+    last: usize,
+    test: &impl MemberTest,
+    at: &mut MemberAt,
+) -> Option<bool> {
+    let (mut k, mut ord, mut i) = (at.k, at.ord, at.i);
+    let stop = loop {
+        if k + 2 > last {
+            break None;
+        }
+        // SAFETY: `k < k + 2 <= last < s.len()`.
+        let open = unsafe { *s.get_unchecked(k) } as usize;
+        let quick = if CHECKED {
+            test.quick(input, open)
+        } else {
+            // SAFETY: `k < last` and the structurals increase, so `open <
+            // s[last]`, and `s[last] + UNCHECKED_READ <= input.len()`.
+            unsafe { test.quick_unchecked(input, open) }
+        };
+        match quick {
+            Some(false) => {}
+            Some(true) => break Some(true),
+            None => break Some(false),
+        }
+        // SAFETY: as above, `k + 2 <= last < s.len()`.
+        let v = unsafe { *s.get_unchecked(k + 2) } as usize;
+        (k, ord) = if CHECKED {
+            skip_value(input, containers, k + 2, v, ord)
+        } else {
+            // SAFETY: `k + 2 <= last`, so `v <= s[last] < input.len()`.
+            unsafe { skip_value_unchecked(input, containers, k + 2, v, ord) }
+        };
+        i += 1;
     };
-    (k, if container { ct.next } else { ord })
+    (at.k, at.ord, at.i) = (k, ord, i);
+    stop
+}
+
+/// [`skip_value`] without the bounds check on the value's first byte.
+///
+/// # Safety
+///
+/// `v < input.len()`.
+#[inline(always)]
+unsafe fn skip_value_unchecked(
+    input: &[u8],
+    containers: &[crate::index::Container],
+    vk: usize,
+    v: usize,
+    ord: u32,
+) -> (usize, u32) {
+    debug_assert!(v < input.len());
+    // SAFETY: the caller's `v < input.len()`.
+    let b = unsafe { *input.get_unchecked(v) };
+    skip_kind(b, containers, vk, ord)
 }
 
 /// The value and the number of the leading ASCII digits of `t`, at most 18
@@ -1944,7 +2059,7 @@ pub(crate) mod repeats;
 
 use key::{
     first_word, has_backslash, print, tag, tag_mask, word_of, KeyMatcher, PlainKey, PlainWords,
-    WordTest, TAG_GROUP,
+    WordTest, TAG_GROUP, UNCHECKED_READ,
 };
 
 #[cfg(test)]
@@ -1955,6 +2070,126 @@ mod tests {
     };
     use crate::error::AccessError;
     use crate::index::{Index, Options};
+
+    /// The member walk bounds its reads once per walk (the object's
+    /// closer [`super::UNCHECKED_READ`] bytes or more before the end of
+    /// the input) or per member: objects ending at every distance from the
+    /// end, keys of every word length (escaped too), found, missed and
+    /// read by `find_all` over an array of them, agree with the object's
+    /// keys.
+    #[test]
+    fn member_walks_at_every_distance_from_the_end_of_the_input() {
+        for n in 1..=17usize {
+            let key = "k".repeat(n);
+            let near = format!("{}j", "k".repeat(n - 1));
+            let escaped = format!("\\u006b{}", "k".repeat(n - 1));
+            for pad in 0..=24usize {
+                for (body, found) in [
+                    (
+                        format!("\"a\":0,\"{near}\":1,\"{key}\":2"),
+                        Some(b"2".as_slice()),
+                    ),
+                    (
+                        format!("\"{key}\":{{\"x\":3}},\"b\":[4]"),
+                        Some(b"{\"x\":3}"),
+                    ),
+                    (format!("\"{escaped}\":5"), Some(b"5")),
+                    (format!("\"a\":0,\"{key}\" :8"), Some(b"8")),
+                    (format!("\"{near}\" :0,\"{key}\"\n:9"), Some(b"9")),
+                    (format!("\"{near}\":\"6\",\"{key}x\":7"), None),
+                ] {
+                    let text = format!("{{{body}}}{}", " ".repeat(pad));
+                    let rows = format!("[{text},{text}]{}", " ".repeat(pad));
+                    for lazy in [false, true] {
+                        let opts = Options {
+                            lazy,
+                            ..Options::default()
+                        };
+                        let index = Index::build(text.as_bytes(), &opts).unwrap();
+                        let doc = Doc::new(text.as_bytes(), &index);
+                        let got = doc.field(doc.root(), key.as_bytes()).map(|c| doc.raw(c));
+                        assert_eq!(got, found, "{text:?}");
+                        let index = Index::build(rows.as_bytes(), &opts).unwrap();
+                        let doc = Doc::new(rows.as_bytes(), &index);
+                        let all = doc.find_all(doc.root(), &format!("[*].{key}")).unwrap();
+                        let all: Vec<_> = all.into_iter().map(|c| doc.raw(c)).collect();
+                        assert_eq!(all, found.into_iter().chain(found).collect::<Vec<_>>());
+                    }
+                }
+            }
+        }
+    }
+
+    /// An index paired with another input (a misuse `Doc::new` allows):
+    /// shorter, longer or other bytes give answers, errors or a checked
+    /// panic (the key's body read by `string_close`, which is not this
+    /// test's subject), never an unchecked read out of bounds: the member
+    /// walk's unchecked reads rest on the index's own order and one check
+    /// of the input's length, and their `debug_assert`s would fail here.
+    #[test]
+    fn member_walks_over_another_input_stay_in_bounds() {
+        let text =
+            br#"{"alpha":1,"beta":{"gamma":[1,2,{"delta":"x"}]},"epsilon_key":null,"z":"end"}"#;
+        let index = Index::build(text, &Options::default()).unwrap();
+        let others: [&[u8]; 5] = [
+            b"",
+            b"{}",
+            &text[..text.len() / 2],
+            br#"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["#,
+            br#"{"alpha":1,"beta":{"gamma":[1,2,{"delta":"x"}]},"epsilon_key":null,"z":"end"}    {"alpha":{"a":{"b":1}}}"#,
+        ];
+        for other in others {
+            foreign_reads(
+                &index,
+                other,
+                &["alpha", "beta", "epsilon_key", "z", "missing"],
+            );
+        }
+        // The last key of an object near the end of the input, where the
+        // other input holds a longer key's first word: its second word
+        // would run past the end but for the walk's bound.
+        let text = format!(r#"{{"{}":0,"z":1}}{}"#, "a".repeat(20), " ".repeat(10));
+        let index = Index::build(text.as_bytes(), &Options::default()).unwrap();
+        let at = text.rfind("\"z\"").unwrap();
+        let mut other = text.as_bytes()[..at].to_vec();
+        other.extend_from_slice(b"\"longkey1");
+        other.resize(text.len(), b' ');
+        foreign_reads(
+            &index,
+            &other,
+            &["longkey1_15char", "longkey1_9", "longkey"],
+        );
+    }
+
+    /// Reads of `keys` through `index` paired with `other`: see
+    /// [`member_walks_over_another_input_stay_in_bounds`].
+    fn foreign_reads(index: &Index, other: &[u8], keys: &[&'static str]) {
+        {
+            let doc = Doc::new(other, index);
+            let root = doc.root();
+            let mut reads: Vec<Box<dyn Fn()>> = vec![Box::new(move || {
+                let _ = doc.find_all(root, "beta.gamma[*].delta");
+            })];
+            for &key in keys {
+                reads.push(Box::new(move || {
+                    let _ = doc.field(root, key.as_bytes());
+                }));
+                reads.push(Box::new(move || {
+                    let _ = doc.find_all(root, &format!("beta.{key}"));
+                }));
+            }
+            for read in reads {
+                if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
+                    let msg = e
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| e.downcast_ref::<&str>().copied())
+                        .unwrap_or("");
+                    assert!(!msg.starts_with("assertion failed"), "{msg}");
+                }
+            }
+        }
+    }
 
     /// Child tables come after at most two walks' worth of children,
     /// whether a container counts its walks in its lock-free slot or, when

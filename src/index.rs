@@ -98,9 +98,17 @@ pub(crate) struct Container {
 
 /// The structural index of one document. It does not hold the input: pair it
 /// with the same bytes in a [`crate::Doc`].
+///
+/// Invariant (every index is made by [`Index::assemble`] from a scan of one
+/// input, and nothing changes it after): its structurals increase strictly.
+/// A reader may rest memory safety on it even when the index is paired with
+/// another input (`Doc::new` allows that misuse): from one bounds check of
+/// a container's closer, the member walk knows every offset before it in
+/// bounds (see `Doc::walk_members`).
 #[derive(Debug)]
 pub struct Index {
-    /// Offsets of structurals and opening quotes, then `input.len()`.
+    /// Offsets of structurals and opening quotes, then `input.len()`;
+    /// strictly increasing (see above).
     pub(crate) structurals: Vec<u32>,
     pub(crate) containers: Vec<Container>,
     pub(crate) lazy: bool,
@@ -338,6 +346,10 @@ impl Index {
         non_ascii: bool,
         escaped: bool,
     ) -> Index {
+        debug_assert!(
+            structurals.windows(2).all(|w| w[0] < w[1]),
+            "structurals increase strictly"
+        );
         let mut index = Index {
             structurals,
             containers,

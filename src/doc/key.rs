@@ -309,7 +309,23 @@ pub(super) struct MediumWords {
 /// differs: the body must be decoded, see the module docs).
 pub(super) trait WordTest {
     fn test(&self, input: &[u8], open: usize) -> Option<bool>;
+
+    /// [`Self::test`] without its bounds checks, for a walk that proved
+    /// them once (see `Doc::walk_members`).
+    ///
+    /// # Safety
+    ///
+    /// `open + UNCHECKED_READ <= input.len()`.
+    #[inline(always)]
+    unsafe fn test_unchecked(&self, input: &[u8], open: usize) -> Option<bool> {
+        self.test(input, open)
+    }
 }
+
+/// The bytes from a key's opening quote that [`WordTest::test_unchecked`]
+/// may read: the quote, then at most two words (a [`MediumWords`] key's
+/// tail word starts at most eight bytes after the first).
+pub(super) const UNCHECKED_READ: usize = 17;
 
 /// The little-endian word at `input[at..at + 8]`, if there is one.
 #[inline(always)]
@@ -319,12 +335,23 @@ fn word_at(input: &[u8], at: usize) -> Option<u64> {
         .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
 }
 
+/// [`word_at`] without the bounds check.
+///
+/// # Safety
+///
+/// `at + 8 <= input.len()`.
+#[inline(always)]
+unsafe fn word_at_unchecked(input: &[u8], at: usize) -> u64 {
+    debug_assert!(at + 8 <= input.len());
+    // SAFETY: the caller's `at + 8 <= input.len()`: the eight bytes are
+    // in `input`; `read_unaligned` has no alignment requirement.
+    u64::from_le(unsafe { input.as_ptr().add(at).cast::<u64>().read_unaligned() })
+}
+
 impl ShortWord {
     /// The words of a key of `n` bytes (1 to 7) whose bytes are `word`
     /// ([`word_of`] of the key), when the caller has tested it for the
     /// bytes it must not hold ([`PlainKey::new`] is the checked maker).
-    // (Used by the vectorcall getters, which abi3 builds do not have.)
-    #[cfg_attr(any(not(feature = "python"), feature = "abi3"), allow(dead_code))]
     #[inline(always)]
     pub(super) fn of_word(word: u64, n: usize) -> ShortWord {
         debug_assert!((1..=7).contains(&n));
@@ -365,10 +392,10 @@ impl PlainWords for MediumWords {
     }
 }
 
-impl WordTest for ShortWord {
+impl ShortWord {
+    /// The test of the word `w` after a member's opening quote.
     #[inline(always)]
-    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
-        let w = word_at(input, open + 1)?;
+    fn test_word(&self, w: u64) -> Option<bool> {
         let diff = (w ^ self.word) & self.mask;
         if diff == 0 {
             return Some(true);
@@ -377,20 +404,57 @@ impl WordTest for ShortWord {
     }
 }
 
-impl WordTest for MediumWords {
+impl WordTest for ShortWord {
     #[inline(always)]
     fn test(&self, input: &[u8], open: usize) -> Option<bool> {
-        let w = word_at(input, open + 1)?;
+        self.test_word(word_at(input, open + 1)?)
+    }
+
+    #[inline(always)]
+    unsafe fn test_unchecked(&self, input: &[u8], open: usize) -> Option<bool> {
+        // SAFETY: the caller's `open + UNCHECKED_READ <= input.len()`
+        // covers the word at `open + 1`.
+        self.test_word(unsafe { word_at_unchecked(input, open + 1) })
+    }
+}
+
+impl MediumWords {
+    /// The test of the words after a member's opening quote: its first
+    /// word `w`, then, if that matches, `tail` (the word `tail_at` bytes
+    /// later).
+    #[inline(always)]
+    fn test_words(&self, w: u64, tail: impl FnOnce(usize) -> Option<u64>) -> Option<bool> {
         let diff = w ^ self.head;
         if diff != 0 {
             return escape_at_first_difference(w, diff);
         }
-        let t = word_at(input, open + 1 + self.tail_at)?;
+        let t = tail(self.tail_at)?;
         let diff = t ^ self.tail;
         if diff == 0 {
             return Some(true);
         }
         escape_at_first_difference(t, diff)
+    }
+}
+
+impl WordTest for MediumWords {
+    #[inline(always)]
+    fn test(&self, input: &[u8], open: usize) -> Option<bool> {
+        let w = word_at(input, open + 1)?;
+        self.test_words(w, |at| word_at(input, open + 1 + at))
+    }
+
+    #[inline(always)]
+    unsafe fn test_unchecked(&self, input: &[u8], open: usize) -> Option<bool> {
+        // SAFETY: the caller's `open + UNCHECKED_READ <= input.len()`
+        // covers the word at `open + 1` and the one at `open + 1 + at`
+        // (`tail_at` <= 8: a key of 8 to 15 bytes).
+        let w = unsafe { word_at_unchecked(input, open + 1) };
+        self.test_words(w, |at| {
+            debug_assert!(at <= 8);
+            // SAFETY: as above, `open + 1 + at + 8 <= open + 17`.
+            Some(unsafe { word_at_unchecked(input, open + 1 + at) })
+        })
     }
 }
 

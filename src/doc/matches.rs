@@ -32,10 +32,8 @@
 //! What a key's comparisons need that depends on the key alone (its words,
 //! whether it is plain) is prepared once per call, not once per object.
 
-use super::key::word_of;
-use super::{
-    next_member, AnyKey, ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher, MemberTest, ShortKey,
-};
+use super::key::{word_of, ShortWord};
+use super::{AnyKey, ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher, MemberTest, Plain};
 use crate::error::{AccessError, JsonType};
 use crate::path::{segments, wildcard_error, Compiled, Segment};
 use smallvec::SmallVec;
@@ -71,22 +69,18 @@ struct Frame<'a> {
 type Parsed<'p> = SmallVec<[(usize, Segment<'p>); 8]>;
 
 /// A key segment after the first wildcard, prepared once per call: its
-/// matcher and, for a short plain key, the word [`Doc::short_member`]
-/// compares (the key and its closing quote) with its mask.
+/// matcher and, for a short plain key, the words [`Doc::short_member`]
+/// tests members with.
 struct Key<'i, 'k> {
     m: KeyMatcher<'i, 'k>,
-    short: Option<(u64, u64)>,
+    short: Option<ShortWord>,
 }
 
 impl<'i, 'k> Key<'i, 'k> {
     fn new(m: KeyMatcher<'i, 'k>) -> Self {
-        let short = m.is_short().then(|| {
-            let n = m.key.len();
-            (
-                word_of(m.key) | u64::from(b'"') << (8 * n),
-                u64::MAX >> (8 * (7 - n)),
-            )
-        });
+        let short = m
+            .is_short()
+            .then(|| ShortWord::of_word(word_of(m.key), m.key.len()));
         Key { m, short }
     }
 }
@@ -278,10 +272,8 @@ impl<'a> Doc<'a> {
             return None;
         }
         let m = &key.m;
-        match key.short {
-            Some((quoted, mask)) => self
-                .short_member(c, quoted, mask)
-                .unwrap_or_else(|| self.member_walk(c, ShortKey(m))),
+        match &key.short {
+            Some(w) => self.short_member(c, w, m.key),
             None => self.member_walk(c, AnyKey(m)),
         }
     }
@@ -330,68 +322,24 @@ impl<'a> Doc<'a> {
         true
     }
 
-    /// [`Self::member_walk`] for a short plain key, whose test is one
-    /// masked compare of the eight bytes after a member's opening quote
-    /// with `quoted` (the key and its closing quote; `mask` covers them).
-    /// `Some(None)`: no member has the key. `None`: ask the general walk
-    /// (a key whose first difference is a backslash, which may be an escape
-    /// of the key, or one too near the end of the input for a word read).
-    ///
-    /// The whole state (eleven words) fits in registers; the general walk
-    /// keeps the matcher's words in memory and spills.
+    /// [`Self::member_walk`] for a short plain key (its words `w`): the
+    /// walk with the key's words in registers, as [`Doc::field`]'s (a
+    /// member they cannot tell, an escape or the end of the input near, is
+    /// compared by its body, out of the loop).
     #[inline(never)]
-    fn short_member(&self, c: Cursor, quoted: u64, mask: u64) -> Option<Option<Cursor>> {
-        let containers = &self.index.containers[..];
-        let close = containers.get(c.ord as usize)?.close as usize;
-        let s = self.s().get(..close)?;
-        let input = self.input;
-        let mut k = c.sidx as usize + 1;
-        let mut ord = c.ord + 1;
-        while let Some(&open) = s.get(k) {
-            let open = open as usize;
-            let w = input.get(open + 1..open + 9)?;
-            let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-            let diff = (w ^ quoted) & mask;
-            if diff == 0 {
-                let colon = *s.get(k + 1)? as usize;
-                return Some(Some(self.value_at(k as u32 + 2, colon + 1, ord)));
-            }
-            if (w >> (diff.trailing_zeros() & !7)) as u8 == b'\\' {
-                return None;
-            }
-            let Some(next) = next_member(s, input, containers, k, ord) else {
-                break;
-            };
-            (k, ord) = next;
-        }
-        Some(None)
+    fn short_member(&self, c: Cursor, w: &ShortWord, key: &[u8]) -> Option<Cursor> {
+        self.walk_members(c, Plain(w, key)).1
     }
 
     /// The first member of object `c` whose key passes `test`: its value.
     ///
-    /// [`Doc::walk_members`]' walk (the value skipped by the kind of its
-    /// first structural, by selects), out of line and bounded by the
-    /// object's closer rather than a count of members: the loop then holds
-    /// its state in registers (inlined into [`Self::each_match`] it shared
-    /// them with the whole walk and spilled half of it, ~50 instructions a
-    /// member).
+    /// [`Doc::walk_members`], the walk [`Doc::field`] makes, out of line:
+    /// the loop then holds its state in registers (inlined into
+    /// [`Self::each_match`] it shared them with the whole walk and spilled
+    /// half of it, ~50 instructions a member).
     #[inline(never)]
     fn member_walk(&self, c: Cursor, test: impl MemberTest) -> Option<Cursor> {
-        let containers = &self.index.containers[..];
-        let close = containers.get(c.ord as usize)?.close as usize;
-        // Every member's key and value lie before the closer.
-        let s = self.s().get(..close)?;
-        let input = self.input;
-        let mut k = c.sidx as usize + 1;
-        let mut ord = c.ord + 1;
-        while let Some(&open) = s.get(k) {
-            if test.hit(self, k, open as usize) {
-                let colon = *s.get(k + 1)? as usize;
-                return Some(self.value_at(k as u32 + 2, colon + 1, ord));
-            }
-            (k, ord) = next_member(s, input, containers, k, ord)?;
-        }
-        None
+        self.walk_members(c, test).1
     }
 
     /// `step` for a container visited once: a scan, no child table. (Keys
