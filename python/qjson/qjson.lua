@@ -2612,10 +2612,49 @@ do
     -- are not re-entered, see journal_open); `root` is dropped at the end.
     local pstate = { root = false, i = 0 }
 
+    --[[ A JSON Patch given as text, as a plan made once per text: its ops as
+    plain tables {op =, path =, value =, from =} read once from the decoded
+    text (a proxy's scalar members are not cached, so each use read every
+    op's members from the index again: a C call and a string each). Values
+    are the cached patch proxy's (never changed: own() puts fresh proxies
+    of their bytes into the target). An element that is not an object stays
+    as it is, and fails in its turn as before. Nil when the text is not an
+    array. Plans are kept as decode_text keeps texts (64 of up to 64 KB). ]]
+    local text_ops = (function()
+        local plans, planned = {}, 0
+        return function(text)
+            local plan = plans[text]
+            if plan ~= nil then
+                return plan
+            end
+            local ops = decode_text(text)
+            if kind_of(ops) ~= ARRAY then
+                return nil
+            end
+            local n = c_len(ops, ARRAY)
+            plan = table_new(n, 0)
+            for i = 1, n do
+                local o = ops[i]
+                if is_proxy(o) and kind_of(o) == OBJECT then
+                    o = { op = o.op, path = o.path, value = o.value, from = o.from }
+                end
+                plan[i] = o
+            end
+            if #text <= 64 * 1024 then
+                if planned >= 64 then
+                    plans, planned = {}, 0
+                end
+                plans[text] = plan
+                planned = planned + 1
+            end
+            return plan
+        end
+    end)()
+
     function qjson.patch(t, ops)
         if type(ops) == "string" then
-            ops = decode_text(ops)
-            if kind_of(ops) ~= ARRAY then
+            ops = text_ops(ops)
+            if ops == nil then
                 error(setmetatable({ message = "a JSON Patch is an array of ops" }, PatchError), 2)
             end
         elseif kind_of(ops) ~= ARRAY and not (type(ops) == "table" and next(ops) == nil) then
