@@ -27,7 +27,8 @@ free of the trace draw that moves --callgrind's counts of 2 KB edits.
 Workloads: pass, decode (alone), edit (decode + the set, no encode), set
 (model / [1].title on github), nested (messages[1].content / [1].user.login
 on github: the edit in a child of a child), patch (3 ops, as
-lua_bench.py), edits3 (the chat patch's three edits made on the proxies
+lua_bench.py), ptext (the same patch as JSON text; chat payloads only),
+edits3 (the chat patch's three edits made on the proxies
 directly: what the patch functions add over the edits), merge, read
 (decode + the access reads of lua_bench.py), get (parse + the path getters
 of lua_bench.py's access and long-lived rows), copy
@@ -188,6 +189,11 @@ W.edits3_chat = function(s)
 end
 W.patch_chat = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PATCHES.chat)) end
 W.patch_github = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PATCHES.github)) end
+-- ptext: the chat patch given as JSON text (lua_bench.py's patch_text column).
+local PTEXT = '[{"op": "replace", "path": "/model", "value": "gpt-4o-mini"}, '
+    .. '{"op": "remove", "path": "/stream"}, '
+    .. '{"op": "add", "path": "/messages/0", "value": {"role": "system", "content": "Be brief."}}]'
+W.ptext_chat = function(s) return qjson.encode(qjson.patch(qjson.decode(s), PTEXT)) end
 local MERGE = '{"metadata": {"tenant": "acme"}, "logprobs": null, "temperature": 0.2}'
 W.merge_chat = function(s) return qjson.encode(qjson.merge_patch(qjson.decode(s), MERGE)) end
 """

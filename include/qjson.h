@@ -249,6 +249,14 @@ size_t qjson_cjson_escape(const char *s, size_t len, char *out);
    which AMD Zen 3 runs several times slower at some relative offsets of
    the two buffers: the Lua encoder's copies of large input spans. */
 void qjson_copy(char *dst, const char *src, size_t len);
+/* The compact form of the JSON text at `input` (parsed strictly): no
+   whitespace, strings escaped again (only `"`, `\\` and control bytes),
+   integers as their value, other numbers as the shortest text of their
+   double, each key of an object once (its first value): what a host writes
+   for the value once decoded and encoded again. *out / *out_len: the text,
+   valid until the next qjson_compact call on this thread. */
+int qjson_compact(const char *input, size_t len, const char **out,
+                  size_t *out_len);
 
 /* Edits for hosts that keep their own values (qjson.lua's proxies): one
    state per edited object or array, naming host values by ids > 0.
@@ -297,6 +305,10 @@ int qjson_edit_plan(const qjson_doc *doc, qjson_edit *e,
    none is saved): an atomic sequence of edits without a state to free. */
 int qjson_edit_save(qjson_edit *e);
 int qjson_edit_restore(qjson_edit *e);
+/* qjson_edit_reset drops every edit of the state (and any saved copy): the
+   state is as new, for a host that undoes the first edits of a container
+   and keeps the state to reuse. */
+int qjson_edit_reset(qjson_edit *e);
 
 /* QJSON_CDEF_END */
 

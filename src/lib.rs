@@ -28,6 +28,7 @@
 //! ```
 
 pub mod capi;
+pub mod compact;
 pub mod cpu;
 pub mod decode;
 pub mod doc;

@@ -128,6 +128,8 @@ size_t qjson_many_consumed(const qjson_many *m);
 size_t qjson_cjson_string(const char *s, size_t len, char *out);
 size_t qjson_cjson_escape(const char *s, size_t len, char *out);
 void qjson_copy(char *dst, const char *src, size_t len);
+int qjson_compact(const char *input, size_t len, const char **out,
+                  size_t *out_len);
 typedef struct qjson_edit qjson_edit;
 typedef struct qjson_seg {
     const char *p;
@@ -157,6 +159,7 @@ int qjson_edit_plan(const qjson_doc *doc, qjson_edit *e,
                     const qjson_seg **segs, size_t *nsegs);
 int qjson_edit_save(qjson_edit *e);
 int qjson_edit_restore(qjson_edit *e);
+int qjson_edit_reset(qjson_edit *e);
 ]]
 
 -- Declare once per Lua state (a second ffi.cdef of the structs would fail,
@@ -1972,8 +1975,12 @@ rules are those of src/patch.rs).
 Edits go through the proxies' overlay (obj_newindex, the array slots), so
 encode splices them. Values put into the document are the document's own:
 an untouched proxy becomes a fresh proxy of the same bytes (a text patch's
-values are written as their original text), an edited one is materialized,
-plain tables are copied; `move` moves the value itself.
+values are written as their original text), an edited one becomes a proxy
+of its compact text (src/compact.rs: the bytes Python writes for the value it
+materializes, in the proxy's order), plain tables are copied; `move` moves
+the value itself. A merge patch that builds a new object from a patch object
+holding nulls builds it as that text too (put_merged), not as a plain table
+(written in Lua's hash order): the same bytes from both edges.
 
 Atomic: while a patch runs, a journal is open (J): before a container is
 first changed, the core saves its edit state inside it (qjson_edit_save)
@@ -2260,15 +2267,22 @@ do
                         end
                     end
                     st.next_id = next_id
+                    -- A state this patch made (the container had none) is
+                    -- kept, emptied, with its values table: the document owns
+                    -- it until it is freed, so dropping it here left one state
+                    -- per failed patch (a loop of failing patches grew memory
+                    -- without bound); the next edit reuses it.
+                    local made = st.e
                     if e then
                         local rc = C.qjson_edit_restore(ffi.cast(edit_pt, e))
                         if rc ~= OK then
                             raise(rc, nil, 2)
                         end
-                    end
-                    st.e = e
-                    if not e then
-                        st.vals = false
+                    elseif made then
+                        local rc = C.qjson_edit_reset(ffi.cast(edit_pt, made))
+                        if rc ~= OK then
+                            raise(rc, nil, 2)
+                        end
                     end
                     i = i - 6
                 else -- 4, a plain table saved
@@ -2299,6 +2313,16 @@ do
         jn, jseen, jseen_n = 0, nil, 0
     end
 
+    --- The compact form of JSON text `text` (src/compact.rs): what Python
+    --- writes for the value once materialized.
+    local function compact_text(text)
+        local rc = C.qjson_compact(text, #text, ptr_out, len_out)
+        if rc ~= OK then
+            raise(rc, nil, 3)
+        end
+        return (ffi_string(ptr_out[0], len_out[0]))
+    end
+
     --- `v` as a value of the document (see above).
     local function own(v, depth)
         if type(v) ~= "table" or v == null then
@@ -2311,7 +2335,15 @@ do
         local st = is_proxy(v)
         if st then
             if st.dirty then
-                return materialize(v, 1)
+                -- An edited proxy: Python materializes it (its own dicts and
+                -- lists, in the view's order, written compact); here, a
+                -- proxy of that compact text (a plain table would be written
+                -- in Lua's hash order). encode() asked is_dirty: `dirty` is
+                -- only a hint, `dirty_now` says whether edits remain.
+                local text = qjson.encode(v)
+                if st.dirty_now then
+                    return (qjson.decode(compact_text(text)))
+                end
             end
             return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
         end
@@ -2481,10 +2513,8 @@ do
                 -- found, a set of one adds a key), so the member is not
                 -- looked up before it; the journal undoes the edit when
                 -- there was none. Only once the object has its edit state:
-                -- the undo of a first edit drops the state it made, which
-                -- stays owned by the document until the document is freed
-                -- (a failing remove repeated on an untouched object grew
-                -- memory without bound).
+                -- an untouched object's member is looked up first (no state
+                -- is made for a member that is not there).
                 touch(parent)
                 parent[last] = replacement
                 local id = st.ks[last]
@@ -2582,10 +2612,49 @@ do
     -- are not re-entered, see journal_open); `root` is dropped at the end.
     local pstate = { root = false, i = 0 }
 
+    --[[ A JSON Patch given as text, as a plan made once per text: its ops as
+    plain tables {op =, path =, value =, from =} read once from the decoded
+    text (a proxy's scalar members are not cached, so each use read every
+    op's members from the index again: a C call and a string each). Values
+    are the cached patch proxy's (never changed: own() puts fresh proxies
+    of their bytes into the target). An element that is not an object stays
+    as it is, and fails in its turn as before. Nil when the text is not an
+    array. Plans are kept as decode_text keeps texts (64 of up to 64 KB). ]]
+    local text_ops = (function()
+        local plans, planned = {}, 0
+        return function(text)
+            local plan = plans[text]
+            if plan ~= nil then
+                return plan
+            end
+            local ops = decode_text(text)
+            if kind_of(ops) ~= ARRAY then
+                return nil
+            end
+            local n = c_len(ops, ARRAY)
+            plan = table_new(n, 0)
+            for i = 1, n do
+                local o = ops[i]
+                if is_proxy(o) and kind_of(o) == OBJECT then
+                    o = { op = o.op, path = o.path, value = o.value, from = o.from }
+                end
+                plan[i] = o
+            end
+            if #text <= 64 * 1024 then
+                if planned >= 64 then
+                    plans, planned = {}, 0
+                end
+                plans[text] = plan
+                planned = planned + 1
+            end
+            return plan
+        end
+    end)()
+
     function qjson.patch(t, ops)
         if type(ops) == "string" then
-            ops = decode_text(ops)
-            if kind_of(ops) ~= ARRAY then
+            ops = text_ops(ops)
+            if ops == nil then
                 error(setmetatable({ message = "a JSON Patch is an array of ops" }, PatchError), 2)
             end
         elseif kind_of(ops) ~= ARRAY and not (type(ops) == "table" and next(ops) == nil) then
@@ -2611,68 +2680,118 @@ do
         return root
     end
 
-    --- Whether object `v` has a null member, at any depth of objects.
-    local function has_null_member(v, depth)
-        if depth > MAX_DEPTH then
-            error("qjson.merge_patch: patch nested too deeply", 0)
-        end
-        for _, k in ipairs(object_keys(v)) do
-            local x = v[k]
-            if x == null or (kind_of(x) == OBJECT and has_null_member(x, depth + 1)) then
-                return true
-            end
-        end
-        return false
-    end
-
-    --- MergePatch({}, patch): the patch with its null members dropped (the
-    --- patch value itself when it has none, as Python does: a text patch's
-    --- value is then written as its original bytes).
-    local function merged_new(patch, depth)
-        if kind_of(patch) ~= OBJECT or not has_null_member(patch, depth) then
-            return own(patch)
-        end
-        local out = {}
-        for _, k in ipairs(object_keys(patch)) do
-            local x = patch[k]
-            if x ~= null then
-                out[k] = merged_new(x, depth + 1)
-            end
-        end
-        return out
-    end
-
-    --- Merge `patch` into object `target`. A member that deletes is looked up
-    --- without reading its value (has_member: no Lua string, no cache entry),
-    --- and a member that is not an object replaces without reading the
-    --- target's (only an object patch member merges into what is there).
-    local function merge_into(target, patch, depth)
-        if depth > MAX_DEPTH then
-            error("qjson.merge_patch: patch nested too deeply", 0)
-        end
-        for _, k in ipairs(object_keys(patch)) do
-            local x = patch[k]
-            if x == null then
-                if has_member(target, k) then
-                    touch(target)
-                    target[k] = nil
-                end
-            else
-                local cur = kind_of(x) == OBJECT and target[k]
-                if cur and kind_of(cur) == OBJECT then
-                    merge_into(cur, x, depth + 1)
-                else
-                    touch(target)
-                    target[k] = merged_new(x, depth + 1)
-                end
-            end
-        end
-    end
-
     --- qjson.merge_patch(t, patch) -> t (or the patch, when it is not an object).
-    -- Made by a function of its own: its helpers' locals would pass the
-    -- main chunk's 200 (LuaJIT's limit).
+    -- Made by a function of its own, with its helpers: their locals would
+    -- pass the main chunk's 200 (LuaJIT's limit).
     qjson.merge_patch = (function()
+        --- Whether object `v` has a null member, at any depth of objects.
+        local function has_null_member(v, depth)
+            if depth > MAX_DEPTH then
+                error("qjson.merge_patch: patch nested too deeply", 0)
+            end
+            for _, k in ipairs(object_keys(v)) do
+                local x = v[k]
+                if x == null or (kind_of(x) == OBJECT and has_null_member(x, depth + 1)) then
+                    return true
+                end
+            end
+            return false
+        end
+
+        local merged_new -- (patch, depth) -> MergePatch({}, patch)
+
+        --- MergePatch({}, object proxy `p` holding a null member) into buffer `b`
+        --- as the text Python writes for the dict it builds: its members but the
+        --- null ones, compact, in order; keys and scalars in compact form (an
+        --- original scalar from its text, so `1.0E2` is `100.0` and an integer
+        --- stays exact), an object member holding nulls the same way, any other
+        --- container as own() gives it (its original bytes when untouched).
+        local function put_merged(b, p, depth)
+            if depth > MAX_DEPTH then
+                error("qjson.merge_patch: patch nested too deeply", 0)
+            end
+            local st = getmetatable(p)
+            local ks = st.ks
+            local first = true
+            b:put("{")
+            for _, k in ipairs(current_keys(st)) do
+                local x = p[k]
+                if x ~= null then
+                    b:put(first and "" or ",", compact_text(qjson.encode(k)), ":")
+                    first = false
+                    if is_proxy(x) and kind_of(x) == OBJECT and has_null_member(x, depth + 1) then
+                        put_merged(b, x, depth + 1)
+                    elseif type(x) == "table" then
+                        b:put(qjson.encode(merged_new(x, depth + 1)))
+                    elseif ks and ks[k] ~= nil then -- a value set on the patch
+                        b:put(compact_text(qjson.encode(x)))
+                    else
+                        local rc = C.qjson_field(st.h, st.cur, k, #k, cur_out)
+                        if rc == OK then
+                            rc = C.qjson_span(st.h, cur_out, "", 0, len_out, len_out + 1)
+                        end
+                        if rc ~= OK then
+                            raise(rc, k, 2)
+                        end
+                        local a = tonumber(len_out[0])
+                        b:put(compact_text(sub(st.s, a + 1, tonumber(len_out[1]))))
+                    end
+                end
+            end
+            b:put("}")
+        end
+
+        --- MergePatch({}, patch): the patch with its null members dropped (the
+        --- patch value itself when it has none, as Python does: a text patch's
+        --- value is then written as its original bytes). A proxy with nulls
+        --- becomes a proxy of the text Python writes (put_merged); a plain
+        --- table, a plain table (its order is Lua's).
+        merged_new = function(patch, depth)
+            if kind_of(patch) ~= OBJECT or not has_null_member(patch, depth) then
+                return own(patch)
+            end
+            if is_proxy(patch) then
+                local b = buffer.new()
+                put_merged(b, patch, depth)
+                return (qjson.decode(b:tostring()))
+            end
+            local out = {}
+            for _, k in ipairs(object_keys(patch)) do
+                local x = patch[k]
+                if x ~= null then
+                    out[k] = merged_new(x, depth + 1)
+                end
+            end
+            return out
+        end
+
+        --- Merge `patch` into object `target`. A member that deletes is looked up
+        --- without reading its value (has_member: no Lua string, no cache entry),
+        --- and a member that is not an object replaces without reading the
+        --- target's (only an object patch member merges into what is there).
+        local function merge_into(target, patch, depth)
+            if depth > MAX_DEPTH then
+                error("qjson.merge_patch: patch nested too deeply", 0)
+            end
+            for _, k in ipairs(object_keys(patch)) do
+                local x = patch[k]
+                if x == null then
+                    if has_member(target, k) then
+                        touch(target)
+                        target[k] = nil
+                    end
+                else
+                    local cur = kind_of(x) == OBJECT and target[k]
+                    if cur and kind_of(cur) == OBJECT then
+                        merge_into(cur, x, depth + 1)
+                    else
+                        touch(target)
+                        target[k] = merged_new(x, depth + 1)
+                    end
+                end
+            end
+        end
+
         --[[ A merge patch given as JSON text, as a plan made once per text (a
         gateway applies the same few patches to every request): the patch
         object's members as a flat list of (key, value, sub) triples, where sub
@@ -2707,21 +2826,20 @@ do
             return plan
         end
 
-        --- MergePatch({}, the plan's object), as merged_new.
+        --- MergePatch({}, the plan's object), as merged_new: with nulls, a
+        --- fresh proxy of the text put_merged writes, made once per plan.
         local function plan_new(plan)
             if not plan.nulls then
                 return own(plan.value)
             end
-            local out = {}
-            for i = 1, #plan, 3 do
-                local x, sub = plan[i + 1], plan[i + 2]
-                if sub then
-                    out[plan[i]] = plan_new(sub)
-                elseif x ~= null then
-                    out[plan[i]] = own(x)
-                end
+            local text = plan.text
+            if not text then
+                local b = buffer.new()
+                put_merged(b, plan.value, 0)
+                text = b:tostring()
+                plan.text = text
             end
-            return out
+            return own(decode_text(text))
         end
 
         --- Merge the plan into object `target`, as merge_into.

@@ -567,6 +567,25 @@ pub unsafe extern "C" fn qjson_edit_restore(e: *mut Edit) -> c_int {
     })
 }
 
+/// Drop every edit of the state and any saved copy: the state is as
+/// [`qjson_edit_new`] made it. A host that undoes the first edits of a
+/// container keeps the state (a document-owned one is only freed with the
+/// document) and reuses it, rather than making a new one per attempt.
+///
+/// # Safety
+/// `e` is a live edit state.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_edit_reset(e: *mut Edit) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let e = unsafe { state(e) }?;
+        e.patches = Patches::default();
+        e.slots = None;
+        e.saved = None;
+        Ok(Status::Ok)
+    })
+}
+
 /// Destroy an edit state (null is ignored).
 ///
 /// # Safety
@@ -1011,6 +1030,17 @@ mod tests {
             assert_eq!(qjson_edit_delete(h, e, b"b".as_ptr().cast(), 1), 0);
             assert_eq!(qjson_edit_restore(e), 0);
             assert_eq!(run(h, e, &[], &["", "Y"], &[]), r#"{"a": Y, "b": [1, 2]}"#);
+            // A reset drops the edits and the saved copy: the state is as new.
+            assert_eq!(qjson_edit_save(e), 0);
+            assert_eq!(qjson_edit_reset(e), 0);
+            assert_eq!(qjson_edit_reset(eb), 0);
+            assert_eq!(qjson_edit_changed(e), 0);
+            assert_eq!(qjson_edit_changed(eb), 0);
+            assert_eq!(qjson_edit_restore(e), 2);
+            assert_eq!(run(h, e, &[], &[], &[]), r#"{"a": 1, "b": [1, 2]}"#);
+            assert_eq!(qjson_edit_insert(h, eb, 2, 1), 0);
+            assert_eq!(run(h, eb, &[], &["Z"], &[]), "[1, 2,Z]");
+            assert_eq!(qjson_edit_reset(std::ptr::null_mut()), 6);
             qjson_edit_free(e);
             qjson_edit_free(eb);
             qjson_free(h);

@@ -411,3 +411,93 @@ def test_replaced_member_drops_its_cached_child(lua_apply: Any, lua_code: str, p
     out_py = qjson.dumps(v)
     assert as_bytes(lua_apply(STALE_DOC, lua_code)) == out_py
     assert out_py != STALE_DOC
+
+
+# Values a patch builds (rather than takes from a text or an untouched
+# container) are written as Python writes the dicts and lists it
+# materializes: compact, in the patch's or the view's order, strings and
+# numbers as decoded and encoded again (`\/` is `/`, `1.0E2` is `100.0`,
+# an integer beyond 2^53 stays exact); containers taken as they are keep
+# their bytes. Lua once built these as plain tables (written in hash order,
+# with lua-cjson's escapes and number format).
+MERGE_NEW_TARGETS = [b"[1]", b'{"x": 1}', b'{"k2": {"q": 1}, "a": {"e": 1}}']
+MERGE_NEW_PATCHES = [
+    b'{"x":{"y":null},"w":2}',
+    b'{"k0": {"y": null, "z": 1.0E2, "s": "a\\/b\\u00e9", "big": 12345678901234567891},'
+    b' "k1": [1.50, {"n": null}], "k2": {"keep": {"as":  "is"}, "drop": null},'
+    b' "k3": {"neg": -0, "t": true, "c": "\\u0001", "e": 1e-7, "x": null},'
+    b' "k4": true, "k7": {}, "k8": null}',
+    b'{ "a" : { "b" : { "c" : null , "d" : [ ] } , "e" : null } , "f" : { } }',
+    b"{" + b", ".join(b'"m%d": %d, "n%d": null' % (i, i, i) for i in range(12)) + b"}",
+]
+# (Scalar members set straight on an object target are host values: each
+# edge's encoder writes them, so they are kept to values both write alike.)
+
+
+@pytest.mark.parametrize("target", MERGE_NEW_TARGETS)
+@pytest.mark.parametrize("patch", MERGE_NEW_PATCHES)
+def test_merge_patch_new_objects_equal_python(lua_patch: Any, target: bytes, patch: bytes):
+    out_py = qjson.dumps(qjson.merge_patch(qjson.decode(target), patch))
+    # Twice: the second time from the cached plan.
+    for _ in range(2):
+        assert as_bytes(lua_patch(target, "merge", patch, None, None)) == out_py
+
+
+def test_merge_patch_new_object_from_a_proxy() -> None:
+    # A patch given as a decoded document (a proxy), not as text.
+    f = qjson.luajit.runtime().eval(
+        """function(s, p)
+            local qjson = require("qjson")
+            return qjson.encode(qjson.merge_patch(qjson.decode(s), qjson.decode(p)))
+        end"""
+    )
+    patch = b'{"n": {"a": null, "b": 1.0E2, "s": "\\/"}, "m": {"z": 1, "y": 2, "x": 3}}'
+    for target in (b"[1]", b'{"q": 0}'):
+        out_py = qjson.dumps(qjson.merge_patch(qjson.decode(target), qjson.decode(patch)))
+        assert as_bytes(f(target, patch)) == out_py
+
+
+COPY_DOC = (
+    b'{"a": {"p": 1.0E2, "q": "\\u00e9\\/", "n": [1, {"x": null}], "big": 123456789012345678901},'
+    b' "b": [true, {"c": {"c": "s"}, "a": []}], "c": {}, "d": [{}, [1, "s"]], "e": 1}'
+)
+COPY_CASES = [
+    # (Lua edits before the patch, Python edits, the patch)
+    ("t.a.r = 5", "v['a']['r'] = 5", [{"op": "copy", "from": "/a", "path": "/z"}]),
+    ("t.a.r = 5", "v['a']['r'] = 5", [{"op": "copy", "from": "", "path": "/z"}]),
+    ("t.a.p = nil", "del v['a']['p']", [{"op": "copy", "from": "/a", "path": "/b/0"}]),
+    (
+        "qjson.append(t.a.n, 2)",
+        "v['a']['n'].append(2)",
+        [{"op": "copy", "from": "/a", "path": "/d/-"}],
+    ),
+    ("", "", [{"op": "remove", "path": "/d/1"}, {"op": "copy", "path": "/d/1", "from": ""}]),
+    (
+        "",
+        "",
+        [
+            {"op": "replace", "path": "/a/q", "value": "x"},
+            {"op": "replace", "path": "/e", "value": 2},
+            {"op": "copy", "path": "/c/k", "from": ""},
+        ],
+    ),
+    ("t.b[2].c.c = 't'", "v['b'][1]['c']['c'] = 't'", [{"op": "copy", "from": "/b", "path": "/f"}]),
+    # An edit undone: no edit left, so the copy is the untouched bytes.
+    (
+        "t.a.r = 5; t.a.r = nil",
+        "v['a']['r'] = 5; del v['a']['r']",
+        [{"op": "copy", "from": "/a", "path": "/z"}],
+    ),
+]
+
+
+@pytest.mark.parametrize("lua_code,py_code,ops", COPY_CASES)
+def test_copy_of_an_edited_container_equals_python(
+    lua_apply: Any, lua_code: str, py_code: str, ops: list[Any]
+) -> None:
+    v = qjson.decode(COPY_DOC)
+    exec(py_code, {"v": v, "qjson": qjson})
+    out_py = qjson.dumps(qjson.patch(v, json.dumps(ops)))
+    code = f"{lua_code}\nt = qjson.patch(t, {lua_str(json.dumps(ops))})"
+    # The encode runs on `t` as the patch returned it (the root stays).
+    assert as_bytes(lua_apply(COPY_DOC, code)) == out_py

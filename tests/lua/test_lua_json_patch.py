@@ -376,6 +376,36 @@ def test_text_patches_are_reused_unchanged(lua: Any) -> None:
     assert json.loads(a) == {"n": 1, "meta": {"tenant": "changed", "extra": [1]}}
 
 
+ONE_TEXT_OPS = (
+    '[{"op": "test", "path": "/a", "value": 1}, {"op": "add", "path": "/b/-", "value": {"c": [2]}},'
+    ' {"op": "copy", "from": "/b", "path": "/d"}, {"op": "remove", "path": "/a"}]'
+)
+ONE_TEXT_TARGETS = [
+    '{"a": 1, "b": []}',
+    '{"a": 1, "b": [0, 1]}',
+    '{"a": 2, "b": []}',  # the test fails: op 0
+    '{"a": 1, "b": {}}',  # "-" in an object is a key: added
+    '{"a": 1}',  # no /b: op 1
+    "[1]",
+]
+
+
+def test_one_patch_text_on_many_targets(patch: Any) -> None:
+    """A patch text is read into a plan once (its ops as plain tables): every
+    later use, failing or not, gives what Python gives for the same text."""
+    for _ in range(2):
+        for doc in ONE_TEXT_TARGETS:
+            ok, out, idx, after = patch(doc, ONE_TEXT_OPS)
+            v = qjson.decode(doc.encode())
+            try:
+                want = qjson.dumps(qjson.patch(v, ONE_TEXT_OPS.encode()))
+            except qjson.PatchError as e:
+                assert not ok and idx == e.op_index, (doc, out)
+                assert after.encode() == qjson.dumps(v) == doc.encode()
+            else:
+                assert ok and out.encode() == want, (doc, out)
+
+
 def _merge_reference(target: Any, patch: Any) -> Any:
     """RFC 7396's MergePatch, as its section 2 gives it."""
     if not isinstance(patch, dict):

@@ -111,3 +111,46 @@ def test_handles_outlive_their_variables(lua):
         end"""
     )
     assert f(DENSE) == (True, 3, b"[1,2,3]", 0, 1, 2, 3, 4)
+
+
+@needs_proc
+@pytest.mark.parametrize(
+    "ops",
+    [
+        # A replace in an untouched object, then a failing op: the undo of
+        # the replace dropped the edit state it had made, which the document
+        # owns until it is freed (one state per failed patch).
+        '[{"op": "replace", "path": "/meta/a", "value": 5},'
+        ' {"op": "test", "path": "/z", "value": 2}]',
+        '[{"op": "add", "path": "/list/0", "value": 5}, {"op": "remove", "path": "/zz"}]',
+        '[{"op": "remove", "path": "/meta/b"}, {"op": "add", "path": "/meta/b/c", "value": 1}]',
+    ],
+)
+def test_failed_patches_keep_no_edit_state_each(lua, ops):
+    f = lua.eval(
+        """function(s, n, ops)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local states = {}
+            for i = 1, n do
+                assert(not pcall(qjson.patch, t, ops))
+                if i <= 3 then
+                    states[i] = tostring(getmetatable(t.meta).e) .. "/"
+                        .. tostring(getmetatable(t.list).e)
+                end
+            end
+            collectgarbage(); collectgarbage()
+            return states[1], states[2], states[3], qjson.encode(t)
+        end"""
+    )
+    doc = b'{"meta": {"a": 1, "b": 2}, "list": [1, 2], "z": 1}'
+    f(doc, 1000, ops.encode())  # warm up: the state's own tables, the allocator
+    before = rss_bytes()
+    s1, s2, s3, out = f(doc, 100_000, ops.encode())
+    grown = rss_bytes() - before
+    # The state made by the first failure is the one every later one reuses.
+    assert s1 == s2 == s3
+    assert s1 != b"false/false", s1
+    assert out == doc
+    # One state per failure was about 800 bytes each: 80 MB here.
+    assert grown < 16 * 2**20, grown
