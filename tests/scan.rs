@@ -396,15 +396,18 @@ fn non_ascii_and_controls_late_in_long_strings() {
 fn every_byte_value_inside_long_strings() {
     // The skip loop classifies each byte as quiet or not with a few vector
     // instructions: every byte value, at the start, middle and end of a
-    // skipped 256-byte step and of a single block, in a string that is
-    // still ASCII (a byte >= 0x80 also stops the skip) and in one after a
-    // non-ASCII byte (then only `"`, `\` and control bytes do).
+    // skipped 256-byte step, of the 512-byte step after it and of a single
+    // block, in a string that is still ASCII (a byte >= 0x80 also stops the
+    // skip) and in one after a non-ASCII byte (then only `"`, `\` and
+    // control bytes do).
     for lead in [&b""[..], "\u{e9}".as_bytes()] {
-        for at in [0usize, 31, 32, 100, 255, 256, 300, 319, 511] {
+        for at in [
+            0usize, 31, 32, 100, 255, 256, 300, 319, 511, 512, 700, 767, 1000,
+        ] {
             for b in 0..=255u8 {
                 let mut v = b"[\"".to_vec();
                 v.extend_from_slice(lead);
-                v.extend(std::iter::repeat_n(b'q', 640 - v.len()));
+                v.extend(std::iter::repeat_n(b'q', 1400 - v.len()));
                 v[128 + at] = b;
                 v.extend_from_slice(b"\", 1]");
                 assert_same(&v);

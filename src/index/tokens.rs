@@ -1329,10 +1329,11 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                     match tok(k) {
                         Some(b',') => {
                             // (Tokens `k + 1` and `k + 2` are a key and a
-                            // colon, and a value follows, only if `k + 3`
-                            // is at most the sentinel: one test of the
-                            // position instead of one per token.)
-                            if k + 3 > last || inner(k + 1) != b'"' || inner(k + 2) != b':' {
+                            // colon, and token `k + 3` a value, only if
+                            // `k + 3` is below the sentinel: one test of the
+                            // position instead of one per token, the value's
+                            // included.)
+                            if k + 3 >= last || inner(k + 1) != b'"' || inner(k + 2) != b':' {
                                 return false;
                             }
                             keep!(k);
@@ -1344,14 +1345,14 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                             }
                             // Members whose values are strings or scalars
                             // stay here.
-                            match tok(k) {
-                                Some(b'"') => {
+                            match inner(k) {
+                                b'"' => {
                                     keep!(k);
                                     k += 1
                                 }
-                                Some(b'{') => open_object!('value),
-                                Some(b'[') => open_array!('value),
-                                Some(_) if value_ok::<R>(input, s, k) => {
+                                b'{' => open_object!('value),
+                                b'[' => open_array!('value),
+                                _ if value_ok::<R>(input, s, k) => {
                                     rec.scalar();
                                     k += 1
                                 }
@@ -1381,15 +1382,17 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             // SAFETY: frame `depth` was written when the container now
             // closing opened at this depth (a container closes here only
             // after it opened with a frame); depths only grow by one push
-            // and shrink by one pop.
-            kind = unsafe { stack[depth].assume_init() };
+            // and shrink by one pop. So `depth < max_depth <= STACK`: the
+            // read is in bounds (unchecked: LLVM could not prove it, and
+            // tested it on every close).
+            kind = unsafe { stack.get_unchecked(depth).assume_init() };
             if R::RECORD {
                 let (ord, comma) = ((frame >> 32) as usize, frame as u32);
                 close!(ord, comma + 1);
                 // SAFETY: as for `stack`: frame `depth` was written (with
                 // `RECORD`, as here) when the container now closing opened
-                // at this depth.
-                frame = unsafe { frames[depth].assume_init() };
+                // at this depth, and `depth < STACK`.
+                frame = unsafe { frames.get_unchecked(depth).assume_init() };
             }
         }
     }

@@ -81,7 +81,7 @@ pub(crate) trait Block64: Copy {
     /// Whether `N * 64` bytes at `ptr` hold no `"`, no `\`, no control byte
     /// and, when `ASCII`, no byte >= 0x80: a run of string content that
     /// needs no work at all. This is the hot loop for long strings, so each
-    /// backend uses its shortest instruction sequence. `N` is 1 or 4.
+    /// backend uses its shortest instruction sequence. `N` is 1, 4 or 8.
     ///
     /// # Safety
     ///
