@@ -109,6 +109,7 @@ use crate::doc::repeats::{self, Keys};
 use crate::doc::{Cursor, Doc};
 use crate::error::AccessError;
 use crate::index::{Index, Options};
+use crate::lex::skip_ws;
 use smallvec::SmallVec;
 
 /// Edited children found among a lazy container's cached ones, by offset.
@@ -774,14 +775,18 @@ where
             .map_or(inserts.len(), |d| k + d);
         let group = &inserts[k..group_end];
         k = group_end;
-        let before = if (b as usize) < n {
-            doc.element(at, i64::from(b))
+        // Where the original element that follows the group starts: the
+        // first element's right after `[` and its whitespace (the usual
+        // insert, at 0: no element lookup), any other's by the lookup.
+        let before = if b == 0 && n > 0 {
+            Some(skip_ws(doc.input(), at.start as usize + 1))
+        } else if (b as usize) < n {
+            doc.element(at, i64::from(b)).map(|c| c.start as usize)
         } else {
             None
         };
         match before {
-            Some(c) => {
-                let start = c.start as usize;
+            Some(start) => {
                 children_before(start, &mut pos, out)?;
                 out.copy(pos, start);
                 pos = start;
