@@ -404,6 +404,19 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// [`Self::span`] of a container (`c` an object or array cursor, as
+    /// the edit writer's containers and edited children are): its closer
+    /// read from the container table, without the type test.
+    #[inline]
+    pub fn container_span(&self, c: Cursor) -> (usize, usize) {
+        debug_assert!(matches!(
+            self.type_of(c),
+            JsonType::Object | JsonType::Array
+        ));
+        let close = self.index.containers[c.ord as usize].close as usize;
+        (c.start as usize, self.s()[close] as usize + 1)
+    }
+
     /// The byte range of the value.
     pub fn span(&self, c: Cursor) -> (usize, usize) {
         let start = c.start as usize;

@@ -612,11 +612,11 @@ fn splice_object<O: Out>(
     for &(c, v) in edited {
         // A replaced or deleted member's old child is not written.
         if patches.for_original(c.start).is_none() {
-            edits.push((c.start as usize, doc.span(c).1, Edit::Child(v)));
+            edits.push((c.start as usize, doc.container_span(c).1, Edit::Child(v)));
         }
     }
     edits.sort_unstable_by_key(|&(a, ..)| a);
-    let (mut pos, end) = doc.span(at);
+    let (mut pos, end) = doc.container_span(at);
     for (a, b, e) in edits {
         out.copy(pos, a);
         match e {
@@ -690,11 +690,11 @@ where
     let mut edited: Edited<'v, O::Value> = SmallVec::new();
     edited_children(out, children, &mut edited)?;
     if !doc.index().is_lazy() {
-        let (mut pos, end) = doc.span(at);
+        let (mut pos, end) = doc.container_span(at);
         for &(child, v) in &edited {
             out.copy(pos, child.start as usize);
             out.child(v)?;
-            pos = doc.span(child).1;
+            pos = doc.container_span(child).1;
         }
         out.copy(pos, end);
         return Ok(());
@@ -751,7 +751,7 @@ where
         return write_inserts_by_element(doc, at, &edited, inserts, out);
     }
     let n = doc.len(at).map_err(|e| access(out, e))?;
-    let (mut pos, end) = doc.span(at);
+    let (mut pos, end) = doc.container_span(at);
     let mut children = edited.iter().peekable();
     // The edited children that start before byte `to`, in place.
     let mut children_before = |to: usize, pos: &mut usize, out: &mut O| {
@@ -761,7 +761,7 @@ where
             }
             out.copy(*pos, c.start as usize);
             out.child(v)?;
-            *pos = doc.span(c).1;
+            *pos = doc.container_span(c).1;
             children.next();
         }
         Ok(())
@@ -924,7 +924,7 @@ fn splice_slots<O: Out>(
     if next as usize != n {
         return Ok(false);
     }
-    let (mut pos, end) = doc.span(at);
+    let (mut pos, end) = doc.container_span(at);
     // New elements waiting for the next original one.
     let mut first_new: Option<usize> = None;
     for (k, slot) in slots.iter().enumerate() {
@@ -953,7 +953,7 @@ fn splice_slots<O: Out>(
                 }
                 if let Some(v) = edited {
                     out.child(v)?;
-                    pos = doc.span(*c).1;
+                    pos = doc.container_span(*c).1;
                 }
             }
         }
