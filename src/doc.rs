@@ -30,7 +30,7 @@ use crate::decode::string::decode_str;
 use crate::decode::Number;
 use crate::error::{AccessError, Error, ErrorKind, JsonType};
 use crate::index::Index;
-use crate::lex::{skip_ws, string_close, trim_end};
+use crate::lex::{is_ws, skip_ws, string_close, trim_end};
 use crate::path::{segments, Segment};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -438,6 +438,11 @@ impl<'a> Doc<'a> {
     pub fn children_end(&self, c: Cursor) -> Result<usize, AccessError> {
         self.len(c)?;
         let close = self.s()[self.index.containers[c.ord as usize].close as usize] as usize;
+        // Compact JSON (no whitespace before the closer) without the
+        // 16-byte steps of `trim_end`.
+        if close <= c.start as usize + 1 || !is_ws(self.input[close - 1]) {
+            return Ok(close);
+        }
         Ok(trim_end(self.input, c.start as usize + 1, close))
     }
 
