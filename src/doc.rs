@@ -389,7 +389,10 @@ impl<'a> Doc<'a> {
         }
     }
 
-    fn container_len(&self, c: Cursor) -> u32 {
+    /// [`Self::len`] of a container (`c` an object or array cursor, as the
+    /// edit writer's containers are): read without the type test.
+    #[inline]
+    pub fn container_len(&self, c: Cursor) -> u32 {
         self.index.containers[c.ord as usize].len
     }
 

@@ -631,7 +631,7 @@ fn splice_object<O: Out>(
         let tail = doc.children_end(at).map_err(|e| access(out, e))?;
         out.copy(pos, tail);
         pos = tail;
-        let mut first = doc.len(at).map_err(|e| access(out, e))? == deleted;
+        let mut first = doc.container_len(at) as usize == deleted;
         for (k, v) in added {
             if !first {
                 out.byte(b',');
@@ -750,7 +750,7 @@ where
     if doc.index().is_lazy() {
         return write_inserts_by_element(doc, at, &edited, inserts, out);
     }
-    let n = doc.len(at).map_err(|e| access(out, e))?;
+    let n = doc.container_len(at) as usize;
     let (mut pos, end) = doc.container_span(at);
     let mut children = edited.iter().peekable();
     // The edited children that start before byte `to`, in place.
@@ -911,7 +911,7 @@ fn splice_slots<O: Out>(
     if doc.index().is_lazy() {
         return Ok(false);
     }
-    let n = doc.len(at).map_err(|e| access(out, e))?;
+    let n = doc.container_len(at) as usize;
     let mut next = 0u32;
     for slot in slots {
         if let Slot::Orig { i, .. } = slot {
