@@ -30,7 +30,7 @@ use crate::decode::string::decode_str;
 use crate::decode::Number;
 use crate::error::{AccessError, ErrorKind, JsonType};
 use crate::index::Index;
-use crate::lex::{skip_ws, string_close, trim_end};
+use crate::lex::{is_ws, skip_ws, string_close, trim_end};
 use crate::path::{segments, Segment};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -389,7 +389,10 @@ impl<'a> Doc<'a> {
         }
     }
 
-    fn container_len(&self, c: Cursor) -> u32 {
+    /// [`Self::len`] of a container (`c` an object or array cursor, as the
+    /// edit writer's containers are): read without the type test.
+    #[inline]
+    pub fn container_len(&self, c: Cursor) -> u32 {
         self.index.containers[c.ord as usize].len
     }
 
@@ -402,6 +405,19 @@ impl<'a> Doc<'a> {
                 found,
             }),
         }
+    }
+
+    /// [`Self::span`] of a container (`c` an object or array cursor, as
+    /// the edit writer's containers and edited children are): its closer
+    /// read from the container table, without the type test.
+    #[inline]
+    pub fn container_span(&self, c: Cursor) -> (usize, usize) {
+        debug_assert!(matches!(
+            self.type_of(c),
+            JsonType::Object | JsonType::Array
+        ));
+        let close = self.index.containers[c.ord as usize].close as usize;
+        (c.start as usize, self.s()[close] as usize + 1)
     }
 
     /// The byte range of the value.
@@ -425,6 +441,11 @@ impl<'a> Doc<'a> {
     pub fn children_end(&self, c: Cursor) -> Result<usize, AccessError> {
         self.len(c)?;
         let close = self.s()[self.index.containers[c.ord as usize].close as usize] as usize;
+        // Compact JSON (no whitespace before the closer) without the
+        // 16-byte steps of `trim_end`.
+        if close <= c.start as usize + 1 || !is_ws(self.input[close - 1]) {
+            return Ok(close);
+        }
         Ok(trim_end(self.input, c.start as usize + 1, close))
     }
 

@@ -109,6 +109,7 @@ use crate::doc::repeats::{self, Keys};
 use crate::doc::{Cursor, Doc};
 use crate::error::AccessError;
 use crate::index::{Index, Options};
+use crate::lex::skip_ws;
 use smallvec::SmallVec;
 
 /// Edited children found among a lazy container's cached ones, by offset.
@@ -611,11 +612,11 @@ fn splice_object<O: Out>(
     for &(c, v) in edited {
         // A replaced or deleted member's old child is not written.
         if patches.for_original(c.start).is_none() {
-            edits.push((c.start as usize, doc.span(c).1, Edit::Child(v)));
+            edits.push((c.start as usize, doc.container_span(c).1, Edit::Child(v)));
         }
     }
     edits.sort_unstable_by_key(|&(a, ..)| a);
-    let (mut pos, end) = doc.span(at);
+    let (mut pos, end) = doc.container_span(at);
     for (a, b, e) in edits {
         out.copy(pos, a);
         match e {
@@ -630,7 +631,7 @@ fn splice_object<O: Out>(
         let tail = doc.children_end(at).map_err(|e| access(out, e))?;
         out.copy(pos, tail);
         pos = tail;
-        let mut first = doc.len(at).map_err(|e| access(out, e))? == deleted;
+        let mut first = doc.container_len(at) as usize == deleted;
         for (k, v) in added {
             if !first {
                 out.byte(b',');
@@ -689,11 +690,11 @@ where
     let mut edited: Edited<'v, O::Value> = SmallVec::new();
     edited_children(out, children, &mut edited)?;
     if !doc.index().is_lazy() {
-        let (mut pos, end) = doc.span(at);
+        let (mut pos, end) = doc.container_span(at);
         for &(child, v) in &edited {
             out.copy(pos, child.start as usize);
             out.child(v)?;
-            pos = doc.span(child).1;
+            pos = doc.container_span(child).1;
         }
         out.copy(pos, end);
         return Ok(());
@@ -749,8 +750,8 @@ where
     if doc.index().is_lazy() {
         return write_inserts_by_element(doc, at, &edited, inserts, out);
     }
-    let n = doc.len(at).map_err(|e| access(out, e))?;
-    let (mut pos, end) = doc.span(at);
+    let n = doc.container_len(at) as usize;
+    let (mut pos, end) = doc.container_span(at);
     let mut children = edited.iter().peekable();
     // The edited children that start before byte `to`, in place.
     let mut children_before = |to: usize, pos: &mut usize, out: &mut O| {
@@ -760,7 +761,7 @@ where
             }
             out.copy(*pos, c.start as usize);
             out.child(v)?;
-            *pos = doc.span(c).1;
+            *pos = doc.container_span(c).1;
             children.next();
         }
         Ok(())
@@ -774,14 +775,18 @@ where
             .map_or(inserts.len(), |d| k + d);
         let group = &inserts[k..group_end];
         k = group_end;
-        let before = if (b as usize) < n {
-            doc.element(at, i64::from(b))
+        // Where the original element that follows the group starts: the
+        // first element's right after `[` and its whitespace (the usual
+        // insert, at 0: no element lookup), any other's by the lookup.
+        let before = if b == 0 && n > 0 {
+            Some(skip_ws(doc.input(), at.start as usize + 1))
+        } else if (b as usize) < n {
+            doc.element(at, i64::from(b)).map(|c| c.start as usize)
         } else {
             None
         };
         match before {
-            Some(c) => {
-                let start = c.start as usize;
+            Some(start) => {
                 children_before(start, &mut pos, out)?;
                 out.copy(pos, start);
                 pos = start;
@@ -906,7 +911,7 @@ fn splice_slots<O: Out>(
     if doc.index().is_lazy() {
         return Ok(false);
     }
-    let n = doc.len(at).map_err(|e| access(out, e))?;
+    let n = doc.container_len(at) as usize;
     let mut next = 0u32;
     for slot in slots {
         if let Slot::Orig { i, .. } = slot {
@@ -919,7 +924,7 @@ fn splice_slots<O: Out>(
     if next as usize != n {
         return Ok(false);
     }
-    let (mut pos, end) = doc.span(at);
+    let (mut pos, end) = doc.container_span(at);
     // New elements waiting for the next original one.
     let mut first_new: Option<usize> = None;
     for (k, slot) in slots.iter().enumerate() {
@@ -948,7 +953,7 @@ fn splice_slots<O: Out>(
                 }
                 if let Some(v) = edited {
                     out.child(v)?;
-                    pos = doc.span(*c).1;
+                    pos = doc.container_span(*c).1;
                 }
             }
         }

@@ -79,7 +79,7 @@ mod string;
 
 #[cfg(not(feature = "abi3"))]
 use super::view;
-pub(crate) use dict::{dict_each, dict_next};
+pub(crate) use dict::dict_each;
 use error::encode_error;
 #[cfg(not(feature = "abi3"))]
 use out::Out;

@@ -55,7 +55,7 @@
 
 use super::convert::{self, new_str};
 use super::doc::Parsed;
-use super::dumps::{dict_each, dict_next};
+use super::dumps::dict_each;
 use super::errors::{access_error, path_error};
 use super::input::str_utf8;
 use super::stack;
@@ -1477,23 +1477,28 @@ impl<'a, 'py> Part<'a, 'py> {
             // An exact dict is walked in place; anything else (an `Object`,
             // a dict subclass) through its own `items()`.
             Part::Py(v) if v.is_exact_instance_of::<PyDict>() => {
-                let mut pos: pyo3::ffi::Py_ssize_t = 0;
-                let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
-                let mut x: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+                let mut keys_str = true;
                 // SAFETY: `v` is an exact dict and the interpreter is
-                // attached. `dict_next` (`PyDict_Next`, read in place)
-                // gives borrowed references valid while the dict is not
-                // changed; the loop body runs no Python code (a type test,
-                // a push), and each entry is made owned references before
-                // the next one is read.
+                // attached. `dict_each` gives borrowed references valid
+                // while the dict is not changed; the walk runs no Python
+                // code and drops no object (a type test on the raw key, a
+                // push of new references), so the dict's entry table is
+                // read once for the whole walk.
                 unsafe {
-                    while dict_next(v.as_ptr(), &mut pos, &mut k, &mut x) {
-                        let key = Bound::from_borrowed_ptr(py, k);
+                    dict_each(v.as_ptr(), |k, x| {
+                        if pyo3::ffi::PyUnicode_Check(k) == 0 {
+                            keys_str = false;
+                            return false;
+                        }
                         out.push((
-                            key.cast_into::<PyString>().map_err(|_| key_error())?,
+                            Bound::from_borrowed_ptr(py, k).cast_into_unchecked::<PyString>(),
                             Part::Py(Bound::from_borrowed_ptr(py, x)),
                         ));
-                    }
+                        true
+                    });
+                }
+                if !keys_str {
+                    return Err(key_error());
                 }
             }
             Part::Py(v) => {

@@ -29,14 +29,14 @@ pub(super) trait Holder {
     /// Release what a view holds (cached views; a patched object's keys
     /// and values; an array's inserted elements; an unfolded view's
     /// children) by plain decrefs where it lies, without moving it
-    /// anywhere first, and leave the state Lazy and bare (see `drop_bare`);
-    /// false, with nothing released, for a state this does not cover.
+    /// anywhere first, and leave the state Lazy and bare (see `drop_bare`).
+    /// Every state is covered.
     ///
     /// # Safety
     ///
     /// The thread is attached (holds the GIL).
     #[cfg(not(feature = "abi3"))]
-    unsafe fn decref_lazy(&mut self) -> bool;
+    unsafe fn decref_lazy(&mut self);
 }
 
 impl Holder for Object {
@@ -79,7 +79,7 @@ impl Holder for Object {
     }
 
     #[cfg(not(feature = "abi3"))]
-    unsafe fn decref_lazy(&mut self) -> bool {
+    unsafe fn decref_lazy(&mut self) {
         match &mut self.state {
             // SAFETY: attached (the method's contract); each `into_ptr`
             // hands over the reference its `Py` owned, released once here.
@@ -118,7 +118,6 @@ impl Holder for Object {
                 };
             }
         }
-        true
     }
 }
 
@@ -149,7 +148,7 @@ impl Holder for Array {
     }
 
     #[cfg(not(feature = "abi3"))]
-    unsafe fn decref_lazy(&mut self) -> bool {
+    unsafe fn decref_lazy(&mut self) {
         match &mut self.state {
             // SAFETY: attached (the method's contract).
             ArrState::Lazy { views } => unsafe { views.decref_all() },
@@ -190,7 +189,6 @@ impl Holder for Array {
                 };
             }
         }
-        true
     }
 }
 
@@ -331,21 +329,12 @@ pub(super) unsafe fn shed(v: &mut impl Holder) {
     if v.holds_nothing() {
         return;
     }
-    nested_drop(|| {
-        // The common cases, a lazy view (cached views, a patched object's
-        // keys and values): released where they lie.
-        // SAFETY: attached (the caller's contract).
-        if unsafe { v.decref_lazy() } {
-            return;
-        }
-        let mut todo = Orphans::new();
-        v.take_children(&mut todo);
-        for p in todo {
-            // SAFETY: attached (the caller's contract); `into_ptr` hands
-            // over the reference the `Py` owned, released once here.
-            unsafe { ffi::Py_DECREF(p.into_ptr()) };
-        }
-    });
+    // Every state is released where it lies (`decref_lazy`: cached views,
+    // a patched object's keys and values, inserted elements, an unfolded
+    // view's members); when drops nest too deep the children stay, for the
+    // caller's `Python::attach` path and [`release`].
+    // SAFETY: attached (the caller's contract).
+    nested_drop(|| unsafe { v.decref_lazy() });
 }
 
 /// Drop a view whose state owns nothing ([`Holder::is_bare`]): only its

@@ -24,9 +24,12 @@ use std::sync::atomic::Ordering::Relaxed;
 /// One view's overlay, as it was.
 pub(crate) struct Saved(Kept);
 
+///
+/// The states are boxed: a snapshot of a view as made (the common case)
+/// is then two words, cheap to move into a patch's journal and to drop.
 enum Kept {
-    Object(Py<Object>, ObjState),
-    Array(Py<Array>, ArrState),
+    Object(Py<Object>, Box<ObjState>),
+    Array(Py<Array>, Box<ArrState>),
     /// A view as made (lazy, no patches, no cached child views): nothing
     /// to copy, restored as made.
     FreshObject(Py<Object>),
@@ -94,14 +97,14 @@ pub(crate) fn snapshot(v: &Bound<'_, PyAny>) -> PyResult<Option<Saved>> {
 /// finds it as made).
 #[inline(never)]
 fn object_state(o: &Bound<'_, Object>, me: &Object) -> Kept {
-    Kept::Object(o.clone().unbind(), me.state.dup(o.py()))
+    Kept::Object(o.clone().unbind(), Box::new(me.state.dup(o.py())))
 }
 
 /// [`snapshot`] of an array view with edits or cached views (see
 /// [`object_state`]).
 #[inline(never)]
 fn array_state(a: &Bound<'_, Array>, me: &Array) -> Kept {
-    Kept::Array(a.clone().unbind(), me.state.dup(a.py()))
+    Kept::Array(a.clone().unbind(), Box::new(me.state.dup(a.py())))
 }
 
 impl Saved {
@@ -110,22 +113,24 @@ impl Saved {
         // The states replaced here are dropped after the borrow ends (their
         // views may run code when freed).
         let old = match self.0 {
-            Kept::FreshObject(o) => return Saved(Kept::Object(o, fresh_object())).restore(py),
+            Kept::FreshObject(o) => {
+                return Saved(Kept::Object(o, Box::new(fresh_object()))).restore(py)
+            }
             Kept::FreshArray(a) => {
                 let state = ArrState::Lazy {
                     views: ViewCache::default(),
                 };
-                return Saved(Kept::Array(a, state)).restore(py);
+                return Saved(Kept::Array(a, Box::new(state))).restore(py);
             }
             Kept::Object(o, state) => {
                 let mut me = o.bind(py).try_borrow_mut()?;
                 me.dirty_mark.store(0, Relaxed);
-                Replaced::Object(std::mem::replace(&mut me.state, state))
+                Replaced::Object(std::mem::replace(&mut me.state, *state))
             }
             Kept::Array(a, state) => {
                 let mut me = a.bind(py).try_borrow_mut()?;
                 me.dirty_mark.store(0, Relaxed);
-                Replaced::Array(std::mem::replace(&mut me.state, state))
+                Replaced::Array(std::mem::replace(&mut me.state, *state))
             }
         };
         drop(old);
