@@ -774,13 +774,21 @@ local function put_string(b, s)
     end
 end
 
+-- While set, numbers are written with 17 significant digits, enough to
+-- read back the same double: own() encodes an edited proxy this way before
+-- qjson_compact rewrites the text in its shortest form (%.14g would round
+-- 1000000000000001 to 1e+15 in a copied value).
+local exact_numbers = false
+
 -- Numbers as lua-cjson writes them (%.14g), except that integers of up to
 -- 15 digits are written exactly (%d).
 local function put_number(b, n)
     if n ~= n or n == huge or n == -huge then
         error("Cannot serialise number: must not be NaN or Inf", 0)
     end
-    if (n >= 1e14 or n <= -1e14) and n < 1e15 and n > -1e15 and floor(n) == n then
+    if exact_numbers then
+        b:putf("%.17g", n)
+    elseif (n >= 1e14 or n <= -1e14) and n < 1e15 and n > -1e15 and floor(n) == n then
         b:putf("%d", n)
     else
         b:put(n)
@@ -2340,7 +2348,12 @@ do
                 -- proxy of that compact text (a plain table would be written
                 -- in Lua's hash order). encode() asked is_dirty: `dirty` is
                 -- only a hint, `dirty_now` says whether edits remain.
-                local text = qjson.encode(v)
+                exact_numbers = true
+                local encoded, text = pcall(qjson.encode, v)
+                exact_numbers = false
+                if not encoded then
+                    error(text, 0)
+                end
                 if st.dirty_now then
                     return (qjson.decode(compact_text(text)))
                 end

@@ -62,6 +62,22 @@ def patch(lua: Any) -> Any:
 @pytest.mark.parametrize(
     ("doc", "ops", "expected"),
     [
+        # A number moved inside an object, then the edited object copied:
+        # the copy must keep the double (its text was written with %.14g,
+        # 1e+15, before compacting; found by test_against_jsonpatch).
+        (
+            {"a": [], "b": {"a": None, "b": 1000000000000001.0}},
+            [
+                {"op": "move", "from": "/b/b", "path": "/b/new"},
+                {"op": "remove", "path": "/b/a"},
+                {"op": "copy", "from": "/b", "path": "/a"},
+                {"op": "test", "path": "/a", "value": {"new": 1000000000000001.0}},
+                {"op": "test", "path": "/a/new", "value": 1000000000000001},
+            ],
+            # /b/new is a Lua number: qjson.encode writes it as lua-cjson
+            # does (%.14g); the copy at /a kept its double.
+            {"a": {"new": 1000000000000001.0}, "b": {"new": 1e15}},
+        ),
         # An edited array copied out of its proxy is a plain table: emptied,
         # it must still be an array (found by test_against_jsonpatch).
         (
