@@ -252,7 +252,8 @@ void qjson_copy(char *dst, const char *src, size_t len);
 /* The compact form of the JSON text at `input` (parsed strictly): no
    whitespace, strings escaped again (only `"`, `\\` and control bytes),
    integers as their value, other numbers as the shortest text of their
-   double, each key of an object once (its first value): what a host writes
+   double (one out of the double range, 1e400, as written), each key of an
+   object once (its first value): what a host writes
    for the value once decoded and encoded again. *out / *out_len: the text,
    valid until the next qjson_compact call on this thread. */
 int qjson_compact(const char *input, size_t len, const char **out,

@@ -11,7 +11,7 @@
 
 use super::read::put;
 use super::status::{guard, Fail, Status};
-use crate::compact::{write_compact, CompactError};
+use crate::compact::write_compact;
 use crate::document::Document;
 use crate::encode::cjson::{write_escaped, MAX_ESCAPE};
 use crate::index::Options;
@@ -83,7 +83,7 @@ thread_local! {
 /// writes for the value once decoded and encoded again); `*out` and
 /// `*out_len` receive the text, valid until the next `qjson_compact` call
 /// on this thread. Invalid JSON fails as `qjson_parse` does; a number out
-/// of the double range fails with `QJSON_ERR_ARG`.
+/// of the double range is written as it stands (`1e400`).
 ///
 /// # Safety
 /// `input` points to `len` readable bytes (or `len` is 0); `out` and
@@ -106,12 +106,7 @@ pub unsafe extern "C" fn qjson_compact(
         COMPACT.with(|buf| {
             let mut buf = buf.borrow_mut();
             buf.clear();
-            write_compact(&doc, doc.root(), &mut *buf).map_err(|e| match e {
-                CompactError::Access(e) => Fail::Access(e),
-                CompactError::NonFinite { .. } => {
-                    Fail::Arg("a number out of the double range has no JSON form")
-                }
-            })?;
+            write_compact(&doc, doc.root(), &mut *buf).map_err(Fail::Access)?;
             // SAFETY: `out` and `out_len` are writable per the contract
             // (`put` checks null); the bytes stay in the thread's buffer
             // until its next call.
@@ -147,9 +142,10 @@ mod tests {
             br#"{"a":[100.0,"/"]}"#
         );
         assert_eq!(compact(b"-0").unwrap(), b"0");
-        // Invalid JSON, an infinite number, a null pointer.
+        // A number out of the double range stays as written.
+        assert_eq!(compact(b"[ 1e999 ]").unwrap(), b"[1e999]");
+        // Invalid JSON, a null pointer.
         assert_eq!(compact(b"[1,]"), Err(5));
-        assert_eq!(compact(b"1e999"), Err(6));
         // SAFETY: a null input of length 1 is refused before any read.
         let rc = unsafe { qjson_compact(std::ptr::null(), 1, &mut std::ptr::null(), &mut 0usize) };
         assert_eq!(rc, 6);

@@ -543,3 +543,35 @@ def test_against_jsonpatch(patch: Any, data: Any) -> None:
     ok, out, _, _ = patch(src, json.dumps(ops).encode())
     assert ok, out
     assert lua_equal(json.loads(out), expected)
+
+
+def test_values_out_of_the_double_range_do_not_fail_a_patch(lua: Any) -> None:
+    """A copy of an edited container, or a merge patch's new object, holding
+    `1e400`: Python applies the patch (the value is `inf` until it is
+    written), so Lua must too; the copied text keeps `1e400` as written
+    (found by review: qjson_compact refused it)."""
+    run = lua.eval(
+        """function(s, p, merge)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            t.a.y = 2
+            local ok, r = pcall(merge and qjson.merge_patch or qjson.patch, t, p)
+            if not ok then return false, tostring(r) end
+            if merge then return true, qjson.encode(r.d.g) end
+            return true, qjson.encode(t)
+        end"""
+    )
+    src = b'{"a": {"x": 1e400, "y": 1}, "b": 0}'
+    copy = [{"op": "copy", "from": "/a", "path": "/c"}]
+    merge = b'{"d": {"e": 1e400, "f": null, "g": {"h": 1}}}'
+    v = qjson.decode(src)
+    v["a"]["y"] = 2
+    qjson.patch(v, copy)
+    assert math.isinf(qjson.materialize(v["c"])["x"])
+    qjson.merge_patch(qjson.decode(src), json.loads(merge))
+    ok, out = run(src, json.dumps(copy).encode(), False)
+    assert ok, out
+    assert out.endswith('"c":{"x":1e400,"y":2}}')
+    ok, out = run(src, merge, True)
+    assert ok, out
+    assert json.loads(out) == {"h": 1}
