@@ -2146,7 +2146,9 @@ mod tests {
     /// panic (the key's body read by `string_close`, which is not this
     /// test's subject), never an unchecked read out of bounds: the member
     /// walk's unchecked reads rest on the index's own order and one check
-    /// of the input's length, and their `debug_assert`s would fail here.
+    /// of the input's length, and their `debug_assert`s would fail here
+    /// (so the test detects a bad read only in a debug build, as `cargo
+    /// test` runs it; under `--release` it cannot fail).
     #[test]
     fn member_walks_over_another_input_stay_in_bounds() {
         let text =

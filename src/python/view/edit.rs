@@ -24,6 +24,7 @@ use std::sync::atomic::Ordering::Relaxed;
 /// One view's overlay, as it was.
 pub(crate) struct Saved(Kept);
 
+/// What a snapshot keeps of a view's state.
 ///
 /// The states are boxed: a snapshot of a view as made (the common case)
 /// is then two words, cheap to move into a patch's journal and to drop.
