@@ -349,12 +349,13 @@ unsafe fn word_at_unchecked(input: &[u8], at: usize) -> u64 {
 }
 
 impl ShortWord {
-    /// The words of a key of `n` bytes (1 to 7) whose bytes are `word`
+    /// The words of a key of `n` bytes (0 to 7: the empty key's word is
+    /// its closing quote alone) whose bytes are `word`
     /// ([`word_of`] of the key), when the caller has tested it for the
     /// bytes it must not hold ([`PlainKey::new`] is the checked maker).
     #[inline(always)]
     pub(super) fn of_word(word: u64, n: usize) -> ShortWord {
-        debug_assert!((1..=7).contains(&n));
+        debug_assert!(n <= 7);
         ShortWord {
             word: word | u64::from(b'"') << (8 * n),
             mask: u64::MAX >> (8 * (7 - n)),
