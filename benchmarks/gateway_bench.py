@@ -82,6 +82,12 @@ def _proc_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
+def _proc_minflt(pid: int) -> int:
+    """Minor page faults of the process so far (a fresh page touched: on the gateway,
+    mostly buffers the allocator handed back to the kernel and gets again)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[7])
+
+
 def _reset_peak_rss(pid: int) -> None:
     try:
         Path(f"/proc/{pid}/clear_refs").write_text("5")
@@ -141,16 +147,20 @@ def client_main(cfg_path: str, out_path: str) -> None:
         body = body_for(size)
         for conc in cfg["concurrency"]:
             n = max(cfg["requests"][size], conc)
-            acc = {lib: {"rps": [], "lat": [], "json_ms": [], "cpu": 0.0, "rss": 0} for lib in libs}
+            acc = {
+                lib: {"rps": [], "lat": [], "json_ms": [], "cpu": 0.0, "flt": 0, "rss": 0}
+                for lib in libs
+            }
             for rnd in range(cfg["rounds"]):
                 order = libs[rnd % len(libs) :] + libs[: rnd % len(libs)]
                 for lib in order:
                     gw = gateways[lib]
                     _reset_peak_rss(gw["pid"])
-                    cpu0 = _proc_cpu_s(gw["pid"])
+                    cpu0, flt0 = _proc_cpu_s(gw["pid"]), _proc_minflt(gw["pid"])
                     r = asyncio.run(_drive(gw["url"], body, n, conc))
                     a = acc[lib]
                     a["cpu"] += _proc_cpu_s(gw["pid"]) - cpu0
+                    a["flt"] += _proc_minflt(gw["pid"]) - flt0
                     a["rss"] = max(a["rss"], _peak_rss_kib(gw["pid"]))
                     if r["errors"]:
                         raise SystemExit(f"{lib} {size} c={conc}: {r['errors'][:3]}")
@@ -179,6 +189,7 @@ def client_main(cfg_path: str, out_path: str) -> None:
                         "p99_ms": 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))],
                         "json_ms": statistics.mean(a["json_ms"]) if a["json_ms"] else None,
                         "cpu_ms": 1000 * a["cpu"] / total,
+                        "faults_per_req": a["flt"] / total,
                         "peak_rss_kib": a["rss"],
                     }
                 )
