@@ -291,7 +291,10 @@ pub struct Doc<'a> {
 
 impl<'a> Doc<'a> {
     /// Pair an input with the index built from it. Using another input is a
-    /// logic error (wrong answers or `AccessError`s), never memory-unsafe.
+    /// logic error: wrong answers, `AccessError`s or a (checked) panic, such
+    /// as a string body's bounds check in `string_close`; never an unchecked
+    /// read out of bounds (see the test
+    /// `member_walks_over_another_input_stay_in_bounds`).
     ///
     /// A `Doc` made here has no child-table cache: every read walks the
     /// containers on its path, so reading all `n` children of one container
