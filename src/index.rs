@@ -279,6 +279,36 @@ impl Index {
         Some((index, b.escapes))
     }
 
+    /// [`Index::build_tokens`] of the first line of `input` (which begins
+    /// with a non-whitespace byte), the line's end found by the token scan
+    /// itself ([`tokens::build_line`]): `Ok(Some((index, escapes, end,
+    /// newline)))` when `input[..newline]` is one valid document,
+    /// `input[..end]` (without the line's trailing whitespace); `Ok(None)`
+    /// when the line is not known to be one (where `build_tokens` of the
+    /// line would give `None`); `Err(())` when there is no newline outside
+    /// strings in `input` (the caller finds the line's end itself).
+    #[allow(clippy::type_complexity, clippy::result_unit_err)]
+    pub(crate) fn build_tokens_line(
+        input: &[u8],
+        max_depth: usize,
+        lazy: bool,
+        escapes: bool,
+    ) -> Result<Option<(Index, Vec<u32>, usize, usize)>, ()> {
+        match tokens::build_line(input, max_depth, escapes) {
+            tokens::LineBuilt::Doc {
+                built: b,
+                end,
+                newline,
+            } => {
+                let index =
+                    Index::assemble(b.structurals, b.containers, lazy, b.non_ascii, b.escaped);
+                Ok(Some((index, b.escapes, end, newline)))
+            }
+            tokens::LineBuilt::Rejected => Ok(None),
+            tokens::LineBuilt::NoNewline => Err(()),
+        }
+    }
+
     /// [`Index::build_parts`] without the token walk: stage 1, then the
     /// exact walk, which also finds the first error.
     fn exact_parts(

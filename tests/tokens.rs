@@ -6,7 +6,7 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 use qjson::index::{validate, validate_exact, validate_fast};
-use qjson::scan::{scan_tokens_with, scan_with, Backend, Scan};
+use qjson::scan::{scan_tokens_line_with, scan_tokens_with, scan_with, Backend, Scan};
 use qjson::Options;
 
 fn cases(default: u32) -> u32 {
@@ -238,8 +238,91 @@ fn mutated() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// The first-line scan agrees with the token scan of the first line: it
+/// stops at the first newline (never inside a string: a newline there is
+/// a control byte, an error), with exactly the line's tokens and escapes
+/// (`non_ascii` may also count the bytes after the newline in its block);
+/// it fails where the line's own scan does; and without a newline it is
+/// the whole input's scan. At shifts that put the newline at every place
+/// of a block.
+fn check_line(input: &[u8]) -> Result<(), TestCaseError> {
+    for shift in [0usize, 1, 17, 62, 63] {
+        let mut buf = vec![b'x'; shift];
+        buf.extend_from_slice(input);
+        let buf = &buf[shift..];
+        let first_nl = buf.iter().position(|&b| b == b'\n');
+        for backend in Backend::available() {
+            let mut got = Scan::default();
+            let Some(r) = scan_tokens_line_with(backend, buf, &mut got) else {
+                continue;
+            };
+            let name = backend.name();
+            let scan_of = |bytes: &[u8]| {
+                let mut s = Scan::default();
+                scan_tokens_with(backend, bytes, &mut s).map(|r| r.map(|()| s))
+            };
+            match r {
+                Ok(Some(p)) => {
+                    prop_assert_eq!(first_nl, Some(p), "backend {} shift {}", name, shift);
+                    let want = scan_of(&buf[..p]).expect("a token scan");
+                    let want = want.expect("the line scans");
+                    prop_assert!(want.first_control.is_none());
+                    prop_assert_eq!(&got.structurals, &want.structurals, "{} {}", name, shift);
+                    prop_assert_eq!(&got.escapes, &want.escapes);
+                    prop_assert_eq!(got.escapes_valid, want.escapes_valid);
+                    prop_assert_eq!(got.first_control, None);
+                    prop_assert!(got.non_ascii || !want.non_ascii);
+                }
+                Ok(None) => {
+                    prop_assert_eq!(first_nl, None, "backend {} shift {}", name, shift);
+                    let want = scan_of(buf).expect("a token scan").expect("it scans");
+                    prop_assert_eq!(&got, &want, "backend {} shift {}", name, shift);
+                }
+                Err(_) => {
+                    let line = &buf[..first_nl.unwrap_or(buf.len())];
+                    let alone = scan_of(line).expect("a token scan");
+                    prop_assert!(
+                        alone.map_or(true, |s| s.first_control.is_some()),
+                        "backend {} shift {}: the line alone scans",
+                        name,
+                        shift
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(1000)))]
+
+    #[test]
+    fn first_lines(
+        a in vec(piece(), 0..40).prop_map(|v| v.concat()),
+        b in vec(piece(), 0..20).prop_map(|v| v.concat()),
+        pad in 0usize..70,
+        crlf in any::<bool>(),
+    ) {
+        let mut input = a;
+        input.extend(std::iter::repeat_n(b' ', pad));
+        if crlf {
+            input.push(b'\r');
+        }
+        input.push(b'\n');
+        input.extend_from_slice(&b);
+        check_line(&input)?;
+        check_line(&b)?;
+    }
+
+    #[test]
+    fn first_lines_of_documents(a in document(), b in document(), pad in 0usize..70) {
+        let mut input = a;
+        input.extend(std::iter::repeat_n(b' ', pad));
+        input.push(b'\n');
+        input.extend_from_slice(&b);
+        check_line(&input)?;
+    }
 
     #[test]
     fn token_soup(input in vec(piece(), 0..60).prop_map(|v| v.concat())) {

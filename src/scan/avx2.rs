@@ -56,6 +56,21 @@ pub(crate) unsafe fn scan_tokens(input: &[u8], out: &mut Scan) -> Result<(), Err
     unsafe { block::scan_tokens::<Avx2>(input, out) }
 }
 
+/// The token scan of `input`'s first line (see [`super::scan_tokens_line`]).
+///
+/// # Safety
+///
+/// The CPU must support the features `crate::cpu::Features::avx2_scan` checks.
+#[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
+pub(crate) unsafe fn scan_tokens_line(
+    input: &[u8],
+    out: &mut Scan,
+) -> Result<Option<usize>, Error> {
+    // SAFETY: this function's target features are Avx2's, and our caller
+    // guarantees the CPU has them.
+    unsafe { block::scan_tokens_line::<Avx2>(input, out) }
+}
+
 /// A 64-byte block in two YMM registers.
 #[derive(Clone, Copy)]
 pub(crate) struct Avx2(__m256i, __m256i);

@@ -170,6 +170,58 @@ pub(crate) fn scan_tokens(input: &[u8], out: &mut Scan) -> Option<Result<(), Err
     }
 }
 
+/// [`scan_tokens`] of the first line of `input` (for a stream of one
+/// document per line): the scan stops at the first newline outside strings
+/// instead of a separate search for it. `Some(Ok(Some(p)))`: `input[p]` is
+/// that newline and `out` holds the tokens of `input[..p]`, then `p`;
+/// `Some(Ok(None))`: no newline outside strings (`out` as [`scan_tokens`]
+/// leaves it for the whole input); `Some(Err(_))`: stage 1 failed before
+/// the newline, or found a control byte inside a string there (an error
+/// `UnterminatedString` only at the input's end, when there is no such
+/// newline); `None` as for [`scan_tokens`]. (`out.non_ascii` may also
+/// count the bytes after the newline in its 64-byte block.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+pub(crate) fn scan_tokens_line(
+    input: &[u8],
+    out: &mut Scan,
+) -> Option<Result<Option<usize>, Error>> {
+    if let Err(e) = check_len(input) {
+        return Some(Err(e));
+    }
+    match active_backend() {
+        // SAFETY: `active_backend` only returns backends this CPU supports.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 => Some(unsafe { avx512::scan_tokens_line(input, out) }),
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => Some(unsafe { avx2::scan_tokens_line(input, out) }),
+        _ => None,
+    }
+}
+
+/// [`scan_tokens_line`] with a given backend (for tests). `None` if this
+/// CPU cannot run it, or the backend has no token scan.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+pub fn scan_tokens_line_with(
+    backend: Backend,
+    input: &[u8],
+    out: &mut Scan,
+) -> Option<Result<Option<usize>, Error>> {
+    if !Backend::available().contains(&backend) {
+        return None;
+    }
+    check_len(input).ok()?;
+    match backend {
+        // SAFETY: the backend is available on this CPU (checked above).
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 => Some(unsafe { avx512::scan_tokens_line(input, out) }),
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => Some(unsafe { avx2::scan_tokens_line(input, out) }),
+        _ => None,
+    }
+}
+
 /// `scan_tokens` with a given backend (for tests). `None` if this CPU
 /// cannot run it, or the backend has no token scan.
 #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]

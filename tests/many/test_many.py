@@ -92,6 +92,34 @@ def test_separators_and_bom():
     assert list(qjson.open_many(io.BytesIO(b""))) == []
 
 
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b" \t\n"])
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_lines_ending_at_and_around_block_borders(eol, bom):
+    """The line path's scan stops at each line's newline: lines of 60 to 70
+    bytes (and 127 to 129), so that the newline falls on every place of
+    the last 64-byte block, a line of exactly 64 bytes among them, with
+    CRLF, trailing blanks and a BOM; a line with a raw newline in a string
+    makes its two lines errors (as `json.loads` of each says), and the line
+    after them still comes out."""
+    lines = []
+    for n in [*range(60, 71), 127, 128, 129]:
+        # `{"k": "` ... `"}` is 9 bytes around the string.
+        lines.append(b'{"k": "' + b'a\\"' + b"z" * (n - 12) + b'"}')
+    assert [len(x) for x in lines[:11]] == list(range(60, 71))
+    data = bom + eol.join(lines) + eol
+    want = [json.loads(x) for x in lines]
+    assert qjson.loads_many(data) == want
+    assert [plain(d) for d in qjson.parse_many(data)] == want
+    assert [d.get_str("k") for d in qjson.parse_many(data)] == [w["k"] for w in want]
+    for chunk in (64, 65, 100):
+        got = [plain(d) for d in qjson.open_many(io.BytesIO(data), chunk_size=chunk)]
+        assert got == want
+    broken = bom + lines[3] + eol + b'{"k": "x\ny"}' + eol + lines[4] + eol
+    it = qjson.parse_many(broken, errors="skip")
+    assert [plain(d) for d in it] == [want[3], json.loads(lines[4])]
+    assert [e.doc_index for e in it.errors] == [1, 2]
+
+
 # ------------------------------------------------------------------ batch files
 
 
