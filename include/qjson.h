@@ -149,6 +149,11 @@ int qjson_get_f64(const qjson_doc *doc, const qjson_cursor *at,
 /* true or false, as 1 or 0. */
 int qjson_get_bool(const qjson_doc *doc, const qjson_cursor *at,
                    const char *path, size_t path_len, int *out);
+/* QJSON_OK when the value is null (QJSON_ERR_TYPE for another type; a
+   lazy document's malformed scalar, such as `nulll`, is QJSON_ERR_JSON
+   with the strict parser's error and offset). */
+int qjson_get_null(const qjson_doc *doc, const qjson_cursor *at,
+                   const char *path, size_t path_len);
 /* The type code of any value. */
 int qjson_typeof(const qjson_doc *doc, const qjson_cursor *at,
                  const char *path, size_t path_len, int *out);

@@ -91,6 +91,8 @@ int qjson_get_f64(const qjson_doc *doc, const qjson_cursor *at,
                   const char *path, size_t path_len, double *out);
 int qjson_get_bool(const qjson_doc *doc, const qjson_cursor *at,
                    const char *path, size_t path_len, int *out);
+int qjson_get_null(const qjson_doc *doc, const qjson_cursor *at,
+                   const char *path, size_t path_len);
 int qjson_typeof(const qjson_doc *doc, const qjson_cursor *at,
                  const char *path, size_t path_len, int *out);
 int qjson_len(const qjson_doc *doc, const qjson_cursor *at,
@@ -562,7 +564,11 @@ local function scalar(h, cp, t)
             return int_out[0] ~= 0
         end
     elseif t == NULL then
-        return null
+        -- Checked: a lazy document's `nulll` has the type code of null.
+        rc = C.qjson_get_null(h, cp, "", 0)
+        if rc == OK then
+            return null
+        end
     else
         return nil
     end
@@ -2331,6 +2337,21 @@ do
         return (ffi_string(ptr_out[0], len_out[0]))
     end
 
+    --- The compact form of Lua value `v`: what Python writes for it. It is
+    --- encoded with 17 significant digits (exact_numbers, enough to read
+    --- back the same doubles), then compact_text writes each double in its
+    --- shortest form. own() and put_merged both use it, so a number copied
+    --- out of an edited proxy and one set on a merge patch are written alike.
+    local function compact_of(v)
+        exact_numbers = true
+        local encoded, text = pcall(qjson.encode, v)
+        exact_numbers = false
+        if not encoded then
+            error(text, 0)
+        end
+        return compact_text(text)
+    end
+
     --- `v` as a value of the document (see above).
     local function own(v, depth)
         if type(v) ~= "table" or v == null then
@@ -2348,14 +2369,9 @@ do
                 -- proxy of that compact text (a plain table would be written
                 -- in Lua's hash order). encode() asked is_dirty: `dirty` is
                 -- only a hint, `dirty_now` says whether edits remain.
-                exact_numbers = true
-                local encoded, text = pcall(qjson.encode, v)
-                exact_numbers = false
-                if not encoded then
-                    error(text, 0)
-                end
+                local text = compact_of(v)
                 if st.dirty_now then
-                    return (qjson.decode(compact_text(text)))
+                    return (qjson.decode(text))
                 end
             end
             return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
@@ -2730,14 +2746,21 @@ do
             for _, k in ipairs(current_keys(st)) do
                 local x = p[k]
                 if x ~= null then
-                    b:put(first and "" or ",", compact_text(qjson.encode(k)), ":")
+                    -- A key of printable ASCII but `"` and `\` is written
+                    -- as it is (write_str escapes nothing in it); any other
+                    -- goes through the core (non-ASCII is checked as UTF-8).
+                    if find(k, "[^]-~ !#-[]") then
+                        b:put(first and "" or ",", compact_of(k), ":")
+                    else
+                        b:put(first and '"' or ',"', k, '":')
+                    end
                     first = false
                     if is_proxy(x) and kind_of(x) == OBJECT and has_null_member(x, depth + 1) then
                         put_merged(b, x, depth + 1)
                     elseif type(x) == "table" then
                         b:put(qjson.encode(merged_new(x, depth + 1)))
                     elseif ks and ks[k] ~= nil then -- a value set on the patch
-                        b:put(compact_text(qjson.encode(x)))
+                        b:put(compact_of(x))
                     else
                         local rc = C.qjson_field(st.h, st.cur, k, #k, cur_out)
                         if rc == OK then

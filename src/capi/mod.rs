@@ -49,7 +49,7 @@ pub use paths::{
     qjson_get_all, qjson_path_find, qjson_path_free, qjson_path_get_all, qjson_path_new,
 };
 pub use read::{
-    qjson_field, qjson_find, qjson_get_bool, qjson_get_f64, qjson_get_i64, qjson_get_str,
-    qjson_index, qjson_len, qjson_span, qjson_typeof, CCursor,
+    qjson_field, qjson_find, qjson_get_bool, qjson_get_f64, qjson_get_i64, qjson_get_null,
+    qjson_get_str, qjson_index, qjson_len, qjson_span, qjson_typeof, CCursor,
 };
 pub use status::{qjson_backend, qjson_last_error, qjson_version, Status};

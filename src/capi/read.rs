@@ -326,6 +326,39 @@ getter!(
     |d, at, p| d.get_bool(at, p)? as c_int
 );
 
+/// `QJSON_OK` when the value at `path` is `null`; `QJSON_ERR_TYPE` for
+/// another type, and for a malformed scalar of a lazy document (`nulll`)
+/// `QJSON_ERR_JSON` with the error and offset a strict parse reports, as
+/// the other getters give for theirs (null has no value to hand out, so a
+/// reader would otherwise take the type code's word for it).
+///
+/// # Safety
+/// Live `doc`, `at` null or valid, `path` readable for `path_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_get_null(
+    doc: *const Handle,
+    at: *const CCursor,
+    path: *const c_char,
+    path_len: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from this function's contract.
+        let (d, at, p) = unsafe { args(doc, at, path, path_len) }?;
+        let c = d.find(at, p)?;
+        match d.type_of(c) {
+            JsonType::Null => {
+                d.value(c)?;
+                Ok(Status::Ok)
+            }
+            found => Err(AccessError::Type {
+                expected: "null",
+                found,
+            }
+            .into()),
+        }
+    })
+}
+
 getter!(
     /// The type code (`QJSON_OBJECT` ... `QJSON_NULL`) of the value at `path`.
     qjson_typeof, (out: c_int => v),
