@@ -119,8 +119,18 @@ pub(crate) fn dumps<'py>(
     // top (compact) is assembled from segments, its buffer only holds the
     // encoded parts.
     #[cfg(not(feature = "abi3"))]
+    let mut direct = false;
+    #[cfg(not(feature = "abi3"))]
     let out = if !plain && indent.is_none() && !sort_keys && view::is_view(obj) {
-        Out::small(py)?
+        // A view of a small document is written straight into the result,
+        // with room for its input and some more (see `other::dumps_view`).
+        match view::input_len(obj).filter(|&n| n <= other::DIRECT_MAX) {
+            Some(n) => {
+                direct = true;
+                Out::sized(py, n + n / 8 + other::DIRECT_SLACK)?
+            }
+            None => Out::small(py)?,
+        }
     } else {
         // The size hint of documents of this shape: the top-level type
         // and length (read in place).
@@ -150,17 +160,22 @@ pub(crate) fn dumps<'py>(
         .map(std::mem::take)
         .unwrap_or_default();
     let mut ser = Serializer::new(py, out, indent, sort_keys, default);
+    #[cfg(feature = "abi3")]
+    let direct = false;
     let r = if indent.is_some() {
         ser.value::<true>(obj.as_ptr()).map(|()| None)
     } else {
-        // A view at the top: its segments go straight into the result.
+        // A view at the top: written into `ser.out` (a small document's),
+        // or its segments copied once into the result.
         match if plain {
-            Ok(None)
+            Ok(other::Top::NotView)
         } else {
-            other::dumps_view(&mut ser, obj)
+            other::dumps_view(&mut ser, obj, direct)
         } {
-            Ok(None) => ser.value::<false>(obj.as_ptr()).map(|()| None),
-            done => done,
+            Ok(other::Top::NotView) => ser.value::<false>(obj.as_ptr()).map(|()| None),
+            Ok(other::Top::Written) => Ok(None),
+            Ok(other::Top::Bytes(b)) => Ok(Some(b)),
+            Err(e) => Err(e),
         }
     };
     #[cfg(not(feature = "abi3"))]

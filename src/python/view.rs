@@ -92,6 +92,8 @@ use inserted::Inserted;
 use patch::{KeyState, Patches};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+#[cfg(not(feature = "abi3"))]
+pub(crate) use write::input_len;
 pub(crate) use write::{is_view, write, Sink};
 
 /// One child of an Edited container: an original child (its cursor,

@@ -223,6 +223,28 @@ def test_views_after_a_large_result() -> None:
     assert qjson.dumps([1, 2]) == b"[1,2]"
 
 
+@pytest.mark.parametrize("size", [10, 2_000, 60_000, 70_000, 200_000])
+def test_edited_root_outgrows_or_shrinks_its_input(size: int) -> None:
+    # dumps of a root view of a small document writes into a result sized
+    # for the input; an edit may need far more room than that, or far less
+    # (and a larger document goes by segments: same bytes either way).
+    pad = "p" * size
+    data = b'{"a": 1, "pad": "' + pad.encode() + b'", "b": [2, 3]}'
+    v = qjson.decode(data)
+    assert qjson.dumps(v) == data
+    v["a"] = "y" * (3 * size + 1000)
+    assert qjson.dumps(v) == data.replace(b'"a": 1', b'"a": "' + b"y" * (3 * size + 1000) + b'"')
+    del v["pad"]
+    v["a"] = 0
+    assert qjson.dumps(v) == b'{"a": 0, "b": [2, 3]}'
+    # A child view is written by segments, whatever the document's size.
+    w = qjson.decode(data)
+    w["b"].append(4)
+    assert qjson.dumps(w["b"]) == b"[2, 3,4]"
+    d = qjson.parse(data)
+    assert qjson.dumps(d) == data
+
+
 def test_array_with_edited_children_is_spliced_byte_for_byte() -> None:
     # Only the edited children change; the array's own bytes (whitespace,
     # number text, untouched siblings) are kept, whatever the access order.

@@ -260,27 +260,54 @@ impl<'py> view::Sink<'py> for ViewSink<'_, 'py> {
     }
 }
 
-/// `dumps(view)` with compact output: the view's segments copied once into
-/// a new `bytes`. `None` when `obj` is not a view or a `Doc`.
+/// Views of documents of up to this many bytes are written by `dumps`
+/// straight into its result, sized for the document's input and an eighth
+/// more plus [`DIRECT_SLACK`] (one buffer, each byte copied once, none of
+/// the segments' bookkeeping); larger ones as segments, so that the
+/// result of an edit of a large document is allocated once at its exact
+/// size.
+#[cfg(not(feature = "abi3"))]
+pub(super) const DIRECT_MAX: usize = 64 << 10;
+/// See [`DIRECT_MAX`].
+#[cfg(not(feature = "abi3"))]
+pub(super) const DIRECT_SLACK: usize = 256;
+
+/// What [`dumps_view`] did.
+pub(super) enum Top<'py> {
+    /// `obj` is not a view or a `Doc`: nothing written.
+    NotView,
+    /// The view is written into `ser.out`, which is the result.
+    Written,
+    /// The result, assembled from the view's segments.
+    Bytes(Bound<'py, PyBytes>),
+}
+
+/// `dumps(view)` with compact output: when `direct`, written into
+/// `ser.out` (sized by `dumps`, see [`DIRECT_MAX`]); else the view's
+/// segments copied once into a new `bytes`.
 pub(super) fn dumps_view<'py>(
     ser: &mut Serializer<'py>,
     obj: &Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    direct: bool,
+) -> PyResult<Top<'py>> {
     if ser.sort_keys || !view::is_view(obj) {
-        return Ok(None);
+        return Ok(Top::NotView);
     }
     let py = ser.py;
     let mut sink = ViewSink {
         ser,
-        segs: Some(Segs::default()),
+        segs: if direct { None } else { Some(Segs::default()) },
         mark: 0,
     };
     view::write(&mut sink, obj)?;
+    if direct {
+        return Ok(Top::Written);
+    }
     sink.flush_out();
     let segs = sink.segs.take().unwrap_or_default();
     let out = &sink.ser.out;
     if let [Seg::Input(i, a, b)] = segs.list.as_slice() {
-        return Ok(Some(PyBytes::new(py, &segs.input(*i)[*a..*b])));
+        return Ok(Top::Bytes(PyBytes::new(py, &segs.input(*i)[*a..*b])));
     }
     let slice = |s| segs.bytes(s, out);
     let total: usize = segs.list.iter().map(|s| slice(s).len()).sum();
@@ -300,7 +327,7 @@ pub(super) fn dumps_view<'py>(
             copy_to(dst, src);
             dst = dst.add(src.len());
         }
-        Ok(Some(bytes.cast_into_unchecked::<PyBytes>()))
+        Ok(Top::Bytes(bytes.cast_into_unchecked::<PyBytes>()))
     }
 }
 

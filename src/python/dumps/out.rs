@@ -145,6 +145,13 @@ mod bytes_buf {
             Self::with_capacity(py, INITIAL, 0)
         }
 
+        /// A buffer with room for `cap` bytes (an edited view of a small
+        /// document written straight into the result, see `dumps_view`),
+        /// hint slot 0 as [`Self::small`].
+        pub(crate) fn sized(py: Python<'_>, cap: usize) -> PyResult<BytesBuf> {
+            Self::with_capacity(py, cap.max(INITIAL), 0)
+        }
+
         fn with_capacity(py: Python<'_>, mut cap: usize, slot: usize) -> PyResult<BytesBuf> {
             // SAFETY: with a NULL source, PyBytes_FromStringAndSize
             // allocates an uninitialized `bytes` (a new reference, or NULL

@@ -43,6 +43,27 @@ pub(crate) fn is_view(obj: &Bound<'_, PyAny>) -> bool {
         || obj.is_exact_instance_of::<Doc>()
 }
 
+/// The length of the input of the document whose root view (or `Doc`)
+/// `obj` is, about the room a write of it needs, edits and all; `None`
+/// for a view of a child (its output is much shorter than the input), any
+/// other value, or a view borrowed mutably (which `write` reports).
+#[cfg(not(feature = "abi3"))]
+pub(crate) fn input_len(obj: &Bound<'_, PyAny>) -> Option<usize> {
+    // (The root container is the first structural and the first
+    // container: a child's cursor has neither.)
+    let root = |at: Cursor| at.sidx == 0 && at.ord == 0;
+    if let Ok(o) = obj.cast_exact::<Object>() {
+        let me = o.try_borrow().ok()?;
+        return root(me.at).then(|| me.parsed.input.bytes().len());
+    }
+    if let Ok(a) = obj.cast_exact::<Array>() {
+        let me = a.try_borrow().ok()?;
+        return root(me.at).then(|| me.parsed.input.bytes().len());
+    }
+    let d = obj.cast_exact::<Doc>().ok()?;
+    Some(d.get().parsed.input.bytes().len())
+}
+
 /// Write `obj` (a view, a `Doc`, or any value) compactly: views as their
 /// original bytes with edits spliced in, a `Doc` as its input.
 pub(crate) fn write<'py, S: Sink<'py>>(sink: &mut S, obj: &Bound<'py, PyAny>) -> PyResult<()> {
