@@ -402,12 +402,29 @@ fn escaped_eq(raw: &[u8], key: &[u8]) -> bool {
     }
 }
 
+/// The byte a one-character escape stands for, by the character after the
+/// backslash (`\n` -> 0x0A, `\"` -> `"`, ...), or 0 where there is none
+/// (`u`, and every byte strict validation rejects after a backslash).
+static SIMPLE_ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0C;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
 /// Unescape a string body that has been validated (as strict validation
 /// checks it: every escape well formed, surrogates paired) into `out`,
 /// returning the result (the start of `out`). The fast path of eager
 /// decoding; [`decode_str`] is the checking one. On a body that was not
 /// validated the result is unspecified but memory-safe (never a panic
-/// past the end: a missing hex digit reads as 0). `out` is grown (never shrunk) to at least
+/// past the end: a missing hex digit reads as 0, a body ending in a lone
+/// backslash keeps it). `out` is grown (never shrunk) to at least
 /// `body.len() + 8` bytes: unescaping never lengthens a body (an escape of
 /// 2, 6 or 12 bytes writes at most 1, 3 or 4), so every write, including
 /// the 8-byte copies below, stays inside it, and a reused buffer needs no
@@ -416,7 +433,12 @@ fn escaped_eq(raw: &[u8], key: &[u8]) -> bool {
 /// Plain runs are copied 8 bytes a step (the whole word is written, then
 /// the output advances only up to the first backslash in it, found with a
 /// SWAR zero-byte test), so a string with an escape every few bytes (URLs
-/// with `\/`) costs no search call per escape.
+/// with `\/`) costs no search call per escape. The last partial word (the
+/// final `n % 8` bytes, or fewer after an escape) is read in one load too:
+/// the 8 bytes ending at the end of the body, shifted down (zeros come in
+/// above, and a zero byte is never a backslash); a body shorter than 8
+/// bytes goes byte by byte. The one-character escapes are one lookup in
+/// [`SIMPLE_ESCAPE`].
 #[inline(never)]
 pub fn unescape_validated<'o>(body: &[u8], out: &'o mut Vec<u8>) -> &'o [u8] {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -434,8 +456,9 @@ pub fn unescape_validated<'o>(body: &[u8], out: &'o mut Vec<u8>) -> &'o [u8] {
             let mut w = [0u8; 8];
             w.copy_from_slice(chunk);
             let x = u64::from_le_bytes(w) ^ BACKSLASHES;
-            // The lowest set bit marks the first zero byte of `x` (bits
-            // above it may be false positives, never below).
+            // The lowest set bit marks the first zero byte of `x`, the
+            // first backslash (bits above it may be false positives, never
+            // below).
             let m = x.wrapping_sub(ONES) & !x & HIGH;
             if m == 0 {
                 i += 8;
@@ -445,42 +468,66 @@ pub fn unescape_validated<'o>(body: &[u8], out: &'o mut Vec<u8>) -> &'o [u8] {
             let p = (m.trailing_zeros() / 8) as usize;
             i += p;
             o += p;
+        } else if let Some(last) = n.checked_sub(8).and_then(|at| body.get(at..)) {
+            // The last `left` (1..=7) bytes in one word: the final 8 bytes
+            // of the body shifted down past the `8 - left` already copied
+            // (or escapes), zeros coming in above (never a backslash).
+            let left = n - i;
+            let mut w = [0u8; 8];
+            w.copy_from_slice(last);
+            let word = u64::from_le_bytes(w) >> (8 * (8 - left));
+            // Written whole: `o <= i`, and `out` has 8 bytes past `n`.
+            out[o..o + 8].copy_from_slice(&word.to_le_bytes());
+            let x = word ^ BACKSLASHES;
+            let m = x.wrapping_sub(ONES) & !x & HIGH;
+            if m == 0 {
+                o += left;
+                break;
+            }
+            let p = (m.trailing_zeros() / 8) as usize;
+            debug_assert!(p < left, "the zero padding holds no backslash");
+            i += p;
+            o += p;
         } else if body[i] != b'\\' {
+            // A body shorter than one word: byte by byte (on the escaped
+            // keys and values of a few bytes common in small documents,
+            // cheaper than assembling a padded word after every escape).
             out[o] = body[i];
             i += 1;
             o += 1;
             continue;
         }
-        // `body[i]` is a backslash.
-        let c = match body.get(i + 1) {
-            Some(b'n') => b'\n',
-            Some(b't') => b'\t',
-            Some(b'r') => b'\r',
-            Some(b'b') => 0x08,
-            Some(b'f') => 0x0C,
-            Some(b'u') => {
-                let hi = valid_hex4(body, i + 2);
-                let (cp, len) = if (0xD800..0xDC00).contains(&hi) {
-                    let lo = valid_hex4(body, i + 8);
-                    (
-                        0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF),
-                        12,
-                    )
-                } else {
-                    (hi, 6)
-                };
-                o += encode_utf8(cp, &mut out[o..o + 4]);
-                i += len;
-                continue;
-            }
-            // `"`, `\\`, `/`.
-            Some(&c) => c,
-            None => break,
+        // `body[i]` is a backslash; a validated body never ends in one.
+        let Some(&e) = body.get(i + 1) else {
+            debug_assert!(false, "validated body ends in a lone backslash");
+            // Keep it rather than lose it.
+            out[o] = b'\\';
+            o += 1;
+            break;
         };
-        out[o] = c;
-        o += 1;
-        i += 2;
+        let c = SIMPLE_ESCAPE[e as usize];
+        if c != 0 {
+            out[o] = c;
+            o += 1;
+            i += 2;
+            continue;
+        }
+        // `\uXXXX` (or, in a body that was not validated, a bad escape,
+        // read as one all the same).
+        let hi = valid_hex4(body, i + 2);
+        let (cp, len) = if (0xD800..0xDC00).contains(&hi) {
+            let lo = valid_hex4(body, i + 8);
+            (
+                0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF),
+                12,
+            )
+        } else {
+            (hi, 6)
+        };
+        o += encode_utf8(cp, &mut out[o..o + 4]);
+        i += len;
     }
+    debug_assert!(o <= n, "unescaping never lengthens a body");
     &out[..o]
 }
 
@@ -809,6 +856,66 @@ mod tests {
         let mut out = Vec::new();
         let got = unescape_validated(br#"a\"b\\c\/d\n\t\r\b\f\u00e9\ud83d\ude00x"#, &mut out);
         assert_eq!(got, "a\"b\\c/d\n\t\r\u{8}\u{c}é😀x".as_bytes());
+    }
+
+    /// The last partial word (read in one load, shifted; byte by byte in
+    /// a body shorter than a word):
+    /// bodies of every length to 40 whose final `n % 8` bytes hold an
+    /// escape at every position, including one escape ending the body and
+    /// an escape straddling the last full word, in dirty and fresh buffers.
+    #[test]
+    fn unescapes_escapes_in_the_last_partial_word() {
+        let escapes: [(&str, &str); 6] = [
+            (r"\n", "\n"),
+            (r"\/", "/"),
+            (r#"\""#, "\""),
+            (r"\\", "\\"),
+            (r"\u00e9", "é"),
+            (r"\ud83d\ude00", "😀"),
+        ];
+        let mut dirty = vec![b'\\'; 100];
+        for n in 0..40 {
+            for (e, want) in escapes {
+                if e.len() > n {
+                    continue;
+                }
+                for at in 0..=n - e.len() {
+                    // `n` bytes: `at` plain ones, the escape, plain ones.
+                    let post = n - at - e.len();
+                    let body = format!("{}{e}{}", "a".repeat(at), "b".repeat(post));
+                    let expect = format!("{}{want}{}", "a".repeat(at), "b".repeat(post));
+                    assert_eq!(body.len(), n);
+                    let got = unescape_validated(body.as_bytes(), &mut dirty);
+                    assert_eq!(got, expect.as_bytes(), "{body}");
+                    let got = unescape_validated(body.as_bytes(), &mut Vec::new()).to_vec();
+                    assert_eq!(got, expect.as_bytes(), "{body}");
+                    // Two escapes, the second ending the body.
+                    let body = format!("{body}{e}");
+                    let expect = format!("{expect}{want}");
+                    let got = unescape_validated(body.as_bytes(), &mut dirty);
+                    assert_eq!(got, expect.as_bytes(), "{body}");
+                }
+            }
+        }
+    }
+
+    /// Bodies strict validation rejects come out unspecified but without a
+    /// panic or a read past the end (a missing hex digit reads as 0).
+    #[test]
+    fn unescape_of_unvalidated_bodies_does_not_panic() {
+        let mut out = Vec::new();
+        for body in [
+            r"\u",
+            r"\u1",
+            r"ab\u12",
+            r"\ud800",
+            r"\ud800\u",
+            r"\x",
+            r"abcdefg\q",
+        ] {
+            let got = unescape_validated(body.as_bytes(), &mut out).len();
+            assert!(got <= body.len(), "{body}");
+        }
     }
 
     /// Every escape at every offset around the 8-byte steps, in a reused
