@@ -1063,7 +1063,7 @@ impl<'a> Doc<'a> {
                 let print = print(p.first(), key.len());
                 (0, self.table_field(t, print, key, Plain(p, key)))
             }
-            None => self.walk_members(c, Plain(p, key)),
+            None => self.walk_resumed(c, Plain(p, key), key),
         })
     }
 
@@ -1118,36 +1118,53 @@ impl<'a> Doc<'a> {
     /// ([`scan_members`] with `CHECKED = false`).
     #[inline(always)]
     fn walk_members(&self, c: Cursor, test: impl MemberTest) -> (u32, Option<Cursor>) {
+        let from = MemberAt {
+            k: c.sidx as usize + 1,
+            ord: c.ord + 1,
+            i: 0,
+        };
+        let (walked, found, _) = self.walk_members_from(c, from, &test);
+        (walked, found)
+    }
+
+    /// [`Self::walk_members`] from the member at `at` (its key's structural
+    /// and the next container's ordinal; `at.i` counts the members walked):
+    /// (members walked, the value, where the walk stopped: the hit's
+    /// member, or past the last member). A start that is not a member key
+    /// of `c` gives a wrong answer, never an out-of-bounds read (the scan
+    /// bounds every read by the object's closer).
+    #[inline(always)]
+    fn walk_members_from(
+        &self,
+        c: Cursor,
+        mut at: MemberAt,
+        test: &impl MemberTest,
+    ) -> (u32, Option<Cursor>, MemberAt) {
         let s = self.s();
         let containers = &self.index.containers;
         let Some(ct) = containers.get(c.ord as usize) else {
-            return (0, None);
+            return (0, None, at);
         };
         let Some(end) = s.len().checked_sub(1) else {
-            return (0, None);
+            return (0, None, at);
         };
         let last = (ct.close as usize).min(end);
         let input = self.input;
         // SAFETY: `last <= end < s.len()`.
         let close_at = unsafe { *s.get_unchecked(last) } as usize;
         let checked = close_at + UNCHECKED_READ > input.len();
-        let mut at = MemberAt {
-            k: c.sidx as usize + 1,
-            ord: c.ord + 1,
-            i: 0,
-        };
         loop {
             // The scan: members the quick test tells apart, nothing else.
             let stop = if checked {
                 // SAFETY: `last <= end < s.len()`.
-                unsafe { scan_members::<true>(s, input, containers, last, &test, &mut at) }
+                unsafe { scan_members::<true>(s, input, containers, last, test, &mut at) }
             } else {
                 // SAFETY: `s[last] + UNCHECKED_READ <= input.len()` (just
                 // tested), `last < s.len()`.
-                unsafe { scan_members::<false>(s, input, containers, last, &test, &mut at) }
+                unsafe { scan_members::<false>(s, input, containers, last, test, &mut at) }
             };
             let Some(hit) = stop else {
-                return (at.i, None);
+                return (at.i, None, at);
             };
             let k = at.k;
             if hit || test.slow(self, k) {
@@ -1157,7 +1174,7 @@ impl<'a> Doc<'a> {
                     k: k as u32,
                     ord: at.ord,
                 };
-                return (at.i + 1, Some(self.child_value(pos, true)));
+                return (at.i + 1, Some(self.child_value(pos, true)), at);
             }
             // SAFETY: `k + 2 <= last < s.len()` (checked in the scan).
             let v = unsafe { *s.get_unchecked(k + 2) };

@@ -35,6 +35,26 @@
 //! are cheaper to walk to than to test and record, and records of them
 //! would evict the ones that pay.
 //!
+//! # Resumed walks
+//!
+//! Records read a few keys each, mostly in document order (`id`, `title`,
+//! `user` of every issue: the 7th, 10th and 11th of 30 members). In an
+//! object of more than [`TABLE_MIN`] members without its child table, a
+//! lookup walks from the first member, so those three reads walk 28
+//! members. A resume slot remembers, for a few objects, where the last
+//! lookup's walk stopped (the member after its hit, or the closer after a
+//! miss) and a 64-bit summary of the keys walked before that point: one
+//! bit per key, picked by a hash of the key's first two bytes (a closing
+//! quote included; [`raw_key_bit`]). A lookup whose key's bit is clear in
+//! the summary knows its key is none of those members (the first members
+//! hold no key equal to it), so it walks on from the slot's point: the
+//! first match there is the first in the object, and reaching the closer
+//! means the key is absent. A set bit (the key, or another key with its
+//! bit, came before) walks from the first member as before, and records
+//! its stop and its summary (a resumed walk leaves the slot as it is). A raw key with a backslash in its
+//! first two bytes (its first decoded bytes are then not its raw bytes)
+//! sets every bit: that object's lookups walk from the start.
+//!
 //! # Threads
 //!
 //! One document may be read from many threads at once (the Python `Doc` is
@@ -58,9 +78,19 @@
 //! of true facts about one value, never a mix of two writes; a word is
 //! never half-written (64-bit atomics). Relaxed ordering suffices: no
 //! word refers to memory another thread wrote (the document is read-only).
+//!
+//! A resume slot's words, tagged the same way with the structural `k` of
+//! the point to resume at: `parent` = (object ordinal + 1, `k`): `k` is a
+//! member key of that object, or the structural after its last member;
+//! `next` = (`k`, `ord`): the ordinal of the first container at or after
+//! `k`; `lo` and `hi` = (half of the summary, `k`): every member before `k`
+//! has its key's bit in that half.
 
 use super::key::{word_of, PlainKey, ShortWord, WordTest};
-use super::{ChildPos, Cursor, Doc, Plain, TABLE_MIN};
+use super::{
+    next_member, ChildPos, Cursor, Doc, MemberAt, MemberTest, Plain, TABLE_MIN, UNCHECKED_READ,
+};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Slots for key lookups (by container ordinal and key length).
@@ -75,6 +105,12 @@ const ELEMENT_SLOTS: usize = 4;
 /// than the memo's test.
 const FAR: u32 = 10;
 
+/// Slots for resumed walks (by object ordinal). Two: the reads of a
+/// record finish in it before the next record's start (a second slot keeps
+/// an outer object's point across a read of a large child, `user` in a
+/// tweet); every slot costs the making of every document 32 bytes.
+const RESUME_SLOTS: usize = 2;
+
 /// A read of element `i` steps from the memo's element `j` when
 /// `j < i <= j + NEAR`; further ones read the array as usual (its child
 /// table, or a walk).
@@ -85,6 +121,96 @@ const NEAR: u32 = 8;
 pub(crate) struct Memo {
     keys: [KeySlot; KEY_SLOTS],
     elements: [ElementSlot; ELEMENT_SLOTS],
+    resume: [ResumeSlot; RESUME_SLOTS],
+}
+
+/// Where the last walk over an object's members stopped, and the summary
+/// of the keys before it (see the module docs): `parent` = (object
+/// ordinal + 1) << 32 | `k`, `next` = `k` << 32 | `ord`, `lo` and `hi` =
+/// summary half << 32 | `k` (zero: empty).
+#[derive(Debug, Default)]
+struct ResumeSlot {
+    parent: AtomicU64,
+    next: AtomicU64,
+    lo: AtomicU64,
+    hi: AtomicU64,
+}
+
+/// The summary bit of a key from its first two bytes as they stand in the
+/// input (`w`, little-endian: the key's bytes, or its byte and its closing
+/// quote), hashed to one of 64 bits. Every bit when either is a
+/// backslash (the key's first decoded bytes may then differ from these).
+/// (The empty key's second byte follows its closing quote: a plain lookup
+/// of the empty key never resumes, so its bit only adds to a summary.)
+#[inline(always)]
+fn summary_bit(w: u16) -> u64 {
+    // (Branch-free: a word with a backslash sets every bit.)
+    let x = w ^ 0x5C5C;
+    let backslash = x.wrapping_sub(0x0101) & !x & 0x8080 != 0;
+    let bit = 1u64 << (u32::from(w).wrapping_mul(0x9E37_79B1) >> 26);
+    bit | u64::from(backslash).wrapping_neg()
+}
+
+/// [`summary_bit`] of the raw key whose opening quote is at byte `open`
+/// (every bit when fewer than two bytes follow it).
+#[inline(always)]
+fn raw_key_bit(input: &[u8], open: usize) -> u64 {
+    match input.get(open + 1..open + 3) {
+        Some(b) => summary_bit(u16::from_le_bytes([b[0], b[1]])),
+        None => u64::MAX,
+    }
+}
+
+const _: () = assert!(UNCHECKED_READ >= 3);
+
+/// [`raw_key_bit`] without the bounds check.
+///
+/// # Safety
+///
+/// `open + 3 <= input.len()`.
+#[inline(always)]
+unsafe fn raw_key_bit_unchecked(input: &[u8], open: usize) -> u64 {
+    debug_assert!(open + 3 <= input.len());
+    // SAFETY: `open + 1 + 2 <= input.len()` (the caller's).
+    let w = unsafe { input.as_ptr().add(open + 1).cast::<u16>().read_unaligned() };
+    summary_bit(u16::from_le(w))
+}
+
+/// [`summary_bit`] of a plain key (no quote, no backslash) as a member's
+/// raw key spells it: its first two bytes, or its byte and the closing
+/// quote; `None` for the empty key (see [`summary_bit`]).
+#[inline(always)]
+fn key_bit(key: &[u8]) -> Option<u64> {
+    let &b0 = key.first()?;
+    let b1 = key.get(1).copied().unwrap_or(b'"');
+    Some(summary_bit(u16::from_le_bytes([b0, b1])))
+}
+
+/// A member test that also gathers the summary bits of the keys it sees.
+struct Summarized<'t, T> {
+    test: &'t T,
+    seen: Cell<u64>,
+}
+
+impl<T: MemberTest> MemberTest for Summarized<'_, T> {
+    #[inline(always)]
+    fn quick(&self, input: &[u8], open: usize) -> Option<bool> {
+        self.seen.set(self.seen.get() | raw_key_bit(input, open));
+        self.test.quick(input, open)
+    }
+    #[inline(always)]
+    unsafe fn quick_unchecked(&self, input: &[u8], open: usize) -> Option<bool> {
+        // SAFETY: `open + UNCHECKED_READ <= input.len()` (the caller's),
+        // and `UNCHECKED_READ >= 3`.
+        let bit = unsafe { raw_key_bit_unchecked(input, open) };
+        self.seen.set(self.seen.get() | bit);
+        // SAFETY: the caller's contract is the inner test's.
+        unsafe { self.test.quick_unchecked(input, open) }
+    }
+    #[inline(always)]
+    fn slow(&self, doc: &Doc<'_>, k: usize) -> bool {
+        self.test.slow(doc, k)
+    }
 }
 
 /// A member value a key led to: `parent` = (object ordinal + 1) << 32 |
@@ -165,6 +291,61 @@ impl WordTest for RawKey<'_> {
 }
 
 impl<'a> Doc<'a> {
+    /// The first member of object `c` (of more than [`TABLE_MIN`]
+    /// members, read without its table) with the plain key `key`, whose
+    /// test is `test`: (members walked, its value). The walk resumes at the
+    /// slot's point of `c` when `key`'s bit is clear in its summary (see the
+    /// module docs); a walk from the first member gathers the summary and
+    /// records where it stops. (A resumed walk gathers none: the reads of a
+    /// record in document order then pay for the summary of the members up
+    /// to the first key read only, and the last read of each record,
+    /// whose summary would go unused, pays for none.)
+    #[inline(always)]
+    pub(super) fn walk_resumed(
+        &self,
+        c: Cursor,
+        test: impl MemberTest,
+        key: &[u8],
+    ) -> (u32, Option<Cursor>) {
+        let (Some(tables), Some(bit)) = (self.tables, key_bit(key)) else {
+            return self.walk_members(c, test);
+        };
+        let slot = &tables.memo.resume[c.ord as usize % RESUME_SLOTS];
+        if let Some((k, ord, summary)) = resume_point(slot, c) {
+            if summary & bit == 0 {
+                // (The slot's point stays: a later key clear in its
+                // summary resumes there too.)
+                let (walked, found, _) =
+                    self.walk_members_from(c, MemberAt { k, ord, i: 0 }, &test);
+                return (walked, found);
+            }
+        }
+        let from = MemberAt {
+            k: c.sidx as usize + 1,
+            ord: c.ord + 1,
+            i: 0,
+        };
+        let test = Summarized {
+            test: &test,
+            seen: Cell::new(0),
+        };
+        let (walked, found, at) = self.walk_members_from(c, from, &test);
+        // The point after the hit's member (its bit is in the summary), or
+        // the walk's end after a miss.
+        let (k, ord) = match found {
+            Some(_) => {
+                let next = next_member(self.s(), self.input, &self.index.containers, at.k, at.ord);
+                let Some(next) = next else {
+                    return (walked, found);
+                };
+                next
+            }
+            None => (at.k, at.ord),
+        };
+        record_resume(slot, c, k, ord, test.seen.get());
+        (walked, found)
+    }
+
     /// The memo's answer for a key slot's value, when the slot holds a
     /// member of object `c`: (the value's `sidx`, its cursor's `ord`).
     #[inline(always)]
@@ -407,6 +588,37 @@ fn record_member(slot: &KeySlot, c: Cursor, v: Cursor) {
     }
 }
 
+/// A resume slot's point for object `c`: (the structural to resume at,
+/// the ordinal of the next container there, the summary of the keys
+/// before it), when the slot holds one of `c` and its words agree.
+#[inline(always)]
+fn resume_point(slot: &ResumeSlot, c: Cursor) -> Option<(usize, u32, u64)> {
+    let parent = slot.parent.load(Relaxed);
+    if parent >> 32 != u64::from(c.ord) + 1 {
+        return None;
+    }
+    let k = parent as u32;
+    let next = slot.next.load(Relaxed);
+    let lo = slot.lo.load(Relaxed);
+    let hi = slot.hi.load(Relaxed);
+    if (next >> 32) as u32 != k || lo as u32 != k || hi as u32 != k {
+        return None;
+    }
+    Some((k as usize, next as u32, (hi >> 32) << 32 | lo >> 32))
+}
+
+/// Record in `slot` that the members of object `c` before structural `k`
+/// (the next container's ordinal there: `ord`) have their keys' bits in
+/// `summary`.
+#[inline(always)]
+fn record_resume(slot: &ResumeSlot, c: Cursor, k: usize, ord: u32, summary: u64) {
+    let Ok(k) = u32::try_from(k) else { return };
+    slot.parent.store(pack(c.ord + 1, k), Relaxed);
+    slot.next.store(pack(k, ord), Relaxed);
+    slot.lo.store(pack(summary as u32, k), Relaxed);
+    slot.hi.store(pack((summary >> 32) as u32, k), Relaxed);
+}
+
 /// Record element `i` of array `c`, `v`, in `slot`.
 #[inline(always)]
 fn record_element(slot: &ElementSlot, c: Cursor, i: u32, v: Cursor) {
@@ -546,6 +758,95 @@ mod tests {
                 check(&mut (0..4 * all.len()).map(|_| rng.below(all.len())));
             }
         }
+    }
+
+    /// Lookups in large objects (no table yet: each document is fresh and
+    /// read a few times) resume where the last walk stopped when the
+    /// key's summary bit allows, and answer as a document without memo:
+    /// duplicate keys (the first wins), escaped keys that decode to a
+    /// plain one (before and after the resume point), the empty key, keys
+    /// sharing their first bytes, containers as values, absent keys.
+    #[test]
+    fn resumed_walks_match_plain_reads() {
+        const KEYS: &[&str] = &[
+            "a", "b", "ab", "abc", "abcd", "abcde", "id", "idx", "user", "users", "", "title", "x",
+        ];
+        let raw = |k: &str, rng: &mut Rng| -> String {
+            // Now and then spell a key with an escape, at its start or
+            // further in.
+            match (k.len(), rng.below(6)) {
+                (1.., 0) => format!("\\u{:04x}{}", k.as_bytes()[0], &k[1..]),
+                (3.., 1) => format!("{}\\u{:04x}{}", &k[..2], k.as_bytes()[2], &k[3..]),
+                _ => k.to_owned(),
+            }
+        };
+        let mut rng = Rng(0x5EED_0F1E_5700);
+        for round in 0..400 {
+            let n = 17 + rng.below(24);
+            let members: Vec<String> = (0..n)
+                .map(|i| {
+                    let k = KEYS[rng.below(KEYS.len())];
+                    let v = match rng.below(4) {
+                        0 => format!("{i}"),
+                        1 => format!("\"s{i}\""),
+                        2 => format!("[{i},{{\"k\":{i}}}]"),
+                        _ => format!("{{\"a\":{i},\"b\":[{i}]}}"),
+                    };
+                    format!("\"{}\":{v}", raw(k, &mut rng))
+                })
+                .collect();
+            let text = format!(
+                "[{{{}}},{{{}}}]",
+                members.join(","),
+                members[..n / 2].join(" , ")
+            );
+            for lazy in [false, true] {
+                let opts = Options {
+                    lazy,
+                    ..Options::default()
+                };
+                let document = Document::parse(text.as_bytes(), &opts).unwrap();
+                let doc = document.doc();
+                for _ in 0..6 {
+                    let key = KEYS[rng.below(KEYS.len())];
+                    let path = format!("[{}][\"{key}\"]", rng.below(2));
+                    assert_eq!(
+                        doc.find(doc.root(), &path),
+                        plain(&text, &path),
+                        "round {round} {path} in {text}"
+                    );
+                    let obj = doc.find(doc.root(), &path[..3]).unwrap();
+                    let want = plain(&text, &path).ok();
+                    assert_eq!(doc.field(obj, key.as_bytes()), want, "{path} in {text}");
+                }
+            }
+        }
+    }
+
+    /// The summary bit of a plain key is the bit of its raw spelling in a
+    /// document, whatever follows the key; a backslash in its first two
+    /// bytes sets every bit.
+    #[test]
+    fn summary_bits_of_keys_and_raw_keys_agree() {
+        for key in ["a", "id", "abc", "abcd", "abcdefgh", "é", "ü1"] {
+            for after in [":1}", " : 1}", ":\"\\\"\"}", ":{}}"] {
+                let text = format!("\"{key}\"{after}");
+                assert_eq!(
+                    super::raw_key_bit(text.as_bytes(), 0),
+                    super::key_bit(key.as_bytes()).unwrap(),
+                    "{text}"
+                );
+            }
+        }
+        for text in [r#""\u0061":1}"#, r#""a\n":1}"#, r#""\\":1}"#] {
+            assert_eq!(super::raw_key_bit(text.as_bytes(), 0), u64::MAX, "{text}");
+        }
+        // An escape from the third byte on leaves the first two as they are.
+        assert_eq!(
+            super::raw_key_bit(br#""ab\n":1}"#, 0),
+            super::key_bit(b"abcd").unwrap()
+        );
+        assert_eq!(super::key_bit(b""), None);
     }
 
     /// A loop over an array's elements steps from the last one read, and
