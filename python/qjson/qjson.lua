@@ -8,7 +8,7 @@ LuaJIT's FFI, lazy table proxies, and a lua-cjson-compatible encoder.
     doc:len(p)  doc:raw(p)  doc:get(p)  doc:open(p) -> cursor with the same methods
     doc:get_all(p) -> array (wildcards [*] and .*)  doc:get_many({p1, ...}) -> array
     qjson.path(text) -> compiled path, accepted wherever a path is
-    qjson.decode(s) -> lazy proxy;  qjson.encode(v) -> string
+    qjson.decode(s [, {max_depth = n}]) -> lazy proxy;  qjson.encode(v) -> string
     qjson.pairs / qjson.ipairs / qjson.len;  qjson.null;  qjson.materialize(v)
     qjson.insert(t, [pos,] v) / qjson.remove(t [, pos]) / qjson.append(t, v) on array proxies
     qjson.patch / merge_patch / incr / mul: the same bytes as Python for the same edits
@@ -201,7 +201,6 @@ local i64_out = ffi_new("int64_t[1]")
 local f64_out = ffi_new("double[1]")
 local int_out = ffi_new("int[1]")
 local doc_out = ffi_new("qjson_doc *[1]")
-local opts_buf = ffi_new("qjson_options")
 local status_out = ffi_new("int[1]")
 local offset_out = ffi_new("size_t[1]")
 local cursor_t = ffi.typeof("qjson_cursor")
@@ -403,6 +402,55 @@ local function new_cursor(self, cp)
     return (setmetatable({ _h = self._h, _s = self._s, _at = cursor_t(cp[0]) }, Doc))
 end
 
+-- The options each function takes (OPTIONS.read's `allowed`).
+-- (A table, not locals: the main chunk is at LuaJIT's limit of 200 locals.)
+local OPTIONS = {
+    parse = { lazy = true, max_depth = true },
+    decode = { max_depth = true },
+    buf = ffi_new("qjson_options"), -- the one parse and decode fill
+}
+
+--- The options table of parse / decode / parse_many / open_many, checked as
+--- Python checks its keywords: a key that is not in `allowed` (the
+--- function's option names -> true) or a value of the wrong type raises,
+--- naming the function, at the level `level` of the function's caller;
+--- nothing is ignored. lazy is a boolean, max_depth an integer from 1 to
+--- 2^32 - 1 (the C ABI reads 0 as "the default"). Fills `o` (a
+--- qjson_options) and returns it; nil when `opts` is nil.
+function OPTIONS.read(name, opts, allowed, o, level)
+    if opts == nil then
+        return nil
+    end
+    if type(opts) ~= "table" then
+        error(format("%s: options must be a table, got %s", name, type(opts)), level + 1)
+    end
+    for k in pairs(opts) do
+        if not allowed[k] then
+            local hint = ""
+            if k == "lazy" then
+                hint = " (decode validates the whole input, as cjson.decode and"
+                    .. " Python's qjson.decode do; qjson.parse(s, {lazy = true}) reads lazily)"
+            end
+            error(format("%s: unknown option %s%s", name,
+                type(k) == "string" and format("%q", k) or tostring(k), hint), level + 1)
+        end
+    end
+    local lazy = opts.lazy
+    if lazy ~= nil and type(lazy) ~= "boolean" then
+        error(format("%s: lazy must be a boolean, got %s", name, type(lazy)), level + 1)
+    end
+    o.lazy = lazy and 1 or 0
+    local d = opts.max_depth
+    if d == nil then
+        d = 0
+    elseif type(d) ~= "number" or d < 1 or d > 0xffffffff or d ~= floor(d) then
+        error(name .. ": max_depth must be a positive integer", level + 1)
+    end
+    o.max_depth = d
+    return o
+end
+
+
 --- qjson.parse(s [, {lazy = bool, max_depth = n}]) -> Doc
 function qjson.parse(s, opts)
     if type(s) ~= "string" then
@@ -410,13 +458,7 @@ function qjson.parse(s, opts)
     end
     local o = nil
     if opts ~= nil then
-        o = opts_buf
-        o.lazy = opts.lazy and 1 or 0
-        local d = opts.max_depth or 0
-        if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
-            error("qjson.parse: max_depth must be a positive integer", 2)
-        end
-        o.max_depth = d
+        o = OPTIONS.read("qjson.parse", opts, OPTIONS.parse, OPTIONS.buf, 2)
     end
     -- qjson_parse_root: the handle and its heap size in one call (the root
     -- cursor it also gives is not kept: a Doc reads from a null cursor).
@@ -1701,13 +1743,19 @@ new_proxy = function(h, s, c, t, parent, root, dm, n)
     return (setmetatable({}, st))
 end
 
---- qjson.decode(s) -> a lazy proxy (or the scalar, for a scalar document).
---- The whole input is validated first, as cjson.decode does.
-function qjson.decode(s)
+--- qjson.decode(s [, {max_depth = n}]) -> a lazy proxy (or the scalar, for
+--- a scalar document). The whole input is validated first, as cjson.decode
+--- and Python's qjson.decode do, so max_depth (as Python's) is its one
+--- option; any other raises (OPTIONS.read).
+function qjson.decode(s, opts)
     if type(s) ~= "string" then
         error("qjson.decode: expected a string, got " .. type(s), 2)
     end
-    local rc = C.qjson_parse_root(s, #s, nil, doc_out, cur_out, size_out)
+    local o = nil
+    if opts ~= nil then
+        o = OPTIONS.read("qjson.decode", opts, OPTIONS.decode, OPTIONS.buf, 2)
+    end
+    local rc = C.qjson_parse_root(s, #s, o, doc_out, cur_out, size_out)
     if rc ~= OK then
         raise(rc, nil, 2)
     end
@@ -3063,20 +3111,16 @@ do
     local ERR_JSON = 5 -- QJSON_ERR_JSON
 
     --- The options of parse_many / open_many: skip mode and qjson_options (or nil).
-    local function many_options(name, opts)
+    local MANY_OPTIONS = { lazy = true, max_depth = true, errors = true }
+    local OPEN_OPTIONS = { lazy = true, max_depth = true, errors = true, chunk_size = true }
+    local function many_options(name, opts, allowed)
         if opts == nil then
             return false, nil
         end
+        local o = OPTIONS.read(name, opts, allowed, ffi_new("qjson_options"), 3)
         if opts.errors ~= nil and opts.errors ~= "raise" and opts.errors ~= "skip" then
             error(name .. ': errors must be "raise" or "skip"', 3)
         end
-        local o = ffi_new("qjson_options")
-        o.lazy = opts.lazy and 1 or 0
-        local d = opts.max_depth or 0
-        if type(d) ~= "number" or d < 0 or d > 0xffffffff or d ~= floor(d) then
-            error(name .. ": max_depth must be a positive integer", 3)
-        end
-        o.max_depth = d
         return opts.errors == "skip", o
     end
 
@@ -3102,7 +3146,7 @@ do
         if type(s) ~= "string" then
             error("qjson.parse_many: expected a string, got " .. type(s), 2)
         end
-        local skip, o = many_options("qjson.parse_many", opts)
+        local skip, o = many_options("qjson.parse_many", opts, MANY_OPTIONS)
         local mo = many_out()
         local rc = C.qjson_many_new(s, #s, o, mo)
         if rc ~= OK then
@@ -3155,7 +3199,7 @@ do
         else
             error("qjson.open_many: expected a path or a file, got " .. type(file), 2)
         end
-        local skip, o = many_options("qjson.open_many", opts)
+        local skip, o = many_options("qjson.open_many", opts, OPEN_OPTIONS)
         local chunk = opts and opts.chunk_size or 1048576
         if type(chunk) ~= "number" or chunk < 1 or chunk ~= floor(chunk) then
             error("qjson.open_many: chunk_size must be a positive integer", 2)

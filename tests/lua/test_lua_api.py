@@ -203,6 +203,71 @@ def test_options_lazy_and_max_depth(run, err):
     assert "Maximum nesting depth" in err(deep, "qjson.parse(s, {max_depth = 9})")
 
 
+# The root's length, after a Doc (parse) or a proxy (decode).
+LEN = {"parse": ":len()", "decode": "[1] and 1"}
+
+
+@pytest.mark.parametrize("fn", ["parse", "decode"])
+def test_max_depth_side_by_side_with_python(run, err, fn):
+    # decode takes max_depth as parse does, in both languages.
+    deep = b"[" * 10 + b"]" * 10
+    py = getattr(qjson, fn)
+    assert len(py(deep, max_depth=10) if fn == "decode" else py(deep, max_depth=10).root) == 1
+    with pytest.raises(qjson.JSONDecodeError, match="Maximum nesting depth"):
+        py(deep, max_depth=9)
+    assert run(deep, f"qjson.{fn}(s, {{max_depth = 10}})" + LEN[fn]) == 1
+    assert "Maximum nesting depth" in err(deep, f"qjson.{fn}(s, {{max_depth = 9}})")
+    # The default is 1024 in both.
+    deeper = b"[" * 1025 + b"]" * 1025
+    with pytest.raises(qjson.JSONDecodeError, match="Maximum nesting depth"):
+        py(deeper)
+    assert "Maximum nesting depth" in err(deeper, f"qjson.{fn}(s)")
+    assert "Maximum nesting depth" in err(deeper, f"qjson.{fn}(s, {{}})")
+    assert run(deeper, f"qjson.{fn}(s, {{max_depth = 1025}})" + LEN[fn]) == 1
+
+
+@pytest.mark.parametrize("fn", ["parse", "decode"])
+@pytest.mark.parametrize(
+    ("lua_opts", "py_opts", "message"),
+    [
+        ("{max_depth = 1.5}", {"max_depth": 1.5}, "max_depth must be a positive integer"),
+        ('{max_depth = "3"}', {"max_depth": "3"}, "max_depth must be a positive integer"),
+        ("{max_depth = true}", None, "max_depth must be a positive integer"),
+        ("{max_depth = -1}", {"max_depth": -1}, "max_depth must be a positive integer"),
+        # 0 is the C ABI's "default": Lua refuses it rather than read it as 1024.
+        ("{max_depth = 0}", None, "max_depth must be a positive integer"),
+        ("{max_deph = 3}", {"max_deph": 3}, 'unknown option "max_deph"'),
+        ("{[1] = true}", None, "unknown option 1"),
+        ('"lazy"', None, "options must be a table, got string"),
+    ],
+)
+def test_bad_options_raise_never_ignored(err, fn, lua_opts, py_opts, message):
+    if py_opts is not None:
+        with pytest.raises((TypeError, OverflowError)):
+            getattr(qjson, fn)(b"[1]", **py_opts)
+    assert err(b"[1]", f"qjson.{fn}(s, {lua_opts})").endswith(f"qjson.{fn}: {message}")
+
+
+def test_lazy_is_an_option_of_parse_not_decode(run, err):
+    # Python's decode has no lazy keyword (it validates the whole input, as
+    # cjson.decode does); Lua's decode says so instead of ignoring it.
+    bad = b'{"ok": 1, "bad": "\\x"}'
+    with pytest.raises(TypeError, match="lazy"):
+        qjson.decode(bad, lazy=True)  # type: ignore[call-arg]
+    msg = err(bad, "qjson.decode(s, {lazy = true})")
+    assert 'qjson.decode: unknown option "lazy"' in msg
+    assert "qjson.parse(s, {lazy = true})" in msg
+    # parse's lazy is a boolean in both.
+    with pytest.raises(TypeError):
+        qjson.parse(bad, lazy=1)  # type: ignore[arg-type]
+    assert err(bad, "qjson.parse(s, {lazy = 1})").endswith(
+        "qjson.parse: lazy must be a boolean, got number"
+    )
+    assert run(b"[1]", "qjson.parse(s, {lazy = false, max_depth = 5}):len()") == 1
+    assert "Invalid \\escape" in err(bad, "qjson.parse(s, {lazy = false})")
+    assert run(bad, 'qjson.parse(s, {lazy = true}):get_f64("ok")') == 1
+
+
 LAZY_SCALARS = [
     b'{"a": 01, "b": 1}',
     b'{"a": tru, "b": 1}',

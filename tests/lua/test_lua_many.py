@@ -241,6 +241,18 @@ def test_bad_arguments(lua):
     assert not ok and "No such file" in msg
     ok, msg = f('qjson.open_many({read = function() return "" end}, {chunk_size = 0})')
     assert not ok and "chunk_size" in msg
+    # An option a function does not take, or of the wrong type, raises (as
+    # Python's keywords do) instead of being ignored.
+    ok, msg = f('qjson.parse_many("1", {chunk_size = 4096})')
+    assert not ok and msg.endswith('qjson.parse_many: unknown option "chunk_size"')
+    ok, msg = f('qjson.open_many({read = function() return "" end}, {error = "skip"})')
+    assert not ok and msg.endswith('qjson.open_many: unknown option "error"')
+    ok, msg = f('qjson.parse_many("1", {lazy = "yes"})')
+    assert not ok and msg.endswith("qjson.parse_many: lazy must be a boolean, got string")
+    ok, msg = f('qjson.parse_many("1", {max_depth = 0})')
+    assert not ok and msg.endswith("qjson.parse_many: max_depth must be a positive integer")
+    ok, msg = f('qjson.parse_many("1", 5)')
+    assert not ok and msg.endswith("qjson.parse_many: options must be a table, got number")
 
 
 STANDALONE = r"""
