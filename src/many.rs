@@ -174,7 +174,11 @@ impl Splitter {
     /// of that line and a few after it, not of a whole window. The
     /// documents and errors are the same whatever the region: only where
     /// a call returns changes (a document longer than the window is still
-    /// measured against the window).
+    /// measured against the window). The line path of `check_scalars`
+    /// splitters also stops after about a region of whole lines
+    /// (`parse_many` of a stream of a window or less splits it a region at
+    /// a time, so that the index vectors of the documents dropped meanwhile
+    /// serve the next region's).
     pub fn set_region(&mut self, bytes: usize) {
         self.region = bytes.clamp(64, self.window);
     }
@@ -300,7 +304,8 @@ impl Splitter {
     /// document, or at the stream start), as long as the next line (up to
     /// its newline) holds exactly one valid document, that document is
     /// indexed on its own by the token walk ([`Index::build_tokens`]) and
-    /// taken, up to about a window of bytes. Returns where it stopped: at
+    /// taken, up to about a region of bytes (the window unless
+    /// [`Splitter::set_region`] made it less). Returns where it stopped: at
     /// the end of the last line taken, or `pos` when the first line was
     /// not one valid document (or not complete), for the window path to
     /// split from there.
@@ -313,7 +318,7 @@ impl Splitter {
         out: &mut Vec<Piece>,
     ) -> usize {
         let n = buf.len();
-        let limit = pos.saturating_add(self.window);
+        let limit = pos.saturating_add(self.region);
         let mut p = pos;
         while p < limit {
             let start = skip_ws(buf, p);
@@ -1032,15 +1037,45 @@ mod tests {
                     "lazy {lazy} chunk {chunk}"
                 );
             }
-            // A smaller first region (`loads_many`'s fallback) changes
+            // A smaller first region (`loads_many`'s fallback; with the
+            // line path, `parse_many`'s regions of a small stream) changes
             // where calls return, nothing else.
             for region in [64, 100] {
                 for chunk in [input.len(), 100] {
-                    let got = run(false, lazy, chunk, region);
-                    assert_eq!(got, want, "lazy {lazy} chunk {chunk} region {region}");
+                    for line_path in [false, true] {
+                        let got = run(line_path, lazy, chunk, region);
+                        assert_eq!(
+                            got, want,
+                            "lazy {lazy} chunk {chunk} region {region} line path {line_path}"
+                        );
+                    }
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_line_path_stops_after_a_region() {
+        // 40 lines of 20 bytes: a region of 64 bytes takes 4 of them
+        // (up to the first line that ends at or past the region).
+        let line = b"{\"k\": \"abcdefghij\"}\n";
+        assert_eq!(line.len(), 20);
+        let input = line.repeat(40);
+        let opts = Options {
+            lazy: false,
+            max_depth: 16,
+        };
+        let mut sp = Splitter::new(opts, true, 1 << 20);
+        let mut out = Vec::new();
+        assert_eq!(sp.split(&input, 0, true, &mut out), input.len());
+        assert_eq!(out.len(), 40);
+        let mut sp = Splitter::new(opts, true, 1 << 20);
+        sp.set_region(64);
+        out.clear();
+        assert_eq!(sp.split(&input, 0, true, &mut out), 80);
+        assert_eq!(out.len(), 4);
+        assert_eq!(sp.split(&input, 80, true, &mut out), 160);
+        assert_eq!(out.last().map(|p| (p.ordinal, p.start)), Some((7, 140)));
     }
 
     #[test]

@@ -18,7 +18,11 @@
 //! are there): the pieces are the same, only the calling thread's share
 //! of the work changes (on the 100 MB batch file, reading two fields of
 //! every line took 0.3x the calling thread's CPU time and 1.1x the
-//! process's, LTO builds, A/B against the inline split).
+//! process's, LTO builds, A/B against the inline split). The index
+//! vectors of the documents dropped come back to the next split
+//! ([`crate::index::Returns`]); once the thread can no longer start, the
+//! rest of the stream is split in regions of [`SMALL_REGION`] bytes, so
+//! that a stream of about one window gets them back too.
 //!
 //! `loads_many` first tries each line on its own ([`Splitter::line`]):
 //! when the line is one valid document, `loads`' own builder builds it
@@ -76,7 +80,7 @@ use pyo3::types::{PyList, PyTuple, PyType};
 use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::Arc;
-use worker::{Pace, Policy, Worker};
+use worker::{Pace, Policy, Worker, WORKER_MIN};
 
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -87,6 +91,13 @@ const FALLBACK_MIN: usize = 1024;
 
 /// Windows of in-memory input smaller than this are split with the GIL held.
 const DETACH_MIN: usize = 64 * 1024;
+
+/// `parse_many` splits the rest of a stream this many bytes of whole lines
+/// at a time once its splitting thread can no longer start (fewer than
+/// `WORKER_MIN` bytes left: a stream of a window or a little more from
+/// its start), so that the index vectors of the documents dropped
+/// meanwhile serve the next region's (see [`DocIterator::fill`]).
+const SMALL_REGION: usize = 128 * 1024;
 
 /// Where the bytes come from.
 enum Source {
@@ -269,13 +280,23 @@ impl DocIterator {
                             continue;
                         }
                     }
+                    let left = bytes.len() - pos;
                     if !self.eager {
                         // The vectors of this stream's documents dropped
                         // since the last window, for this one's (once the
-                        // stream has a next window to use them).
+                        // stream has a next window to use them). Once the
+                        // thread can no longer start (see `worker.rs`: its
+                        // rule times whole windows), the rest is split a
+                        // region at a time: else a stream of a window or
+                        // a little more had all its documents built in
+                        // fresh vectors (two per line, about 1,000
+                        // instructions a line for their malloc and free).
+                        if left < WORKER_MIN {
+                            sp.set_region(SMALL_REGION);
+                        }
                         match &self.returns {
                             Some(r) => r.take_here(),
-                            None if bytes.len() - pos > WINDOW => {
+                            None if left > SMALL_REGION => {
                                 let r = Returns::new();
                                 r.drop_here();
                                 self.returns = Some(r);
@@ -283,11 +304,19 @@ impl DocIterator {
                             None => {}
                         }
                     }
-                    let pace = &mut self.pace;
-                    self.pos = if bytes.len() - pos >= DETACH_MIN {
-                        pace.split(|| py.detach(|| sp.split(bytes, pos, true, &mut out)))
+                    let split = |sp: &mut Splitter, out: &mut Vec<Piece>| {
+                        if left >= DETACH_MIN {
+                            py.detach(|| sp.split(bytes, pos, true, out))
+                        } else {
+                            sp.split(bytes, pos, true, out)
+                        }
+                    };
+                    // Timed only while the thread may still start (see
+                    // `worker.rs`; the CPU clock is a system call).
+                    self.pos = if left >= WORKER_MIN {
+                        self.pace.split(|| split(sp, &mut out))
                     } else {
-                        pace.split(|| sp.split(bytes, pos, true, &mut out))
+                        split(sp, &mut out)
                     };
                     self.pending.extend(out);
                     return Ok(true);
