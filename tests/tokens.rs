@@ -243,8 +243,10 @@ fn mutated() -> impl Strategy<Value = Vec<u8>> {
 /// a control byte, an error), with exactly the line's tokens and escapes
 /// (`non_ascii` may also count the bytes after the newline in its block);
 /// it fails where the line's own scan does; and without a newline it is
-/// the whole input's scan. At shifts that put the newline at every place
-/// of a block.
+/// the whole input's scan. The input is checked at several alignments in
+/// memory (the slice starts `shift` bytes into its allocation, which moves
+/// the tail's page-crossing case); the newline's place in a 64-byte block
+/// comes from the generated lengths of the line's parts.
 fn check_line(input: &[u8]) -> Result<(), TestCaseError> {
     for shift in [0usize, 1, 17, 62, 63] {
         let mut buf = vec![b'x'; shift];
