@@ -94,9 +94,15 @@ mod bytes_buf {
     /// shared hint would make every large result outgrow the guess of the
     /// small one before it (a copy of the whole output) and every small
     /// one allocate the large size.
-    pub(crate) static HINT: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+    /// One more entry, [`VIEW_SLOT`], takes the lengths of view outputs
+    /// ([`BytesBuf::small`], [`BytesBuf::sized`]), which size themselves:
+    /// it is written and never read, so a view's result never sizes the
+    /// next plain `dumps` of a shape that maps to a real slot.
+    pub(crate) static HINT: [AtomicUsize; SLOTS + 1] = [const { AtomicUsize::new(0) }; SLOTS + 1];
     /// Hint slots: a small direct-mapped table; shapes that collide share one.
     pub(crate) const SLOTS: usize = 64;
+    /// The write-only hint entry of view outputs (see [`HINT`]).
+    const VIEW_SLOT: usize = SLOTS;
 
     /// The hint slot of a document whose top level is `ty` (the type
     /// object's address) with `len` members or items.
@@ -142,14 +148,14 @@ mod bytes_buf {
         /// size of the previous result, which may be that of a large
         /// document.
         pub(crate) fn small(py: Python<'_>) -> PyResult<BytesBuf> {
-            Self::with_capacity(py, INITIAL, 0)
+            Self::with_capacity(py, INITIAL, VIEW_SLOT)
         }
 
         /// A buffer with room for `cap` bytes (an edited view of a small
         /// document written straight into the result, see `dumps_view`),
-        /// hint slot 0 as [`Self::small`].
+        /// its length going to [`VIEW_SLOT`] as [`Self::small`]'s.
         pub(crate) fn sized(py: Python<'_>, cap: usize) -> PyResult<BytesBuf> {
-            Self::with_capacity(py, cap.max(INITIAL), 0)
+            Self::with_capacity(py, cap.max(INITIAL), VIEW_SLOT)
         }
 
         fn with_capacity(py: Python<'_>, mut cap: usize, slot: usize) -> PyResult<BytesBuf> {
