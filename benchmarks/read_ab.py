@@ -28,10 +28,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.machinery
-import importlib.util
 import random
-import statistics
 import sys
 import time
 import types
@@ -43,16 +40,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import workloads  # type: ignore[import-not-found]  # noqa: E402
-
-
-def load(path: str) -> Any:
-    """The extension module built at `path` (another copy of ``qjson._qjson``)."""
-    loader = importlib.machinery.ExtensionFileLoader("qjson._qjson", path)
-    spec = importlib.util.spec_from_file_location("qjson._qjson", path, loader=loader)
-    assert spec is not None
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+from encode_ab import fast_third, load  # type: ignore[import-not-found]  # noqa: E402
 
 
 def rows(mod: Any, scen: Any) -> dict[str, Callable[[], Any]]:
@@ -68,11 +56,6 @@ def rows(mod: Any, scen: Any) -> dict[str, Callable[[], Any]]:
     finally:
         workloads.qjson = saved
     return {"views": views, "getters": getters}
-
-
-def fast_third(times: list[float]) -> float:
-    ordered = sorted(times)
-    return statistics.median(ordered[: max(1, len(ordered) // 3)])
 
 
 def main() -> None:
