@@ -299,6 +299,29 @@ def load(path: Path, event: str | None = None) -> dict[str, int]:
     return counts
 
 
+def resolve(path: Path) -> Path:
+    """A callgrind file for `diff`: the file itself, or in a `run --out`
+    directory holding one workload the N2 file (the largest run). Anything
+    else is an error that says what it found."""
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise SystemExit(f"callgrind.py diff: {path} does not exist")
+    runs: dict[str, list[tuple[int, Path]]] = {}
+    for f in path.iterdir():
+        tag, _, n = f.name.rpartition(".")
+        if f.is_file() and tag and n.isdigit():
+            runs.setdefault(tag, []).append((int(n), f))
+    if len(runs) != 1:
+        found = ", ".join(sorted(runs)) or "no callgrind files of `run`"
+        raise SystemExit(
+            f"callgrind.py diff: {path} is a directory holding {found}; "
+            "give the N2 file of one workload (TAG.N2) instead"
+        )
+    (files,) = runs.values()
+    return max(files)[1]
+
+
 def show_diff(a: dict[str, int], b: dict[str, int], per: float, top: int, label: str) -> None:
     rows = sorted(((b.get(k, 0) - a.get(k, 0)) / per, k) for k in set(a) | set(b))
     rows.reverse()
@@ -330,8 +353,8 @@ def main() -> None:
     r.add_argument("--stmt", default="", help="op stmt: the statement timed")
     r.add_argument("--setup", default="", help="op stmt: run once before the loop")
     d = sub.add_parser("diff", help="per-function difference B - A of two callgrind files")
-    d.add_argument("a", type=Path)
-    d.add_argument("b", type=Path)
+    d.add_argument("a", type=Path, help="a callgrind file, or a run --out directory")
+    d.add_argument("b", type=Path, help="the same for the other build")
     d.add_argument("--per", type=float, default=1.0, help="divide by this (operations run)")
     d.add_argument("--event", default=None, help="Ir (default), I1mr, Bcm, Bim, D1mr, ...")
     d.add_argument("--top", type=int, default=30)
@@ -351,7 +374,8 @@ def main() -> None:
         # `diff ... | head`: end quietly when the reader goes.
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         ev = args.event
-        show_diff(load(args.a, ev), load(args.b, ev), args.per, args.top, ev or "Ir")
+        a, b = resolve(args.a), resolve(args.b)
+        show_diff(load(a, ev), load(b, ev), args.per, args.top, ev or "Ir")
         return
     if args.n2 <= args.n1:
         ap.error("--n2 must be larger than --n1")
