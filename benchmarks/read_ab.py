@@ -1,4 +1,4 @@
-"""A/B of two builds of qjson's extension on the read rows, native wall time.
+"""A/B of two builds of qjson's extension on the read rows, native CPU time.
 
     python benchmarks/read_ab.py A.so B.so [--scenarios 2k,small_request,github_issues,twitter]
         [--rounds 21]
@@ -23,18 +23,24 @@ machine only adds time). Printed per row: A's and B's time, A / B (> 1: B
 is faster) and fastsimdjson's time over each (the targets' ratio). Loading A
 against itself shows the noise floor (about +-2% here).
 
-fastsimdjson is timed twice, on the scenario's payload and on a copy of it
-at another address, and both times are printed. Session 20 compared this
-script with the bench (targets.py, same closures from workloads.py): on 2k
-views, 25 runs of this script gave fastsimdjson/qjson 0.77-0.88 (LTO build
-of main; the bench's 0.89 is on the PGO build), but one run gave 2.47: in
-that process fastsimdjson's 2k cell took 1.78 us in every round against
-0.55-0.62 us in all others (the cause was not found; not the collector, the
-order of the cells, a previous larger parse, a live document, or the
-payload's offset in its page, which moves it by <= 10%). The lead's 1.40 of
-a 3-round run was most likely such a run: the printed absolute times make
-one visible (fastsimdjson 2k views ~0.57 us on this machine), and the copy
-tells an address effect from a process-wide one.
+The clock is the calling thread's CPU time, as targets.py's (clock.py;
+``--clock wall`` for wall time). Session 20 compared this script with the
+bench (targets.py, the same closures from workloads.py): the difference that
+mattered was the clock (the others: ~3 ms batches against ~60 ms, the median
+of the fastest third of rounds against the median). With wall time, a cell's
+batches count the slices the process spends descheduled while other work
+runs on the 2 shared cores; a 3-round run (its fastest third: the one
+fastest round) then reports a cell whose three batches were all cut as 3-10x
+slower (seen, load 6-8: 2k fastsimdjson 5.8 us against 0.58, github views
+83.6 us against 21.7; one earlier run, load 1.2: 2k fastsimdjson 1.78 us,
+fastsimdjson/qjson 2.47), which is how a short run printed 1.40 for 2k views
+where the bench said 0.89x. With the thread's CPU time (and the call count
+fixed before the rounds: see `interleaved`), five 3-round runs at load 7-8
+agreed with the bench: 2k views 0.76-0.86 (LTO build of main; the bench's
+0.89 is on the PGO build). fastsimdjson is timed twice, on the scenario's
+payload and on a copy of it at another address (the payload's offset in its
+page moves its time by up to 10%), and both times are printed, with a
+warning when they differ.
 """
 
 from __future__ import annotations
@@ -47,13 +53,16 @@ import time
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import clock  # type: ignore[import-not-found]  # noqa: E402
 import workloads  # type: ignore[import-not-found]  # noqa: E402
 from encode_ab import fast_third, load  # type: ignore[import-not-found]  # noqa: E402
+
+K = TypeVar("K")
 
 
 def rows(mod: Any, scen: Any) -> dict[str, Callable[[], Any]]:
@@ -71,13 +80,47 @@ def rows(mod: Any, scen: Any) -> dict[str, Callable[[], Any]]:
     return {"views": views, "getters": getters}
 
 
+def interleaved(cells: list[tuple[K, Callable[[], Any]]], rounds: int) -> dict[K, list[float]]:
+    """Per-call times of every cell over `rounds` rounds, each round running
+    every cell once in a new random order, the collector on. A cell's call
+    count is fixed first (about 3 ms of calls, by wall time); each round
+    then times that many calls between two readings of the clock: a
+    reading of the thread's CPU time costs about 1 us here, which read
+    every ten calls added about 0.1 us to every call of a 2k row."""
+    counts = {}
+    for key, fn in cells:
+        n = 10
+        while True:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            if time.perf_counter() - t0 > 0.003:
+                break
+            n *= 2
+        counts[key] = n
+    times: dict[K, list[float]] = {key: [] for key, _ in cells}
+    order = list(cells)
+    gc.collect()
+    for _ in range(rounds):
+        random.shuffle(order)
+        for key, fn in order:
+            n = counts[key]
+            t0 = clock.now()
+            for _ in range(n):
+                fn()
+            times[key].append((clock.now() - t0) / n)
+    return times
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("--scenarios", default="2k,small_request,github_issues,twitter")
     ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--clock", choices=sorted(clock.CLOCKS), default="thread", help="see clock.py")
     args = ap.parse_args()
+    clock.use(args.clock)
     mods = {"A": load(args.a), "B": load(args.b)}
     import fastsimdjson
 
@@ -93,21 +136,7 @@ def main() -> None:
         # The same reads on a copy of the payload at another address: a check
         # on the peer's cell (see the module doc).
         cells.append(((name, "views", "fsj-copy"), peer(bytes(bytearray(scen.parts[0])))))
-    times: dict[tuple[str, str, str], list[float]] = {key: [] for key, _ in cells}
-    gc.collect()
-    for _ in range(args.rounds):
-        random.shuffle(cells)
-        for key, fn in cells:
-            n = 0
-            t0 = time.perf_counter()
-            while True:
-                for _ in range(10):
-                    fn()
-                n += 10
-                t = time.perf_counter() - t0
-                if t > 0.003:
-                    break
-            times[key].append(t / n)
+    times = interleaved(cells, args.rounds)
     for name in args.scenarios.split(","):
         peer = fast_third(times[(name, "views", "fsj")])
         copy = fast_third(times[(name, "views", "fsj-copy")])

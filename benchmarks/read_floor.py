@@ -17,9 +17,11 @@ it, with the document replaced by what costs least: the views row reads a
 dict ``json.loads`` built once (no parse), the getters row calls ``dict.get``
 of the answers where qjson's getters and ``Doc.open`` / ``Doc.len`` were (no
 parse, no path parsing; its f-strings and loops unchanged). The cells
-(floors, qjson's views and getters, fastsimdjson's views) are timed in ~3 ms
-batches, shuffled anew each round, the collector on; each prints the median
-of its fastest third of rounds and fastsimdjson's time over it.
+(floors, qjson's views and getters, fastsimdjson's views) are timed as
+read_ab.py times its cells (``interleaved``: ~3 ms of calls per cell and
+round, the thread's CPU time, shuffled anew each round, the collector on);
+each prints the median of its fastest third of rounds and fastsimdjson's
+time over it.
 
 Session 20, CPython 3.11.7 (pyenv build: no PGO, no LTO), Zen 4, LTO build of
 main: the 2k getters row's floor was 0.58 us against fastsimdjson's whole row
@@ -30,9 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
-import time
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -41,8 +41,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import clock  # type: ignore[import-not-found]  # noqa: E402
 import workloads  # type: ignore[import-not-found]  # noqa: E402
 from encode_ab import fast_third  # type: ignore[import-not-found]  # noqa: E402
+from read_ab import interleaved  # type: ignore[import-not-found]  # noqa: E402
 
 
 def stub_doc(kind: str, d: Any) -> Any:
@@ -101,23 +103,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenarios", default="2k,small_request,github_issues,twitter")
     ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--clock", choices=sorted(clock.CLOCKS), default="thread", help="see clock.py")
     args = ap.parse_args()
+    clock.use(args.clock)
     for name in args.scenarios.split(","):
         row = cells(name)
-        times: dict[str, list[float]] = {k: [] for k, _ in row}
-        for _ in range(args.rounds):
-            random.shuffle(row)
-            for key, fn in row:
-                n = 0
-                t0 = time.perf_counter()
-                while True:
-                    for _ in range(10):
-                        fn()
-                    n += 10
-                    t = time.perf_counter() - t0
-                    if t > 0.003:
-                        break
-                times[key].append(t / n)
+        times = interleaved(row, args.rounds)
         best = {k: fast_third(v) for k, v in times.items()}
         peer = best["fastsimdjson views"]
         for key in ["views floor", "qjson views", "getters floor", "qjson getters"]:
