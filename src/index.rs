@@ -647,7 +647,7 @@ fn check_strings(
     if non_ascii {
         // The fast validator first; the one that locates the error only
         // when there is one.
-        if simdutf8::basic::from_utf8(input).is_err() {
+        if !crate::scan::utf8_valid(input) {
             if let Err(e) = simdutf8::compat::from_utf8(input) {
                 worst = Some(min_err(
                     worst,

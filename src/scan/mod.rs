@@ -50,6 +50,8 @@ mod block;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 pub mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod utf8_avx512;
 mod vector;
 
 /// The output of stage 1. Reuse one across scans to keep its allocations.
@@ -145,6 +147,19 @@ pub fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
     // SAFETY: that function is `detect_and_scan` or the entry point of a
     // backend this CPU supports (chosen from `Backend::available()`).
     unsafe { f(input, out) }
+}
+
+/// Whether `input` is valid UTF-8 (the check strict validation runs over
+/// an input with a byte >= 0x80): with the AVX-512 backend, its own
+/// validator (`utf8_avx512.rs`: 64 bytes a step); else simdutf8's.
+pub(crate) fn utf8_valid(input: &[u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if matches!(active_backend(), Backend::Avx512) {
+        // SAFETY: `active_backend` returns the AVX-512 backend only when
+        // the CPU has its features, AVX-512F and BW among them.
+        return unsafe { utf8_avx512::valid(input) };
+    }
+    simdutf8::basic::from_utf8(input).is_ok()
 }
 
 /// The token scan, for validation: [`scan`], plus the offset of the first

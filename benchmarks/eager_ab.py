@@ -1,0 +1,116 @@
+"""A/B of builds of qjson's extension on the eager corpus rows (loads, validate), per file.
+
+    python benchmarks/eager_ab.py A.so [B.so ...] [--op loads|loads_paused|validate]
+        [--group small|large] [--rounds 21] [--files a.json,b.json]
+
+Why: the corpus table's eager rows (``corpus.py``: decode with the collector
+on and paused by the caller, validate) are aggregates weighted by bytes, and
+their gaps sit on the AVX-512 kernels callgrind cannot run (it runs the AVX2
+ones) and in fixed costs per call; this shows which file of a group loses, by
+how much, and whether a build moves it, on the clock of the machine itself.
+
+Each build (a copy of ``python/qjson/_qjson*.so``, e.g. from the unzipped LTO
+packages ``/tmp/base20_pkg`` and a branch's) is loaded into one process next
+to the row's peers as ``corpus.py`` calls them: fastsimdjson and ssrjson
+``loads`` for the decode rows, pysimdjson's reused ``Parser().parse`` and
+fastsimdjson's ``_parse_only`` for validate. Every (file, library) cell is
+timed in ~2 ms batches (CPU time of the thread, ``clock.py``), in an order
+shuffled anew each round; the collector is collected before each batch and
+stays on, except for ``loads_paused`` (``gc.disable()`` around the batch).
+Each cell reports the median of its fastest third of rounds. Printed: MB/s
+per file and library, then each group's aggregate (total bytes over total
+time, as the corpus table). Non-LTO builds do not rank like the shipped
+ones (a fast build's ``loads`` is ~25% slower): compare LTO packages.
+Loading two copies of one build shows the noise floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+from collections.abc import Callable
+from typing import Any
+
+try:
+    import clock  # type: ignore[import-not-found]
+    from corpus import LARGE, SMALL  # type: ignore[import-not-found]
+    from encode_ab import DATA, fast_third, load  # type: ignore[import-not-found]
+except ImportError:  # python -m benchmarks.eager_ab
+    from benchmarks import clock
+    from benchmarks.corpus import LARGE, SMALL
+    from benchmarks.encode_ab import DATA, fast_third, load
+
+
+def peers(op: str) -> dict[str, Callable[[bytes], Any]]:
+    """The row's peers, called as ``corpus.py`` calls them."""
+    import fastsimdjson  # type: ignore[import-not-found]
+
+    if op == "validate":
+        import simdjson  # type: ignore[import-not-found]
+
+        return {"pysimdjson": simdjson.Parser().parse, "fastsimdjson": fastsimdjson._parse_only}
+    import ssrjson  # type: ignore[import-not-found]
+
+    return {"fastsimdjson": fastsimdjson.loads, "ssrjson": ssrjson.loads}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("builds", nargs="+")
+    ap.add_argument("--op", choices=["loads", "loads_paused", "validate"], default="loads")
+    ap.add_argument("--group", choices=["small", "large"], default="small")
+    ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--files", default="")
+    args = ap.parse_args()
+    files = args.files.split(",") if args.files else (SMALL if args.group == "small" else LARGE)
+    name = "validate" if args.op == "validate" else "loads"
+    libs: dict[str, Callable[[bytes], Any]] = {
+        f"Q{i}": getattr(load(b), name) for i, b in enumerate(args.builds)
+    }
+    libs.update(peers(args.op))
+    data = {f: (DATA / f).read_bytes() for f in files}
+    if name == "loads":
+        for f in files:
+            want = libs["fastsimdjson"](data[f])
+            assert all(libs[f"Q{i}"](data[f]) == want for i in range(len(args.builds))), f
+    paused = args.op == "loads_paused"
+    times: dict[tuple[str, str], list[float]] = {(f, lib): [] for f in files for lib in libs}
+    shuffle = random.Random(1)
+    for _ in range(args.rounds):
+        for f in files:
+            order = list(libs)
+            shuffle.shuffle(order)
+            for lib in order:
+                fn, b, n = libs[lib], data[f], 0
+                gc.collect()
+                if paused:
+                    gc.disable()
+                t0 = clock.now()
+                while True:
+                    fn(b)
+                    n += 1
+                    if n % 8 == 0:
+                        t = clock.now() - t0
+                        if t > 0.002:
+                            break
+                if paused:
+                    gc.enable()
+                times[f, lib].append(t / n)
+    total = dict.fromkeys(libs, 0.0)
+    for f in files:
+        med = {lib: fast_third(times[f, lib]) for lib in libs}
+        for lib in libs:
+            total[lib] += med[lib]
+        cells = "  ".join(f"{lib} {len(data[f]) / med[lib] / 1e6:7,.0f}" for lib in libs)
+        print(f"{f:28s} {cells}")
+    nbytes = sum(len(b) for b in data.values())
+    cells = "  ".join(f"{lib} {nbytes / total[lib] / 1e6:7,.0f}" for lib in libs)
+    print(f"{'aggregate MB/s':28s} {cells}")
+    for i in range(1, len(args.builds)):
+        ratio = total["Q0"] / total[f"Q{i}"]
+        print(f"aggregate Q0 time / Q{i} time: {ratio:.3f} (> 1: Q{i} is faster)")
+
+
+if __name__ == "__main__":
+    main()
