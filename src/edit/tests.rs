@@ -789,3 +789,87 @@ fn member_table_fingerprint_collisions() {
         "{text}"
     );
 }
+
+/// A splice whose edits come in any order: members replaced, deleted and
+/// edited children (cached views) of one object, the patches made in a
+/// shuffled order and the children listed shuffled, from a few edits
+/// (sorted in place) to more than the writer's short sort takes (the
+/// standard sort), against the object written from a model.
+#[test]
+fn splice_edits_in_any_order() {
+    let mut next = rng(0xD1B5_4A32_D192_ED03);
+    const NEW: [&str; 4] = ["\"r\"", "true", "[0]", "{}"];
+    for round in 0..2000 {
+        let n = 1 + next(if round % 3 == 0 { 30 } else { 8 }) as usize;
+        // Member i: "k<i>": a number, or an array (an edited child when
+        // neither replaced nor deleted).
+        let orig: Vec<String> = (0..n)
+            .map(|i| {
+                if i % 2 == 0 {
+                    format!("{i}")
+                } else {
+                    format!("[{i}]")
+                }
+            })
+            .collect();
+        let input = format!(
+            "{{{}}}",
+            (0..n)
+                .map(|i| format!("\"k{i}\": {}", orig[i]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let input: &'static [u8] = Box::leak(input.into_bytes().into_boxed_slice());
+        let ix = index(input, false);
+        let doc = Doc::new(input, &ix);
+        let root = doc.root();
+        // 0: untouched, 1: replaced, 2: deleted, 3: an edited child.
+        let what: Vec<u64> = (0..n)
+            .map(|i| {
+                let w = next(4);
+                if w == 3 && i % 2 == 0 {
+                    0
+                } else {
+                    w
+                }
+            })
+            .collect();
+        let new: Vec<&'static str> = (0..n).map(|_| NEW[next(4) as usize]).collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            order.swap(i, next(i as u64 + 1) as usize);
+        }
+        let mut p = P::default();
+        let mut children = Vec::new();
+        for &i in &order {
+            let k = format!("k{i}");
+            match what[i] {
+                1 => set(&mut p, &doc, root, &k, Val::Json(new[i])),
+                2 => assert!(delete(&mut p, &doc, root, &k)),
+                3 => children.push(Val::View(
+                    doc.field(root, k.as_bytes()).unwrap(),
+                    Some("[\"edited\"]"),
+                )),
+                _ => {}
+            }
+        }
+        let want = format!(
+            "{{{}}}",
+            (0..n)
+                .filter(|&i| what[i] != 2)
+                .map(|i| {
+                    let v = match what[i] {
+                        1 => new[i].to_string(),
+                        3 => "[\"edited\"]".to_string(),
+                        _ => orig[i].clone(),
+                    };
+                    format!("\"k{i}\": {v}")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let mut h = host(input);
+        write_lazy_object(&doc, root, &p, children.iter(), &mut h).unwrap();
+        assert_eq!(text(h), want, "order {order:?} of {what:?}");
+    }
+}
