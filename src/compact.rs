@@ -16,7 +16,7 @@
 //!   as a materialized view holds it);
 //! - arrays: every element;
 //! - strings (keys too): decoded, then escaped again by
-//!   [`write_str`](crate::encode::write_str) (only `"`, `\` and control
+//!   [`write_str`] (only `"`, `\` and control
 //!   bytes; `\/` and `\u00e9` come out as `/` and `é`);
 //! - integers: their value (`-0` is `0`), digits beyond `i64` as written;
 //!   other numbers: the shortest text of their correctly rounded double

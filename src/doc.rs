@@ -537,7 +537,7 @@ impl<'a> Doc<'a> {
     /// integer [`Self::quick`] leaves), read without the general path:
     /// [`plain_decimal`] over its bytes. `None` for every other value and
     /// number; where it answers, it answers as [`Self::value`] would (which
-    /// reads the same bytes the same way, after [`Self::short_int`]).
+    /// reads the same bytes the same way, after `Self::short_int`).
     #[inline(always)]
     pub fn quick_decimal(&self, c: Cursor) -> Option<Number<'a>> {
         let start = c.start as usize;
@@ -549,7 +549,7 @@ impl<'a> Doc<'a> {
     }
 
     /// The integer at `c` when it is the commonest kind, up to 16 digits
-    /// ending at the next structural ([`int_span`]); `None` for every
+    /// ending at the next structural (`int_span`); `None` for every
     /// other value and number (a getter then takes the general path). Where
     /// it answers, it answers as [`Self::value`] would.
     #[inline(always)]
@@ -561,8 +561,8 @@ impl<'a> Doc<'a> {
     /// The number at `c` when [`Self::quick`] or [`Self::quick_decimal`]
     /// reads it, for a host that takes either (a view's read): the
     /// commonest, an integer of up to 19 digits ending at the next
-    /// structural ([`int_span`], [`long_int_span`]), inline; the rest out
-    /// of line ([`Self::quick_number_rest`]: a plain decimal such as `0.7`,
+    /// structural (`int_span`, `long_int_span`), inline; the rest out
+    /// of line (`Self::quick_number_rest`: a plain decimal such as `0.7`,
     /// without the integer reader that looks for whitespace before it). `None` for every
     /// other value and number; where it answers, it answers as
     /// [`Self::value`] would (as both do).
@@ -1183,7 +1183,7 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// [`Self::field`] of `key`, whose [`print`] is `print`, through an
+    /// [`Self::field`] of `key`, whose [`print()`] is `print`, through an
     /// object's table; `test` is the key's test of a member ([`Plain`],
     /// [`ShortKey`] or [`AnyKey`]).
     #[inline(always)]
@@ -2093,9 +2093,10 @@ impl<'a> Doc<'a> {
 mod key;
 /// Wildcard reads and reads by a compiled path.
 mod matches;
-/// The memo of the last path steps into a few containers.
+// The memo of the last path steps into a few containers (its docs: memo.rs;
+// an outer doc comment here would make rustdoc resolve its links in this scope).
 mod memo;
-/// Repeated keys of large objects, by sorted fingerprints.
+// Repeated keys of large objects, by sorted fingerprints (docs: repeats.rs).
 pub(crate) mod repeats;
 
 use key::{

@@ -99,7 +99,7 @@ pub(crate) struct Container {
 /// The structural index of one document. It does not hold the input: pair it
 /// with the same bytes in a [`crate::Doc`].
 ///
-/// Invariant (every index is made by [`Index::assemble`] from a scan of one
+/// Invariant (every index is made by `Index::assemble` from a scan of one
 /// input, and nothing changes it after): its structurals increase strictly.
 /// A reader may rest memory safety on it even when the index is paired with
 /// another input (`Doc::new` allows that misuse): from one bounds check of

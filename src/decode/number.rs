@@ -762,7 +762,7 @@ fn parse_integer(text: &[u8]) -> Number<'_> {
 /// caller takes [`parse_number_at`], which gives the same value whenever
 /// this answers. Fewer than 32 bytes readable from `p` (a number near the
 /// end of the input: in `loads_many`, where each line is its own input,
-/// the last number of nearly every line) take [`plain_decimal_near_end`].
+/// the last number of nearly every line) take `plain_decimal_near_end`.
 ///
 /// Branch-light: one 16-byte digit mask checks the grammar; the integer
 /// digits and the fraction digits are each loaded as one or two `u64`s,

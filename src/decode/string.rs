@@ -438,7 +438,7 @@ static SIMPLE_ESCAPE: [u8; 256] = {
 /// the 8 bytes ending at the end of the body, shifted down (zeros come in
 /// above, and a zero byte is never a backslash); a body shorter than 8
 /// bytes goes byte by byte. The one-character escapes are one lookup in
-/// [`SIMPLE_ESCAPE`].
+/// `SIMPLE_ESCAPE`.
 #[inline(never)]
 pub fn unescape_validated<'o>(body: &[u8], out: &'o mut Vec<u8>) -> &'o [u8] {
     const ONES: u64 = 0x0101_0101_0101_0101;

@@ -370,7 +370,7 @@ impl ShortWord {
     }
 }
 
-/// A plain key's words, with its first eight bytes as [`print`] wants
+/// A plain key's words, with its first eight bytes as [`print()`] wants
 /// them: the lookup of a large object's table by the same words as its
 /// walk.
 pub(super) trait PlainWords: WordTest {

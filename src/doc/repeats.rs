@@ -28,7 +28,7 @@
 //! (an undecodable key is an error, as for every read of it).
 //!
 //! Each key gets a 64-bit fingerprint from its length and its first and
-//! last eight bytes ([`print`]). The fingerprints, each with its member's
+//! last eight bytes ([`print()`]). The fingerprints, each with its member's
 //! ordinal in the low [`ORD_BITS`] bits, are sorted as plain integers
 //! (several times cheaper than sorting `(fingerprint, key)` pairs; objects
 //! of more than 2^16 members sort pairs). Equal keys have equal
@@ -595,7 +595,7 @@ pub(crate) fn member_value(doc: &Doc<'_>, k: usize, ord: u32) -> Cursor {
     doc.value_at(k as u32 + 2, colon + 1, ord)
 }
 
-/// A raw key body's fingerprint ([`print`]) and whether it holds a
+/// A raw key body's fingerprint ([`print()`]) and whether it holds a
 /// backslash (read from the same words). A short key is read as the eight
 /// input bytes from its start (the closing quote and what follows it),
 /// masked to the key's own bytes: one load.

@@ -16,7 +16,7 @@
 //!
 //! Built on the first lookup through it ([`MemberTable::field`]) by the
 //! walk of [`Doc::keys_unique`], in a loop of its own
-//! (`repeats::small_keys_table`: a strict document, at most [`SMALL`]
+//! (`repeats::small_keys_table`: a strict document, at most `repeats::SMALL`
 //! members, no key with a backslash; one bounds test per member, each
 //! member written straight into the table), which checks on the way that
 //! the keys are distinct and gives each member's key structural, the

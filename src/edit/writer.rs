@@ -849,7 +849,7 @@ fn write_inserts_by_element<O: Out>(
     Ok(())
 }
 
-/// An unfolded array: spliced when [`splice_slots`] can, else element by
+/// An unfolded array: spliced when `splice_slots` can, else element by
 /// element.
 pub fn write_slots<O: Out>(
     doc: &Doc<'_>,

@@ -214,7 +214,7 @@ pub(crate) fn scan_tokens_line(
     }
 }
 
-/// [`scan_tokens_line`] with a given backend (for tests). `None` if this
+/// `scan_tokens_line` with a given backend (for tests). `None` if this
 /// CPU cannot run it, or the backend has no token scan.
 #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
 pub fn scan_tokens_line_with(

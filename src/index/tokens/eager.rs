@@ -172,7 +172,7 @@ fn padded_tail(input: &[u8], p: usize) -> [u8; 8] {
 }
 
 /// Whether `input[p..q]` is exactly one plain number with a fraction, as
-/// [`plain_number`] checks (`loads` then hands it to the float parser
+/// `plain_number` checks (`loads` then hands it to the float parser
 /// directly, without reading its digits first).
 #[inline(always)]
 pub(crate) fn plain_fraction(input: &[u8], p: usize, q: usize) -> bool {

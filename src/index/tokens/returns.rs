@@ -171,7 +171,7 @@ impl Returns {
 
     /// Move the returned vectors to this thread's size classes, for its
     /// next builds (the ones it holds stay: a window may get more back
-    /// than it uses, the next fewer; over [`HELD_MAX`] they are freed).
+    /// than it uses, the next fewer; over `HELD_MAX` they are freed).
     pub fn take_here(&self) {
         let (s, c) = {
             let Ok(mut list) = self.list.lock() else {

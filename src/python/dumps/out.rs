@@ -1,11 +1,11 @@
 //! The output buffer of `dumps`.
 //!
 //! Version-specific builds write straight into the `bytes` object that
-//! `dumps` returns ([`BytesBuf`]), so in the common case the output is
+//! `dumps` returns (`BytesBuf`), so in the common case the output is
 //! never copied: the object is created with room for about as many bytes
 //! as the previous call for a document of the same shape (top-level type
-//! and length) wrote ([`HINT`] plus an eighth; at least
-//! [`INITIAL`], small enough for CPython's small-object allocator), and at
+//! and length) wrote (`HINT` plus an eighth; at least
+//! `INITIAL`, small enough for CPython's small-object allocator), and at
 //! the end its size is set to the length written, with no reallocation
 //! when at most a quarter of it is unused (else `_PyBytes_Resize` cuts it).
 //!

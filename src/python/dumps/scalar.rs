@@ -31,7 +31,7 @@ use pyo3::ffi;
 ///
 /// # Safety
 /// `obj` must be alive, the interpreter attached and `dst` writable for
-/// [`MEDIUM_STR_MAX_LEN`](crate::encode::MEDIUM_STR_MAX_LEN) bytes.
+/// [`MEDIUM_STR_MAX_LEN`] bytes.
 #[inline(always)]
 pub(super) unsafe fn fast_scalar(dst: *mut u8, obj: *mut ffi::PyObject) -> usize {
     use std::ptr::{addr_of_mut, write_unaligned};

@@ -1,7 +1,7 @@
 //! Writing views (`dumps`): the Python side of the core edit writer
 //! (`crate::edit`, where the algorithm is described).
 //!
-//! [`write`] writes a view, a `Doc` or any value to a [`Sink`] (`dumps`
+//! [`write()`] writes a view, a `Doc` or any value to a [`Sink`] (`dumps`
 //! implements it). A clean view (no edits in it or in any view cached
 //! below it, see `mark_dirty`) is one copy of its original bytes; an
 //! edited one goes to the core writer for its state (lazy with patches,
@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 use std::sync::Arc;
 
-/// Where [`write`] puts a view's bytes (implemented by `dumps`).
+/// Where [`write()`] puts a view's bytes (implemented by `dumps`).
 pub(crate) trait Sink<'py> {
     fn py(&self) -> Python<'py>;
     /// Copy `input[a..b]` of `parsed` (already validated).
@@ -36,7 +36,7 @@ pub(crate) trait Sink<'py> {
     fn leave(&mut self);
 }
 
-/// Whether `obj` is written by [`write`]: an `Object`, `Array` or `Doc`.
+/// Whether `obj` is written by [`write()`]: an `Object`, `Array` or `Doc`.
 pub(crate) fn is_view(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_exact_instance_of::<Object>()
         || obj.is_exact_instance_of::<Array>()
