@@ -338,7 +338,7 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """rustfmt, clippy, ruff, and the type stubs checked by mypy's stubtest."""
+    """rustfmt, clippy, rustdoc without warnings, ruff, and the type stubs (mypy stubtest)."""
     session.run("cargo", "fmt", "--check", external=True)
     session.run("cargo", "clippy", "--all-targets", "--", "-D", "warnings", external=True)
     # The stable-ABI build (the one-wheel-for-all option) must stay clean too.
@@ -362,6 +362,17 @@ def lint(session: nox.Session) -> None:
         "-D",
         "warnings",
         external=True,
+    )
+    # The docs, private items included (the module docs explain the
+    # algorithms, so their links must resolve).
+    session.run(
+        "cargo",
+        "doc",
+        "--no-deps",
+        "--document-private-items",
+        "--quiet",
+        external=True,
+        env={"RUSTDOCFLAGS": "-D warnings"},
     )
     session.install(*_extra("test"))
     # The checkers at the versions last run clean: a new release's rules or
