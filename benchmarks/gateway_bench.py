@@ -20,9 +20,20 @@ warm-up. Per cell:
 
 With glibc's default malloc, a server that frees a request's large buffers may
 hand the top of its heap back to the kernel and fault it in again on the next
-request; which variant that hits depends on its allocation order. So the
-full run is done twice: with glibc's defaults (gateway.json) and with the same
-fixed thresholds for every server (``--malloc keep``, gateway-malloc-keep.json).
+request. Which variant that hits depends on glibc's dynamic thresholds, not on
+the JSON work: freeing an mmapped block raises ``mmap_threshold`` to its size
+and ``trim_threshold`` to twice that. The heap growth per request is the HTTP
+stack's copies of the body (uvicorn's 256 KiB bytearray concatenations, the
+app's ``b"".join`` of the chunks, aiohttp's head+body join before writing);
+orjson.loads frees a 12.6 MB mmapped parse buffer on its first large call, so
+the orjson server runs at 16.6 MB / 33 MB (mmap / trim) thresholds after one
+request and keeps those copies, while the qjson server stays at 1 MiB / 2 MiB
+and trims ~2 MiB per 1 MB request. Measured faults per request (c=1, glibc
+defaults), qjson vs orjson: 100 KB 68 vs 0, 1 MB 488 vs 0, 10 MB ~5,510 vs
+~10,850. A library must not call mallopt, so the default-malloc rows measure
+glibc's threshold state as much as JSON work. The full run is done twice: with
+glibc's defaults (gateway.json) and with the same fixed thresholds for every
+server (``--malloc keep``: MALLOC_KEEP below, gateway-malloc-keep.json).
 
 Results go to benchmarks/results/gateway.json; benchmarks/report.py turns them
 into a section of docs/benchmarks.md. ``--profile DIR`` afterwards runs the qjson
@@ -63,6 +74,9 @@ ROUNDS = (3, 1)  # the figures in the READMEs come from 5 rounds
 CLIENT_TIMEOUT = 3600  # seconds: the client is killed after this (bounded run)
 # --malloc keep: glibc keeps freed memory instead of trimming the heap top after each
 # large request and faulting it in again on the next (same setting for every server).
+# Without it, the qjson server trims ~2 MiB per 1 MB request (488 faults/request) while
+# orjson's runs at the 16.6 MB / 33 MB thresholds its first loads() left (0 faults):
+# glibc's dynamic thresholds, not JSON work (see the module docstring).
 MALLOC_KEEP = {"MALLOC_MMAP_THRESHOLD_": str(64 << 20), "MALLOC_TRIM_THRESHOLD_": str(256 << 20)}
 
 
