@@ -2677,8 +2677,17 @@ do
     --- trace that reached an op's end returned to the pcall's frame ("NYI:
     --- return to lower frame") and the ops ran in the interpreter; here only
     --- the loop's exit does, once per patch.
+    --- The loop runs once past the last op and breaks there: a side trace
+    --- that ends the last op then reaches the loop's head and joins its
+    --- trace; with the loop ending at `end`, it ran on to this function's
+    --- return into pcall ("NYI: return to lower frame"), was blacklisted,
+    --- and the last op's tail ran in the interpreter on every patch.
     local function apply_ops(state, ops)
-        for i = 1, c_len(ops, ARRAY) do
+        local n = c_len(ops, ARRAY)
+        for i = 1, n + 1 do
+            if i > n then
+                break
+            end
             state.i = i
             apply_op(state, ops[i])
         end
