@@ -332,7 +332,7 @@ def _fuzz_smoke(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def fuzz(session: nox.Session) -> None:
-    """cargo-fuzz smoke run: each target ~15 s (FUZZ_SECONDS=600 for a long run)."""
+    """cargo-fuzz smoke run: each target ~12 s (FUZZ_SECONDS=600 for a long run)."""
     _fuzz_smoke(session)
 
 

@@ -152,7 +152,9 @@ pub fn scan(input: &[u8], out: &mut Scan) -> Result<(), Error> {
 /// Whether `input` is valid UTF-8 (the check strict validation runs over
 /// an input with a byte >= 0x80): with the AVX-512 backend, its own
 /// validator (`utf8_avx512.rs`: 64 bytes a step); else simdutf8's.
-pub(crate) fn utf8_valid(input: &[u8]) -> bool {
+/// Public for the fuzz target `utf8`, which compares it with
+/// `std::str::from_utf8`.
+pub fn utf8_valid(input: &[u8]) -> bool {
     #[cfg(target_arch = "x86_64")]
     if matches!(active_backend(), Backend::Avx512) {
         // SAFETY: `active_backend` returns the AVX-512 backend only when
