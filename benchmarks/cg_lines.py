@@ -51,9 +51,12 @@ def parse(path: Path) -> tuple[dict[Key, int], dict[Key, str]]:
     def rel(tok: str, prev: int) -> int:
         if tok == "*":
             return prev
+        # callgrind's compressed positions: a gap under 100 either way is
+        # written relative and in decimal ("+12", "-3"), anything else as an
+        # absolute hexadecimal address ("0x4a5f20").
         if tok[0] in "+-":
-            return prev + int(tok, 16)
-        return int(tok, 16)
+            return prev + int(tok, 10)
+        return int(tok, 0)
 
     with open(path, errors="replace") as f:
         for line in f:

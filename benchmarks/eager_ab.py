@@ -14,8 +14,10 @@ packages ``/tmp/base20_pkg`` and a branch's) is loaded into one process next
 to the row's peers as ``corpus.py`` calls them: fastsimdjson and ssrjson
 ``loads`` for the decode rows, pysimdjson's reused ``Parser().parse`` and
 fastsimdjson's ``_parse_only`` for validate. Every (file, library) cell is
-timed in ~2 ms batches (CPU time of the thread, ``clock.py``), in an order
-shuffled anew each round; the collector is collected before each batch and
+timed in batches of a call count fixed before the rounds (~2 ms, CPU time of
+the thread, ``clock.py``: two clock reads a batch); each round takes the
+files in order and, for each file, the libraries in an order shuffled anew;
+the collector is collected before each batch and
 stays on, except for ``loads_paused`` (``gc.disable()`` around the batch).
 Each cell reports the median of its fastest third of rounds. Printed: MB/s
 per file and library, then each group's aggregate (total bytes over total
@@ -55,6 +57,20 @@ def peers(op: str) -> dict[str, Callable[[bytes], Any]]:
     return {"fastsimdjson": fastsimdjson.loads, "ssrjson": ssrjson.loads}
 
 
+def calls_for(fn: Callable[[bytes], Any], b: bytes) -> int:
+    """How many calls of `fn(b)` take about 2 ms: each cell's batch size, fixed
+    before the rounds, so a batch reads the clock twice (about 1 us each here)
+    and not once every few calls."""
+    n = 1
+    while True:
+        t0 = clock.now()
+        for _ in range(n):
+            fn(b)
+        if clock.now() - t0 > 0.002:
+            return n
+        n *= 2
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("builds", nargs="+")
@@ -76,24 +92,21 @@ def main() -> None:
             assert all(libs[f"Q{i}"](data[f]) == want for i in range(len(args.builds))), f
     paused = args.op == "loads_paused"
     times: dict[tuple[str, str], list[float]] = {(f, lib): [] for f in files for lib in libs}
+    calls = {(f, lib): calls_for(libs[lib], data[f]) for f in files for lib in libs}
     shuffle = random.Random(1)
     for _ in range(args.rounds):
         for f in files:
             order = list(libs)
             shuffle.shuffle(order)
             for lib in order:
-                fn, b, n = libs[lib], data[f], 0
+                fn, b, n = libs[lib], data[f], calls[f, lib]
                 gc.collect()
                 if paused:
                     gc.disable()
                 t0 = clock.now()
-                while True:
+                for _ in range(n):
                     fn(b)
-                    n += 1
-                    if n % 8 == 0:
-                        t = clock.now() - t0
-                        if t > 0.002:
-                            break
+                t = clock.now() - t0
                 if paused:
                     gc.enable()
                 times[f, lib].append(t / n)

@@ -89,6 +89,12 @@ def forward_data(body: bytes) -> tuple[Any, dict[str, str]]:
     return _body_parts(body), headers
 
 
+def passed(up: aiohttp.ClientResponse, headers: dict[str, str]) -> dict[str, str]:
+    """`headers` plus the upstream's Location, if any (a redirect passed back)."""
+    location = up.headers.get("location")
+    return {**headers, "location": location} if location else headers
+
+
 def create_app(upstream: str, library: str = "qjson", max_body: int = 32 << 20) -> Starlette:
     rewrite = make_rewriter(library)
     target = upstream.rstrip("/") + "/v1/chat/completions"
@@ -118,19 +124,27 @@ def create_app(upstream: str, library: str = "qjson", max_body: int = 32 << 20) 
         timing = {"server-timing": f"json;dur={(time.thread_time() - t0) * 1000:.3f}"}
         session = state["upstream"]
         data, headers = forward_data(fwd.body)
+        # An upstream's redirect goes back to the client as it came, as a reverse
+        # proxy does: following it would resend the body, which a split body
+        # (forward_data) cannot replay (aiohttp raises), and a gateway forwards
+        # to the upstream it is configured with, not to wherever it points.
         try:
             if fwd.stream:  # pass the event stream through as it arrives
-                up = await session.post(target, data=data, headers=headers)
+                up = await session.post(target, data=data, headers=headers, allow_redirects=False)
                 return StreamingResponse(
                     up.content.iter_any(),
                     status_code=up.status,
                     media_type=up.content_type,
-                    headers=timing,
+                    headers=passed(up, timing),
                     background=BackgroundTask(up.release),
                 )
-            async with session.post(target, data=data, headers=headers) as up:
+            async with session.post(
+                target, data=data, headers=headers, allow_redirects=False
+            ) as up:
                 content = await up.read()
-                return Response(content, up.status, media_type=up.content_type, headers=timing)
+                return Response(
+                    content, up.status, media_type=up.content_type, headers=passed(up, timing)
+                )
         except aiohttp.ClientError as e:
             return error(502, f"upstream: {type(e).__name__}: {e}", type="upstream_error")
 

@@ -21,7 +21,8 @@ use qjson::scan::utf8_valid;
 #[derive(Debug, Arbitrary)]
 struct Input<'a> {
     data: &'a [u8],
-    /// Padding before `data` (taken modulo 200: up to three blocks).
+    /// Padding before `data` (taken modulo 200: up to 199 units, about three
+    /// blocks of ASCII, twelve of 4-byte characters).
     prefix: u8,
     /// Padding after `data` (modulo 200).
     suffix: u8,

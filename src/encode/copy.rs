@@ -13,8 +13,10 @@
 //! with its place in the output (the edit shifts it by its change in
 //! length), so a patched 60 KB request paid ~0.1 us more to copy its bytes
 //! than a passthrough of the same request.
-//! (That holds for runs that fit in L1; for longer ones session 20 found
-//! `rep movsb` the faster at every alignment: see "Why only up to 16 KiB".)
+//! These are earlier sessions' figures, and they hold only for runs that fit
+//! in L1 with their copy: session 20 measured `rep movsb` faster than the
+//! vector loop past ~16 KiB at every alignment (60 KB included), so only
+//! runs of [`WIDE_MIN`] to [`WIDE_MAX`] take it (see "Why only up to 16 KiB").
 //!
 //! # Algorithm
 //!
@@ -25,8 +27,10 @@
 //! then 32 at a time; the last 32 bytes with one unaligned load and store
 //! (overlapping bytes already written, with the same values). Aligned stores
 //! never split a cache line, whatever the source's alignment: measured on
-//! the same machine, 1.03-1.05 us for 60 KB at every relative alignment, and
-//! 2-25% under glibc for aligned copies of 600 bytes to 1 MB (in cache).
+//! the same machine (an earlier session), 1.03-1.05 us for 60 KB at every
+//! relative alignment, and 2-25% under glibc for aligned copies of 600 bytes
+//! to 1 MB in cache; the hot-loop figures of session 20 below supersede those
+//! past 16 KiB.
 //! Runs shorter than [`WIDE_MIN`] (glibc copies them with its own vector
 //! loop, not `rep movsb`: from 2,112 bytes on, its
 //! `x86_rep_movsb_threshold` on this machine) or of [`WIDE_MAX`] or more,
