@@ -8,9 +8,10 @@ Why: when the code one operation runs through outgrows the 32 KB L1
 instruction cache, every op misses on its own code and evicts the rest
 (the parse, the interpreter), and wall time follows the footprint more
 than the instruction count. Measured on the shipped LTO + PGO build of
-session 20 (callgrind runs the AVX2 kernels): decode + dumps 393 lines
-(24.6 KB), edit_top 508 (31.8 KB), edit_nested 641 (40.1 KB), merge 696
-(43.5 KB), patch 799 (49.9 KB): the order of the bench's edit ratios.
+session 20 (callgrind runs the AVX2 kernels): decode + dumps 385 lines
+(24.1 KB), edit_top 498 (31.1 KB); edit_nested ~641, merge ~696, patch
+~799 (taken before a parsing fix of relative positions that lowered the
+first two by ~2%, not redone): the order of the bench's edit ratios.
 
 How: `run` runs the workload (any op of `callgrind.py`) N1 = 100 and
 N2 = 200 times, each in its own callgrind process with `--dump-instr=yes`
