@@ -38,10 +38,12 @@ try:
     import clock  # type: ignore[import-not-found]
     from corpus import LARGE, SMALL  # type: ignore[import-not-found]
     from encode_ab import DATA, fast_third, load  # type: ignore[import-not-found]
+    from targets import calibrate  # type: ignore[import-not-found]
 except ImportError:  # python -m benchmarks.eager_ab
     from benchmarks import clock
     from benchmarks.corpus import LARGE, SMALL
     from benchmarks.encode_ab import DATA, fast_third, load
+    from benchmarks.targets import calibrate
 
 
 def peers(op: str) -> dict[str, Callable[[bytes], Any]]:
@@ -55,20 +57,6 @@ def peers(op: str) -> dict[str, Callable[[bytes], Any]]:
     import ssrjson  # type: ignore[import-not-found]
 
     return {"fastsimdjson": fastsimdjson.loads, "ssrjson": ssrjson.loads}
-
-
-def calls_for(fn: Callable[[bytes], Any], b: bytes) -> int:
-    """How many calls of `fn(b)` take about 2 ms: each cell's batch size, fixed
-    before the rounds, so a batch reads the clock twice (about 1 us each here)
-    and not once every few calls."""
-    n = 1
-    while True:
-        t0 = clock.now()
-        for _ in range(n):
-            fn(b)
-        if clock.now() - t0 > 0.002:
-            return n
-        n *= 2
 
 
 def main() -> None:
@@ -92,7 +80,13 @@ def main() -> None:
             assert all(libs[f"Q{i}"](data[f]) == want for i in range(len(args.builds))), f
     paused = args.op == "loads_paused"
     times: dict[tuple[str, str], list[float]] = {(f, lib): [] for f in files for lib in libs}
-    calls = {(f, lib): calls_for(libs[lib], data[f]) for f in files for lib in libs}
+    # Each cell's batch size fixed before the rounds (~2 ms): a batch reads
+    # the clock twice (about 1 us each here), not once every few calls.
+    calls = {
+        (f, lib): calibrate(lambda fn=libs[lib], b=data[f]: fn(b), 0.002)
+        for f in files
+        for lib in libs
+    }
     shuffle = random.Random(1)
     for _ in range(args.rounds):
         for f in files:
