@@ -61,6 +61,16 @@ def make_app(hash_bodies: bool = True, keep: int = 100_000):
                     "received": rec,
                 },
             )
+        elif method == "POST" and path.startswith("/moved/"):
+            # A redirect (for the tests): the body is read and dropped, and the
+            # client is sent to the same path without the prefix.
+            more = True
+            while more:
+                more = (await receive()).get("more_body", False)
+            location = path[len("/moved") :].encode()
+            headers = [(b"location", location), (b"content-length", b"0")]
+            await send({"type": "http.response.start", "status": 307, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
         elif path == "/records" and method in ("GET", "DELETE"):
             if method == "DELETE":
                 records.clear()

@@ -98,11 +98,12 @@ class Servers:
         self.stub = stack.enter_context(launch.serve(["upstream_stub.py"]))
         self._gateways: dict[str, Any] = {}
 
-    def gateway(self, library: str, instance: str = "") -> Any:
-        """The gateway for `library`; another `instance` name gives a process of its own."""
-        key = f"{library}/{instance}"
+    def gateway(self, library: str, instance: str = "", upstream_path: str = "") -> Any:
+        """The gateway for `library`; another `instance` name gives a process of its own;
+        `upstream_path` is put after the stub's address in the gateway's upstream URL."""
+        key = f"{library}/{instance}/{upstream_path}"
         if key not in self._gateways:
-            argv = ["app.py", "--upstream", self.stub.url, "--json", library]
+            argv = ["app.py", "--upstream", self.stub.url + upstream_path, "--json", library]
             argv += ["--max-body", str(MAX_BODY)]
             self._gateways[key] = self.stack.enter_context(launch.serve(argv))
         return self._gateways[key]
@@ -195,6 +196,31 @@ def test_stream_request_is_streamed_through(servers: Servers) -> None:
     status, resp = run(_session_do(post, servers.gateway("qjson").url, body))
     assert status == 200
     assert resp["received"]["sha256"] == sha(expected_body(body))
+
+
+@pytest.mark.parametrize("library", ["qjson", "orjson"])
+def test_upstream_redirect_is_passed_back_not_followed(servers: Servers, library: str) -> None:
+    """A 307 from the upstream goes back to the client with its Location, for a body sent
+    whole (2 KB) and one sent in two parts (1 MB, which aiohttp could not replay)."""
+    gw = servers.gateway(library, upstream_path="/moved")
+    records = f"{servers.stub.url}/records"
+
+    async def go(session: aiohttp.ClientSession) -> None:
+        async with session.delete(records) as r:
+            assert r.status == 200
+        for name in ("2k", "1m"):
+            async with session.post(
+                gw.url + "/v1/chat/completions",
+                data=SIZES[name],
+                headers={"content-type": "application/json"},
+                allow_redirects=False,
+            ) as r:
+                assert r.status == 307, (name, await r.text())
+                assert r.headers["location"] == "/v1/chat/completions", name
+        async with session.get(records) as r:
+            assert await r.json() == []  # the gateway did not follow the redirect
+
+    run(_session_do(go))
 
 
 def test_unknown_model_is_404(servers: Servers) -> None:
