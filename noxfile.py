@@ -363,6 +363,20 @@ def lint(session: nox.Session) -> None:
         "warnings",
         external=True,
     )
+    # The fuzz crate (its own workspace, so not covered by the runs above).
+    session.run(
+        "cargo",
+        "clippy",
+        "--manifest-path",
+        "fuzz/Cargo.toml",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+        external=True,
+        env={"CARGO_TARGET_DIR": str(ROOT / "target" / "fuzz")},
+    )
+    session.run("cargo", "fmt", "--check", "--manifest-path", "fuzz/Cargo.toml", external=True)
     # The docs, private items included (the module docs explain the
     # algorithms, so their links must resolve).
     session.run(
