@@ -15,10 +15,10 @@ to the row's peers as ``corpus.py`` calls them: fastsimdjson and ssrjson
 ``loads`` for the decode rows, pysimdjson's reused ``Parser().parse`` and
 fastsimdjson's ``_parse_only`` for validate. Every (file, library) cell is
 timed in batches of a call count fixed before the rounds (~2 ms, CPU time of
-the thread, ``clock.py``: two clock reads a batch); each round takes the
-files in order and, for each file, the libraries in an order shuffled anew;
-the collector is collected before each batch and
-stays on, except for ``loads_paused`` (``gc.disable()`` around the batch).
+the thread: ``interleave.py``); each round takes the files in order and, for
+each file, the libraries in an order shuffled anew; the collector is
+collected before each batch and stays on, except for ``loads_paused``
+(paused around the batch).
 Each cell reports the median of its fastest third of rounds. Printed: MB/s
 per file and library, then each group's aggregate (total bytes over total
 time, as the corpus table). Non-LTO builds do not rank like the shipped
@@ -29,21 +29,17 @@ Loading two copies of one build shows the noise floor.
 from __future__ import annotations
 
 import argparse
-import gc
-import random
 from collections.abc import Callable
 from typing import Any
 
 try:
-    import clock  # type: ignore[import-not-found]
     from corpus import LARGE, SMALL  # type: ignore[import-not-found]
-    from encode_ab import DATA, fast_third, load  # type: ignore[import-not-found]
-    from targets import calibrate  # type: ignore[import-not-found]
+    from encode_ab import DATA, load  # type: ignore[import-not-found]
+    from interleave import fast_third, interleaved  # type: ignore[import-not-found]
 except ImportError:  # python -m benchmarks.eager_ab
-    from benchmarks import clock
     from benchmarks.corpus import LARGE, SMALL
-    from benchmarks.encode_ab import DATA, fast_third, load
-    from benchmarks.targets import calibrate
+    from benchmarks.encode_ab import DATA, load
+    from benchmarks.interleave import fast_third, interleaved
 
 
 def peers(op: str) -> dict[str, Callable[[bytes], Any]]:
@@ -78,32 +74,10 @@ def main() -> None:
         for f in files:
             want = libs["fastsimdjson"](data[f])
             assert all(libs[f"Q{i}"](data[f]) == want for i in range(len(args.builds))), f
-    paused = args.op == "loads_paused"
-    times: dict[tuple[str, str], list[float]] = {(f, lib): [] for f in files for lib in libs}
-    # Each cell's batch size fixed before the rounds (~2 ms): a batch reads
-    # the clock twice (about 1 us each here), not once every few calls.
-    calls = {
-        (f, lib): calibrate(lambda fn=libs[lib], b=data[f]: fn(b), 0.002)
-        for f in files
-        for lib in libs
-    }
-    shuffle = random.Random(1)
-    for _ in range(args.rounds):
-        for f in files:
-            order = list(libs)
-            shuffle.shuffle(order)
-            for lib in order:
-                fn, b, n = libs[lib], data[f], calls[f, lib]
-                gc.collect()
-                if paused:
-                    gc.disable()
-                t0 = clock.now()
-                for _ in range(n):
-                    fn(b)
-                t = clock.now() - t0
-                if paused:
-                    gc.enable()
-                times[f, lib].append(t / n)
+    # One group per file: each round takes the files in order and each
+    # file's libraries in a new order (interleave.py).
+    groups = [[((f, lib), libs[lib], data[f]) for lib in libs] for f in files]
+    times = interleaved(groups, args.rounds, paused=args.op == "loads_paused")
     total = dict.fromkeys(libs, 0.0)
     for f in files:
         med = {lib: fast_third(times[f, lib]) for lib in libs}

@@ -4,10 +4,12 @@
 
 Both builds (copies of ``python/qjson/_qjson*.so``, e.g. one from main's tree and
 one from a branch) are loaded into one process next to orjson, and every
-(file, library) cell is timed in ~5 ms batches, in an order shuffled anew each
-round. Each cell reports the median of its fastest third of rounds: on a machine
-shared with other jobs, interference only ever adds time, so the fast rounds are
-the stable part. Printed: per file qjson/orjson for A and B and A's time over
+(file, library) cell is timed in ~5 ms batches of a call count fixed before the
+rounds, on the calling thread's CPU time, the files in order and each file's
+libraries in an order shuffled anew each round (``interleave.py``). Each cell
+reports the median of its fastest third of rounds: on a machine shared with
+other jobs, interference only ever adds time, so the fast rounds are the
+stable part. Printed: per file qjson/orjson for A and B and A's time over
 B's (> 1: B is faster), then the aggregate (total time over the files, so big
 files weigh by their cost). Loading A.so against itself shows the noise floor
 (about +-3% on the aggregate on a busy 2-core machine).
@@ -19,10 +21,7 @@ import argparse
 import importlib.machinery
 import importlib.util
 import json
-import random
-import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +31,10 @@ sys.path.insert(0, str(ROOT / "python"))
 
 try:
     from corpus import LARGE  # type: ignore[import-not-found]
+    from interleave import fast_third, interleaved  # type: ignore[import-not-found]
 except ImportError:  # python -m benchmarks.encode_ab
     from benchmarks.corpus import LARGE
+    from benchmarks.interleave import fast_third, interleaved
 
 
 def load(path: str) -> Any:
@@ -44,11 +45,6 @@ def load(path: str) -> Any:
     mod = importlib.util.module_from_spec(spec)
     loader.exec_module(mod)
     return mod
-
-
-def fast_third(times: list[float]) -> float:
-    ordered = sorted(times)
-    return statistics.median(ordered[: max(1, len(ordered) // 3)])
 
 
 def main() -> None:
@@ -66,22 +62,8 @@ def main() -> None:
     for f in files:
         want = orjson.dumps(objs[f])
         assert libs["A"](objs[f]) == want and libs["B"](objs[f]) == want, f
-    times: dict[tuple[str, str], list[float]] = {(f, lib): [] for f in files for lib in libs}
-    shuffle = random.Random(1)
-    for _ in range(args.rounds):
-        for f in files:
-            order = list(libs)
-            shuffle.shuffle(order)
-            for lib in order:
-                fn, obj, n = libs[lib], objs[f], 0
-                t0 = time.perf_counter()
-                while True:
-                    fn(obj)
-                    n += 1
-                    t = time.perf_counter() - t0
-                    if t > 0.005:
-                        break
-                times[f, lib].append(t / n)
+    groups = [[((f, lib), libs[lib], objs[f]) for lib in libs] for f in files]
+    times = interleaved(groups, args.rounds, batch_s=0.005)
     total = dict.fromkeys(libs, 0.0)
     for f in files:
         m = {lib: fast_third(times[f, lib]) for lib in libs}

@@ -35,7 +35,7 @@ slower (seen, load 6-8: 2k fastsimdjson 5.8 us against 0.58, github views
 83.6 us against 21.7; one earlier run, load 1.2: 2k fastsimdjson 1.78 us,
 fastsimdjson/qjson 2.47), which is how a short run printed 1.40 for 2k views
 where the bench said 0.89x. With the thread's CPU time (and the call count
-fixed before the rounds: see `interleaved`), five 3-round runs at load 7-8
+fixed before the rounds: see interleave.py), five 3-round runs at load 7-8
 agreed with the bench: 2k views 0.76-0.86 (LTO build of main; the bench's
 0.89 is on the PGO build). fastsimdjson is timed twice, on the scenario's
 payload and on a copy of it at another address, and both times are printed:
@@ -48,23 +48,19 @@ copies for), and the ratios use the scenario's payload, as the bench does.
 from __future__ import annotations
 
 import argparse
-import gc
-import random
 import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import clock  # type: ignore[import-not-found]  # noqa: E402
 import workloads  # type: ignore[import-not-found]  # noqa: E402
-from encode_ab import fast_third, load  # type: ignore[import-not-found]  # noqa: E402
-from targets import calibrate  # type: ignore[import-not-found]  # noqa: E402
-
-K = TypeVar("K")
+from encode_ab import load  # type: ignore[import-not-found]  # noqa: E402
+from interleave import fast_third, interleaved  # type: ignore[import-not-found]  # noqa: E402
 
 
 def rows(mod: Any, scen: Any) -> dict[str, Callable[[], Any]]:
@@ -80,28 +76,6 @@ def rows(mod: Any, scen: Any) -> dict[str, Callable[[], Any]]:
     finally:
         workloads.qjson = saved
     return {"views": views, "getters": getters}
-
-
-def interleaved(cells: list[tuple[K, Callable[[], Any]]], rounds: int) -> dict[K, list[float]]:
-    """Per-call times of every cell over `rounds` rounds, each round running
-    every cell once in a new random order, the collector on. A cell's call
-    count is fixed first (``targets.calibrate``: about 3 ms); each round
-    then times that many calls between two readings of the clock: a
-    reading of the thread's CPU time costs about 1 us here, which read
-    every ten calls added about 0.1 us to every call of a 2k row."""
-    counts = {key: calibrate(fn, 0.003) for key, fn in cells}
-    times: dict[K, list[float]] = {key: [] for key, _ in cells}
-    order = list(cells)
-    gc.collect()
-    for _ in range(rounds):
-        random.shuffle(order)
-        for key, fn in order:
-            n = counts[key]
-            t0 = clock.now()
-            for _ in range(n):
-                fn()
-            times[key].append((clock.now() - t0) / n)
-    return times
 
 
 def main() -> None:
@@ -128,7 +102,7 @@ def main() -> None:
         # The same reads on a copy of the payload at another address: a check
         # on the peer's cell (see the module doc).
         cells.append(((name, "views", "fsj-copy"), peer(bytes(bytearray(scen.parts[0])))))
-    times = interleaved(cells, args.rounds)
+    times = interleaved([cells], args.rounds, batch_s=0.003)
     for name in args.scenarios.split(","):
         peer = fast_third(times[(name, "views", "fsj")])
         copy = fast_third(times[(name, "views", "fsj-copy")])
