@@ -16,7 +16,7 @@
 //!   array's elements and an object's members each run through one short
 //!   sequence of predictable branches; after a literal element, a run of
 //!   `, literal` pairs (`[true, null, ...]`) is passed by a tighter loop
-//!   still (`scalar_run!`: one offset test per token, the literal read as
+//!   still (`scalar_run!`: one offset test per pair, the literal read as
 //!   one word).
 //!
 //! The answer is only "certainly valid" or "not known to be": the walk
@@ -986,20 +986,23 @@ static SCALAR_START: [bool; 256] = {
     t
 };
 
-/// [`value_ok`] for `scalar_run!`: token `k`, at offset `p` with first
-/// byte `c`, which has 8 readable bytes (`p + 8 <= input.len()`). Without
-/// `R::CHECK_SCALARS` any scalar token is one (any token but a structural
-/// or `"`); else only a literal (its word read at once: a number ends the
-/// run; `"` and the structurals fail the literal's first byte).
+/// [`value_ok`] for `scalar_run!`: the token whose first 8 bytes are `w`
+/// (little-endian). Without `R::CHECK_SCALARS` any scalar token is one
+/// (any token but a structural or `"`); else only a literal (a number ends
+/// the run; `"` and the structurals fail the literal's first byte). The
+/// common element of a run, `true` or `null` followed by a comma, is
+/// tested first with no table load (it is what [`literal8`] accepts for
+/// those words and that byte); the rest go through [`literal8`].
 #[inline(always)]
-fn run_scalar_ok<R: Record>(input: &[u8], p: usize, c: u8) -> bool {
+fn run_word_ok<R: Record>(w: u64) -> bool {
+    let c = w as u8;
     if !R::CHECK_SCALARS {
         return SCALAR_START[c as usize];
     }
-    debug_assert!(p + 8 <= input.len());
-    // SAFETY: the caller's contract: 8 bytes are readable from `p`.
-    let w = unsafe { input.as_ptr().add(p).cast::<u64>().read_unaligned() };
-    literal8(u64::from_le(w), c)
+    const TRUE: u32 = u32::from_le_bytes(*b"true");
+    const NULL: u32 = u32::from_le_bytes(*b"null");
+    let head = w as u32;
+    ((head == TRUE || head == NULL) && (w >> 32) as u8 == b',') || literal8(w, c)
 }
 
 /// The general check of a scalar token at `p` (exponents, whitespace after
@@ -1300,8 +1303,10 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
     // of twitter.json, whose `[0, 10]` index pairs end a run at once,
     // 1.3% more instructions in the helper's A/B): while token `k` is a
     // `,` and token `k + 1` is a valid literal (with `R::CHECK_SCALARS`;
-    // else any scalar token), both are passed here, with one test of each token's offset against
-    // `limit` and no dispatch on the element's kind. Anything else (the
+    // else any scalar token), both are passed here, with one test of the
+    // position (`k` against `last`), one of the literal's offset against
+    // `limit`, three loads in the common case and no dispatch on the
+    // element's kind. Anything else (the
     // closer, a string, a number, a container, an invalid literal, the
     // last 7 bytes of input) ends the run, and the element loop reads the
     // same tokens again.
@@ -1313,23 +1318,35 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             // whole walk: one more live register there made a strict
             // parse of twitter.json cost more instructions.)
             let limit = input.len().saturating_sub(7);
+            // Three loads a pair in the common case (both offsets in one,
+            // the comma's byte, the literal's word; the loop ran at ~3
+            // cycles a pair natively on its nine loads).
             loop {
-                // SAFETY: token `k - 1` was a scalar token, not the
-                // sentinel, so `k <= last`.
-                let q = unsafe { *s.get_unchecked(k) } as usize;
-                // SAFETY: `q < limit <= input.len()`.
-                if q >= limit || unsafe { *input.get_unchecked(q) } != b',' {
+                // Token `k - 1` was a scalar token, not the sentinel, so
+                // `k <= last`; below `last`, token `k` is not the sentinel
+                // either and token `k + 1` exists.
+                if k >= last {
                     break;
                 }
-                // SAFETY: token `k` is not the sentinel (`q < input.len()`),
-                // so `k + 1 <= last`.
-                let p = unsafe { *s.get_unchecked(k + 1) } as usize;
+                // SAFETY: `k + 1 <= last < s.len()` (above): tokens `k`
+                // and `k + 1`, read at once.
+                let [q, p] = unsafe { s.as_ptr().add(k).cast::<[u32; 2]>().read_unaligned() };
+                let (q, p) = (q as usize, p as usize);
+                // (`p < limit` bounds the literal's word; the comma needs no
+                // test: token `k` is not the last, so `q < input.len()`.)
                 if p >= limit {
                     break;
                 }
-                // SAFETY: `p < limit <= input.len()`.
-                let c = unsafe { *input.get_unchecked(p) };
-                if !run_scalar_ok::<R>(input, p, c) {
+                debug_assert!(q < p);
+                // SAFETY: `k < last`, and every token before the last lies
+                // below `input.len()` (the walk's precondition).
+                if unsafe { *input.get_unchecked(q) } != b',' {
+                    break;
+                }
+                // SAFETY: `p < limit`, so 8 bytes are readable from `p`.
+                let w = unsafe { input.as_ptr().add(p).cast::<u64>().read_unaligned() };
+                let w = u64::from_le(w);
+                if !run_word_ok::<R>(w) {
                     break;
                 }
                 keep!(k);
