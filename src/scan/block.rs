@@ -54,14 +54,17 @@
 //!
 //! **Prefetching.** The scan asks for the input 4 KiB ahead of the block it
 //! reads (one cache line per block, eight per step of the long-string
-//! loop), within the input only, for inputs of 16 KiB or more. On inputs larger than the caches this is
-//! what bounds the scan: the hardware prefetcher alone left the loads
-//! waiting (perf on the 20 MB batch file put the samples of the scan on its
-//! loads). Measured on Zen 4 (AVX-512), parse_many reading two fields of
-//! each line, split inline, process CPU, interleaved medians, LTO builds:
-//! 20 MB 4.13 -> 3.87 ms, 100 MB 20.2 -> 18.9 ms (2 KiB ahead: -6%, 8
-//! KiB: the same as 4 KiB); it costs ~1.3% more instructions there. A line's scan is given the rest of its window, so it
-//! prefetches the next lines too.
+//! loop), within the input only, in the line scan of a stream (16 KiB or
+//! more left). Not for whole documents: parses of files that stay in the
+//! cache between calls lost 1.4-4% (twitter, citm_catalog, canada, LTO,
+//! interleaved). A stream's lines come from memory, not the cache, and
+//! the hardware prefetcher alone left the scan's loads waiting (perf on
+//! the 20 MB batch file put the scan's samples on its loads). A line's
+//! scan is given the rest of its window, so it prefetches the next lines
+//! too. Measured on Zen 4 (AVX-512), parse_many reading two fields of each
+//! line, split inline, process CPU, interleaved medians, LTO builds: 20 MB
+//! 4.12 -> 3.79 ms, 100 MB 19.4 -> 17.8 ms (2 KiB ahead: -6%, 8 KiB: the
+//! same as 4 KiB), for ~1.3% more instructions.
 //!
 //! **The tail** (the last `len % 64` bytes) is loaded followed by spaces,
 //! which are neither structural nor string-relevant
@@ -321,8 +324,10 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts {
 }
 
 /// The block loop behind [`scan`] and [`scan_tokens`]: with prefetching
-/// for inputs of at least [`PREFETCH_MIN`] bytes, without for smaller ones
-/// (there it would only add instructions: 84 a 2 KB document's parse).
+/// for the line scan of at least [`PREFETCH_MIN`] bytes, without for
+/// smaller ones (there it would only add instructions: 84 a 2 KB
+/// document's parse) and for whole documents (see "Prefetching" in the
+/// module doc).
 ///
 /// # Safety
 ///
@@ -335,7 +340,7 @@ unsafe fn scan_impl<B: Block64, S: Scalars<B>, const LINE: bool>(
 ) -> Result<Option<usize>, Error> {
     // SAFETY: forwarded from our caller.
     unsafe {
-        if input.len() >= PREFETCH_MIN {
+        if LINE && input.len() >= PREFETCH_MIN {
             scan_run::<B, S, LINE, true>(input, out, scalars)
         } else {
             scan_run::<B, S, LINE, false>(input, out, scalars)
