@@ -2578,20 +2578,21 @@ do
         local k = kind_of(parent)
         if k == OBJECT then
             local st = is_proxy(parent)
-            if not st or not st.e or (st.ks and st.ks[last] ~= nil) or st.cache[last] ~= nil then
+            if not st or (st.ks and st.ks[last] ~= nil) or st.cache[last] ~= nil then
                 if not has_member(parent, last) then
                     fail(format("path %q not found", text))
                 end
                 touch(parent)
                 parent[last] = replacement
             else
-                -- An original member or none, in an object already edited:
-                -- the edit itself tells which (a delete of no member is not
-                -- found, a set of one adds a key), so the member is not
-                -- looked up before it; the journal undoes the edit when
-                -- there was none. Only once the object has its edit state:
-                -- an untouched object's member is looked up first (no state
-                -- is made for a member that is not there).
+                -- An original member or none: the edit itself tells which
+                -- (a delete of no member is not found, a set of one adds a
+                -- key), so the member is not looked up before it (one
+                -- Doc::field per op, not two); the journal undoes the edit
+                -- when there was none. On an untouched object the edit makes
+                -- its state; a failing op's undo keeps that state, emptied
+                -- (journal_close, qjson_edit_reset), for the next edit to
+                -- reuse: failing patches do not grow the document.
                 touch(parent)
                 parent[last] = replacement
                 local id = st.ks[last]
@@ -2858,9 +2859,13 @@ do
             return out
         end
 
-        --- Merge `patch` into object `target`. A member that deletes is looked up
-        --- without reading its value (has_member: no Lua string, no cache entry),
-        --- and a member that is not an object replaces without reading the
+        --- Merge `patch` into object `target`. A member that deletes is deleted
+        --- without reading its value (no Lua string, no cache entry): on a
+        --- proxy directly, the delete itself telling whether it was there
+        --- (none: nothing changes, no dirty flag), one Doc::field where
+        --- has_member and then the delete made two (the edit state it may
+        --- make on an untouched object is kept, emptied on undo, for the
+        --- object's next edit); and a member that is not an object replaces without reading the
         --- target's (only an object patch member merges into what is there).
         local function merge_into(target, patch, depth)
             if depth > MAX_DEPTH then
@@ -2869,7 +2874,8 @@ do
             for _, k in ipairs(object_keys(patch)) do
                 local x = patch[k]
                 if x == null then
-                    if has_member(target, k) then
+                    -- (drop: a proxy is edited directly, see merge_into)
+                    if is_proxy(target) or target[k] ~= nil then
                         touch(target)
                         target[k] = nil
                     end
@@ -2940,7 +2946,8 @@ do
             for i = 1, #plan, 3 do
                 local k, x, sub = plan[i], plan[i + 1], plan[i + 2]
                 if x == null then
-                    if has_member(target, k) then
+                    -- (drop: a proxy is edited directly, see merge_into)
+                    if is_proxy(target) or target[k] ~= nil then
                         touch(target)
                         target[k] = nil
                     end
