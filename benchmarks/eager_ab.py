@@ -12,8 +12,9 @@ how much, and whether a build moves it, on the clock of the machine itself.
 Each build (a copy of ``python/qjson/_qjson*.so``, e.g. from the unzipped LTO
 packages ``/tmp/base20_pkg`` and a branch's) is loaded into one process next
 to the row's peers as ``corpus.py`` calls them: fastsimdjson and ssrjson
-``loads`` for the decode rows, pysimdjson's reused ``Parser().parse`` and
-fastsimdjson's ``_parse_only`` for validate. Every (file, library) cell is
+``loads`` for the decode rows, pysimdjson's reused ``Parser().parse``,
+fastsimdjson's ``_parse_only`` and cysimdjson's reused ``JSONParser().parse``
+for validate. Every (file, library) cell is
 timed in batches of a call count fixed before the rounds (~2 ms, CPU time of
 the thread: ``interleave.py``); each round takes the files in order and, for
 each file, the libraries in an order shuffled anew; the collector is
@@ -47,9 +48,14 @@ def peers(op: str) -> dict[str, Callable[[bytes], Any]]:
     import fastsimdjson  # type: ignore[import-not-found]
 
     if op == "validate":
+        import cysimdjson  # type: ignore[import-not-found]
         import simdjson  # type: ignore[import-not-found]
 
-        return {"pysimdjson": simdjson.Parser().parse, "fastsimdjson": fastsimdjson._parse_only}
+        return {
+            "pysimdjson": simdjson.Parser().parse,
+            "fastsimdjson": fastsimdjson._parse_only,
+            "cysimdjson": cysimdjson.JSONParser().parse,
+        }
     import ssrjson  # type: ignore[import-not-found]
 
     return {"fastsimdjson": fastsimdjson.loads, "ssrjson": ssrjson.loads}
