@@ -16,9 +16,10 @@ nothing per call. So:
 - cells come in groups (one per file, or one for everything): each round
   runs the groups in order and the cells of a group in an order shuffled
   anew (seeded, so two runs shuffle alike);
-- the collector is collected before each batch and stays on, or is paused
-  around the batch (``paused=True``: the "collector paused by the caller"
-  rows).
+- the collector is collected before each batch and left as the caller
+  set it, or paused around the batch (``paused=True``: the "collector
+  paused by the caller" rows; turned back on after the batch, also when
+  the batch raises, if it was on).
 
 The result is every cell's per-call times, one per round; ``fast_third`` is
 the usual summary on a noisy machine (interference only ever adds time).
@@ -62,7 +63,11 @@ def interleaved(
     """Per-call times of every cell of `groups` over `rounds` rounds (see
     the module doc); ``seed=None`` shuffles from the global generator."""
     cells = [(c[0], c[1], c[2] if len(c) == 3 else _NOARG) for group in groups for c in group]
+    keys = [key for key, _, _ in cells]
+    if len(set(keys)) != len(keys):
+        raise ValueError("interleaved: a cell key appears twice")
     counts = {key: calibrate(_bound(fn, arg), batch_s) for key, fn, arg in cells}
+    was_on = gc.isenabled()
     times: dict[K, list[float]] = {key: [] for key in counts}
     shuffle = random.Random(seed) if seed is not None else random
     orders = [[(c[0], c[1], c[2] if len(c) == 3 else _NOARG) for c in group] for group in groups]
@@ -74,18 +79,20 @@ def interleaved(
                 gc.collect()
                 if paused:
                     gc.disable()
-                if arg is _NOARG:
-                    t0 = clock.now()
-                    for _ in range(n):
-                        fn()
-                    t = clock.now() - t0
-                else:
-                    t0 = clock.now()
-                    for _ in range(n):
-                        fn(arg)
-                    t = clock.now() - t0
-                if paused:
-                    gc.enable()
+                try:
+                    if arg is _NOARG:
+                        t0 = clock.now()
+                        for _ in range(n):
+                            fn()
+                        t = clock.now() - t0
+                    else:
+                        t0 = clock.now()
+                        for _ in range(n):
+                            fn(arg)
+                        t = clock.now() - t0
+                finally:
+                    if paused and was_on:
+                        gc.enable()
                 times[key].append(t / n)
     return times
 

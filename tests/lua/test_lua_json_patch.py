@@ -669,3 +669,42 @@ def test_scalars_a_patch_sets_directly_are_lua_values(merge_set: Any, patch: Any
     ok, out, _, _ = patch(src, ops)
     assert ok, out
     assert out == '{"a": 1,"x":100,"u":"a\\/b"}'
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [{"op": "replace", "path": "/model", "value": "m"}, {"op": "remove", "path": "/absent"}],
+        [{"op": "remove", "path": "/stream"}, {"op": "replace", "path": "/absent", "value": 1}],
+        [{"op": "add", "path": "/x", "value": 1}, {"op": "remove", "path": "/tools/a/absent"}],
+    ],
+)
+def test_missing_member_fails_on_an_untouched_object(lua: Any, bad: list[Any]) -> None:
+    """remove/replace of a missing member of an object no edit has touched
+    (the edit runs first and the journal undoes it, 55e170f): PatchError at
+    that op, "not found", every byte as before; the Python edge agrees; a
+    merge of nulls for absent members changes no byte either."""
+    f = lua.eval(
+        """function(s, bad, merge)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local ok, err = pcall(qjson.patch, t, bad)
+            assert(not ok and getmetatable(err) == qjson.PatchError)
+            local after_patch = qjson.encode(t)
+            local u = qjson.decode(s)
+            qjson.merge_patch(u, merge)
+            return err.op_index, tostring(err), after_patch, qjson.encode(u)
+        end"""
+    )
+    merge = b'{"absent": null, "tools": {"a": {"gone": null}, "none": null}}'
+    op_index, message, after_patch, after_merge = f(DOC, json.dumps(bad), merge)
+    assert op_index == 1
+    assert "not found" in message
+    as_bytes = [x.encode() if isinstance(x, str) else x for x in (after_patch, after_merge)]
+    assert as_bytes == [DOC, DOC]
+    v = qjson.decode(DOC)
+    with pytest.raises(qjson.PatchError) as e:
+        qjson.patch(v, bad)
+    assert e.value.op_index == 1
+    assert qjson.dumps(v) == DOC
+    assert qjson.dumps(qjson.merge_patch(qjson.decode(DOC), merge)) == DOC
