@@ -62,15 +62,14 @@ def interleaved(
 ) -> dict[K, list[float]]:
     """Per-call times of every cell of `groups` over `rounds` rounds (see
     the module doc); ``seed=None`` shuffles from the global generator."""
-    cells = [(c[0], c[1], c[2] if len(c) == 3 else _NOARG) for group in groups for c in group]
-    keys = [key for key, _, _ in cells]
-    if len(set(keys)) != len(keys):
+    orders = [[(c[0], c[1], c[2] if len(c) == 3 else _NOARG) for c in group] for group in groups]
+    cells = [cell for order in orders for cell in order]
+    if len({key for key, _, _ in cells}) != len(cells):
         raise ValueError("interleaved: a cell key appears twice")
     counts = {key: calibrate(_bound(fn, arg), batch_s) for key, fn, arg in cells}
     was_on = gc.isenabled()
     times: dict[K, list[float]] = {key: [] for key in counts}
     shuffle = random.Random(seed) if seed is not None else random
-    orders = [[(c[0], c[1], c[2] if len(c) == 3 else _NOARG) for c in group] for group in groups]
     for _ in range(rounds):
         for order in orders:
             shuffle.shuffle(order)
