@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import sys
 
 import pytest
 import qjson
@@ -118,6 +119,12 @@ BAD = [
     '[[1, 2], [3, tru], {"a": 1}]',
     '{"a": {"b": [1, 2, nan]}}',
     "[true, null, true, nulll]",
+    "[null, true, tru, 1]",
+    "[false, false, fals]",
+    "[true, true, 1, nul]",
+    '[true, null, "x", nullx]',
+    "[true,null,truex,1]",
+    "[null, true, -]",
 ]
 
 
@@ -147,3 +154,53 @@ def test_loads_many_lines_of_flat_containers() -> None:
     lines = [tree(rng, 0) for _ in range(400)]
     data = "\n".join(lines).encode() + b"\n"
     assert list(qjson.loads_many(data)) == [json.loads(x) for x in lines]
+
+
+def test_runs_of_literals_then_other_elements() -> None:
+    # A list that starts with literals fills that run by a loop of its own,
+    # the rest element by element: every mix, spacing and length.
+    rng = random.Random(11)
+    lits = ["true", "false", "null"]
+    for _ in range(400):
+        run = [rng.choice(lits) for _ in range(rng.choice([1, 2, 3, 7, 40]))]
+        rest = [rng.choice(LEAVES) for _ in range(rng.choice([0, 0, 1, 3, 9]))]
+        sep = rng.choice([",", ", ", " ,\n\t", ",   "])
+        doc = "[" + sep.join(run + rest) + "]"
+        want = json.loads(doc)
+        assert qjson.loads(doc) == want, doc
+        assert qjson.loads('{"k": ' + doc + ', "z": 1}') == {"k": want, "z": 1}, doc
+        assert qjson.loads("[" + doc + "," + doc + "]") == [want, want], doc
+
+
+def _singleton_counts() -> list[int]:
+    return [sys.getrefcount(x) for x in (True, False, None)]
+
+
+def test_refcounts_of_literal_singletons() -> None:
+    # Every slot holding a literal owns one reference to its singleton,
+    # and a failed build leaves their counts as they were (before 3.12;
+    # from 3.12 on they are immortal and their counts do not move). No
+    # assert runs between two counts: pytest's rewritten asserts bind
+    # their temporaries to None.
+    doc = b"[" + b", ".join([b"true", b"null", b"false", b"true"] * 50) + b', 1, "x", null]'
+    base = _singleton_counts()
+    got = qjson.loads(doc)
+    after = _singleton_counts()
+    del got
+    final = _singleton_counts()
+    bads = (b"[true, null, false, nul]", b"[true, null, 1, tru]", b"[" + b"null," * 30 + b"nulx]")
+    for bad in bads:  # (a first error may set up state that holds a singleton)
+        with pytest.raises(qjson.JSONDecodeError):
+            qjson.loads(bad)
+    before_errors = _singleton_counts()
+    after_errors = []
+    for bad in bads * 3:
+        try:
+            qjson.loads(bad)
+        except qjson.JSONDecodeError:
+            pass
+        after_errors.append(_singleton_counts())
+    if sys.version_info < (3, 12):
+        assert [a - b for a, b in zip(after, base)] == [100, 50, 51]
+    assert final == base
+    assert after_errors == [before_errors] * len(after_errors)

@@ -161,6 +161,15 @@ pub(crate) fn literal_token(input: &[u8], p: usize) -> bool {
     w[0] > b'9' && literal8(u64::from_le_bytes(w), w[0])
 }
 
+/// [`literal_token`] of a token whose first 8 bytes are `w` (little-endian;
+/// the end of input read as spaces): one 8-byte word, its low byte the
+/// token's first.
+#[inline(always)]
+pub(crate) fn literal_word(w: u64) -> bool {
+    let c = w as u8;
+    c > b'9' && literal8(w, c)
+}
+
 /// The fewer than 8 bytes of `input` from `p` on, then spaces.
 #[cold]
 #[inline(never)]
