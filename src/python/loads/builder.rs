@@ -971,7 +971,13 @@ unsafe fn literal_run(
         }
         // SAFETY: `input` holds the 8 bytes from `sk` on.
         let w = u64::from_le(unsafe { input.as_ptr().add(sk).cast::<u64>().read_unaligned() });
-        if !literal_word(w) {
+        // `true` or `null` then a comma, the common element, with no
+        // table load (what `literal_word` accepts for those words); the
+        // rest through `literal_word`.
+        const TRUE: u32 = u32::from_le_bytes(*b"true");
+        const NULL: u32 = u32::from_le_bytes(*b"null");
+        let head = w as u32;
+        if !(((head == TRUE || head == NULL) && (w >> 32) as u8 == b',') || literal_word(w)) {
             break;
         }
         let lit = lits[usize::from(w as u8 >> 3 & 3)];
