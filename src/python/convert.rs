@@ -314,8 +314,8 @@ pub(crate) fn scalar_or_view(
         Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
         Value::Number(n) => number(py, n)?,
         Value::String(s) => new_str(py, &s).into_any().unbind(),
-        Value::Object(c) => view::make(py, Object::new(Share::new(parsed), c))?,
-        Value::Array(c) => view::make(py, Array::new(Share::new(parsed), c))?,
+        Value::Object(c) => view::make(py, Object::new(Share::new(py, parsed), c))?,
+        Value::Array(c) => view::make(py, Array::new(Share::new(py, parsed), c))?,
     })
 }
 

@@ -269,7 +269,7 @@ macro_rules! getters {
             fn open(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                 let path = &PathArg::new(path)?;
                 let at = self.find(py, path)?;
-                super::view::make(py, Cursor::new(Share::new(&self.parsed), at))
+                super::view::make(py, Cursor::new(Share::new(py, &self.parsed), at))
             }
 
             /// Every value `path` matches (wildcards `[*]` and `.*`), in

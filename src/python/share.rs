@@ -21,6 +21,9 @@
 //! the GIL is, attached threads run one at a time (the GIL's hand-overs
 //! order them), so the count needs no read-modify-write.
 //!
+//! `Share::new` takes the attached thread's token (`Python`), so a share
+//! is never made detached; one is dropped only with the value holding it.
+//!
 //! A `Share` dereferences to the document's `Arc`: code that keeps the
 //! document beyond the share (a cursor, a writer's segments) clones that
 //! `Arc` as before, which is sound while the share lives (the shares'
@@ -30,6 +33,7 @@
 //! `Share` is a plain clone of the `Arc`, and `Input::shares` stays 0.
 
 use super::doc::Parsed;
+use pyo3::Python;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -44,9 +48,9 @@ pub(crate) struct Share {
 
 impl Share {
     /// A new share of the document `parsed` (which the caller holds, so
-    /// its count is at least one). The thread is attached.
+    /// its count is at least one), made attached (`_py`).
     #[inline(always)]
-    pub(crate) fn new(parsed: &Arc<Parsed>) -> Share {
+    pub(crate) fn new(_py: Python<'_>, parsed: &Arc<Parsed>) -> Share {
         #[cfg(not(Py_GIL_DISABLED))]
         {
             let shares = &parsed.input.shares;
@@ -74,9 +78,10 @@ impl Share {
     }
 
     /// A share made of the `Arc` `parsed` (its count is given back when
-    /// the shares need none of their own). The thread is attached.
-    pub(crate) fn from_arc(parsed: Arc<Parsed>) -> Share {
-        let share = Share::new(&parsed);
+    /// the shares need none of their own), made attached (`py`).
+    #[cfg(not(feature = "abi3"))]
+    pub(crate) fn from_arc(py: Python<'_>, parsed: Arc<Parsed>) -> Share {
+        let share = Share::new(py, &parsed);
         drop(parsed);
         share
     }
@@ -84,6 +89,7 @@ impl Share {
     /// Whether dropping this share releases no Python object through it:
     /// another share or another count of the `Arc` remains, or the
     /// input's object was released already.
+    #[cfg(not(feature = "abi3"))]
     #[inline(always)]
     pub(crate) fn drops_nothing(&self) -> bool {
         self.others() || Arc::strong_count(&self.arc) > 1 || self.arc.input.released()
@@ -91,6 +97,7 @@ impl Share {
 
     /// The document, when this share is its last hold (no other share, no
     /// other count of its `Arc`, no weak reference).
+    #[cfg(not(feature = "abi3"))]
     #[inline]
     pub(crate) fn sole(&mut self) -> Option<&mut Parsed> {
         // (The count first: most shares are one of several, and `get_mut`
@@ -103,6 +110,7 @@ impl Share {
 
     /// Whether other shares of the document remain (always false in
     /// free-threaded builds, where each share is a count of the `Arc`).
+    #[cfg(not(feature = "abi3"))]
     #[inline(always)]
     fn others(&self) -> bool {
         #[cfg(not(Py_GIL_DISABLED))]
@@ -111,13 +119,6 @@ impl Share {
         }
         #[cfg(Py_GIL_DISABLED)]
         false
-    }
-}
-
-impl Clone for Share {
-    #[inline(always)]
-    fn clone(&self) -> Share {
-        Share::new(&self.arc)
     }
 }
 
@@ -150,11 +151,13 @@ impl Drop for Share {
 
 /// A hold on a document that a view class keeps: a [`Share`] (views,
 /// cursors) or the `Arc` itself (`Doc`).
+#[cfg(not(feature = "abi3"))]
 pub(crate) trait Hold {
     /// The document, when this is its last hold.
     fn sole(&mut self) -> Option<&mut Parsed>;
 }
 
+#[cfg(not(feature = "abi3"))]
 impl Hold for Share {
     #[inline]
     fn sole(&mut self) -> Option<&mut Parsed> {
@@ -162,6 +165,7 @@ impl Hold for Share {
     }
 }
 
+#[cfg(not(feature = "abi3"))]
 impl Hold for Arc<Parsed> {
     #[inline]
     fn sole(&mut self) -> Option<&mut Parsed> {

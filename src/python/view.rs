@@ -203,9 +203,9 @@ fn lazy_child(
         return Ok(v.clone_ref(py));
     }
     let v = if object {
-        make(py, Object::new(Share::new(parsed), c))?
+        make(py, Object::new(Share::new(py, parsed), c))?
     } else {
-        make(py, Array::new(Share::new(parsed), c))?
+        make(py, Array::new(Share::new(py, parsed), c))?
     };
     views.insert(c.start, v.clone_ref(py));
     Ok(v)
@@ -224,9 +224,9 @@ pub(crate) fn new_view(
     object: bool,
 ) -> PyResult<Py<PyAny>> {
     if object {
-        make(py, Object::new(Share::new(parsed), c))
+        make(py, Object::new(Share::new(py, parsed), c))
     } else {
-        make(py, Array::new(Share::new(parsed), c))
+        make(py, Array::new(Share::new(py, parsed), c))
     }
 }
 

@@ -145,10 +145,16 @@ unsafe extern "C" fn decode(
             // straight away, taking the document's share.
             match parsed.doc().type_of(root) {
                 JsonType::Object => {
-                    return owned(view::make(py, Object::new(Share::from_arc(parsed), root)))
+                    return owned(view::make(
+                        py,
+                        Object::new(Share::from_arc(py, parsed), root),
+                    ))
                 }
                 JsonType::Array => {
-                    return owned(view::make(py, Array::new(Share::from_arc(parsed), root)))
+                    return owned(view::make(
+                        py,
+                        Array::new(Share::from_arc(py, parsed), root),
+                    ))
                 }
                 _ => {}
             }
@@ -461,7 +467,7 @@ getter!(open, 1, |py, parsed, _doc, found, _args, _nargs| {
     let at = found.ok()?;
     owned(super::super::view::make(
         py,
-        Cursor::new(Share::new(parsed), at),
+        Cursor::new(Share::new(py, parsed), at),
     ))
 });
 

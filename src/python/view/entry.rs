@@ -41,11 +41,11 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
     let bytes = PyBytes::new(py, b"{}");
     if let Some(doc) = parse_bytes(bytes.as_any()) {
         let root = doc.parsed.doc().root();
-        let o = Bound::new(py, Object::new(Share::new(&doc.parsed), root))?;
+        let o = Bound::new(py, Object::new(Share::new(py, &doc.parsed), root))?;
         alloc::install(py, &o);
-        let a = Bound::new(py, Array::new(Share::new(&doc.parsed), root))?;
+        let a = Bound::new(py, Array::new(Share::new(py, &doc.parsed), root))?;
         alloc::install(py, &a);
-        let c = Bound::new(py, Cursor::new(Share::new(&doc.parsed), root))?;
+        let c = Bound::new(py, Cursor::new(Share::new(py, &doc.parsed), root))?;
         alloc::install(py, &c);
         let d = Bound::new(py, doc)?;
         alloc::install(py, &d);
