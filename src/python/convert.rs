@@ -10,6 +10,7 @@ use super::errors::access_error;
 use super::loads::objects::{
     census, new_str_census, new_str_counted, new_str_escaped, new_str_utf8, short_ascii,
 };
+use super::share::Share;
 use super::view::{self, Array, Object};
 use crate::decode::string::unescape_validated;
 use crate::decode::Number;
@@ -313,8 +314,8 @@ pub(crate) fn scalar_or_view(
         Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
         Value::Number(n) => number(py, n)?,
         Value::String(s) => new_str(py, &s).into_any().unbind(),
-        Value::Object(c) => view::make(py, Object::new(parsed.clone(), c))?,
-        Value::Array(c) => view::make(py, Array::new(parsed.clone(), c))?,
+        Value::Object(c) => view::make(py, Object::new(Share::new(py, parsed), c))?,
+        Value::Array(c) => view::make(py, Array::new(Share::new(py, parsed), c))?,
     })
 }
 

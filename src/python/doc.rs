@@ -11,6 +11,7 @@ use super::convert;
 use super::errors::{access_error, decode_error};
 use super::input::Input;
 use super::path::PathArg;
+use super::share::Share;
 use crate::decode::Number;
 use crate::doc::{Cursor as CoreCursor, Value};
 use crate::document::Document;
@@ -122,7 +123,7 @@ pub struct Doc {
 /// A position inside a `Doc`; paths given to its getters are relative to it.
 #[pyclass(module = "qjson", frozen)]
 pub struct Cursor {
-    pub(crate) parsed: Arc<Parsed>,
+    pub(crate) parsed: Share,
     at: CoreCursor,
 }
 
@@ -268,7 +269,7 @@ macro_rules! getters {
             fn open(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                 let path = &PathArg::new(path)?;
                 let at = self.find(py, path)?;
-                super::view::make(py, Cursor::new(self.parsed.clone(), at))
+                super::view::make(py, Cursor::new(Share::new(py, &self.parsed), at))
             }
 
             /// Every value `path` matches (wildcards `[*]` and `.*`), in
@@ -295,7 +296,7 @@ macro_rules! getters {
 }
 
 impl Cursor {
-    pub(crate) fn new(parsed: Arc<Parsed>, at: CoreCursor) -> Cursor {
+    pub(crate) fn new(parsed: Share, at: CoreCursor) -> Cursor {
         Cursor { parsed, at }
     }
 }

@@ -20,6 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
 use std::mem::ManuallyDrop;
 use std::os::raw::{c_char, c_int, c_void};
+use std::sync::atomic::AtomicUsize;
 
 /// `Py_buffer`, laid out as in CPython's `Include/pybuffer.h` (unchanged since 3.3).
 #[repr(C)]
@@ -131,6 +132,9 @@ pub(crate) struct Input {
     /// Whether `object`'s reference was released (by
     /// [`Input::release_attached`]).
     released: bool,
+    /// How many views and cursors hold a [`super::share::Share`] of the
+    /// document (GIL builds; together they hold one count of its `Arc`).
+    pub(crate) shares: AtomicUsize,
 }
 
 // SAFETY: the memory behind `ptr` is owned by `owner` and never mutated while
@@ -152,6 +156,7 @@ impl Input {
                 _owner: Owner::Object,
                 object: ManuallyDrop::new(obj.clone().unbind()),
                 released: false,
+                shares: AtomicUsize::new(0),
             });
         }
         Input::new_other(obj)
@@ -179,6 +184,7 @@ impl Input {
                 _owner: Owner::Object,
                 object,
                 released: false,
+                shares: AtomicUsize::new(0),
             });
         }
         if let Ok(ba) = obj.cast::<PyByteArray>() {
@@ -195,6 +201,7 @@ impl Input {
             _owner: Owner::Copy(copy),
             object,
             released: false,
+            shares: AtomicUsize::new(0),
         }
     }
 
@@ -220,6 +227,7 @@ impl Input {
                 _owner: Owner::Buffer(view),
                 object,
                 released: false,
+                shares: AtomicUsize::new(0),
             });
         }
         // SAFETY: the export is live, so `ptr` addresses `len` readable bytes.
@@ -245,6 +253,7 @@ impl Input {
             object: ManuallyDrop::new(parent.object.clone_ref(py)),
             _owner: Owner::Parent(parent.clone(), origin),
             released: false,
+            shares: AtomicUsize::new(0),
         }
     }
 
@@ -263,6 +272,7 @@ impl Input {
             object: ManuallyDrop::new(object),
             _owner: Owner::Shared(buf.clone(), origin),
             released: false,
+            shares: AtomicUsize::new(0),
         }
     }
 

@@ -27,6 +27,7 @@ mod loads;
 mod many;
 mod patch;
 mod path;
+mod share;
 #[cfg(not(feature = "abi3"))]
 mod slots;
 mod stack;

@@ -51,6 +51,7 @@ use super::convert;
 use super::doc::{Doc, Parsed};
 use super::errors::access_error;
 use super::input::{key_utf8, str_utf8};
+use super::share::Share;
 use crate::doc::Cursor;
 use crate::error::{AccessError, JsonType};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
@@ -141,7 +142,7 @@ enum ArrState {
 /// A JSON object: read lazily from the document, edits kept as an overlay.
 #[pyclass(module = "qjson")]
 pub struct Object {
-    parsed: Arc<Parsed>,
+    parsed: Share,
     at: Cursor,
     state: ObjState,
     /// What the last [`mark_dirty`] walk found, and when.
@@ -151,7 +152,7 @@ pub struct Object {
 /// A JSON array: read lazily from the document, edits kept as an overlay.
 #[pyclass(module = "qjson")]
 pub struct Array {
-    parsed: Arc<Parsed>,
+    parsed: Share,
     at: Cursor,
     state: ArrState,
     /// What the last [`mark_dirty`] walk found, and when.
@@ -202,9 +203,9 @@ fn lazy_child(
         return Ok(v.clone_ref(py));
     }
     let v = if object {
-        make(py, Object::new(parsed.clone(), c))?
+        make(py, Object::new(Share::new(py, parsed), c))?
     } else {
-        make(py, Array::new(parsed.clone(), c))?
+        make(py, Array::new(Share::new(py, parsed), c))?
     };
     views.insert(c.start, v.clone_ref(py));
     Ok(v)
@@ -223,9 +224,9 @@ pub(crate) fn new_view(
     object: bool,
 ) -> PyResult<Py<PyAny>> {
     if object {
-        make(py, Object::new(parsed.clone(), c))
+        make(py, Object::new(Share::new(py, parsed), c))
     } else {
-        make(py, Array::new(parsed.clone(), c))
+        make(py, Array::new(Share::new(py, parsed), c))
     }
 }
 
@@ -275,7 +276,7 @@ fn collect(values: &Bound<'_, PyAny>) -> PyResult<Vec<Py<PyAny>>> {
 // ------------------------------------------------------------------- Object
 
 impl Object {
-    pub(crate) fn new(parsed: Arc<Parsed>, at: Cursor) -> Object {
+    pub(crate) fn new(parsed: Share, at: Cursor) -> Object {
         Object {
             parsed,
             at,
@@ -742,7 +743,7 @@ impl Object {
 // -------------------------------------------------------------------- Array
 
 impl Array {
-    pub(crate) fn new(parsed: Arc<Parsed>, at: Cursor) -> Array {
+    pub(crate) fn new(parsed: Share, at: Cursor) -> Array {
         Array {
             parsed,
             at,

@@ -22,6 +22,7 @@
 use super::super::batch;
 use super::super::convert;
 use super::super::path::PathArg;
+use super::super::share::Share;
 use super::super::slots::{self, owned, run, FastCall, Original};
 use super::super::view::{self, Array, Object};
 use super::{parse_bytes, Cursor, Doc, Parsed};
@@ -143,8 +144,18 @@ unsafe extern "C" fn decode(
             // A container root (nearly every document) becomes its view
             // straight away, taking the document's share.
             match parsed.doc().type_of(root) {
-                JsonType::Object => return owned(view::make(py, Object::new(parsed, root))),
-                JsonType::Array => return owned(view::make(py, Array::new(parsed, root))),
+                JsonType::Object => {
+                    return owned(view::make(
+                        py,
+                        Object::new(Share::from_arc(py, parsed), root),
+                    ))
+                }
+                JsonType::Array => {
+                    return owned(view::make(
+                        py,
+                        Array::new(Share::from_arc(py, parsed), root),
+                    ))
+                }
                 _ => {}
             }
             let v = convert::value(py, &parsed, root);
@@ -456,7 +467,7 @@ getter!(open, 1, |py, parsed, _doc, found, _args, _nargs| {
     let at = found.ok()?;
     owned(super::super::view::make(
         py,
-        Cursor::new(parsed.clone(), at),
+        Cursor::new(Share::new(py, parsed), at),
     ))
 });
 

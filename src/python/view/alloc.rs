@@ -51,6 +51,7 @@
 //! paths.
 
 use super::super::doc::{Cursor, Doc, Parsed};
+use super::super::share::{Hold, Share};
 use super::{Array, Object, ViewCache};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -93,8 +94,10 @@ pub(crate) trait View: PyClass + Sized {
     unsafe fn drop_bare(&mut self) -> bool {
         false
     }
-    /// The value's share of its document.
-    fn parsed_mut(&mut self) -> &mut Arc<Parsed>;
+    /// How the value holds its document.
+    type Hold: Hold;
+    /// The value's hold on its document.
+    fn parsed_mut(&mut self) -> &mut Self::Hold;
     /// When the value holds the last share of its document, release the
     /// input's reference to the caller's object by a plain decref (see
     /// `Input::release_attached`), so that dropping the document needs no
@@ -104,24 +107,12 @@ pub(crate) trait View: PyClass + Sized {
     ///
     /// The thread is attached and the value is being dropped.
     unsafe fn release_input(&mut self) {
-        // (The count first: most values hold one share of several, and
-        // `get_mut` would find that by a locked compare-exchange.)
-        if Arc::strong_count(self.parsed_mut()) != 1 {
-            return;
-        }
-        if let Some(doc) = Arc::get_mut(self.parsed_mut()) {
+        if let Some(doc) = self.parsed_mut().sole() {
             // SAFETY: attached, and the document (this value held its only
             // share) is dropped with the value, next (the contract).
             unsafe { doc.input.release_attached() };
         }
     }
-}
-
-/// Whether dropping a value holding `parsed` releases no Python object
-/// through it: another share remains, or the input's object was released.
-#[inline(always)]
-fn share_drops_nothing(parsed: &Arc<Parsed>) -> bool {
-    Arc::strong_count(parsed) > 1 || parsed.input.released()
 }
 
 static OBJECT_AT: AtomicUsize = AtomicUsize::new(0);
@@ -203,7 +194,7 @@ impl FreeList {
 /// frozen classes), how its value is found in a sample object, and when
 /// dropping it releases no Python object.
 macro_rules! view {
-    ($t:ty, $at:ident, $free:ident, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr $(, $shed:item)*) => {
+    ($t:ty, $at:ident, $free:ident, $hold:ty, flag: $flag:expr, |$s:ident| $value_of:expr, |$v:ident| $drops_nothing:expr $(, $shed:item)*) => {
         impl View for $t {
             const FLAG: bool = $flag;
             fn pyo3_new(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -222,7 +213,8 @@ macro_rules! view {
                 let $v = self;
                 $drops_nothing
             }
-            fn parsed_mut(&mut self) -> &mut Arc<Parsed> {
+            type Hold = $hold;
+            fn parsed_mut(&mut self) -> &mut $hold {
                 &mut self.parsed
             }
             $($shed)*
@@ -233,17 +225,17 @@ macro_rules! view {
 /// An `Object` or `Array`: mutable (a borrow flag), holds cached children.
 macro_rules! mutable_view {
     ($t:ty, $at:ident, $free:ident) => {
-        view!($t, $at, $free, flag: true, |sample| {
+        view!($t, $at, $free, Share, flag: true, |sample| {
             let mut v = sample.try_borrow_mut().ok()?;
             Some(&mut *v as *mut Self as *const Self)
         }, |v| v.unedited().is_some_and(ViewCache::is_empty)
-            && share_drops_nothing(&v.parsed),
+            && v.parsed.drops_nothing(),
         unsafe fn shed(&mut self) {
             // SAFETY: the trait method's contract.
             unsafe { super::drop::shed(self) }
         },
         unsafe fn drop_bare(&mut self) -> bool {
-            if !share_drops_nothing(&self.parsed) {
+            if !self.parsed.drops_nothing() {
                 return false;
             }
             // SAFETY: the trait method's contract; the share releases no
@@ -255,10 +247,10 @@ macro_rules! mutable_view {
 
 mutable_view!(Object, OBJECT_AT, OBJECT_FREE);
 mutable_view!(Array, ARRAY_AT, ARRAY_FREE);
-view!(Cursor, CURSOR_AT, CURSOR_FREE, flag: false, |sample| Some(sample.get() as *const Self), |c| {
-    share_drops_nothing(&c.parsed)
+view!(Cursor, CURSOR_AT, CURSOR_FREE, Share, flag: false, |sample| Some(sample.get() as *const Self), |c| {
+    c.parsed.drops_nothing()
 });
-view!(Doc, DOC_AT, DOC_FREE, flag: false, |sample| Some(sample.get() as *const Self), |d| {
+view!(Doc, DOC_AT, DOC_FREE, Arc<Parsed>, flag: false, |sample| Some(sample.get() as *const Self), |d| {
     d.releases_nothing()
 });
 

@@ -351,7 +351,7 @@ pub(super) unsafe fn shed(v: &mut impl Holder) {
 #[inline(always)]
 pub(super) unsafe fn drop_bare<V: Holder>(
     v: &mut V,
-    parsed: impl FnOnce(&mut V) -> &mut std::sync::Arc<super::Parsed>,
+    parsed: impl FnOnce(&mut V) -> &mut super::super::share::Share,
 ) -> bool {
     if !v.is_bare() {
         return false;

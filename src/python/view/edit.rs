@@ -14,6 +14,7 @@
 //! original bytes. Child views the caller holds are the same objects in
 //! the restored state; their own edits are undone by their own snapshots.
 
+use super::super::share::Share;
 use super::patch::KeyState;
 use super::{lazy_child, mark_dirty, new_era, ArrState, Array, ObjState, Object, Slot, ViewCache};
 use crate::python::input::{key_utf8, str_utf8};
@@ -164,7 +165,7 @@ pub(crate) fn pristine_twin(v: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>>
         if mark_dirty(py, &*me) {
             return Ok(None);
         }
-        let twin = Object::new(me.parsed.clone(), me.at);
+        let twin = Object::new(Share::new(py, &me.parsed), me.at);
         return Ok(Some(Py::new(py, twin)?.into_any()));
     }
     if let Ok(a) = v.cast_exact::<Array>() {
@@ -172,7 +173,7 @@ pub(crate) fn pristine_twin(v: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>>
         if mark_dirty(py, &*me) {
             return Ok(None);
         }
-        let twin = Array::new(me.parsed.clone(), me.at);
+        let twin = Array::new(Share::new(py, &me.parsed), me.at);
         return Ok(Some(Py::new(py, twin)?.into_any()));
     }
     Ok(None)

@@ -13,6 +13,7 @@
 //! made, which handles it as before.
 
 use super::super::doc::{parse_bytes, Cursor};
+use super::super::share::Share;
 use super::super::slots::{self, exact_str, owned, run, FastCall, Original};
 use super::{alloc, iter, lazy_child, ArrState, Array, ObjState, Object};
 use pyo3::ffi;
@@ -40,11 +41,11 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
     let bytes = PyBytes::new(py, b"{}");
     if let Some(doc) = parse_bytes(bytes.as_any()) {
         let root = doc.parsed.doc().root();
-        let o = Bound::new(py, Object::new(doc.parsed.clone(), root))?;
+        let o = Bound::new(py, Object::new(Share::new(py, &doc.parsed), root))?;
         alloc::install(py, &o);
-        let a = Bound::new(py, Array::new(doc.parsed.clone(), root))?;
+        let a = Bound::new(py, Array::new(Share::new(py, &doc.parsed), root))?;
         alloc::install(py, &a);
-        let c = Bound::new(py, Cursor::new(doc.parsed.clone(), root))?;
+        let c = Bound::new(py, Cursor::new(Share::new(py, &doc.parsed), root))?;
         alloc::install(py, &c);
         let d = Bound::new(py, doc)?;
         alloc::install(py, &d);
