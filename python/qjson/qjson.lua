@@ -2969,13 +2969,33 @@ do
         -- an object has none.
         local plan_cache = { [0] = 0 }
 
+        --- The error to raise for `err`, raised under one of the pcalls
+        --- below: an op failure of own() (a value nested too deeply) is
+        --- the walk's marker table, given its message here.
+        local function unfail(err)
+            if getmetatable(err) == Fail then
+                return "qjson.merge_patch: " .. err.message
+            end
+            return err
+        end
+
+        --- f(v, depth) for a merge that makes a new value (no target is
+        --- edited, so nothing to undo), its failure raised as a message.
+        local function fresh(f, v, depth)
+            local ok, r = pcall(f, v, depth)
+            if not ok then
+                error(unfail(r), 0)
+            end
+            return r
+        end
+
         return function(t, patch)
             if type(patch) == "string" then
                 local plan = plan_cache[patch]
                 if plan == nil then
                     local v = decode_text(patch)
                     if kind_of(v) ~= OBJECT then
-                        return own(v)
+                        return fresh(own, v)
                     end
                     plan = merge_plan(v, 0)
                     if #patch <= 64 * 1024 then
@@ -2987,27 +3007,27 @@ do
                     end
                 end
                 if kind_of(t) ~= OBJECT then
-                    return plan_new(plan)
+                    return fresh(plan_new, plan)
                 end
                 journal_open()
                 local ok, err = pcall(plan_into, t, plan)
                 journal_close(not ok)
                 if not ok then
-                    error(err, 0)
+                    error(unfail(err), 0)
                 end
                 return t
             end
             if kind_of(patch) ~= OBJECT then
-                return own(patch)
+                return fresh(own, patch)
             end
             if kind_of(t) ~= OBJECT then
-                return merged_new(patch, 0)
+                return fresh(merged_new, patch, 0)
             end
             journal_open()
             local ok, err = pcall(merge_into, t, patch, 0)
             journal_close(not ok)
             if not ok then
-                error(err, 0)
+                error(unfail(err), 0)
             end
             return t
         end

@@ -708,3 +708,39 @@ def test_missing_member_fails_on_an_untouched_object(lua: Any, bad: list[Any]) -
     assert e.value.op_index == 1
     assert qjson.dumps(v) == DOC
     assert qjson.dumps(qjson.merge_patch(qjson.decode(DOC), merge)) == DOC
+
+
+def test_merge_of_a_value_nested_too_deeply_says_so(lua: Any) -> None:
+    """A merge patch whose new value is nested deeper than encode allows
+    raises a message naming the function (it was the patch walk's bare
+    marker table), on every path: into an object target (undone: the
+    target's bytes stay), into a non-object target, a non-object patch,
+    and a patch text; a later merge still works."""
+    f = lua.eval(
+        """function(s)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local before = qjson.encode(t)
+            local deep = {}
+            local x = deep
+            for _ = 1, 3000 do x[1] = {}; x = x[1] end
+            local errs = {}
+            local ok, e = pcall(qjson.merge_patch, t, {a = 6, z = deep})
+            errs[1] = not ok and tostring(e)
+            local after = qjson.encode(t)
+            ok, e = pcall(qjson.merge_patch, 5, {z = deep})
+            errs[2] = not ok and tostring(e)
+            ok, e = pcall(qjson.merge_patch, t, deep)
+            errs[3] = not ok and tostring(e)
+            local text = string.rep("[", 3000) .. string.rep("]", 3000)
+            ok, e = pcall(qjson.merge_patch, t, text)
+            errs[4] = not ok and type(e)
+            qjson.merge_patch(t, {a = 7})
+            return before, after, errs[1], errs[2], errs[3], errs[4], qjson.encode(t)
+        end"""
+    )
+    before, after, e1, e2, e3, e4, final = f('{"a":1,"b":[1,2]}')
+    assert after == before
+    assert e1 == e2 == e3 == "qjson.merge_patch: value nested too deeply"
+    assert e4 == "string"  # the decoder's own depth error, a message too
+    assert json.loads(final) == {"a": 7, "b": [1, 2]}
