@@ -425,157 +425,110 @@ static SIMPLE_ESCAPE: [u8; 256] = {
 /// validated the result is unspecified but memory-safe (never a panic
 /// past the end: a missing hex digit reads as 0, a body ending in a lone
 /// backslash keeps it). `out` is grown (never shrunk) to at least
-/// `body.len() + 32` bytes: unescaping never lengthens a body (an escape of
+/// `body.len() + 8` bytes: unescaping never lengthens a body (an escape of
 /// 2, 6 or 12 bytes writes at most 1, 3 or 4), so every write, including
-/// the 16-byte copies below, stays inside it, and a reused buffer needs no
+/// the 8-byte copies below, stays inside it, and a reused buffer needs no
 /// clearing or zeroing.
 ///
-/// The body goes 16 bytes a block: the block is copied whole to the
-/// output and one byte compare gives the mask of its backslashes
-/// ([`backslash_mask`]). A block without one advances both cursors by 16.
-/// Otherwise every escape of the mask is served before the next load:
-/// the output cursor moves up to the backslash, the escape is written
-/// (one-character escapes by one lookup in `SIMPLE_ESCAPE`, `\uXXXX` and
-/// surrogate pairs decoded), the mask bits the escape covered are cleared
-/// (in `\\` the second backslash starts no escape), and when a backslash
-/// is left in the block the plain bytes up to it are copied again, 16 from
-/// the block's copy, to the new output position. So a URL with a `\/` every few bytes
-/// costs one load and compare per 16 bytes, not one per escape. The last
-/// partial block (1..=15 bytes) is read in one load too: the 16 bytes
-/// ending at the end of the body, placed at the start of a 48-byte buffer
-/// whose upper bytes are zero, and read from the offset where the unread
-/// bytes start (zeros above, never a backslash); a body shorter than 16
-/// bytes is copied into that buffer.
+/// Plain runs are copied 8 bytes a step (the whole word is written, then
+/// the output advances only up to the first backslash in it, found with a
+/// SWAR zero-byte test), so a string with an escape every few bytes (URLs
+/// with `\/`) costs no search call per escape. The last partial word (the
+/// final `n % 8` bytes, or fewer after an escape) is read in one load too:
+/// the 8 bytes ending at the end of the body, shifted down (zeros come in
+/// above, and a zero byte is never a backslash); a body shorter than 8
+/// bytes goes byte by byte. The one-character escapes are one lookup in
+/// `SIMPLE_ESCAPE`.
 #[inline(never)]
 pub fn unescape_validated<'o>(body: &[u8], out: &'o mut Vec<u8>) -> &'o [u8] {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
     let n = body.len();
-    if out.len() < n + 32 {
-        out.resize(n + 32, 0);
+    if out.len() < n + 8 {
+        out.resize(n + 8, 0);
     }
-    let out = &mut out[..n + 32];
+    let out = &mut out[..n + 8];
     let (mut i, mut o) = (0, 0);
-    // The current block, with 16 zero bytes after it for the re-copies
-    // after an escape (they read up to 16 bytes from any offset <= 16).
-    let mut buf = [0u8; 48];
     while i < n {
-        // The block starts at body offset `i`, at `buf[at]` once it holds
-        // a backslash; bytes past the body are 0.
-        let (at, mut m) = if let Some(chunk) = body.get(i..i + BLOCK) {
-            out[o..o + BLOCK].copy_from_slice(chunk);
-            let m = backslash_mask(chunk.try_into().expect("a block"));
+        if let Some(chunk) = body.get(i..i + 8) {
+            out[o..o + 8].copy_from_slice(chunk);
+            let mut w = [0u8; 8];
+            w.copy_from_slice(chunk);
+            let x = u64::from_le_bytes(w) ^ BACKSLASHES;
+            // The lowest set bit marks the first zero byte of `x`, the
+            // first backslash (bits above it may be false positives, never
+            // below).
+            let m = x.wrapping_sub(ONES) & !x & HIGH;
             if m == 0 {
-                i += BLOCK;
-                o += BLOCK;
+                i += 8;
+                o += 8;
                 continue;
             }
-            buf[..BLOCK].copy_from_slice(chunk);
-            (0, m)
-        } else {
+            let p = (m.trailing_zeros() / 8) as usize;
+            i += p;
+            o += p;
+        } else if let Some(last) = n.checked_sub(8).and_then(|at| body.get(at..)) {
+            // The last `left` (1..=7) bytes in one word: the final 8 bytes
+            // of the body shifted down past the `8 - left` already copied
+            // (or escapes), zeros coming in above (never a backslash).
             let left = n - i;
-            let at = if let Some(last) = n.checked_sub(BLOCK).and_then(|s| body.get(s..)) {
-                // The last 16 bytes; the unread `left` start at `16 - left`
-                // (`buf[16..]` is never written: zeros).
-                buf[..BLOCK].copy_from_slice(last);
-                BLOCK - left
-            } else {
-                // A body shorter than a block (zeros after it: a copy
-                // made before an escape may have left bytes there).
-                buf = [0u8; 48];
-                buf[..left].copy_from_slice(&body[i..]);
-                0
-            };
-            let block: &[u8; BLOCK] = buf[at..at + BLOCK].try_into().expect("a block");
-            out[o..o + BLOCK].copy_from_slice(block);
-            let m = backslash_mask(block);
+            let mut w = [0u8; 8];
+            w.copy_from_slice(last);
+            let word = u64::from_le_bytes(w) >> (8 * (8 - left));
+            // Written whole: `o <= i`, and `out` has 8 bytes past `n`.
+            out[o..o + 8].copy_from_slice(&word.to_le_bytes());
+            let x = word ^ BACKSLASHES;
+            let m = x.wrapping_sub(ONES) & !x & HIGH;
             if m == 0 {
                 o += left;
                 break;
             }
-            (at, m)
-        };
-        let base = i;
-        loop {
-            // Bytes `i..p` are plain and already in `out` at `o`.
-            let p = base + m.trailing_zeros() as usize;
-            o += p - i;
-            // `body[p]` is a backslash; a validated body never ends in
-            // one, and an unvalidated one that does keeps it (no panic,
-            // in any build: the doc promises that for bodies that were
-            // not validated).
-            let Some(&e) = body.get(p + 1) else {
-                out[o] = b'\\';
-                o += 1;
-                i = n;
-                break;
-            };
-            let c = SIMPLE_ESCAPE[e as usize];
-            if c != 0 {
-                out[o] = c;
-                o += 1;
-                i = p + 2;
-            } else {
-                // `\uXXXX` (or, in a body that was not validated, a bad
-                // escape, read as one all the same).
-                let hi = valid_hex4(body, p + 2);
-                let (cp, len) = if (0xD800..0xDC00).contains(&hi) {
-                    let lo = valid_hex4(body, p + 8);
-                    (
-                        0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF),
-                        12,
-                    )
-                } else {
-                    (hi, 6)
-                };
-                o += encode_utf8(cp, &mut out[o..o + 4]);
-                i = p + len;
-            }
-            // Drop the backslashes the escape covered (and the ones
-            // before it).
-            let done = i - base;
-            m = if done >= BLOCK {
-                0
-            } else {
-                m & (!0u32 << done)
-            };
-            if m == 0 {
-                break;
-            }
-            // Another backslash in the block: the plain bytes before it,
-            // copied again to where the output now is (from the block's
-            // copy: `done < 16`, so 16 bytes from `at + done` stay in
-            // `buf`; `o <= i`, so the write stays in `out`).
-            out[o..o + BLOCK].copy_from_slice(&buf[at + done..at + done + BLOCK]);
+            let p = (m.trailing_zeros() / 8) as usize;
+            debug_assert!(p < left, "the zero padding holds no backslash");
+            i += p;
+            o += p;
+        } else if body[i] != b'\\' {
+            // A body shorter than one word: byte by byte (on the escaped
+            // keys and values of a few bytes common in small documents,
+            // cheaper than assembling a padded word after every escape).
+            out[o] = body[i];
+            i += 1;
+            o += 1;
+            continue;
         }
+        // `body[i]` is a backslash; a validated body never ends in one, and
+        // an unvalidated one that does keeps it (no panic, in any build:
+        // the doc promises that for bodies that were not validated).
+        let Some(&e) = body.get(i + 1) else {
+            out[o] = b'\\';
+            o += 1;
+            break;
+        };
+        let c = SIMPLE_ESCAPE[e as usize];
+        if c != 0 {
+            out[o] = c;
+            o += 1;
+            i += 2;
+            continue;
+        }
+        // `\uXXXX` (or, in a body that was not validated, a bad escape,
+        // read as one all the same).
+        let hi = valid_hex4(body, i + 2);
+        let (cp, len) = if (0xD800..0xDC00).contains(&hi) {
+            let lo = valid_hex4(body, i + 8);
+            (
+                0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF),
+                12,
+            )
+        } else {
+            (hi, 6)
+        };
+        o += encode_utf8(cp, &mut out[o..o + 4]);
+        i += len;
     }
     debug_assert!(o <= n, "unescaping never lengthens a body");
     &out[..o]
-}
-
-/// Bytes [`unescape_validated`] reads at a time.
-const BLOCK: usize = 16;
-
-/// Bit `k` set when `block[k]` is a backslash: one SSE2 byte compare and a
-/// movemask.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn backslash_mask(block: &[u8; BLOCK]) -> u32 {
-    use std::arch::x86_64::*;
-    // SAFETY: `block` is 16 readable bytes and `loadu` has no alignment
-    // requirement; SSE2 is part of the x86_64 baseline.
-    unsafe {
-        let v = _mm_loadu_si128(block.as_ptr().cast());
-        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8))) as u32
-    }
-}
-
-/// Bit `k` set when `block[k]` is a backslash (portable).
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn backslash_mask(block: &[u8; BLOCK]) -> u32 {
-    block
-        .iter()
-        .enumerate()
-        .fold(0, |m, (k, &b)| m | u32::from(b == b'\\') << k)
 }
 
 /// The index of the first backslash at or after `from` in `body`, or
@@ -979,11 +932,11 @@ mod tests {
     /// Every escape at every offset around the 8-byte steps, in a reused
     /// (dirty, longer) buffer and a fresh one, against a plain decoder.
     /// Runs of escapes (one-character and `\u`, mixed, and `\\` whose
-    /// second backslash starts nothing) crossing the 16-byte blocks at
+    /// second backslash starts nothing) crossing the 8-byte words at
     /// every offset, with plain bytes or the end of the body after them,
     /// against the checking decoder.
     #[test]
-    fn unescapes_escape_runs_across_blocks() {
+    fn unescapes_escape_runs_across_words() {
         let escapes = [
             r"\/",
             r"\\",
