@@ -931,6 +931,47 @@ mod tests {
 
     /// Every escape at every offset around the 8-byte steps, in a reused
     /// (dirty, longer) buffer and a fresh one, against a plain decoder.
+    /// Runs of escapes (one-character and `\u`, mixed, and `\\` whose
+    /// second backslash starts nothing) crossing the 8-byte words at
+    /// every offset, with plain bytes or the end of the body after them,
+    /// against the checking decoder.
+    #[test]
+    fn unescapes_escape_runs_across_words() {
+        let escapes = [
+            r"\/",
+            r"\\",
+            r"\u00e9",
+            r#"\""#,
+            r"\n",
+            r"\ud83d\ude00",
+            r"\u0041",
+            r"\t",
+        ];
+        let mut dirty = vec![b'\\'; 400];
+        for pre in 0..34 {
+            for run in 1..14 {
+                for first in 0..escapes.len() {
+                    for post in [0, 1, 2, 7, 15, 16, 17] {
+                        let mut body = "p".repeat(pre);
+                        for k in 0..run {
+                            body.push_str(escapes[(first + k * 3) % escapes.len()]);
+                            // Every other escape touches the next one.
+                            if k % 2 == 1 {
+                                body.push('/');
+                            }
+                        }
+                        body.push_str(&"q]".repeat(post).as_str()[..post]);
+                        let expect = decode_str(body.as_bytes(), 0).unwrap();
+                        let got = unescape_validated(body.as_bytes(), &mut dirty);
+                        assert_eq!(got, expect.as_bytes(), "{body}");
+                        let got = unescape_validated(body.as_bytes(), &mut Vec::new()).to_vec();
+                        assert_eq!(got, expect.as_bytes(), "{body}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn unescapes_at_every_offset() {
         let escapes: [(&str, &str); 12] = [
