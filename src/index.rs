@@ -338,6 +338,7 @@ impl Index {
             first_control,
             non_ascii,
             escapes_valid: _,
+            utf8_valid: _,
         } = scan;
         let walk_opts = Options {
             lazy: opts.lazy || !check_scalars,

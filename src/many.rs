@@ -630,6 +630,7 @@ impl Splitter {
             first_control,
             non_ascii: scan.non_ascii && !doc.is_ascii(),
             escapes_valid: false,
+            utf8_valid: false,
         };
         match Index::from_scan(doc, one, &self.opts, self.check_scalars) {
             Ok(built) => Ok(built),

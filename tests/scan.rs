@@ -30,6 +30,7 @@ fn run(backend: Backend, input: &[u8]) -> Result<Scan, Error> {
         first_control: Some(1),
         non_ascii: true,
         escapes_valid: true,
+        utf8_valid: true,
     };
     scan_with(backend, input, &mut s)
         .expect("backend listed as available")

@@ -89,6 +89,7 @@ fn token_oracle(input: &[u8]) -> Result<Scan, qjson::Error> {
         prev_scalar = scalar;
     }
     s.escapes_valid = s.escapes.iter().all(|&e| plain_escape(input, e as usize));
+    s.utf8_valid = std::str::from_utf8(input).is_ok();
     let sentinel = s.structurals.pop().unwrap();
     s.structurals.extend(starts);
     s.structurals.sort_unstable();
@@ -121,15 +122,17 @@ fn check_scan(input: &[u8]) -> Result<(), TestCaseError> {
                 first_control: Some(3),
                 non_ascii: true,
                 escapes_valid: true,
+                utf8_valid: true,
             };
             let Some(r) = scan_tokens_with(backend, &buf[shift..], &mut got) else {
                 continue;
             };
             let got = r.map(|()| got);
-            // (Only AVX-512 checks escapes in stage 1.)
+            // (Only AVX-512 checks escapes and UTF-8 in stage 1.)
             let mut expect = expect.clone();
             if let Ok(s) = &mut expect {
                 s.escapes_valid &= backend == Backend::Avx512;
+                s.utf8_valid &= backend == Backend::Avx512;
             }
             prop_assert_eq!(&got, &expect, "backend {} shift {}", backend.name(), shift);
         }
@@ -163,6 +166,20 @@ fn piece() -> impl Strategy<Value = &'static [u8]> {
         b"d8",
         b"\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\",
         "\"é\"".as_bytes(),
+        "\"€😀ß\"".as_bytes(),
+        // Broken UTF-8: truncated, overlong, surrogate, above U+10FFFF, a
+        // stray continuation.
+        b"\"\xe2\x82\"",
+        b"\xe2\x82",
+        b"\xf0\x9f\x98",
+        b"\"\xc0\xaf\"",
+        b"\"\xed\xa0\x80\"",
+        b"\"\xf4\x90\x80\x80\"",
+        b"\x80",
+        // Long strings (skipped whole blocks) of multibyte text, valid and
+        // with one bad byte far inside.
+        "\"ééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀\"".as_bytes(),
+        b"\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xe9aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
         b"\"",
         b"\\",
         b"0",
@@ -272,6 +289,9 @@ fn check_line(input: &[u8]) -> Result<(), TestCaseError> {
                     prop_assert_eq!(&got.structurals, &want.structurals, "{} {}", name, shift);
                     prop_assert_eq!(&got.escapes, &want.escapes);
                     prop_assert_eq!(got.escapes_valid, want.escapes_valid);
+                    // (The line's UTF-8 only: the next line's bytes in its
+                    // last block do not count.)
+                    prop_assert_eq!(got.utf8_valid, want.utf8_valid, "{} {}", name, shift);
                     prop_assert_eq!(got.first_control, None);
                     prop_assert!(got.non_ascii || !want.non_ascii);
                 }

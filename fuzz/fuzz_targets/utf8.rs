@@ -11,12 +11,14 @@
 //! loads and the last partial block are both reached). Every prefix and
 //! suffix of the padded buffer cut at a block boundary (and one byte to
 //! either side of it) is checked too: a sequence split by the cut, or
-//! continued across a block, must be judged as std judges it.
+//! continued across a block, must be judged as std judges it. Each is
+//! also given, as it is and inside quotes, to the token scan, whose own
+//! check (fused into its blocks on AVX-512) must agree where it scans.
 #![no_main]
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
-use qjson::scan::utf8_valid;
+use qjson::scan::{active_backend, scan_tokens_with, utf8_valid, Backend, Scan};
 
 #[derive(Debug, Arbitrary)]
 struct Input<'a> {
@@ -55,6 +57,26 @@ fn check(bytes: &[u8]) {
         bytes.len(),
         bytes
     );
+    fused(bytes, want);
+    let mut quoted = Vec::with_capacity(bytes.len() + 2);
+    quoted.push(b'"');
+    quoted.extend_from_slice(bytes);
+    quoted.push(b'"');
+    fused(&quoted, want);
+}
+
+/// The token scan's own check (the AVX-512 one fused into its blocks,
+/// `Scan::utf8_valid`): when the scan succeeds, it says valid exactly
+/// when std does (other backends never say valid).
+fn fused(bytes: &[u8], want: bool) {
+    let mut s = Scan::default();
+    if let Some(Ok(())) = scan_tokens_with(active_backend(), bytes, &mut s) {
+        if active_backend() == Backend::Avx512 {
+            assert_eq!(s.utf8_valid, want, "token scan on {bytes:02x?}");
+        } else {
+            assert!(!s.utf8_valid);
+        }
+    }
 }
 
 fuzz_target!(|input: Input| {

@@ -66,7 +66,7 @@ pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
             Some(Ok(())) => {
                 scan.first_control.is_none()
                     && walk(input, &scan.structurals, max_depth, &mut Check)
-                    && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok()
+                    && check_strings(input, escapes_left(scan), None, utf8_left(scan)).is_ok()
             }
             _ => false,
         };
@@ -76,6 +76,13 @@ pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
         }
         ok
     })
+}
+
+/// Whether [`check_strings`] still has to validate UTF-8: the input has a
+/// byte >= 0x80 and the token scan did not validate it already.
+#[inline(always)]
+pub(super) fn utf8_left(scan: &Scan) -> bool {
+    scan.non_ascii && !scan.utf8_valid
 }
 
 /// The escapes [`check_strings`] still has to check: none when stage 1
@@ -143,6 +150,7 @@ impl Spare {
             first_control: None,
             non_ascii: false,
             escapes_valid: false,
+            utf8_valid: false,
         },
         containers: Vec::new(),
         kept: Vec::new(),
@@ -827,7 +835,7 @@ fn fill(
         large_kept(s.len())
     };
     let ok = walk(input, s, max_depth, table)
-        && check_strings(input, escapes_left(scan), None, scan.non_ascii).is_ok();
+        && check_strings(input, escapes_left(scan), None, utf8_left(scan)).is_ok();
     if !ok {
         return false;
     }

@@ -394,6 +394,8 @@ unsafe fn classify_tokens_half(v: __m256i, low: __m256i, high: __m256i) -> [u32;
 }
 
 impl TokenBlock for Avx2 {
+    type Utf8 = super::vector::NoUtf8;
+
     /// One nibble lookup (two `VPSHUFB`) gives every class the token scan
     /// needs but `"` and `\` (see [`CLASS_COMMA`]): about 16 vector
     /// instructions per half instead of the 20 of `classify` and

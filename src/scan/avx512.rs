@@ -64,7 +64,7 @@ pub(crate) unsafe fn scan_tokens_line(
 
 /// A 64-byte block in one ZMM register.
 #[derive(Clone, Copy)]
-pub(crate) struct Avx512(__m512i);
+pub(crate) struct Avx512(pub(super) __m512i);
 
 /// At index `c & 63` for each structural `c`, the character itself; at every
 /// other index `i`, `i + 1`, whose low six bits differ from `i` so that no
@@ -269,6 +269,8 @@ impl Block64 for Avx512 {
 }
 
 impl TokenBlock for Avx512 {
+    type Utf8 = super::utf8_avx512::Fused;
+
     const CHECKS_ESCAPES: bool = true;
 
     #[inline(always)]

@@ -90,6 +90,7 @@
 //! at 4x per step), so base64-heavy inputs never reserve a fraction of
 //! their length.
 
+use super::vector::Utf8Check;
 use super::vector::{Block64, Masks, TokenBlock};
 use super::Scan;
 use crate::error::{Error, ErrorKind};
@@ -132,17 +133,7 @@ pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) ->
     // SAFETY: `scan_impl` has this function's contract (B's instruction set
     // on this CPU, inlined into code compiled with it), which our caller
     // guarantees.
-    unsafe {
-        scan_impl::<B, ScalarStarts, false>(
-            input,
-            out,
-            ScalarStarts {
-                carry: 0,
-                escapes: EscapeCheck::default(),
-            },
-        )
-    }
-    .map(|_| ())
+    unsafe { scan_impl::<B, ScalarStarts<B>, false>(input, out, ScalarStarts::new()) }.map(|_| ())
 }
 
 /// [`scan_tokens`] of the first line of `input` only: the scan stops at the
@@ -162,16 +153,7 @@ pub(crate) unsafe fn scan_tokens_line<B: TokenBlock>(
     out: &mut Scan,
 ) -> Result<Option<usize>, Error> {
     // SAFETY: as in `scan_tokens`.
-    unsafe {
-        scan_impl::<B, ScalarStarts, true>(
-            input,
-            out,
-            ScalarStarts {
-                carry: 0,
-                escapes: EscapeCheck::default(),
-            },
-        )
-    }
+    unsafe { scan_impl::<B, ScalarStarts<B>, true>(input, out, ScalarStarts::new()) }
 }
 
 /// Whether, and how, stage 1 emits the scalar tokens as well.
@@ -210,8 +192,28 @@ trait Scalars<B: Block64> {
     /// string: an escape of this block continues into it.
     fn escape_pending(&self, next_escaped: u64) -> bool;
 
-    /// Records the result of the escape check in `out`.
-    fn finish(&self, next_escaped: u64, out: &mut Scan);
+    /// The fused UTF-8 check of `block` (see [`Utf8Check::block`]).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `B`'s instruction set.
+    unsafe fn utf8(&mut self, block: B, keep: u64);
+
+    /// The fused UTF-8 check of the blocks skipped in a long string (see
+    /// [`Utf8Check::skipped`]).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be valid for reads of `to` bytes; the CPU must support
+    /// `B`'s instruction set.
+    unsafe fn utf8_skipped(&mut self, ptr: *const u8, from: usize, to: usize, ascii: bool);
+
+    /// Records the result of the escape check (and the UTF-8 check) in `out`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `B`'s instruction set.
+    unsafe fn finish(&self, next_escaped: u64, out: &mut Scan);
 }
 
 /// The index [`scan`] builds: no scalar tokens.
@@ -240,15 +242,39 @@ impl<B: Block64> Scalars<B> for NoScalars {
     }
 
     #[inline(always)]
-    fn finish(&self, _: u64, _: &mut Scan) {}
+    unsafe fn utf8(&mut self, _: B, _: u64) {}
+
+    #[inline(always)]
+    unsafe fn utf8_skipped(&mut self, _: *const u8, _: usize, _: usize, _: bool) {}
+
+    #[inline(always)]
+    unsafe fn finish(&self, _: u64, _: &mut Scan) {}
 }
 
 /// The token index [`scan_tokens`] builds.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-struct ScalarStarts {
+struct ScalarStarts<B: TokenBlock> {
     /// 1 if the previous block's last byte was part of a scalar token.
     carry: u64,
     escapes: EscapeCheck,
+    /// The fused UTF-8 check (see [`Scan::utf8_valid`]).
+    utf8: B::Utf8,
+}
+
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+impl<B: TokenBlock> ScalarStarts<B> {
+    /// # Safety
+    ///
+    /// The CPU must support `B`'s instruction set.
+    #[inline(always)]
+    unsafe fn new() -> Self {
+        ScalarStarts {
+            carry: 0,
+            escapes: EscapeCheck::default(),
+            // SAFETY: the caller guarantees B's instruction set.
+            utf8: unsafe { B::Utf8::new() },
+        }
+    }
 }
 
 /// The escape check of the token scan (see [`Scan::escapes_valid`]), with
@@ -268,7 +294,7 @@ struct EscapeCheck {
     not_plain: u64,
 }
 
-impl<B: TokenBlock> Scalars<B> for ScalarStarts {
+impl<B: TokenBlock> Scalars<B> for ScalarStarts<B> {
     const EXACT_CONTROL: bool = false;
 
     #[inline(always)]
@@ -317,9 +343,23 @@ impl<B: TokenBlock> Scalars<B> for ScalarStarts {
     }
 
     #[inline(always)]
-    fn finish(&self, next_escaped: u64, out: &mut Scan) {
+    unsafe fn utf8(&mut self, block: B, keep: u64) {
+        // SAFETY: the caller guarantees B's instruction set.
+        unsafe { self.utf8.block(block, keep) }
+    }
+
+    #[inline(always)]
+    unsafe fn utf8_skipped(&mut self, ptr: *const u8, from: usize, to: usize, ascii: bool) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.utf8.skipped(ptr, from, to, ascii) }
+    }
+
+    #[inline(always)]
+    unsafe fn finish(&self, next_escaped: u64, out: &mut Scan) {
         out.escapes_valid =
             B::CHECKS_ESCAPES && self.escapes.not_plain | self.escapes.hex | next_escaped == 0;
+        // SAFETY: the caller guarantees B's instruction set.
+        out.utf8_valid = unsafe { self.utf8.valid() };
     }
 }
 
@@ -403,8 +443,13 @@ unsafe fn scan_run<B: Block64, S: Scalars<B>, const LINE: bool, const FETCH: boo
             // of the next turn: the flag then stays in the flags register
             // instead of a stack slot, stored and reloaded on every block.)
             if st.long_string {
-                // SAFETY: `ptr` is valid for `n` bytes.
-                i = unsafe { st.skip::<FETCH>(ptr, i, n) };
+                // SAFETY: `ptr` is valid for `n` bytes; the CPU supports B.
+                unsafe {
+                    let ascii = !st.high.any_high();
+                    let j = st.skip::<FETCH>(ptr, i, n);
+                    scalars.utf8_skipped(ptr, i, j, ascii);
+                    i = j;
+                }
             }
         }
         if i < n {
@@ -433,7 +478,8 @@ unsafe fn scan_run<B: Block64, S: Scalars<B>, const LINE: bool, const FETCH: boo
     structurals.finish();
     escapes.finish();
     result?;
-    scalars.finish(st.escapes.next_escaped, out);
+    // SAFETY: the CPU supports B.
+    unsafe { scalars.finish(st.escapes.next_escaped, out) };
     let control_seen = st.control_seen != 0;
     let line_end = st.line_end;
     let end = line_end.unwrap_or(n);
@@ -718,6 +764,7 @@ impl<B: Block64> State<B> {
         // SAFETY: the CPU supports B (our caller's contract), which is all
         // the escape check and the sinks need.
         unsafe {
+            scalars.utf8(block, line);
             scalars.check_escapes(block, escaped & line);
             self.in_string = ((in_string as i64) >> 63) as u64;
             // (No quote in the block, and inside a string before it, is

@@ -16,6 +16,8 @@
 //!   a UTF-8 validator over the input);
 //! - `escapes_valid` (token scan only): whether every escape is certainly
 //!   valid and no surrogate (then stage 2 need not look at the escapes).
+//! - `utf8_valid` (AVX-512 token scan only): whether the input is certainly
+//!   valid UTF-8 (then stage 2 runs no validator of its own).
 //!
 //! Semantics every backend must reproduce exactly (the scalar backend is the
 //! oracle, and property tests compare every other backend against it):
@@ -70,6 +72,12 @@ pub struct Scan {
     /// character outside the surrogates, so the escapes need no further
     /// check. `false` also means "not known" (and always so from [`scan`]).
     pub escapes_valid: bool,
+    /// The token scan with the AVX-512 backend only: the bytes scanned (the
+    /// whole input, or the line) are valid UTF-8, checked block by block in
+    /// the scan (then stage 2 needs no pass of its own). `false` also
+    /// means "not known" (other backends, [`scan`]); an input that is not
+    /// valid leaves it `false`, and stage 2's exact check finds the error.
+    pub utf8_valid: bool,
 }
 
 impl Scan {
@@ -79,6 +87,7 @@ impl Scan {
         self.first_control = None;
         self.non_ascii = false;
         self.escapes_valid = false;
+        self.utf8_valid = false;
     }
 }
 

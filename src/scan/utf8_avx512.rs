@@ -229,6 +229,67 @@ impl State {
     }
 }
 
+/// The validator fused into the AVX-512 token scan (see
+/// [`super::vector::Utf8Check`]): the same [`State`] and step, on the
+/// block the scan already holds in a register. A block of ASCII only
+/// costs the test of its top bits and an OR of `incomplete`; long strings
+/// the scan skips are stepped here block by block (unless the scan knows
+/// them ASCII, before any byte >= 0x80: then the state has nothing
+/// pending and stays as it is).
+pub(crate) struct Fused(State);
+
+impl super::vector::Utf8Check<super::avx512::Avx512> for Fused {
+    #[inline(always)]
+    unsafe fn new() -> Self {
+        // SAFETY: the caller guarantees AVX-512F.
+        unsafe {
+            Fused(State {
+                prev: _mm512_setzero_si512(),
+                incomplete: _mm512_setzero_si512(),
+                error: _mm512_setzero_si512(),
+            })
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn block(&mut self, block: super::avx512::Avx512, keep: u64) {
+        // SAFETY: the caller guarantees AVX-512F and BW.
+        unsafe {
+            let cur = if keep == u64::MAX {
+                block.0
+            } else {
+                // (The line scan's last block: the next line's bytes
+                // become zeros, which end any sequence as the end does.)
+                _mm512_maskz_mov_epi8(keep, block.0)
+            };
+            self.0.step(cur);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn skipped(&mut self, ptr: *const u8, from: usize, to: usize, ascii: bool) {
+        if ascii {
+            return;
+        }
+        let mut i = from;
+        while i + 64 <= to {
+            // SAFETY: the caller guarantees `to` readable bytes at `ptr`,
+            // and AVX-512F and BW.
+            unsafe { self.0.step(_mm512_loadu_si512(ptr.add(i).cast())) };
+            i += 64;
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn valid(&self) -> bool {
+        // SAFETY: the caller guarantees AVX-512F and BW.
+        unsafe {
+            let error = _mm512_or_si512(self.0.error, self.0.incomplete);
+            _mm512_test_epi8_mask(error, error) == 0
+        }
+    }
+}
+
 /// Whether `input` is valid UTF-8.
 ///
 /// # Safety

@@ -156,6 +156,11 @@ pub(crate) unsafe fn write_offsets_tzcnt(dst: *mut u32, base: u32, mut bits: u64
 /// (number or literal).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (x86 backends only)
 pub(crate) trait TokenBlock: Block64 {
+    /// The UTF-8 check the token scan runs on its blocks ([`NoUtf8`]:
+    /// none, stage 2 runs its own pass; AVX-512: the validator of
+    /// `utf8_avx512.rs`).
+    type Utf8: Utf8Check<Self>;
+
     /// The mask of the bytes that end a scalar token: JSON whitespace
     /// (space, `\t`, `\n`, `\r`), the structurals `{ } [ ] : ,` and `"`.
     /// Computed in the vector domain, with one mask extraction: combining
@@ -221,4 +226,65 @@ pub(crate) struct EscapeMasks {
     pub d: u64,
     /// `8-9 a-f A-F` (the second digit of a surrogate).
     pub upper8: u64,
+}
+
+/// A UTF-8 validator fused into the token scan: fed every block the scan
+/// reads, in order, and the blocks it skips inside long strings, so that
+/// stage 2 needs no second pass over the input (see `Scan::utf8_valid`).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (x86 backends only)
+pub(crate) trait Utf8Check<B>: Sized {
+    /// The state before the first block.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the backend's features.
+    unsafe fn new() -> Self;
+
+    /// Checks the next block, of which only the bytes in `keep` are the
+    /// input's (the line scan's last block; the others count as ASCII).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the backend's features.
+    unsafe fn block(&mut self, block: B, keep: u64);
+
+    /// Checks the whole blocks `ptr[from..to]` (skipped by the scan inside
+    /// a long string, right after the last block given to
+    /// [`Utf8Check::block`]); `ascii` if the scan knows them all ASCII.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be valid for reads of `to` bytes; the CPU must support
+    /// the backend's features.
+    unsafe fn skipped(&mut self, ptr: *const u8, from: usize, to: usize, ascii: bool);
+
+    /// Whether every byte seen was valid UTF-8 and no sequence is left
+    /// open at the end (`false` also means "not checked").
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the backend's features.
+    unsafe fn valid(&self) -> bool;
+}
+
+/// No UTF-8 check in stage 1.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (x86 backends only)
+pub(crate) struct NoUtf8;
+
+impl<B> Utf8Check<B> for NoUtf8 {
+    #[inline(always)]
+    unsafe fn new() -> Self {
+        NoUtf8
+    }
+
+    #[inline(always)]
+    unsafe fn block(&mut self, _: B, _: u64) {}
+
+    #[inline(always)]
+    unsafe fn skipped(&mut self, _: *const u8, _: usize, _: usize, _: bool) {}
+
+    #[inline(always)]
+    unsafe fn valid(&self) -> bool {
+        false
+    }
 }

@@ -22,7 +22,7 @@
 
 use super::{
     check_strings, escapes_left, give_back_scan, literal8, plain_number_shape, reserve_fresh,
-    take_scan, walk, Record, KEEP_MAX,
+    take_scan, utf8_left, walk, Record, KEEP_MAX,
 };
 use crate::error::Error;
 use crate::index::{Index, Options};
@@ -67,7 +67,7 @@ pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
     let mut lens = SPARE_LENS.try_with(Cell::take).unwrap_or_default();
     lens.clear();
     let ok = walk(input, s, max_depth, &mut ChildCounts { lens: &mut lens })
-        && check_strings(input, escapes_left(&scan), None, scan.non_ascii).is_ok();
+        && check_strings(input, escapes_left(&scan), None, utf8_left(&scan)).is_ok();
     let index = LoadsIndex {
         structurals: scan.structurals,
         escapes: scan.escapes,
@@ -92,6 +92,7 @@ impl LoadsIndex {
             first_control: None,
             non_ascii: false,
             escapes_valid: false,
+            utf8_valid: false,
         });
         if self.lens.capacity() <= KEEP_MAX {
             let _ = SPARE_LENS.try_with(|c| c.set(self.lens));
@@ -540,8 +541,12 @@ impl LinesIndex {
             non_ascii = self.high.get(h).is_some_and(|&x| (x as usize) < re);
             // UTF-8 is checked line by line (the window's is the lines'
             // together: a newline ends every sequence), and only where a
-            // line has a byte >= 0x80.
-            if non_ascii && simdutf8::basic::from_utf8(&window[rl..re]).is_err() {
+            // line has a byte >= 0x80 (none when the token scan already
+            // validated the whole window).
+            if non_ascii
+                && !self.scan.utf8_valid
+                && simdutf8::basic::from_utf8(&window[rl..re]).is_err()
+            {
                 return Line::NoWindow;
             }
         }
