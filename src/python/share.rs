@@ -77,13 +77,28 @@ impl Share {
         }
     }
 
-    /// A share made of the `Arc` `parsed` (its count is given back when
-    /// the shares need none of their own), made attached (`py`).
+    /// A share made of the `Arc` `parsed`, made attached (`py`): its
+    /// count becomes the share's (free-threaded builds), or the shares'
+    /// one count when it is the first share (a new document's root view:
+    /// no locked instruction); otherwise it is given back.
     #[cfg(not(feature = "abi3"))]
     pub(crate) fn from_arc(py: Python<'_>, parsed: Arc<Parsed>) -> Share {
-        let share = Share::new(py, &parsed);
-        drop(parsed);
-        share
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let shares = &parsed.input.shares;
+            if shares.load(Ordering::Relaxed) != 0 {
+                let share = Share::new(py, &parsed);
+                drop(parsed);
+                return share;
+            }
+            // (Attached, as in `new`: the GIL orders this with every
+            // other share's count.)
+            shares.store(1, Ordering::Relaxed);
+        }
+        let _ = py;
+        Share {
+            arc: ManuallyDrop::new(parsed),
+        }
     }
 
     /// Whether dropping this share releases no Python object through it:
