@@ -425,17 +425,22 @@ impl<'py> Journal<'py> {
 /// from: an untouched view becomes a fresh view of the same bytes, an
 /// edited one is materialized, dicts, lists and tuples are copied.
 fn own<'py>(v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    own_at(v, 0)
+    own_at(v, 0, "qjson.patch")
 }
 
-fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+/// [`own`] for `who` (the function named in a too-deep error).
+fn own_at<'py>(
+    v: &Bound<'py, PyAny>,
+    depth: usize,
+    who: &'static str,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = v.py();
     // Scalars first (what most ops add): immutable, shared as they are.
     if is_scalar(v) {
         return Ok(v.clone());
     }
     if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
-        return Err(too_deep());
+        return Err(too_deep(who));
     }
     if v.is_exact_instance_of::<Object>() || v.is_exact_instance_of::<Array>() {
         return match pristine_twin(v)? {
@@ -450,26 +455,30 @@ fn own_at<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny
             return Ok(d.copy()?.into_any());
         }
     }
-    own_container(v, depth)
+    own_container(v, depth, who)
 }
 
 /// [`own_at`] of a dict (not all scalars, or a subclass), list, tuple or
 /// other value: copied member by member (out of line: the small-dict and
 /// scalar cases stay short).
 #[inline(never)]
-fn own_container<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+fn own_container<'py>(
+    v: &Bound<'py, PyAny>,
+    depth: usize,
+    who: &'static str,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = v.py();
     if let Ok(d) = v.cast::<PyDict>() {
         let out = PyDict::new(py);
         for (k, x) in d.iter() {
-            out.set_item(k, own_at(&x, depth + 1)?)?;
+            out.set_item(k, own_at(&x, depth + 1, who)?)?;
         }
         return Ok(out.into_any());
     }
     if v.cast::<PyList>().is_ok() || v.cast::<PyTuple>().is_ok() {
         let out = PyList::empty(py);
         for x in v.try_iter()? {
-            out.append(own_at(&x?, depth + 1)?)?;
+            out.append(own_at(&x?, depth + 1, who)?)?;
         }
         return Ok(out.into_any());
     }
@@ -478,8 +487,8 @@ fn own_container<'py>(v: &Bound<'py, PyAny>, depth: usize) -> PyResult<Bound<'py
 
 #[cold]
 #[inline(never)]
-fn too_deep() -> PyErr {
-    PyValueError::new_err("qjson.patch: value nested too deeply")
+fn too_deep(who: &'static str) -> PyErr {
+    PyValueError::new_err(format!("{who}: value nested too deeply"))
 }
 
 /// Whether every value of exact dict `d` is a scalar ([`is_scalar`]).
@@ -527,7 +536,7 @@ fn is_number(v: &Bound<'_, PyAny>) -> bool {
 /// never unfolded.
 fn json_eq(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
     if depth > MAX_DEPTH || (depth > 32 && stack::low()) {
-        return Err(too_deep());
+        return Err(too_deep("qjson.patch"));
     }
     if a.is_none() || b.is_none() {
         return Ok(a.is_none() && b.is_none());
@@ -1526,7 +1535,9 @@ impl<'a, 'py> Part<'a, 'py> {
     /// The value as the document's own (see [`own`]).
     fn fresh(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match self {
-            Part::Py(v) => own(v),
+            // A merge value: a too-deep error names qjson.merge_patch,
+            // as the Lua edge's does.
+            Part::Py(v) => own_at(v, 0, "qjson.merge_patch"),
             Part::Text(p, c) => Ok(convert::value(py, p, *c)?.into_bound(py)),
         }
     }

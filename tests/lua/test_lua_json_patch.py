@@ -744,3 +744,18 @@ def test_merge_of_a_value_nested_too_deeply_says_so(lua: Any) -> None:
     assert e1 == e2 == e3 == "qjson.merge_patch: value nested too deeply"
     assert e4 == "string"  # the decoder's own depth error, a message too
     assert json.loads(final) == {"a": 7, "b": [1, 2]}
+    # Python's merge_patch names the same function for the same values
+    # (it named qjson.patch), and leaves the target as it was.
+    deep: list[Any] = []
+    x = deep
+    for _ in range(3000):
+        x.append([])
+        x = x[0]
+    v = qjson.decode(b'{"a":1,"b":[1,2]}')
+    for target, patch in ((v, {"a": 6, "z": deep}), (5, {"z": deep}), (v, deep)):
+        with pytest.raises(ValueError) as err:
+            qjson.merge_patch(target, patch)
+        assert str(err.value) == e1
+    assert qjson.dumps(v) == b'{"a":1,"b":[1,2]}'
+    with pytest.raises(ValueError, match="qjson.patch: value nested too deeply"):
+        qjson.patch(qjson.decode(b"{}"), [{"op": "add", "path": "/z", "value": deep}])
