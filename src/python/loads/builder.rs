@@ -25,8 +25,11 @@
 //! - Strings without a backslash are handed over as they are; in
 //!   `loads_many` (`SHARE`), an ASCII one whose escapes are all two bytes
 //!   long is unescaped straight into its `str` from stage 1's escape
-//!   offsets (`Builder::ascii_escaped`); others are unescaped into a
-//!   scratch buffer first ([`unescape_validated`]).
+//!   offsets (`Builder::ascii_escaped`); others (and all in `loads`) are
+//!   written straight into their `str` from those offsets too, escapes of
+//!   any kind ([`new_str_escapes`](super::objects::new_str_escapes)); the
+//!   `abi3` build unescapes into a scratch buffer first
+//!   (`unescape_validated`).
 //! - Numbers and literals are checked as they are read (stage 2 left them
 //!   unchecked); a failure sets `bad_scalar`, and the caller finds the
 //!   error with a strict build.
@@ -45,9 +48,10 @@ use super::objects::ascii_data;
 use super::objects::copy_short;
 use super::objects::{dict_set, list_set, new_dict};
 #[cfg(not(feature = "abi3"))]
-use super::objects::{new_str_census, short_ascii};
+use super::objects::{new_str_census, new_str_escapes, short_ascii};
 use super::spare::{give_back, take};
 use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
+#[cfg(feature = "abi3")]
 use crate::decode::string::unescape_validated;
 use crate::decode::Number;
 use crate::index::eager::{literal_token, literal_word, plain_fraction, FLAT};
@@ -674,21 +678,32 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         // compact string layout), as is any short ASCII text
         // ([`short_ascii`]: no loop) and any other ASCII one; the rest is
         // counted, then decoded into a `str` of the right width
-        // ([`new_str_census`]). Escaped bodies are unescaped into the
-        // scratch buffer first (in `loads`, cheaper than the escape-aware
-        // census the lazy reads use: most escaped strings here are ASCII,
-        // `\"` in HTML, which one SWAR pass unescapes).
+        // ([`new_str_census`]). Escaped bodies are written straight into
+        // their `str` from stage 1's escape offsets ([`new_str_escapes`]).
         #[cfg(not(feature = "abi3"))]
         {
-            let text = if !escaped {
-                body
-            } else {
-                unescape_validated(body, &mut self.scratch)
-            };
+            if escaped {
+                let escapes = self.escapes.get(self.next_escape..).unwrap_or(&[]);
+                // SAFETY: as the caller guarantees; `escapes` start at the
+                // body's first escape (`has_escape`), and `ascii` is the
+                // input's.
+                let p = unsafe {
+                    new_str_escapes(
+                        self.input,
+                        start,
+                        end,
+                        escapes,
+                        self.ascii,
+                        &mut self.scratch,
+                    )
+                };
+                return (!p.is_null()).then_some(p);
+            }
+            let text = body;
             // SAFETY: (whole block) the interpreter is attached; a
-            // validated body unescapes to valid UTF-8.
+            // validated body is valid UTF-8.
             unsafe {
-                if !self.ascii || escaped {
+                if !self.ascii {
                     if let Some(p) = short_ascii::<false>(text) {
                         return (!p.is_null()).then_some(p);
                     }

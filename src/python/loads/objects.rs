@@ -15,7 +15,7 @@
 //! before 3.13, `PyList_SET_ITEM`); the `abi3` build the stable calls.
 
 #[cfg(not(feature = "abi3"))]
-use crate::decode::string::{find_backslash, validated_escape};
+use crate::decode::string::{find_backslash, validated_escape, validated_escape_swar};
 use pyo3::ffi;
 
 /// A `str` from valid UTF-8 `text` (a new reference, or null with an
@@ -192,6 +192,159 @@ pub(crate) unsafe fn new_str_escaped(
         }
     }
     p
+}
+
+/// A `str` of the string body `input[start..end]` of a strictly validated
+/// document that holds escapes, whose backslashes stage 1 recorded:
+/// `escapes` are the escape offsets from the body's first one on (those
+/// past `end` belong to later strings). A new reference, or null with an
+/// exception set. (`loads`' escaped strings.)
+///
+/// The escapes are read once, at the offsets stage 1 found (no search
+/// for backslashes): each one's character and length go to `scratch` (8
+/// bytes per escape: offset, character, length), its width into
+/// `maxchar`, and all but one of its bytes off the count of characters; a
+/// `\u` high surrogate spans its low one, whose own offset is skipped. The
+/// plain runs between escapes count one character per byte in an ASCII
+/// input (`ascii`), else by their [`census`] (escape bytes are ASCII, one
+/// character each, so the whole body's census serves). The `str` is then
+/// made at its final size and width and written once: runs copied (ASCII)
+/// or decoded ([`decode_utf8`]), each escape's character from `scratch`.
+/// Unescaping into a UTF-8 buffer first, then counting and decoding that,
+/// read the text three times and encoded every `\uXXXX` as UTF-8 only to
+/// decode it again (twitterescaped.json: 32k `\u` escapes).
+///
+/// # Safety
+/// The interpreter must be attached; `input[start..end]` is a validated
+/// string body (valid UTF-8, every escape well formed), `escapes` are
+/// stage 1's offsets of its escapes (every backslash that starts one, in
+/// order, the first at or after `start`), and `ascii` says the input is
+/// ASCII only when it is.
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+pub(crate) unsafe fn new_str_escapes(
+    input: &[u8],
+    start: usize,
+    end: usize,
+    escapes: &[u32],
+    ascii: bool,
+    scratch: &mut Vec<u8>,
+) -> *mut ffi::PyObject {
+    scratch.clear();
+    // (At most one escape per two bytes: no growth inside the loop.)
+    scratch.reserve((end - start) / 2 * 8 + 8);
+    let (mut shrink, mut bits, mut past) = (0usize, 0u32, start);
+    for &e in escapes {
+        let e = e as usize;
+        if e >= end {
+            break;
+        }
+        if e < past {
+            // The low half of a surrogate pair read with its high half.
+            continue;
+        }
+        let (cp, len) = validated_escape_swar(input, e);
+        shrink += len - 1;
+        // The widths' bounds are powers of two: their OR says the widest.
+        bits |= cp;
+        past = e + len;
+        let entry = e as u64 | u64::from(cp) << 32 | (len as u64) << 56;
+        scratch.extend_from_slice(&entry.to_le_bytes());
+    }
+    let wide = width(bits);
+    let body = &input[start..end];
+    let (chars, maxchar) = if ascii {
+        (body.len(), 0x7F)
+    } else {
+        let (chars, maxchar, _) = census::<false>(body);
+        (chars, maxchar)
+    };
+    // (`saturating`: a body that was not validated gives a wrong count,
+    // never an overflow; the writers' slices stay bounded.)
+    let chars = chars.saturating_sub(shrink);
+    let maxchar = maxchar.max(wide);
+    // SAFETY: the interpreter is attached.
+    let p = unsafe { ffi::PyUnicode_New(chars as ffi::Py_ssize_t, maxchar as ffi::Py_UCS4) };
+    if p.is_null() {
+        return p;
+    }
+    let entries = scratch.chunks_exact(8).map(|c| {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        (
+            w as u32 as usize,
+            (w >> 32) as u32 & 0xFF_FFFF,
+            (w >> 56) as usize,
+        )
+    });
+    // SAFETY: `p` is a new compact string of `chars` characters whose
+    // width `PyUnicode_New` chose from `maxchar` (1 byte up to 0xFF, 2 up
+    // to 0xFFFF, else 4), seen by no one else yet; the slices cover exactly
+    // its data, and every character written (the runs', the escapes') is
+    // at most `maxchar`. An ASCII string's runs are ASCII: copied.
+    unsafe {
+        if maxchar == 0x7F {
+            let dst = std::slice::from_raw_parts_mut(ascii_data(p), chars);
+            let (mut from, mut o) = (start, 0);
+            for (e, cp, len) in entries {
+                let run = &input[from..e];
+                let out = &mut dst[o..o + run.len() + 1];
+                copy_short(run, out.as_mut_ptr());
+                out[run.len()] = cp as u8;
+                o += run.len() + 1;
+                from = e + len;
+            }
+            let run = &input[from..end];
+            let out = &mut dst[o..o + run.len()];
+            copy_short(run, out.as_mut_ptr());
+            return p;
+        }
+        let data = ffi::PyUnicode_DATA(p);
+        match maxchar {
+            0xFF => write_escapes(
+                input,
+                start..end,
+                entries,
+                std::slice::from_raw_parts_mut(data.cast::<u8>(), chars),
+            ),
+            0xFFFF => write_escapes(
+                input,
+                start..end,
+                entries,
+                std::slice::from_raw_parts_mut(data.cast::<u16>(), chars),
+            ),
+            _ => write_escapes(
+                input,
+                start..end,
+                entries,
+                std::slice::from_raw_parts_mut(data.cast::<u32>(), chars),
+            ),
+        }
+    }
+    p
+}
+
+/// [`new_str_escapes`]' writer for strings wider than ASCII: the runs of
+/// `input[body]` between the escapes `entries` (offset, character,
+/// length) decoded ([`decode_utf8`]), each escape's character stored.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+fn write_escapes<T: TryFrom<u32> + From<u8> + Copy>(
+    input: &[u8],
+    body: std::ops::Range<usize>,
+    entries: impl Iterator<Item = (usize, u32, usize)>,
+    out: &mut [T],
+) {
+    let (mut from, mut j) = (body.start, 0);
+    for (e, cp, len) in entries {
+        // (Escapes back to back, `\u65e5\u672c`, leave no run between.)
+        if from < e {
+            j += decode_utf8(&input[from..e], &mut out[j..]);
+        }
+        out[j] = T::try_from(cp).ok().expect("unit wide enough");
+        j += 1;
+        from = e + len;
+    }
+    decode_utf8(&input[from..body.end], &mut out[j..]);
 }
 
 /// The census of the text the validated string body `body` unescapes to,
