@@ -655,3 +655,31 @@ def test_bad_escapes_after_good_ones(doc: str, pos: int) -> None:
     lone surrogate), before any string is built."""
     err = error_of(doc)
     assert err.pos == pos, (err.pos, err.msg)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "x" * 100 + "\\u2019" + "y" * 50,  # sparse: decoded straight into the str
+        "\\u2019" + "x" * 200,
+        "é" * 40 + "\\n" + "\\u00e9" + "日" * 30,
+        "\\u540d\\u524d:\\u524d\\u7530\\n\\ud83d\\ude0b\\u2728",  # dense: the u32 buffer
+        "\\u00e9\\u00ff\\u0041" * 20,
+        "\\u00e9" * 3 + "x" * 48,
+        "ab\\u00e9" * 30 + "é" * 5 + "\\ud83d\\ude0b",
+        "\\n\\t\\u0041" * 10 + "\\u0100",
+    ],
+)
+def test_escaped_strings_sparse_and_dense(body: str) -> None:
+    """Escaped strings beyond ASCII take the one-pass u32 writer when they
+    hold at least one escape per 16 bytes, else the writer over recorded
+    escapes: both give json.loads' str at the narrowest width, after
+    strings of other widths (the u32 buffer is reused, never cleared)."""
+    want = json.loads(f'"{body}"')
+    doc = f'["{"日" * 300}", "\\ud83d\\ude0b" , "{body}", {{"{body}": 1}}]'
+    got = qjson.loads(doc)
+    assert got == json.loads(doc)
+    s = got[2]
+    kind = max(1 if ord(c) < 256 else 2 if ord(c) < 65536 else 4 for c in want)
+    header = sys.getsizeof("é" * 10) - 11
+    assert s == want and sys.getsizeof(s) == header + (len(want) + 1) * kind

@@ -145,6 +145,10 @@ pub(super) struct Builder<'a, L: ?Sized + Lens, const TOKENS: bool, const SHARE:
     #[cfg_attr(feature = "abi3", allow(dead_code))]
     ascii: bool,
     scratch: Vec<u8>,
+    /// The characters of a string with an escape beyond ASCII
+    /// (`new_str_escapes`), one `u32` each.
+    #[cfg_attr(feature = "abi3", allow(dead_code))]
+    wide: Vec<u32>,
     cache: Option<&'a mut KeyCache>,
     stack: Vec<Frame>,
     /// A number or literal failed its check (no Python exception is set).
@@ -201,6 +205,7 @@ impl<'a, L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'a, L,
             next_escape: 0,
             ascii,
             scratch,
+            wide: Vec::new(),
             cache,
             stack,
             bad_scalar: false,
@@ -695,6 +700,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                         escapes,
                         self.ascii,
                         &mut self.scratch,
+                        &mut self.wide,
                     )
                 };
                 return (!p.is_null()).then_some(p);
