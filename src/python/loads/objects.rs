@@ -195,31 +195,31 @@ pub(crate) unsafe fn new_str_escaped(
 }
 
 /// A `str` of the string body `input[start..end]` of a strictly validated
-/// document that holds escapes, whose backslashes stage 1 recorded:
+/// ASCII document that holds escapes, whose backslashes stage 1 recorded:
 /// `escapes` are the escape offsets from the body's first one on (those
 /// past `end` belong to later strings). A new reference, or null with an
-/// exception set. (`loads`' escaped strings.)
+/// exception set. (`loads`' escaped strings in ASCII input.)
 ///
 /// The escapes are read once, at the offsets stage 1 found (no search
 /// for backslashes): each one's character and length go to `scratch` (8
 /// bytes per escape: offset, character, length), its width into
-/// `maxchar`, and all but one of its bytes off the count of characters; a
-/// `\u` high surrogate spans its low one, whose own offset is skipped. The
-/// plain runs between escapes count one character per byte in an ASCII
-/// input (`ascii`), else by their [`census`] (escape bytes are ASCII, one
-/// character each, so the whole body's census serves). The `str` is then
-/// made at its final size and width and written once: runs copied (ASCII)
-/// or decoded ([`decode_utf8`]), each escape's character from `scratch`.
-/// Unescaping into a UTF-8 buffer first, then counting and decoding that,
-/// read the text three times and encoded every `\uXXXX` as UTF-8 only to
-/// decode it again (twitterescaped.json: 32k `\u` escapes).
+/// `maxchar`, and all but one of its bytes off the body's length (the
+/// count of characters: the input is ASCII); a `\u` high surrogate spans
+/// its low one, whose own offset is skipped. The `str` is then made at its
+/// final size and width and written once: the runs between escapes copied
+/// (an ASCII `str`) or widened ([`decode_utf8`]), each escape's character
+/// from `scratch`. A body beyond ASCII with an escape every few bytes
+/// goes to [`new_str_wide`] instead. Unescaping into a UTF-8 buffer first,
+/// then checking and copying (or counting and decoding) that, read the
+/// text three times, and encoded every `\uXXXX` as UTF-8 only to decode it
+/// again (twitterescaped.json: 32k `\u` escapes; gsoc-2018.json: long
+/// texts with a few).
 ///
 /// # Safety
-/// The interpreter must be attached; `input[start..end]` is a validated
-/// string body (valid UTF-8, every escape well formed), `escapes` are
-/// stage 1's offsets of its escapes (every backslash that starts one, in
-/// order, the first at or after `start`), and `ascii` says the input is
-/// ASCII only when it is.
+/// The interpreter must be attached; the input is ASCII and
+/// `input[start..end]` a validated string body (every escape well
+/// formed); `escapes` are stage 1's offsets of its escapes (every
+/// backslash that starts one, in order, the first at or after `start`).
 #[cfg(not(feature = "abi3"))]
 #[inline(never)]
 pub(crate) unsafe fn new_str_escapes(
@@ -227,14 +227,15 @@ pub(crate) unsafe fn new_str_escapes(
     start: usize,
     end: usize,
     escapes: &[u32],
-    ascii: bool,
     scratch: &mut Vec<u8>,
-    wide_buf: &mut Vec<u32>,
 ) -> *mut ffi::PyObject {
-    scratch.clear();
-    // (At most one escape per two bytes: no growth inside the loop.)
-    scratch.reserve((end - start) / 2 * 8 + 8);
-    let (mut shrink, mut bits, mut past) = (0usize, 0u32, start);
+    // At most one escape per two bytes, 8 bytes each. (Grown, never
+    // cleared: every entry read below was written first.)
+    let need = (end - start) / 2 * 8 + 8;
+    if scratch.len() < need {
+        scratch.resize(need, 0);
+    }
+    let (mut k, mut shrink, mut bits, mut past) = (0usize, 0usize, 0u32, start);
     for &e in escapes {
         let e = e as usize;
         if e >= end {
@@ -255,33 +256,27 @@ pub(crate) unsafe fn new_str_escapes(
                 .is_some_and(|&x| (x as usize) < end)
         {
             // SAFETY: as the caller guarantees.
-            return unsafe { new_str_wide(input, start, end, escapes, wide_buf) };
+            return unsafe { new_str_wide(input, start, end, escapes, scratch) };
         }
         shrink += len - 1;
         // The widths' bounds are powers of two: their OR says the widest.
         bits |= cp;
         past = e + len;
         let entry = e as u64 | u64::from(cp) << 32 | (len as u64) << 56;
-        scratch.extend_from_slice(&entry.to_le_bytes());
+        scratch[k..k + 8].copy_from_slice(&entry.to_le_bytes());
+        k += 8;
     }
     let wide = width(bits);
-    let body = &input[start..end];
-    let (chars, maxchar) = if ascii {
-        (body.len(), 0x7F)
-    } else {
-        let (chars, maxchar, _) = census::<false>(body);
-        (chars, maxchar)
-    };
     // (`saturating`: a body that was not validated gives a wrong count,
     // never an overflow; the writers' slices stay bounded.)
-    let chars = chars.saturating_sub(shrink);
-    let maxchar = maxchar.max(wide);
+    let chars = (end - start).saturating_sub(shrink);
+    let maxchar = wide;
     // SAFETY: the interpreter is attached.
     let p = unsafe { ffi::PyUnicode_New(chars as ffi::Py_ssize_t, maxchar as ffi::Py_UCS4) };
     if p.is_null() {
         return p;
     }
-    let entries = scratch.chunks_exact(8).map(|c| {
+    let entries = scratch[..k].chunks_exact(8).map(|c| {
         let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
         (
             w as u32 as usize,
@@ -338,11 +333,11 @@ pub(crate) unsafe fn new_str_escapes(
 
 /// [`new_str_escapes`] of a body with an escape beyond ASCII (`\u00e9`,
 /// `\u65e5`: twitterescaped.json's text, an escape every six bytes):
-/// one pass writes every character into `buf`, one `u32` each (the runs
+/// one pass writes every character into `scratch`, one `u32` each (the runs
 /// between escapes decoded, [`decode_utf8`]; each escape read once,
 /// [`validated_escape_swar`]); the OR of the characters gives the width
 /// (its bounds are powers of two), and the `str` is made at its final
-/// size and filled by narrowing `buf` (a loop the compiler vectorises).
+/// size and filled by narrowing them (a loop the compiler vectorises).
 /// Cheaper per escape than the two passes over recorded escapes, whose
 /// runs are mostly empty here.
 ///
@@ -355,14 +350,19 @@ unsafe fn new_str_wide(
     start: usize,
     end: usize,
     escapes: &[u32],
-    buf: &mut Vec<u32>,
+    scratch: &mut Vec<u8>,
 ) -> *mut ffi::PyObject {
-    // At most one character per byte. (Grown, never cleared: every unit
-    // read below was written first.)
-    if buf.len() < end - start {
-        buf.resize(end - start, 0);
+    // At most one character per byte, 4 bytes each, plus 3 for the
+    // alignment. (Grown, never cleared: every unit read below was written
+    // first.)
+    let n = end - start;
+    if scratch.len() < 4 * n + 3 {
+        scratch.resize(4 * n + 3, 0);
     }
-    let out = &mut buf[..end - start];
+    // SAFETY: every bit pattern is a valid `u32`; the aligned middle of
+    // `4n + 3` bytes holds at least `n` units.
+    let (_, units, _) = unsafe { scratch.align_to_mut::<u32>() };
+    let out = &mut units[..n];
     let (mut j, mut from) = (0usize, start);
     for &e in escapes {
         let e = e as usize;
