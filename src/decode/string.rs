@@ -602,8 +602,12 @@ pub fn validated_escape_swar(body: &[u8], at: usize) -> (u32, usize) {
     let hex = |at: usize| {
         body.get(at..at + 4).map_or(0, |d| {
             let w = u32::from_le_bytes(d.try_into().expect("4 bytes"));
+            // Digit `k`'s value in byte `k` (the first digit lowest).
             let n = (w & 0x0F0F_0F0F) + ((w >> 6) & 0x0101_0101) * 9;
-            (n & 0xF) << 12 | (n >> 8 & 0xF) << 8 | (n >> 16 & 0xF) << 4 | n >> 24 & 0xF
+            // Pairs packed into bytes 0 and 2 (first digit high), then
+            // joined: `d0 d1` high, `d2 d3` low.
+            let x = (n << 4 | n >> 8) & 0x00FF_00FF;
+            (x & 0xFF) << 8 | x >> 16
         })
     };
     match body.get(at + 1) {
