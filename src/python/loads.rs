@@ -39,11 +39,13 @@
 //!   second table of that cache (lines repeat the same short values);
 //! - strings without a backslash are handed to `PyUnicode_FromStringAndSize`
 //!   as they are (version-specific builds: an ASCII one is one
-//!   `PyUnicode_New` and a copy); in `loads_many`, an ASCII string whose
-//!   escapes are all two bytes long (not `\u`) is unescaped straight into
-//!   its `str`, the plain runs between stage 1's escape offsets copied;
-//!   others are unescaped
-//!   (plain runs copied 8 bytes a step, see
+//!   `PyUnicode_New` and a copy); in an ASCII input, a string with
+//!   escapes is written straight into its `str` from stage 1's escape
+//!   offsets (the plain runs between them copied or widened, each escape
+//!   read once: `objects::new_str_escapes`, or a `u32` buffer narrowed
+//!   into the `str` when the escapes are dense and beyond ASCII); in
+//!   others (and in the `abi3` build) it is unescaped (plain runs copied 8
+//!   bytes a step, see
 //!   [`unescape_validated`](crate::decode::string::unescape_validated))
 //!   into a scratch buffer kept across calls first.
 //!

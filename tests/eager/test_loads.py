@@ -556,3 +556,130 @@ def test_ascii_strings_with_short_escapes(seed: int) -> None:
     for line, w in zip(lines, want):
         assert qjson.loads(line) == w
     assert qjson.loads(b"[" + b",".join(lines) + b"]") == want
+
+
+def _escaped_body(rng: random.Random) -> str:
+    """A JSON string body (as it appears between the quotes) mixing plain
+    runs of every width and length around the 8- and 16-byte steps with
+    escapes of every kind, `\\u` ones to each width and surrogate pairs,
+    back to back or first or last."""
+    runs = ["", "x", "abc", "x" * 7, "y" * 8, "z" * 9, "w" * 16, "v" * 17, "é", "ññ", "日本", "😀"]
+    escapes = ['\\"', "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u0041", "\\u007f"]
+    escapes += ["\\u00e9", "\\u00ff", "\\u0100", "\\u65e5", "\\uffff", "\\ud83d\\ude0b"]
+    escapes += ["\\u0000", "\\\\u00e9", "\\\\\\u00e9"]
+    parts = []
+    for _ in range(rng.randint(1, 8)):
+        parts.append(rng.choice(runs) * rng.choice([1, 1, 2, 5]))
+        parts.append(rng.choice(escapes) * rng.choice([1, 1, 3]))
+    if rng.random() < 0.5:
+        parts.append(rng.choice(runs))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_escaped_strings_from_escape_offsets(seed: int) -> None:
+    """loads writes every escaped string straight into its str from stage
+    1's escape offsets (objects.rs, new_str_escapes): each escape read
+    once, the plain runs copied (ASCII) or decoded, the str made at its
+    final length and narrowest width. Keys and values, in an ASCII input
+    and in one with non-ASCII bytes elsewhere, on both index paths; the
+    same as json.loads, width included."""
+    rng = random.Random(seed)
+    bodies = [_escaped_body(rng) for _ in range(200)]
+    for i, body in enumerate(bodies):
+        want = json.loads(f'"{body}"')
+        docs = [f'"{body}"', f'{{"k{body}": ["{body}", 1]}}']
+        if body.isascii():
+            docs.append(f'["é", "{body}"]')  # a non-ASCII input
+        for doc in docs:
+            got = qjson.loads(doc.encode())
+            assert got == json.loads(doc), (i, doc)
+            s = (
+                got
+                if isinstance(got, str)
+                else (got[1] if isinstance(got, list) else next(iter(got)))
+            )
+            if isinstance(got, dict):
+                assert s == "k" + want
+                assert got[s][0] == want
+                continue
+            assert s == want
+            kind = max((1 if ord(c) < 256 else 2 if ord(c) < 65536 else 4 for c in want), default=1)
+            header = sys.getsizeof(("a" if want.isascii() else "é") * 10) - 11
+            assert sys.getsizeof(s) == header + (len(want) + 1) * kind, (i, doc)
+            assert sys.getrefcount(s) == 3  # `got` or its list, `s`, the argument
+    # One document holding them all (many escaped strings, one index).
+    doc = json.dumps(bodies)  # bodies as raw text: re-escaped once more
+    assert qjson.loads(doc) == json.loads(doc)
+    doc = "[" + ", ".join(f'"{b}"' for b in bodies) + "]"
+    assert qjson.loads(doc) == json.loads(doc)
+    assert qjson.loads(doc.encode("utf-8")) == [json.loads(f'"{b}"') for b in bodies]
+
+
+def test_escaped_strings_released_when_a_later_scalar_fails() -> None:
+    """Escaped strings built before a number fails its check (the builder
+    stops, the strict path reports the error) are all released: no memory
+    is kept across many failing calls, and the error has its offset."""
+    import tracemalloc
+
+    doc = '{"a\\u00e9": ["x\\u65e5y\\n" , "\\ud83d\\ude0b\\"", "é\\t"], "b": [1, 2, 01]}'
+    pos = doc.encode().index(b"01") + 1  # the digit after a leading zero (a byte offset)
+    for _ in range(50):
+        with pytest.raises(qjson.JSONDecodeError) as info:
+            qjson.loads(doc)
+    assert info.value.pos == pos
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(2000):
+            with pytest.raises(qjson.JSONDecodeError):
+                qjson.loads(doc)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 20_000, grown  # four strings a call leaked would be > 200 KB
+
+
+@pytest.mark.parametrize(
+    ("doc", "pos"),
+    [
+        ('["\\u00e9\\x"]', 8),
+        ('["ab\\u65e5\\u12"]', 11),
+        ('{"\\u00e9": "\\ud83d\\u0041"}', 12),
+        ('["é\\n", "\\/\\q"]', 12),
+    ],
+)
+def test_bad_escapes_after_good_ones(doc: str, pos: int) -> None:
+    """A bad escape after good ones is reported at its own offset (in
+    characters: the escaped byte, or the `\\u`'s first bad hex digit or
+    lone surrogate), before any string is built."""
+    err = error_of(doc)
+    assert err.pos == pos, (err.pos, err.msg)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "x" * 100 + "\\u2019" + "y" * 50,  # sparse: decoded straight into the str
+        "\\u2019" + "x" * 200,
+        "é" * 40 + "\\n" + "\\u00e9" + "日" * 30,
+        "\\u540d\\u524d:\\u524d\\u7530\\n\\ud83d\\ude0b\\u2728",  # dense: the u32 buffer
+        "\\u00e9\\u00ff\\u0041" * 20,
+        "\\u00e9" * 3 + "x" * 48,
+        "ab\\u00e9" * 30 + "é" * 5 + "\\ud83d\\ude0b",
+        "\\n\\t\\u0041" * 10 + "\\u0100",
+    ],
+)
+def test_escaped_strings_sparse_and_dense(body: str) -> None:
+    """Escaped strings beyond ASCII take the one-pass u32 writer when they
+    hold at least one escape per 16 bytes, else the writer over recorded
+    escapes: both give json.loads' str at the narrowest width, after
+    strings of other widths (the u32 buffer is reused, never cleared)."""
+    want = json.loads(f'"{body}"')
+    doc = f'["{"日" * 300}", "\\ud83d\\ude0b" , "{body}", {{"{body}": 1}}]'
+    got = qjson.loads(doc)
+    assert got == json.loads(doc)
+    s = got[2]
+    kind = max(1 if ord(c) < 256 else 2 if ord(c) < 65536 else 4 for c in want)
+    header = sys.getsizeof("é" * 10) - 11
+    assert s == want and sys.getsizeof(s) == header + (len(want) + 1) * kind

@@ -22,11 +22,12 @@
 //! - Object members go through `dict_set`, so a repeated key keeps its
 //!   first position and its last value, as `json.loads` does; keys go
 //!   through the key cache.
-//! - Strings without a backslash are handed over as they are; in
-//!   `loads_many` (`SHARE`), an ASCII one whose escapes are all two bytes
-//!   long is unescaped straight into its `str` from stage 1's escape
-//!   offsets (`Builder::ascii_escaped`); others are unescaped into a
-//!   scratch buffer first ([`unescape_validated`]).
+//! - Strings without a backslash are handed over as they are. In an ASCII
+//!   input, one with escapes is written straight into its `str` from
+//!   stage 1's escape offsets (`Builder::ascii_escaped` when they are all
+//!   two bytes long, else [`new_str_escapes`](super::objects::new_str_escapes));
+//!   in others (and in the `abi3` build) it is unescaped into a scratch
+//!   buffer first ([`unescape_validated`]).
 //! - Numbers and literals are checked as they are read (stage 2 left them
 //!   unchecked); a failure sets `bad_scalar`, and the caller finds the
 //!   error with a strict build.
@@ -45,7 +46,7 @@ use super::objects::ascii_data;
 use super::objects::copy_short;
 use super::objects::{dict_set, list_set, new_dict};
 #[cfg(not(feature = "abi3"))]
-use super::objects::{new_str_census, short_ascii};
+use super::objects::{new_str_census, new_str_escapes, short_ascii};
 use super::spare::{give_back, take};
 use crate::decode::number::{parse_number_at, plain_decimal, plain_long_decimal};
 use crate::decode::string::unescape_validated;
@@ -656,39 +657,26 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
     unsafe fn string(&mut self, start: usize, end: usize) -> Option<*mut ffi::PyObject> {
         let body = &self.input[start..end];
         let escaped = self.has_escape(start, end);
-        // An ASCII body whose escapes are all two bytes long (`\"`, `\n`,
-        // ...; not `\u`): unescaped straight into its `str`. Only in
-        // `loads_many` (`SHARE`): in `loads` the extra branch at every
-        // string cost 0.4% of the instructions on twitter.json and
-        // github_issues, where it is never taken (non-ASCII documents).
-        #[cfg(not(feature = "abi3"))]
-        if SHARE && escaped && self.ascii {
-            // SAFETY: as the caller guarantees; `next_escape` is the body's
-            // first escape (`has_escape`).
-            if let Some(p) = unsafe { self.ascii_escaped(start, end) } {
-                return (!p.is_null()).then_some(p);
-            }
-        }
         // Version-specific builds: a body without escapes in an all-ASCII
         // input is one allocation and a copy (the full API exposes the
         // compact string layout), as is any short ASCII text
         // ([`short_ascii`]: no loop) and any other ASCII one; the rest is
         // counted, then decoded into a `str` of the right width
-        // ([`new_str_census`]). Escaped bodies are unescaped into the
-        // scratch buffer first (in `loads`, cheaper than the escape-aware
-        // census the lazy reads use: most escaped strings here are ASCII,
-        // `\"` in HTML, which one SWAR pass unescapes).
+        // ([`new_str_census`]). Escaped bodies are written straight into
+        // their `str` from stage 1's escape offsets ([`new_str_escapes`]).
         #[cfg(not(feature = "abi3"))]
         {
-            let text = if !escaped {
-                body
-            } else {
-                unescape_validated(body, &mut self.scratch)
-            };
+            if escaped {
+                // SAFETY: as the caller guarantees; `next_escape` is the
+                // body's first escape (`has_escape`).
+                let p = unsafe { self.escaped_string(start, end) };
+                return (!p.is_null()).then_some(p);
+            }
+            let text = body;
             // SAFETY: (whole block) the interpreter is attached; a
-            // validated body unescapes to valid UTF-8.
+            // validated body is valid UTF-8.
             unsafe {
-                if !self.ascii || escaped {
+                if !self.ascii {
                     if let Some(p) = short_ascii::<false>(text) {
                         return (!p.is_null()).then_some(p);
                     }
@@ -727,6 +715,53 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         }
     }
 
+    /// The `str` of the string body `input[start..end]`, which holds an
+    /// escape (a new reference, or null with an exception set). In an
+    /// ASCII input, written straight from stage 1's escape offsets: a body
+    /// whose escapes are all two bytes long (`\"`, `\/`, `\n`, ...; not
+    /// `\u`) through [`Builder::ascii_escaped`] (a few instructions fewer
+    /// per escape: twitter_timeline's URLs), any other through
+    /// [`new_str_escapes`] (gsoc-2018's long texts, twitterescaped's `\u`
+    /// runs). In a non-ASCII input, unescaped into the scratch buffer,
+    /// then made as an unescaped body is (measured cheaper there than
+    /// `new_str_escapes`' census of the raw body and decode run by run:
+    /// twitter.json, the loads_many batch). Out of line: the string code
+    /// inlined at every key and value stays a test and a call.
+    ///
+    /// # Safety
+    /// The interpreter must be attached; the body was validated, and
+    /// `next_escape` is the index of its first escape.
+    #[cfg(not(feature = "abi3"))]
+    #[inline(never)]
+    unsafe fn escaped_string(&mut self, start: usize, end: usize) -> *mut ffi::PyObject {
+        if !self.ascii {
+            let text = unescape_validated(&self.input[start..end], &mut self.scratch);
+            // SAFETY: the interpreter is attached; a validated body
+            // unescapes to valid UTF-8.
+            unsafe {
+                if let Some(p) = short_ascii::<false>(text) {
+                    return p;
+                }
+                if !text.is_ascii() {
+                    return new_str_census(text);
+                }
+                let p = ffi::PyUnicode_New(text.len() as ffi::Py_ssize_t, 127);
+                if !p.is_null() {
+                    copy_short(text, ascii_data(p));
+                }
+                return p;
+            }
+        }
+        // SAFETY: as the caller guarantees.
+        if let Some(p) = unsafe { self.ascii_escaped(start, end) } {
+            return p;
+        }
+        let escapes = self.escapes.get(self.next_escape..).unwrap_or(&[]);
+        // SAFETY: as the caller guarantees; `escapes` start at the body's
+        // first escape, and the input is ASCII.
+        unsafe { new_str_escapes(self.input, start, end, escapes, &mut self.scratch) }
+    }
+
     /// The `str` of the string body `input[start..end]` (ASCII, with at
     /// least one escape, the first at `escapes[next_escape]`) when every
     /// escape in it is two bytes long (not `\u`): a new reference, or
@@ -742,7 +777,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
     /// The interpreter must be attached; the body was validated, and
     /// `next_escape` is the index of its first escape.
     #[cfg(not(feature = "abi3"))]
-    #[inline(never)]
+    #[inline(always)]
     unsafe fn ascii_escaped(&mut self, start: usize, end: usize) -> Option<*mut ffi::PyObject> {
         let input = self.input;
         let first = self.next_escape;

@@ -15,7 +15,7 @@
 //! before 3.13, `PyList_SET_ITEM`); the `abi3` build the stable calls.
 
 #[cfg(not(feature = "abi3"))]
-use crate::decode::string::{find_backslash, validated_escape};
+use crate::decode::string::{find_backslash, validated_escape, validated_escape_swar};
 use pyo3::ffi;
 
 /// A `str` from valid UTF-8 `text` (a new reference, or null with an
@@ -192,6 +192,252 @@ pub(crate) unsafe fn new_str_escaped(
         }
     }
     p
+}
+
+/// A `str` of the string body `input[start..end]` of a strictly validated
+/// ASCII document that holds escapes, whose backslashes stage 1 recorded:
+/// `escapes` are the escape offsets from the body's first one on (those
+/// past `end` belong to later strings). A new reference, or null with an
+/// exception set. (`loads`' escaped strings in ASCII input.)
+///
+/// The escapes are read once, at the offsets stage 1 found (no search
+/// for backslashes): each one's character and length go to `scratch` (8
+/// bytes per escape: offset, character, length), its width into
+/// `maxchar`, and all but one of its bytes off the body's length (the
+/// count of characters: the input is ASCII); a `\u` high surrogate spans
+/// its low one, whose own offset is skipped. The `str` is then made at its
+/// final size and width and written once: the runs between escapes copied
+/// (an ASCII `str`) or widened ([`decode_utf8`]), each escape's character
+/// from `scratch`. A body beyond ASCII with an escape every few bytes
+/// goes to [`new_str_wide`] instead. Unescaping into a UTF-8 buffer first,
+/// then checking and copying (or counting and decoding) that, read the
+/// text three times, and encoded every `\uXXXX` as UTF-8 only to decode it
+/// again (twitterescaped.json: 32k `\u` escapes; gsoc-2018.json: long
+/// texts with a few).
+///
+/// # Safety
+/// The interpreter must be attached; the input is ASCII and
+/// `input[start..end]` a validated string body (every escape well
+/// formed); `escapes` are stage 1's offsets of its escapes (every
+/// backslash that starts one, in order, the first at or after `start`).
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+pub(crate) unsafe fn new_str_escapes(
+    input: &[u8],
+    start: usize,
+    end: usize,
+    escapes: &[u32],
+    scratch: &mut Vec<u8>,
+) -> *mut ffi::PyObject {
+    // At most one escape per two bytes, 8 bytes each. (Grown, never
+    // cleared: every entry read below was written first.)
+    let need = (end - start) / 2 * 8 + 8;
+    if scratch.len() < need {
+        scratch.resize(need, 0);
+    }
+    let (mut k, mut shrink, mut bits, mut past) = (0usize, 0usize, 0u32, start);
+    for &e in escapes {
+        let e = e as usize;
+        if e >= end {
+            break;
+        }
+        if e < past {
+            // The low half of a surrogate pair read with its high half.
+            continue;
+        }
+        let (cp, len) = validated_escape_swar(input, e);
+        // A body beyond ASCII with at least one escape per 16 bytes (the
+        // `len / 16`-th escape from its first still inside it) goes to the
+        // one-pass writer; long text with a few escapes stays here (its
+        // runs decoded straight into the `str`, not widened and narrowed).
+        if cp > 0x7F
+            && escapes
+                .get((end - start) / 16)
+                .is_some_and(|&x| (x as usize) < end)
+        {
+            // SAFETY: as the caller guarantees.
+            return unsafe { new_str_wide(input, start, end, escapes, scratch) };
+        }
+        shrink += len - 1;
+        // The widths' bounds are powers of two: their OR says the widest.
+        bits |= cp;
+        past = e + len;
+        let entry = e as u64 | u64::from(cp) << 32 | (len as u64) << 56;
+        scratch[k..k + 8].copy_from_slice(&entry.to_le_bytes());
+        k += 8;
+    }
+    let wide = width(bits);
+    // (`saturating`: a body that was not validated gives a wrong count,
+    // never an overflow; the writers' slices stay bounded.)
+    let chars = (end - start).saturating_sub(shrink);
+    let maxchar = wide;
+    // SAFETY: the interpreter is attached.
+    let p = unsafe { ffi::PyUnicode_New(chars as ffi::Py_ssize_t, maxchar as ffi::Py_UCS4) };
+    if p.is_null() {
+        return p;
+    }
+    let entries = scratch[..k].chunks_exact(8).map(|c| {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        (
+            w as u32 as usize,
+            (w >> 32) as u32 & 0xFF_FFFF,
+            (w >> 56) as usize,
+        )
+    });
+    // SAFETY: `p` is a new compact string of `chars` characters whose
+    // width `PyUnicode_New` chose from `maxchar` (1 byte up to 0xFF, 2 up
+    // to 0xFFFF, else 4), seen by no one else yet; the slices cover exactly
+    // its data, and every character written (the runs', the escapes') is
+    // at most `maxchar`. An ASCII string's runs are ASCII: copied.
+    unsafe {
+        if maxchar == 0x7F {
+            let dst = std::slice::from_raw_parts_mut(ascii_data(p), chars);
+            let (mut from, mut o) = (start, 0);
+            for (e, cp, len) in entries {
+                let run = &input[from..e];
+                let out = &mut dst[o..o + run.len() + 1];
+                copy_short(run, out.as_mut_ptr());
+                out[run.len()] = cp as u8;
+                o += run.len() + 1;
+                from = e + len;
+            }
+            let run = &input[from..end];
+            let out = &mut dst[o..o + run.len()];
+            copy_short(run, out.as_mut_ptr());
+            return p;
+        }
+        let data = ffi::PyUnicode_DATA(p);
+        match maxchar {
+            0xFF => write_escapes(
+                input,
+                start..end,
+                entries,
+                std::slice::from_raw_parts_mut(data.cast::<u8>(), chars),
+            ),
+            0xFFFF => write_escapes(
+                input,
+                start..end,
+                entries,
+                std::slice::from_raw_parts_mut(data.cast::<u16>(), chars),
+            ),
+            _ => write_escapes(
+                input,
+                start..end,
+                entries,
+                std::slice::from_raw_parts_mut(data.cast::<u32>(), chars),
+            ),
+        }
+    }
+    p
+}
+
+/// [`new_str_escapes`] of a body with an escape beyond ASCII (`\u00e9`,
+/// `\u65e5`: twitterescaped.json's text, an escape every six bytes):
+/// one pass writes every character into `scratch`, one `u32` each (the runs
+/// between escapes decoded, [`decode_utf8`]; each escape read once,
+/// [`validated_escape_swar`]); the OR of the characters gives the width
+/// (its bounds are powers of two), and the `str` is made at its final
+/// size and filled by narrowing them (a loop the compiler vectorises).
+/// Cheaper per escape than the two passes over recorded escapes, whose
+/// runs are mostly empty here.
+///
+/// # Safety
+/// As for [`new_str_escapes`].
+#[cfg(not(feature = "abi3"))]
+#[inline(never)]
+unsafe fn new_str_wide(
+    input: &[u8],
+    start: usize,
+    end: usize,
+    escapes: &[u32],
+    scratch: &mut Vec<u8>,
+) -> *mut ffi::PyObject {
+    // At most one character per byte, 4 bytes each, plus 3 for the
+    // alignment. (Grown, never cleared: every unit read below was written
+    // first.)
+    let n = end - start;
+    if scratch.len() < 4 * n + 3 {
+        scratch.resize(4 * n + 3, 0);
+    }
+    // SAFETY: every bit pattern is a valid `u32`; the aligned middle of
+    // `4n + 3` bytes holds at least `n` units.
+    let (_, units, _) = unsafe { scratch.align_to_mut::<u32>() };
+    let out = &mut units[..n];
+    let (mut j, mut from) = (0usize, start);
+    for &e in escapes {
+        let e = e as usize;
+        if e >= end {
+            break;
+        }
+        if e < from {
+            // The low half of a surrogate pair read with its high half.
+            continue;
+        }
+        if from < e {
+            j += decode_utf8(&input[from..e], &mut out[j..]);
+        }
+        let (cp, len) = validated_escape_swar(input, e);
+        out[j] = cp;
+        j += 1;
+        from = e + len;
+    }
+    if from < end {
+        j += decode_utf8(&input[from..end], &mut out[j..]);
+    }
+    let text = &out[..j];
+    let maxchar = width(text.iter().fold(0, |a, &c| a | c));
+    // SAFETY: the interpreter is attached.
+    let p = unsafe { ffi::PyUnicode_New(j as ffi::Py_ssize_t, maxchar as ffi::Py_UCS4) };
+    if p.is_null() {
+        return p;
+    }
+    // SAFETY: `p` is a new compact string of `j` characters whose width
+    // `PyUnicode_New` chose from `maxchar` (1 byte up to 0xFF, 2 up to
+    // 0xFFFF, else 4), seen by no one else yet; the slices cover exactly
+    // its data, and every character of `text` fits that width.
+    unsafe {
+        let data = ffi::PyUnicode_DATA(p);
+        match maxchar {
+            0x7F | 0xFF => {
+                let d = std::slice::from_raw_parts_mut(data.cast::<u8>(), j);
+                for (d, &c) in d.iter_mut().zip(text) {
+                    *d = c as u8;
+                }
+            }
+            0xFFFF => {
+                let d = std::slice::from_raw_parts_mut(data.cast::<u16>(), j);
+                for (d, &c) in d.iter_mut().zip(text) {
+                    *d = c as u16;
+                }
+            }
+            _ => std::slice::from_raw_parts_mut(data.cast::<u32>(), j).copy_from_slice(text),
+        }
+    }
+    p
+}
+
+/// [`new_str_escapes`]' writer for strings wider than ASCII: the runs of
+/// `input[body]` between the escapes `entries` (offset, character,
+/// length) decoded ([`decode_utf8`]), each escape's character stored.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+fn write_escapes<T: TryFrom<u32> + From<u8> + Copy>(
+    input: &[u8],
+    body: std::ops::Range<usize>,
+    entries: impl Iterator<Item = (usize, u32, usize)>,
+    out: &mut [T],
+) {
+    let (mut from, mut j) = (body.start, 0);
+    for (e, cp, len) in entries {
+        // (Escapes back to back, `\u65e5\u672c`, leave no run between.)
+        if from < e {
+            j += decode_utf8(&input[from..e], &mut out[j..]);
+        }
+        out[j] = T::try_from(cp).ok().expect("unit wide enough");
+        j += 1;
+        from = e + len;
+    }
+    decode_utf8(&input[from..body.end], &mut out[j..]);
 }
 
 /// The census of the text the validated string body `body` unescapes to,
