@@ -140,3 +140,75 @@ def test_lines_with_bad_utf8(name: str) -> None:
         it = qjson.parse_many(first + tail, errors="skip")
         assert [d.get("k") for d in it] == [want[0]["k"]]
         assert [e.doc_index for e in it.errors] == [1]
+
+
+# Sequences a block can end with that leave it open (its last 1-3 bytes).
+OPEN = [b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98", b"\xf0\x9f", b"\xe2", b"\xf0"]
+
+
+@pytest.mark.parametrize("ascii_blocks", [1, 2, 3, 9])
+def test_open_sequence_then_ascii_blocks(ascii_blocks: int) -> None:
+    """A block with multibyte text ends inside a sequence, then whole
+    blocks of ASCII (a short run, or a long string the scan skips), then
+    valid multibyte text or none: the open sequence is the error (the
+    fused check steps only blocks with a byte >= 0x80, so the ASCII run
+    in between is where it must not be lost)."""
+    for k in (0, 1, 3):
+        for bad in OPEN:
+            head = b'["' + filler(64 * (k + 1) - 2 - len(bad))
+            pos = len(head)
+            assert (pos + len(bad)) % 64 == 0
+            ascii_run = b"b" * (64 * ascii_blocks)
+            for after in (b"", "é".encode(), "x€😀".encode()):
+                for data in (
+                    head + bad + ascii_run + after + b'"]',
+                    head + bad + b'", "' + ascii_run + after + b'"]',
+                ):
+                    assert errors_of(data) == {("Invalid UTF-8", pos)}, (k, bad, after)
+            good = head + ascii_run + "é".encode() + b'"]'
+            qjson.validate(good)
+            assert qjson.loads(good) == json.loads(good)
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_first_high_byte_after_ascii_blocks(name: str) -> None:
+    """The first byte >= 0x80 of the input, at the start, middle and end
+    of block k after k blocks of ASCII only (read by the block loop), after
+    a long ASCII string (skipped), and in the last partial block."""
+    bad, rel = BAD[name]
+    for k in (0, 1, 2, 5):
+        for off in (0, 1, 31, 61, 62, 63):
+            at = 64 * k + off
+            if at < 2:
+                continue
+            head = b'["' + b"a" * (at - 2)
+            for tail in (b'"]', b'", "' + b"c" * 200 + b'"]', b'"' + b" " * 70 + b"]"):
+                data = head + bad + tail
+                assert errors_of(data) == {("Invalid UTF-8", at + rel)}, (k, off)
+            good = head + "€😀é".encode() + b'"]'
+            qjson.validate(good)
+            assert qjson.loads(good) == json.loads(good)
+    # After a long ASCII string the scan skips, in it or in the next one.
+    for n in (256, 300, 511, 700, 1100):
+        for data, pos in (
+            (b'["' + b"s" * n + bad + b'"]', 2 + n + rel),
+            (b'["' + b"s" * n + b'", "' + bad + b'"]', 2 + n + 4 + rel),
+        ):
+            assert errors_of(data) == {("Invalid UTF-8", pos)}, n
+        good = b'["' + b"s" * n + "é€".encode() + b"s" * n + b'"]'
+        qjson.validate(good)
+        assert qjson.loads(good) == json.loads(good)
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_first_high_byte_in_last_partial_block(name: str) -> None:
+    """ASCII only, then the first byte >= 0x80 in the input's last
+    (partial) block, at every place of it."""
+    bad, rel = BAD[name]
+    for blocks in (0, 1, 3):
+        for end in range(len(bad) + 4, 64):
+            n = 64 * blocks + end
+            head = b'["' + b"a" * (n - 2 - len(bad) - 2)
+            data = head + bad + b'"]'
+            assert len(data) == n
+            assert errors_of(data) == {("Invalid UTF-8", len(head) + rel)}, (blocks, end)
