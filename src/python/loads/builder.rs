@@ -25,7 +25,7 @@
 //! - Strings without a backslash are handed over as they are. In an ASCII
 //!   input, one with escapes is written straight into its `str` from
 //!   stage 1's escape offsets (`Builder::ascii_escaped` when they are all
-//!   two bytes long, else [`new_str_escapes`](super::objects::new_str_escapes));
+//!   two bytes long, else [`new_str_escapes`]);
 //!   in others (and in the `abi3` build) it is unescaped into a scratch
 //!   buffer first ([`unescape_validated`]).
 //! - Numbers and literals are checked as they are read (stage 2 left them
