@@ -547,7 +547,7 @@ def test_ascii_strings_with_short_escapes(seed: int) -> None:
             parts.append("x" * rng.randint(0, 20))
         body = "".join(parts)
         if i % 10 == 0:
-            body += "\\u00e9"  # one `\u` escape: the scratch-buffer path
+            body += "\\u00e9"  # one `\u` escape: new_str_escapes (ASCII input)
         short = rng.choice(escapes) + "ab"  # a short value (shared by loads_many)
         lines.append(f'{{"k{body}": "{body}", "s": ["{body}", "{short}"]}}'.encode())
     data = b"\n".join(lines)
@@ -582,8 +582,8 @@ def test_escaped_strings_from_escape_offsets(seed: int) -> None:
     1's escape offsets (objects.rs, new_str_escapes): each escape read
     once, the plain runs copied (ASCII) or decoded, the str made at its
     final length and narrowest width. Keys and values, in an ASCII input
-    and in one with non-ASCII bytes elsewhere, on both index paths; the
-    same as json.loads, width included."""
+    and in one with non-ASCII bytes elsewhere (unescaped, then counted);
+    the same as json.loads, width included."""
     rng = random.Random(seed)
     bodies = [_escaped_body(rng) for _ in range(200)]
     for i, body in enumerate(bodies):
@@ -622,7 +622,7 @@ def test_escaped_strings_released_when_a_later_scalar_fails() -> None:
     is kept across many failing calls, and the error has its offset."""
     import tracemalloc
 
-    doc = '{"a\\u00e9": ["x\\u65e5y\\n" , "\\ud83d\\ude0b\\"", "é\\t"], "b": [1, 2, 01]}'
+    doc = '{"a\\u00e9": ["x\\u65e5y\\n", "\\ud83d\\ude0b\\"", "\\u00e9\\t"], "b": [1, 2, 01]}'
     pos = doc.encode().index(b"01") + 1  # the digit after a leading zero (a byte offset)
     for _ in range(50):
         with pytest.raises(qjson.JSONDecodeError) as info:
@@ -651,7 +651,7 @@ def test_escaped_strings_released_when_a_later_scalar_fails() -> None:
 )
 def test_bad_escapes_after_good_ones(doc: str, pos: int) -> None:
     """A bad escape after good ones is reported at its own offset (in
-    characters: the escaped byte, or the `\\u`'s first bad hex digit or
+    bytes: the escaped byte, or the `\\u`'s first bad hex digit or
     lone surrogate), before any string is built."""
     err = error_of(doc)
     assert err.pos == pos, (err.pos, err.msg)
@@ -668,15 +668,21 @@ def test_bad_escapes_after_good_ones(doc: str, pos: int) -> None:
         "\\u00e9" * 3 + "x" * 48,
         "ab\\u00e9" * 30 + "é" * 5 + "\\ud83d\\ude0b",
         "\\n\\t\\u0041" * 10 + "\\u0100",
+        "x" * 100 + "\\u65e5" + "y" * 50,  # sparse, two bytes a character
+        "x" * 100 + "\\ud83d\\ude0b" + "y" * 50 + "\\u00e9",  # sparse, four bytes
+        "\\u00e9" * 40 + "\\n" + "\\u00e9" + "\\u65e5" * 30,  # dense, ASCII input
     ],
 )
 def test_escaped_strings_sparse_and_dense(body: str) -> None:
     """Escaped strings beyond ASCII take the one-pass u32 writer when they
     hold at least one escape per 16 bytes, else the writer over recorded
     escapes: both give json.loads' str at the narrowest width, after
-    strings of other widths (the u32 buffer is reused, never cleared)."""
+    strings of other widths (the u32 buffer is reused, never cleared).
+    Those writers serve ASCII inputs; a body with literal non-ASCII text
+    makes the whole input non-ASCII (unescaped, then counted)."""
     want = json.loads(f'"{body}"')
-    doc = f'["{"日" * 300}", "\\ud83d\\ude0b" , "{body}", {{"{body}": 1}}]'
+    wide = "\\u65e5" * 300  # dense escapes first: the u32 buffer is in use before
+    doc = f'["{wide}", "\\ud83d\\ude0b" , "{body}", {{"{body}": 1}}]'
     got = qjson.loads(doc)
     assert got == json.loads(doc)
     s = got[2]

@@ -662,8 +662,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         // compact string layout), as is any short ASCII text
         // ([`short_ascii`]: no loop) and any other ASCII one; the rest is
         // counted, then decoded into a `str` of the right width
-        // ([`new_str_census`]). Escaped bodies are written straight into
-        // their `str` from stage 1's escape offsets ([`new_str_escapes`]).
+        // ([`new_str_census`]). Escaped bodies go to [`Builder::escaped_string`].
         #[cfg(not(feature = "abi3"))]
         {
             if escaped {
@@ -672,28 +671,16 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                 let p = unsafe { self.escaped_string(start, end) };
                 return (!p.is_null()).then_some(p);
             }
-            let text = body;
             // SAFETY: (whole block) the interpreter is attached; a
-            // validated body is valid UTF-8.
+            // validated body is valid UTF-8, and ASCII in an ASCII input.
             unsafe {
                 if !self.ascii {
-                    if let Some(p) = short_ascii::<false>(text) {
-                        return (!p.is_null()).then_some(p);
-                    }
-                    if !text.is_ascii() {
-                        let p = new_str_census(text);
+                    if let Some(p) = utf8_text_str(body) {
                         return (!p.is_null()).then_some(p);
                     }
                 }
-                // `PyUnicode_New(n, 127)` makes a compact ASCII string
-                // whose data holds `n` bytes (plus the NUL it already
-                // wrote), which we fill before anyone sees it.
-                let p = ffi::PyUnicode_New(text.len() as ffi::Py_ssize_t, 127);
-                if p.is_null() {
-                    return None;
-                }
-                copy_short(text, ascii_data(p));
-                Some(p)
+                let p = ascii_text_str(body);
+                (!p.is_null()).then_some(p)
             }
         }
         #[cfg(feature = "abi3")]
@@ -738,19 +725,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             let text = unescape_validated(&self.input[start..end], &mut self.scratch);
             // SAFETY: the interpreter is attached; a validated body
             // unescapes to valid UTF-8.
-            unsafe {
-                if let Some(p) = short_ascii::<false>(text) {
-                    return p;
-                }
-                if !text.is_ascii() {
-                    return new_str_census(text);
-                }
-                let p = ffi::PyUnicode_New(text.len() as ffi::Py_ssize_t, 127);
-                if !p.is_null() {
-                    copy_short(text, ascii_data(p));
-                }
-                return p;
-            }
+            return unsafe { utf8_text_str(text).unwrap_or_else(|| ascii_text_str(text)) };
         }
         // SAFETY: as the caller guarantees.
         if let Some(p) = unsafe { self.ascii_escaped(start, end) } {
@@ -766,7 +741,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
     /// least one escape, the first at `escapes[next_escape]`) when every
     /// escape in it is two bytes long (not `\u`): a new reference, or
     /// null with an exception set; `None` for a `\u` escape (the caller
-    /// then unescapes it into the scratch buffer). Its length is the body's
+    /// then writes it through [`new_str_escapes`]). Its length is the body's
     /// less one byte per escape, so the `str` is made at once and filled
     /// from the escape offsets stage 1 found: the plain runs between them
     /// copied, each escape's byte written (no search, no second copy, no
@@ -1060,4 +1035,47 @@ fn big_number(py: Python<'_>, text: &str) -> Option<*mut ffi::PyObject> {
         .map(Py::into_ptr)
         .map_err(|e| e.restore(py))
         .ok()
+}
+
+/// The `str` of a string body's text (unescaped, valid UTF-8) in an input
+/// that is not all ASCII: `Some` of a new reference (or of null with an
+/// exception set) for a short ASCII text ([`short_ascii`]: no loop) or a
+/// text beyond ASCII (counted and decoded, [`new_str_census`]); `None` for
+/// a longer ASCII text, which the caller copies ([`ascii_text_str`]: one
+/// copy shared with an ASCII input's bodies). The one tail of
+/// [`Builder::string`] and [`Builder::escaped_string`].
+///
+/// # Safety
+/// The interpreter must be attached; `text` is valid UTF-8.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+unsafe fn utf8_text_str(text: &[u8]) -> Option<*mut ffi::PyObject> {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        if let Some(p) = short_ascii::<false>(text) {
+            return Some(p);
+        }
+        (!text.is_ascii()).then(|| new_str_census(text))
+    }
+}
+
+/// The `str` of an ASCII `text` (a new reference, or null with an
+/// exception set): `PyUnicode_New(n, 127)` makes a compact ASCII string
+/// whose data holds `n` bytes (plus the NUL it already wrote), which is
+/// filled before anyone sees it.
+///
+/// # Safety
+/// The interpreter must be attached; `text` is ASCII.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+unsafe fn ascii_text_str(text: &[u8]) -> *mut ffi::PyObject {
+    // SAFETY: as the caller guarantees; `p` is a new compact ASCII string
+    // of `text.len()` characters.
+    unsafe {
+        let p = ffi::PyUnicode_New(text.len() as ffi::Py_ssize_t, 127);
+        if !p.is_null() {
+            copy_short(text, ascii_data(p));
+        }
+        p
+    }
 }

@@ -15,7 +15,9 @@
 //! before 3.13, `PyList_SET_ITEM`); the `abi3` build the stable calls.
 
 #[cfg(not(feature = "abi3"))]
-use crate::decode::string::{find_backslash, validated_escape, validated_escape_swar};
+use crate::decode::string::{
+    find_backslash, unescape_validated, validated_escape, validated_escape_swar,
+};
 use pyo3::ffi;
 
 /// A `str` from valid UTF-8 `text` (a new reference, or null with an
@@ -198,7 +200,8 @@ pub(crate) unsafe fn new_str_escaped(
 /// ASCII document that holds escapes, whose backslashes stage 1 recorded:
 /// `escapes` are the escape offsets from the body's first one on (those
 /// past `end` belong to later strings). A new reference, or null with an
-/// exception set. (`loads`' escaped strings in ASCII input.)
+/// exception set. (The escaped strings of `loads` and `loads_many` in ASCII
+/// input.)
 ///
 /// The escapes are read once, at the offsets stage 1 found (no search
 /// for backslashes): each one's character and length go to `scratch` (8
@@ -229,9 +232,12 @@ pub(crate) unsafe fn new_str_escapes(
     escapes: &[u32],
     scratch: &mut Vec<u8>,
 ) -> *mut ffi::PyObject {
-    // At most one escape per two bytes, 8 bytes each. (Grown, never
-    // cleared: every entry read below was written first.)
-    let need = (end - start) / 2 * 8 + 8;
+    // At most one escape per two bytes of the body, and no more than
+    // stage 1 recorded from here on: 8 bytes each. (Sized by the escapes
+    // too: a long body with one escape must not cost four times its
+    // length in zeroed scratch. Grown, never cleared: every entry read
+    // below was written first.)
+    let need = ((end - start) / 2).min(escapes.len()) * 8 + 8;
     if scratch.len() < need {
         scratch.resize(need, 0);
     }
@@ -359,10 +365,17 @@ unsafe fn new_str_wide(
     if scratch.len() < 4 * n + 3 {
         scratch.resize(4 * n + 3, 0);
     }
-    // SAFETY: every bit pattern is a valid `u32`; the aligned middle of
-    // `4n + 3` bytes holds at least `n` units.
+    // SAFETY: every bit pattern is a valid `u32`.
     let (_, units, _) = unsafe { scratch.align_to_mut::<u32>() };
-    let out = &mut units[..n];
+    // The aligned middle of `4n + 3` bytes holds `n` units in practice,
+    // but `align_to_mut` does not promise it: without them, the body is
+    // unescaped and counted instead (the same `str`).
+    let Some(out) = units.get_mut(..n) else {
+        let text = unescape_validated(&input[start..end], scratch);
+        // SAFETY: as the caller guarantees; a validated body unescapes to
+        // valid UTF-8.
+        return unsafe { new_str_census(text) };
+    };
     let (mut j, mut from) = (0usize, start);
     for &e in escapes {
         let e = e as usize;
@@ -686,9 +699,10 @@ pub(crate) fn census<const BACKSLASH: bool>(text: &[u8]) -> (usize, u32, bool) {
 /// Decode valid UTF-8 `text` into `out`, one unit per character, and
 /// return how many were written; `out` has at least one unit per
 /// character and each unit type is wide enough for every character (`TryFrom` cannot fail then).
-/// Only for valid UTF-8: a malformed text never writes out of bounds, but
-/// it may panic on an index or, at a stray continuation byte, loop
-/// forever (every caller passes checked text). Eight ASCII bytes in a
+/// Only for valid UTF-8 (every caller passes checked text): a malformed
+/// text never writes out of bounds nor loops (where it cannot move on, a
+/// stray continuation byte or a sequence cut by the end, it panics), but
+/// may give wrong characters. Eight ASCII bytes in a
 /// row (most of the text, in most non-ASCII strings) are widened at once:
 /// they are eight characters, so `out` has room for them. Other characters
 /// come in runs of one length (a CJK text is 3-byte sequences, Cyrillic or
@@ -726,6 +740,7 @@ fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) ->
             // 0xC0E0), the characters `(b0 & 0x1F) << 6 | (b1 & 0x3F)`
             // made in the four 16-bit lanes of one word (Cyrillic, Greek:
             // repeat.json's names), then one at a time.
+            let at = i;
             while let Some(run) = text.get(i..i + 8) {
                 let mut a = [0u8; 8];
                 a.copy_from_slice(run);
@@ -749,8 +764,13 @@ fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) ->
                 i += 2;
                 j += 1;
             }
+            // Valid text always moves on here; a stray continuation byte
+            // or a lead byte cut by the end (text wrongly passed as valid)
+            // would loop forever: fail loudly instead.
+            assert!(i > at, "decode_utf8: not UTF-8 at byte {at}");
         } else if b < 0xF0 {
             // A run of 3-byte sequences (lead bytes 1110xxxx).
+            let at = i;
             while let Some(&[b0, b1, b2]) = text.get(i..i + 3) {
                 if b0 & 0xF0 != 0xE0 {
                     break;
@@ -760,6 +780,7 @@ fn decode_utf8<T: TryFrom<u32> + From<u8> + Copy>(text: &[u8], out: &mut [T]) ->
                 i += 3;
                 j += 1;
             }
+            assert!(i > at, "decode_utf8: not UTF-8 at byte {at}");
         } else {
             let s = &text[i..i + 4];
             out[j] = unit(
@@ -1000,6 +1021,40 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Bytes that are not UTF-8 (a caller's mistake: `decode_utf8` takes
+    /// validated text) never make it loop: where it cannot move on (a
+    /// stray continuation byte, a sequence cut short by the end) it
+    /// panics. Each runs on its own thread, so a loop fails the test
+    /// instead of hanging it.
+    #[test]
+    fn decode_utf8_fails_loudly_on_invalid_bytes() {
+        // (bytes, whether it panics; a lead byte before ASCII reads on)
+        let cases: [(&[u8], bool); 8] = [
+            (b"a\x80b", true),
+            (b"abcdefgh\x80abcdefgh", true),
+            (b"\xC3a", false),
+            (b"\xBF", true),
+            (b"ab\xC3", true),
+            (b"\xC3", true),
+            (b"x\xE2\x82", true),
+            (b"\xE2", true),
+        ];
+        for (t, cut) in cases {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let got = std::panic::catch_unwind(|| {
+                    let mut out = vec![0u32; t.len() + 8];
+                    decode_utf8(t, &mut out)
+                });
+                let _ = tx.send(got.is_err());
+            });
+            let panicked = rx
+                .recv_timeout(std::time::Duration::from_secs(20))
+                .unwrap_or_else(|_| panic!("decode_utf8 did not return on {t:?}"));
+            assert_eq!(panicked, cut, "{t:?}");
         }
     }
 
