@@ -221,11 +221,30 @@ def _lua_setup(session: nox.Session, pgo: bool = False) -> None:
     session.env["QJSON_CAPI_LIB"] = str(_capi_build(session, pgo))
 
 
-def _pytest(session: nox.Session, *args: str) -> None:
+def _pytest(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
     """Run pytest; "no tests collected" (exit code 5) is an explicit failure."""
-    code = session.run("pytest", *args, success_codes=[0, 5])
+    code = session.run("pytest", *args, success_codes=[0, 5], env=env)
     if code == 5:
         session.error("pytest collected no tests: the test suite is missing or misconfigured")
+
+
+# The Python suites rerun at every vector level below the CPU's best one.
+LEVEL_SUITES = ("tests/read", "tests/edit", "tests/many", "tests/eager")
+
+
+def _lower_levels(session: nox.Session) -> None:
+    """Rerun the read, edit, NDJSON and eager suites with `QJSON_BACKEND`
+    forcing each vector level below the one the CPU runs (on AVX-512:
+    avx2, then scalar). The main run reaches only the best level's
+    kernels; the lower ones (the AVX2 stage-2 walks, the scalar scan, the
+    exact index path `loads` takes when the token scan is absent) are what
+    other machines run. tests/robustness/test_backend.py compares the levels
+    on a short script; these runs cover the suites."""
+    best = session.run("python", "-c", "import qjson; print(qjson.backend())", silent=True).strip()
+    order = {"avx512": ["avx2", "scalar"], "avx2": ["scalar"], "neon": ["scalar"]}
+    for level in order.get(best, []):
+        session.log(f"QJSON_BACKEND={level}: {' '.join(LEVEL_SUITES)}")
+        _pytest(session, *LEVEL_SUITES, "-q", env={"QJSON_BACKEND": level})
 
 
 @nox.session(python=PYTHON)
@@ -242,6 +261,8 @@ def tests(session: nox.Session) -> None:
     _lua_setup(session)
     _build(session)
     _pytest(session, "tests", *session.posargs)
+    if not session.posargs:
+        _lower_levels(session)
     if os.environ.get("CI"):
         # CI also gives every fuzz target a short run (about a minute).
         _fuzz_smoke(session)
