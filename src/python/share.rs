@@ -39,6 +39,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// A share of a document held by a view or cursor (see the module docs).
+///
+/// `Share` is `Send` and `Sync` by its field (PyO3 requires both of a
+/// class's value), yet its count is kept with plain loads and stores: that
+/// is sound because every `Share` is made with a `Python` token and
+/// dropped only by `tp_dealloc` of the object holding it, both attached;
+/// no detached section holds one (the parses and splits that release the
+/// GIL work on bytes and indexes). Debug builds (not `abi3`) check the
+/// attachment in `drop`.
 pub(crate) struct Share {
     /// The document's `Arc`, copied without a count of its own in GIL
     /// builds (the shares' one count covers it), and never dropped as
@@ -150,6 +158,16 @@ impl Drop for Share {
     fn drop(&mut self) {
         #[cfg(not(Py_GIL_DISABLED))]
         {
+            #[cfg(all(debug_assertions, not(feature = "abi3")))]
+            {
+                // SAFETY: `PyGILState_Check` only reads the calling
+                // thread's state; it may be called attached or not.
+                let attached = unsafe { pyo3::ffi::PyGILState_Check() } == 1;
+                assert!(
+                    attached,
+                    "a document's share dropped by a thread not attached to the interpreter"
+                );
+            }
             let shares = &self.arc.input.shares;
             let n = shares.load(Ordering::Relaxed);
             shares.store(n - 1, Ordering::Relaxed);
