@@ -228,12 +228,13 @@ def _pytest(session: nox.Session, *args: str, env: dict[str, str] | None = None)
         session.error("pytest collected no tests: the test suite is missing or misconfigured")
 
 
-# The Python suites rerun at every vector level below the CPU's best one.
-LEVEL_SUITES = ("tests/read", "tests/edit", "tests/many", "tests/eager")
+# The suites rerun at every vector level below the CPU's best one (the Lua
+# suite drives the C-ABI library, which picks its level the same way).
+LEVEL_SUITES = ("tests/read", "tests/edit", "tests/many", "tests/eager", "tests/lua")
 
 
 def _lower_levels(session: nox.Session) -> None:
-    """Rerun the read, edit, NDJSON and eager suites with `QJSON_BACKEND`
+    """Rerun the read, edit, NDJSON, eager and Lua suites with `QJSON_BACKEND`
     forcing each vector level below the one the CPU runs (on AVX-512:
     avx2, then scalar). The main run reaches only the best level's
     kernels; the lower ones (the AVX2 stage-2 walks, the scalar scan, the
