@@ -1314,7 +1314,9 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
     // else any scalar token), both are passed here, with one test of the
     // position (`k` against `last`), one of the literal's offset against
     // `limit`, three loads in the common case and no dispatch on the
-    // element's kind. Anything else (the
+    // element's kind (strict validation: two pairs a step, see below;
+    // truenull.json's 2,000 literals -8% instructions, +17% MB/s). Anything
+    // else (the
     // closer, a string, a number, a container, an invalid literal, the
     // last 7 bytes of input) ends the run, and the element loop reads the
     // same tokens again.
@@ -1329,6 +1331,55 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             // Three loads a pair in the common case (both offsets in one,
             // the comma's byte, the literal's word; the loop ran at ~3
             // cycles a pair natively on its nine loads).
+            // Strict validation (no table recorded) passes two pairs a step
+            // while four tokens below the sentinel remain: one load of
+            // their four offsets, one test of the position and one of the
+            // second literal's offset for both. (Not the recording walks:
+            // there the larger loop cost the objects' loops registers,
+            // twitter_timeline.json's `loads` +0.3% instructions, -1.5%
+            // MB/s; with one single pair before the double ones, strict
+            // validation kept the instructions saved but lost the time.)
+            if !R::RECORD {
+                loop {
+                    // Tokens `k` to `k + 3` exist, and `k + 2 < last` makes
+                    // neither pair's tokens the sentinel.
+                    if k + 2 >= last {
+                        break;
+                    }
+                    let four = s.as_ptr().wrapping_add(k).cast::<[u32; 4]>();
+                    // SAFETY: `k + 3 <= last < s.len()` (above).
+                    let [q0, p0, q1, p1] = unsafe { four.read_unaligned() };
+                    let (q0, p0) = (q0 as usize, p0 as usize);
+                    let (q1, p1) = (q1 as usize, p1 as usize);
+                    // (Offsets ascend: `p0 < q1 < p1 < limit` bounds both
+                    // words.)
+                    if p1 >= limit {
+                        break;
+                    }
+                    debug_assert!(q0 < p0 && p0 < q1 && q1 < p1);
+                    // SAFETY: tokens `k` and `k + 2` lie before the last
+                    // token, so below `input.len()`; `p0, p1 < limit`, so 8
+                    // bytes are readable from each.
+                    let (c0, c1, w0, w1) = unsafe {
+                        let at = |p: usize| input.as_ptr().add(p).cast::<u64>().read_unaligned();
+                        (
+                            *input.get_unchecked(q0),
+                            *input.get_unchecked(q1),
+                            u64::from_le(at(p0)),
+                            u64::from_le(at(p1)),
+                        )
+                    };
+                    let commas = c0 == b',' && c1 == b',';
+                    if !(commas && run_word_ok::<R>(w0) && run_word_ok::<R>(w1)) {
+                        break;
+                    }
+                    keep!(k);
+                    keep!(k + 2);
+                    rec.scalar();
+                    rec.scalar();
+                    k += 4;
+                }
+            }
             loop {
                 // Token `k - 1` was a scalar token, not the sentinel, so
                 // `k <= last`; below `last`, token `k` is not the sentinel
@@ -1793,6 +1844,61 @@ mod tests {
             accepted > total / 4 && accepted < total,
             "{accepted} of {total}"
         );
+    }
+
+    /// Long runs of literals with one defect at each position in turn, as
+    /// an element or as the separator before one (a broken literal, a
+    /// missing, doubled or wrong separator, a number or a string among
+    /// them; whitespace around the commas), so that it falls in the
+    /// first and in the second pair of strict validation's two-pair steps,
+    /// and near the input's end: the token walk accepts exactly what the
+    /// exact check accepts.
+    #[test]
+    fn literal_runs_with_one_defect_agree_with_the_exact_check() {
+        use crate::index::Options;
+        if scan::scan_tokens(b"[1]", &mut Scan::default()).is_none() {
+            eprintln!("skipped: no token scan on this CPU");
+            return;
+        }
+        let opts = Options::default();
+        let defects: [&[u8]; 11] = [
+            b"tru", b"nulx", b"", b",", b"1", b"\"s\"", b"falsy", b"[]", b" ", b":", b",,",
+        ];
+        for n in 1..14 {
+            for sep in [&b","[..], b", ", b" ,", b",\n  "] {
+                for at in 0..n {
+                    for defect in defects {
+                        let lit = |i: usize| -> &[u8] {
+                            if i % 3 == 1 {
+                                b"false"
+                            } else {
+                                b"true"
+                            }
+                        };
+                        // The defect as element `at`, or as the separator
+                        // before it (then element `at` is a literal).
+                        let mut as_element = b"[".to_vec();
+                        let mut as_separator = b"[".to_vec();
+                        for i in 0..n {
+                            if i > 0 {
+                                as_element.extend_from_slice(sep);
+                                as_separator.extend_from_slice(if i == at { defect } else { sep });
+                            }
+                            as_element.extend_from_slice(if i == at { defect } else { lit(i) });
+                            as_separator.extend_from_slice(lit(i));
+                        }
+                        for mut d in [as_element, as_separator] {
+                            d.push(b']');
+                            for doc in [d.clone(), [b"{\"k\":".as_slice(), &d, b"}"].concat()] {
+                                let want = crate::index::validate_exact(&doc, &opts).is_ok();
+                                let text = String::from_utf8_lossy(&doc).into_owned();
+                                assert_eq!(valid(&doc, 64), want, "{text}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// `plain_number` only accepts valid numbers that end right before the
