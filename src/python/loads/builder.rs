@@ -249,9 +249,11 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                 } else {
                     match input[sk] {
                         b'"' => {
-                            let close = string_close(input, s, k)?;
+                            // (`string_body`: token `k` is an opening
+                            // quote of the index, built from `input`.)
+                            let (start, end) = string_body(input, s, k)?;
                             k += 1;
-                            self.value_string(sk + 1, close)?
+                            self.value_string(start, end)?
                         }
                         // A literal token, when 8 bytes can be read.
                         c @ (b't' | b'n' | b'f') if TOKENS && literal_token(input, sk) => {
@@ -405,8 +407,10 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         unsafe {
             let c = input[sk];
             if c == b'"' {
-                let close = string_close(input, s, k)?;
-                return self.value_string(sk + 1, close);
+                // (`string_body`: token `k` is an opening quote of the
+                // index, built from `input`.)
+                let (start, end) = string_body(input, s, k)?;
+                return self.value_string(start, end);
             }
             // Numbers by one range test of their first byte (`-` to `9`),
             // before the literal's word is read (canada.json's pairs).
@@ -811,14 +815,16 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
     #[inline(always)]
     unsafe fn key(&mut self, k: usize) -> *mut ffi::PyObject {
         let input = self.input;
-        let open = self.s[k] as usize;
-        let Some(close) = string_close(input, self.s, k) else {
+        // SAFETY: token `k` is a key's opening quote in an index built
+        // strictly from `input` (the caller's contract).
+        let Some((start, end)) = (unsafe { string_body(input, self.s, k) }) else {
             return std::ptr::null_mut();
         };
-        let body = &input[open + 1..close];
+        // SAFETY: `start <= end <= input.len()` (`string_body`).
+        let body = unsafe { input.get_unchecked(start..end) };
         if body.len() > CACHE_KEY_MAX || self.cache.is_none() {
             // SAFETY: as in `string`.
-            return unsafe { self.string(open + 1, close) }.unwrap_or(std::ptr::null_mut());
+            return unsafe { self.string(start, end) }.unwrap_or(std::ptr::null_mut());
         }
         let h = hash_key(body);
         let i = h as usize & (CACHE_SLOTS - 1);
@@ -842,7 +848,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             return alt.obj;
         }
         // SAFETY: as in `string`.
-        let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
+        let Some(obj) = (unsafe { self.string(start, end) }) else {
             return std::ptr::null_mut();
         };
         let cache = match self.cache.as_deref_mut() {
@@ -1019,6 +1025,38 @@ unsafe fn literals() -> [*mut ffi::PyObject; 4] {
             ffi::Py_False(),
         ]
     }
+}
+
+/// The body `(start, end)` (between the quotes) of the string whose
+/// opening quote is token `k` of `s`, or `None` when no closing quote
+/// precedes the next token (see [`string_close`]). Usually the closing
+/// quote is the byte just before the next token (a key before its colon,
+/// a value before its `,` or closer): that byte is read without bounds
+/// tests, the index vouching for both offsets; anything else goes through
+/// `string_close`. (The checked reads cost about five instructions per
+/// string, keys and values alike.)
+///
+/// # Safety
+/// `s` is an index built strictly from `input` and token `k` an opening
+/// quote in it (not the sentinel): token `k + 1` then exists, and its
+/// offset is at most `input.len()`.
+#[inline(always)]
+unsafe fn string_body(input: &[u8], s: &[u32], k: usize) -> Option<(usize, usize)> {
+    debug_assert!(k + 1 < s.len() && s[k + 1] as usize <= input.len());
+    // SAFETY: token `k` is not the sentinel, so token `k + 1` exists (the
+    // caller's contract).
+    let (open, next) = unsafe {
+        (
+            *s.get_unchecked(k) as usize,
+            *s.get_unchecked(k + 1) as usize,
+        )
+    };
+    // SAFETY: `open + 1 < next <= input.len()`, so `next - 1` is a byte of
+    // `input`.
+    if next > open + 1 && unsafe { *input.get_unchecked(next - 1) } == b'"' {
+        return Some((open + 1, next - 1));
+    }
+    string_close(input, s, k).map(|close| (open + 1, close))
 }
 
 /// Whether only whitespace lies between a token's end and the structural
