@@ -167,6 +167,9 @@ impl<'a, L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'a, L,
         // The cache's table is made on first use (once per process), here
         // rather than on every key.
         if let Some(c) = cache.as_deref_mut() {
+            if c.next.is_empty() {
+                c.next = vec![0; CACHE_SLOTS];
+            }
             if c.slots.is_empty() {
                 c.slots = vec![
                     Slot {
@@ -826,26 +829,46 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             // SAFETY: as in `string`.
             return unsafe { self.string(start, end) }.unwrap_or(std::ptr::null_mut());
         }
-        let h = hash_key(body);
-        let i = h as usize & (CACHE_SLOTS - 1);
         let cache = match self.cache.as_deref_mut() {
             Some(c) => c,
             None => return std::ptr::null_mut(),
         };
+        // First the slot of the key that followed the last key found, the
+        // last time that one was found (see `key_cache`): keys come in the
+        // same order in objects of one shape, and a key found there is not
+        // hashed.
+        let p = usize::from(cache.next[cache.last]);
+        let slot = &cache.slots[p];
+        if !slot.obj.is_null()
+            && slot.tag as u8 as usize == body.len()
+            && short_eq(&slot.key[..body.len()], body)
+        {
+            let obj = slot.obj;
+            cache.last = p;
+            // SAFETY: the cache owns a reference; we hand out a new one.
+            unsafe { ffi::Py_INCREF(obj) };
+            return obj;
+        }
+        let h = hash_key(body);
+        let i = h as usize & (CACHE_SLOTS - 1);
         let t = tag(h, body.len());
         let slot = &cache.slots[i];
         if !slot.obj.is_null() && slot.tag == t && short_eq(&slot.key[..body.len()], body) {
+            let obj = slot.obj;
+            cache.follow(i);
             // SAFETY: the cache owns a reference; we hand out a new one.
-            unsafe { ffi::Py_INCREF(slot.obj) };
-            return slot.obj;
+            unsafe { ffi::Py_INCREF(obj) };
+            return obj;
         }
         // The other slot of the pair (see `key_cache`): two keys of a
         // document whose hashes pick the same slot both stay cached.
         let alt = &cache.slots[i ^ 1];
         if !alt.obj.is_null() && alt.tag == t && short_eq(&alt.key[..body.len()], body) {
+            let obj = alt.obj;
+            cache.follow(i ^ 1);
             // SAFETY: the cache owns a reference; we hand out a new one.
-            unsafe { ffi::Py_INCREF(alt.obj) };
-            return alt.obj;
+            unsafe { ffi::Py_INCREF(obj) };
+            return obj;
         }
         // SAFETY: as in `string`.
         let Some(obj) = (unsafe { self.string(start, end) }) else {
@@ -881,6 +904,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         unsafe { copy_short(body, dst.as_mut_ptr()) };
         slot.tag = t;
         slot.obj = obj;
+        cache.follow(i);
         obj
     }
 
