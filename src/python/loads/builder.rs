@@ -243,14 +243,28 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         // (The token index needs no gap skipping: `q` stays unused.)
         let mut q = if TOKENS { 0 } else { skip_ws(input, 0) };
         'value: loop {
-            let sk = s[k] as usize;
+            let sk = if TOKENS {
+                // SAFETY: token `k` starts a value (a walk step only comes
+                // here with one), so it is not the sentinel: in the token
+                // index a value token is a byte of `input` (see
+                // `token_byte`).
+                unsafe { *s.get_unchecked(k) as usize }
+            } else {
+                s[k] as usize
+            };
             // SAFETY: (whole block) the interpreter is attached; every
             // pointer passed to the C API is a live object we own or borrow.
             let mut v = unsafe {
                 if !TOKENS && q < sk {
                     self.scalar(q, sk)?
                 } else {
-                    match input[sk] {
+                    let c = if TOKENS {
+                        // (As above.)
+                        token_byte(input, s, k)
+                    } else {
+                        input[sk]
+                    };
+                    match c {
                         b'"' => {
                             // (`string_body`: token `k` is an opening
                             // quote of the index, built from `input`.)
@@ -405,10 +419,13 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         k: usize,
         lits: &[*mut ffi::PyObject; 4],
     ) -> Option<*mut ffi::PyObject> {
-        let sk = s[k] as usize;
+        // SAFETY: token `k` is a value token of the token index built
+        // from `input` (this function's contract), not the sentinel.
+        let sk = unsafe { *s.get_unchecked(k) as usize };
         // SAFETY: (whole block) the interpreter is attached.
         unsafe {
-            let c = input[sk];
+            // (As above.)
+            let c = token_byte(input, s, k);
             if c == b'"' {
                 // (`string_body`: token `k` is an opening quote of the
                 // index, built from `input`.)
@@ -1081,6 +1098,20 @@ unsafe fn string_body(input: &[u8], s: &[u32], k: usize) -> Option<(usize, usize
         return Some((open + 1, next - 1));
     }
     string_close(input, s, k).map(|close| (open + 1, close))
+}
+
+/// The first byte of token `k` of the token index `s` over `input`, with
+/// no bounds tests: the builder reads each value's first byte, and every
+/// token but the sentinel is the offset of a byte of `input`.
+///
+/// # Safety
+/// `s` is a token index built strictly from `input`, and token `k` is not
+/// its sentinel (a value token: the builder's walk only reads those).
+#[inline(always)]
+unsafe fn token_byte(input: &[u8], s: &[u32], k: usize) -> u8 {
+    debug_assert!(k + 1 < s.len() && (s[k] as usize) < input.len());
+    // SAFETY: as the caller guarantees.
+    unsafe { *input.get_unchecked(*s.get_unchecked(k) as usize) }
 }
 
 /// Whether only whitespace lies between a token's end and the structural
