@@ -258,6 +258,29 @@ def test_cached_keys_at_the_length_limit() -> None:
         assert [list(d) for d in got] == [list(d) for d in json.loads(data)]
 
 
+def test_keys_after_a_learned_order() -> None:
+    # Objects of one shape teach the key cache which key follows which (it
+    # looks there first); keys of the same length but other bytes in the
+    # learnt places, the empty key, an escaped spelling, a changed order
+    # and nesting all still come back exactly, from a cold and a warm cache.
+    learn = b'{"ab":1,"cd":2,"ef":3,"gh":4}'
+    variants = [
+        b'{"ab":1,"cx":2,"ef":3,"gh":4}',
+        b'{"ab":1,"":2,"ef":3}',
+        b'{"ab":1,"dc":2,"gh":3,"ef":4}',
+        b'{"ab":1,"c\\u0064":2,"cd":5}',
+        b'{"ab":1,"cd":{"ab":2,"cd":3,"ef":[{"gh":4}]},"ef":4}',
+        b'{"gh":1,"ab":2,"cd":3}',
+    ]
+    for v in variants:
+        data = b"[" + b",".join([learn] * 3 + [v, learn, v]) + b"]"
+        for _ in range(2):
+            got = qjson.loads(data)
+            want = json.loads(data)
+            assert got == want, v
+            assert [list(d) for d in got] == [list(d) for d in want], v
+
+
 def test_max_depth() -> None:
     deep = b"[" * 100 + b"]" * 100
     assert qjson.loads(deep, max_depth=100) is not None

@@ -167,6 +167,9 @@ impl<'a, L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'a, L,
         // The cache's table is made on first use (once per process), here
         // rather than on every key.
         if let Some(c) = cache.as_deref_mut() {
+            if c.next.is_empty() {
+                c.next = vec![0; CACHE_SLOTS];
+            }
             if c.slots.is_empty() {
                 c.slots = vec![
                     Slot {
@@ -240,18 +243,34 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         // (The token index needs no gap skipping: `q` stays unused.)
         let mut q = if TOKENS { 0 } else { skip_ws(input, 0) };
         'value: loop {
-            let sk = s[k] as usize;
+            let sk = if TOKENS {
+                // SAFETY: token `k` starts a value (a walk step only comes
+                // here with one), so it is not the sentinel: in the token
+                // index a value token is a byte of `input` (see
+                // `token_byte`).
+                unsafe { *s.get_unchecked(k) as usize }
+            } else {
+                s[k] as usize
+            };
             // SAFETY: (whole block) the interpreter is attached; every
             // pointer passed to the C API is a live object we own or borrow.
             let mut v = unsafe {
                 if !TOKENS && q < sk {
                     self.scalar(q, sk)?
                 } else {
-                    match input[sk] {
+                    let c = if TOKENS {
+                        // (As above.)
+                        token_byte(input, s, k)
+                    } else {
+                        input[sk]
+                    };
+                    match c {
                         b'"' => {
-                            let close = string_close(input, s, k)?;
+                            // (`string_body`: token `k` is an opening
+                            // quote of the index, built from `input`.)
+                            let (start, end) = string_body(input, s, k)?;
                             k += 1;
-                            self.value_string(sk + 1, close)?
+                            self.value_string(start, end)?
                         }
                         // A literal token, when 8 bytes can be read.
                         c @ (b't' | b'n' | b'f') if TOKENS && literal_token(input, sk) => {
@@ -400,13 +419,18 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         k: usize,
         lits: &[*mut ffi::PyObject; 4],
     ) -> Option<*mut ffi::PyObject> {
-        let sk = s[k] as usize;
+        // SAFETY: token `k` is a value token of the token index built
+        // from `input` (this function's contract), not the sentinel.
+        let sk = unsafe { *s.get_unchecked(k) as usize };
         // SAFETY: (whole block) the interpreter is attached.
         unsafe {
-            let c = input[sk];
+            // (As above.)
+            let c = token_byte(input, s, k);
             if c == b'"' {
-                let close = string_close(input, s, k)?;
-                return self.value_string(sk + 1, close);
+                // (`string_body`: token `k` is an opening quote of the
+                // index, built from `input`.)
+                let (start, end) = string_body(input, s, k)?;
+                return self.value_string(start, end);
             }
             // Numbers by one range test of their first byte (`-` to `9`),
             // before the literal's word is read (canada.json's pairs).
@@ -811,38 +835,60 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
     #[inline(always)]
     unsafe fn key(&mut self, k: usize) -> *mut ffi::PyObject {
         let input = self.input;
-        let open = self.s[k] as usize;
-        let Some(close) = string_close(input, self.s, k) else {
+        // SAFETY: token `k` is a key's opening quote in an index built
+        // strictly from `input` (the caller's contract).
+        let Some((start, end)) = (unsafe { string_body(input, self.s, k) }) else {
             return std::ptr::null_mut();
         };
-        let body = &input[open + 1..close];
+        // SAFETY: `start <= end <= input.len()` (`string_body`).
+        let body = unsafe { input.get_unchecked(start..end) };
         if body.len() > CACHE_KEY_MAX || self.cache.is_none() {
             // SAFETY: as in `string`.
-            return unsafe { self.string(open + 1, close) }.unwrap_or(std::ptr::null_mut());
+            return unsafe { self.string(start, end) }.unwrap_or(std::ptr::null_mut());
         }
-        let h = hash_key(body);
-        let i = h as usize & (CACHE_SLOTS - 1);
         let cache = match self.cache.as_deref_mut() {
             Some(c) => c,
             None => return std::ptr::null_mut(),
         };
+        // First the slot of the key that followed the last key found, the
+        // last time that one was found (see `key_cache`): keys come in the
+        // same order in objects of one shape, and a key found there is not
+        // hashed.
+        let p = usize::from(cache.next[cache.last]);
+        let slot = &cache.slots[p];
+        if !slot.obj.is_null()
+            && slot.tag as u8 as usize == body.len()
+            && short_eq(&slot.key[..body.len()], body)
+        {
+            let obj = slot.obj;
+            cache.last = p;
+            // SAFETY: the cache owns a reference; we hand out a new one.
+            unsafe { ffi::Py_INCREF(obj) };
+            return obj;
+        }
+        let h = hash_key(body);
+        let i = h as usize & (CACHE_SLOTS - 1);
         let t = tag(h, body.len());
         let slot = &cache.slots[i];
         if !slot.obj.is_null() && slot.tag == t && short_eq(&slot.key[..body.len()], body) {
+            let obj = slot.obj;
+            cache.follow(i);
             // SAFETY: the cache owns a reference; we hand out a new one.
-            unsafe { ffi::Py_INCREF(slot.obj) };
-            return slot.obj;
+            unsafe { ffi::Py_INCREF(obj) };
+            return obj;
         }
         // The other slot of the pair (see `key_cache`): two keys of a
         // document whose hashes pick the same slot both stay cached.
         let alt = &cache.slots[i ^ 1];
         if !alt.obj.is_null() && alt.tag == t && short_eq(&alt.key[..body.len()], body) {
+            let obj = alt.obj;
+            cache.follow(i ^ 1);
             // SAFETY: the cache owns a reference; we hand out a new one.
-            unsafe { ffi::Py_INCREF(alt.obj) };
-            return alt.obj;
+            unsafe { ffi::Py_INCREF(obj) };
+            return obj;
         }
         // SAFETY: as in `string`.
-        let Some(obj) = (unsafe { self.string(open + 1, close) }) else {
+        let Some(obj) = (unsafe { self.string(start, end) }) else {
             return std::ptr::null_mut();
         };
         let cache = match self.cache.as_deref_mut() {
@@ -875,6 +921,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         unsafe { copy_short(body, dst.as_mut_ptr()) };
         slot.tag = t;
         slot.obj = obj;
+        cache.follow(i);
         obj
     }
 
@@ -1019,6 +1066,52 @@ unsafe fn literals() -> [*mut ffi::PyObject; 4] {
             ffi::Py_False(),
         ]
     }
+}
+
+/// The body `(start, end)` (between the quotes) of the string whose
+/// opening quote is token `k` of `s`, or `None` when no closing quote
+/// precedes the next token (see [`string_close`]). Usually the closing
+/// quote is the byte just before the next token (a key before its colon,
+/// a value before its `,` or closer): that byte is read without bounds
+/// tests, the index vouching for both offsets; anything else goes through
+/// `string_close`. (The checked reads cost about five instructions per
+/// string, keys and values alike.)
+///
+/// # Safety
+/// `s` is an index built strictly from `input` and token `k` an opening
+/// quote in it (not the sentinel): token `k + 1` then exists, and its
+/// offset is at most `input.len()`.
+#[inline(always)]
+unsafe fn string_body(input: &[u8], s: &[u32], k: usize) -> Option<(usize, usize)> {
+    debug_assert!(k + 1 < s.len() && s[k + 1] as usize <= input.len());
+    // SAFETY: token `k` is not the sentinel, so token `k + 1` exists (the
+    // caller's contract).
+    let (open, next) = unsafe {
+        (
+            *s.get_unchecked(k) as usize,
+            *s.get_unchecked(k + 1) as usize,
+        )
+    };
+    // SAFETY: `open + 1 < next <= input.len()`, so `next - 1` is a byte of
+    // `input`.
+    if next > open + 1 && unsafe { *input.get_unchecked(next - 1) } == b'"' {
+        return Some((open + 1, next - 1));
+    }
+    string_close(input, s, k).map(|close| (open + 1, close))
+}
+
+/// The first byte of token `k` of the token index `s` over `input`, with
+/// no bounds tests: the builder reads each value's first byte, and every
+/// token but the sentinel is the offset of a byte of `input`.
+///
+/// # Safety
+/// `s` is a token index built strictly from `input`, and token `k` is not
+/// its sentinel (a value token: the builder's walk only reads those).
+#[inline(always)]
+unsafe fn token_byte(input: &[u8], s: &[u32], k: usize) -> u8 {
+    debug_assert!(k + 1 < s.len() && (s[k] as usize) < input.len());
+    // SAFETY: as the caller guarantees.
+    unsafe { *input.get_unchecked(*s.get_unchecked(k) as usize) }
 }
 
 /// Whether only whitespace lies between a token's end and the structural
