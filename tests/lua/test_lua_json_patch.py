@@ -242,6 +242,40 @@ def test_failed_patch_changes_nothing(lua: Any, fail_after: int, pre_edit: bool)
     assert json.loads(moved) == {"x": 1}
 
 
+def test_raised_errors_undo_the_patch(lua: Any) -> None:
+    """An error that is not an op failure (here the encoder's, copying an
+    edited object that holds a function) still leaves the target as it
+    was: patches run without pcall and such errors undo the journal
+    themselves. A merge of a value nested too deeply says so, and changes
+    nothing either."""
+    f = lua.eval(
+        """function(s)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local before = qjson.encode(t)
+            t.c.f = print
+            local ops = {{op = "replace", path = "/a", value = 5},
+                {op = "add", path = "/b/0", value = 9}, {op = "copy", from = "/c", path = "/z"}}
+            local ok, err = pcall(qjson.patch, t, ops)
+            assert(not ok and getmetatable(err) ~= qjson.PatchError)
+            t.c.f = nil
+            local after_patch = qjson.encode(t)
+            local deep = {}
+            local x = deep
+            for _ = 1, 3000 do x[1] = {}; x = x[1] end
+            local ok2, err2 = pcall(qjson.merge_patch, t, {a = 6, z = deep})
+            assert(not ok2)
+            local ok3 = pcall(qjson.patch, t, {{op = "replace", path = "/a", value = 7}})
+            return before, after_patch, tostring(err2), qjson.encode(t), ok3
+        end"""
+    )
+    before, after_patch, merge_err, after, ok3 = f('{"a":1,"b":[1,2],"c":{"d":2}}')
+    assert after_patch == before
+    assert merge_err == "qjson.merge_patch: value nested too deeply"
+    assert ok3
+    assert json.loads(after) == {"a": 7, "b": [1, 2], "c": {"d": 2}}
+
+
 def test_edits_after_a_failed_patch(lua: Any) -> None:
     """Views made dirty by a failed patch are clean again, and edits made
     through them afterwards (or by a later patch) are written: the undo puts
