@@ -2832,7 +2832,16 @@ do
         local state = pstate
         state.root, state.i = t, 0
         journal_open()
-        if apply_ops(state, ops) == Fail then
+        -- One pcall per patch (not per op): an error not raised through
+        -- raise() (a user __newindex or __index on the touched path, out
+        -- of memory) must undo the journal too, then go on unchanged.
+        local ok, r = pcall(apply_ops, state, ops)
+        if not ok then
+            journal_abort()
+            state.root = false
+            error(r, 0)
+        end
+        if r == Fail then
             journal_close(true)
             state.root = false
             local i, msg = state.i, Fail.message

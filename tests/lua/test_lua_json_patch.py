@@ -276,6 +276,30 @@ def test_raised_errors_undo_the_patch(lua: Any) -> None:
     assert json.loads(after) == {"a": 7, "b": [1, 2], "c": {"d": 2}}
 
 
+def test_user_error_mid_patch_undoes_it(lua: Any) -> None:
+    """An error raised by user code mid-patch (a __newindex of a plain
+    table on the touched path), not through qjson's raise(), still leaves
+    the target as it was, and reaches the caller as it was raised."""
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local guarded = setmetatable({}, {__newindex = function() error("boom", 0) end})
+            local t = {a = 1, b = {1, 2}, g = guarded}
+            local ops = {{op = "replace", path = "/a", value = 5},
+                {op = "add", path = "/b/0", value = 9}, {op = "add", path = "/g/x", value = 1}}
+            local ok, err = pcall(qjson.patch, t, ops)
+            local a, nb, b1, b2, g = t.a, #t.b, t.b[1], t.b[2], next(guarded)
+            local ok2 = pcall(qjson.patch, t, {{op = "replace", path = "/a", value = 7}})
+            return ok, tostring(err), a, nb, b1, b2, g, ok2, t.a
+        end"""
+    )
+    ok, err, a, nb, b1, b2, g, ok2, a2 = f()
+    assert not ok
+    assert err == "boom"
+    assert (a, nb, b1, b2, g) == (1, 2, 1, 2, None)
+    assert ok2 and a2 == 7
+
+
 def test_edits_after_a_failed_patch(lua: Any) -> None:
     """Views made dirty by a failed patch are clean again, and edits made
     through them afterwards (or by a later patch) are written: the undo puts
