@@ -56,7 +56,7 @@ use crate::error::JsonType;
 use smallvec::SmallVec;
 use std::convert::Infallible;
 use std::ffi::{c_char, c_int};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// A segment kind: bytes at `p`, `len` long.
 const SEG_BYTES: u32 = 0;
@@ -102,6 +102,9 @@ pub struct Edit {
     /// valid until the next plan.
     segs: Segs,
     lits: Lits,
+    /// The next state in the list of the document that owns this one
+    /// (`qjson_edit_new_owned`, see [`Owned`]); null otherwise.
+    owned_next: *mut Edit,
 }
 
 /// A key as the state keeps it: inline up to 24 bytes (a heap `Box<[u8]>`
@@ -273,12 +276,26 @@ fn same(key: &[u8]) -> impl FnMut(&Key) -> Result<bool, Infallible> + '_ {
 
 impl Edit {
     fn new(doc: &Doc<'_>, at: Cursor) -> Result<Edit, Fail> {
-        let object = match doc.type_of(at) {
-            JsonType::Object => true,
-            JsonType::Array => false,
-            _ => return Err(Fail::Arg("not an object or array")),
-        };
-        Ok(Edit {
+        Ok(Edit::empty(
+            at,
+            Edit::is_object(doc, at)?,
+            std::ptr::null_mut(),
+        ))
+    }
+
+    /// Whether `at` is an object (else an array; an error for a scalar).
+    fn is_object(doc: &Doc<'_>, at: Cursor) -> Result<bool, Fail> {
+        match doc.type_of(at) {
+            JsonType::Object => Ok(true),
+            JsonType::Array => Ok(false),
+            _ => Err(Fail::Arg("not an object or array")),
+        }
+    }
+
+    /// A state without edits.
+    #[inline(always)]
+    fn empty(at: Cursor, object: bool, owned_next: *mut Edit) -> Edit {
+        Edit {
             at,
             object,
             patches: Patches::default(),
@@ -286,7 +303,8 @@ impl Edit {
             saved: None,
             segs: Segs::new(),
             lits: Lits::new(),
-        })
+            owned_next,
+        }
     }
 
     /// A copy of the edits (host values are ids: copied as they are).
@@ -467,29 +485,68 @@ pub unsafe extern "C" fn qjson_edit_new(
 }
 
 /// The edit states a document owns (`qjson_edit_new_owned`): freed when
-/// the document is. A few are kept without a heap allocation (an edit of
-/// one or two containers per document is the common case).
+/// the document is. A list threaded through the states themselves
+/// (`Edit::owned_next`), its head pushed with one compare-and-swap: a
+/// document may be used from several threads, so the push is atomic, but
+/// a mutex (a locked compare-and-swap and a locked exchange around a
+/// push) cost about 16 ns of the 22 ns of a 2 KB request's
+/// `qjson_edit_new_owned` (perf, native): each locked instruction waits
+/// for the state's 800 bytes just written to leave the store buffer. So
+/// the state is published first and written after (see `keep`).
 #[derive(Debug, Default)]
-pub struct Owned(Mutex<SmallVec<[*mut Edit; 4]>>);
+pub struct Owned(AtomicPtr<Edit>);
 
 impl Owned {
-    /// Keep `e` (from `Box::into_raw`) until the owner is dropped.
-    fn keep(&self, e: *mut Edit) {
-        // A poisoned lock only means a panic elsewhere while pushing; the
-        // list itself is still whole.
-        let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        v.push(e);
+    /// Keep a new state for the container at `at` (an object or not): a
+    /// heap slot for it is pushed on the list, then the state is made
+    /// there (after the compare-and-swap, which so waits for no more than
+    /// the slot's allocation). Pushes from other threads read only the
+    /// head, never a state; the list is walked only by `Drop` (`&mut
+    /// self`, after every push returned), so the state is written by the
+    /// time anyone reads it.
+    fn keep(&self, at: Cursor, object: bool) -> *mut Edit {
+        let slot = Box::into_raw(Box::<Edit>::new_uninit()).cast::<Edit>();
+        let mut head = self.0.load(Ordering::Relaxed);
+        loop {
+            match self
+                .0
+                .compare_exchange_weak(head, slot, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => break,
+                Err(now) => head = now,
+            }
+        }
+        // SAFETY: `slot` is a fresh allocation for one `Edit` that no one
+        // else reads (see above); `write` fills it without dropping the
+        // uninitialized bytes.
+        unsafe { slot.write(Edit::empty(at, object, head)) };
+        slot
+    }
+
+    /// How many states the list holds.
+    #[cfg(test)]
+    fn len(&mut self) -> usize {
+        let mut n = 0;
+        let mut e = *self.0.get_mut();
+        while !e.is_null() {
+            n += 1;
+            // SAFETY: every state on the list is live until `drop`.
+            e = unsafe { (*e).owned_next };
+        }
+        n
     }
 }
 
 impl Drop for Owned {
     fn drop(&mut self) {
-        let v = self.0.get_mut().unwrap_or_else(|p| p.into_inner());
-        for &e in v.iter() {
-            // SAFETY: each pointer came from `Box::into_raw` in
-            // `qjson_edit_new_owned`, is owned by this list only (the host
-            // never frees it) and is dropped once, here.
-            drop(unsafe { Box::from_raw(e) });
+        let mut e = *self.0.get_mut();
+        while !e.is_null() {
+            // SAFETY: each state on the list came from `keep` (a `Box`
+            // slot, written before any `drop` can run), is owned by this
+            // list only (the host never frees it) and is dropped once, here.
+            let b = unsafe { Box::from_raw(e) };
+            e = b.owned_next;
+            drop(b);
         }
     }
 }
@@ -514,8 +571,8 @@ pub unsafe extern "C" fn qjson_edit_new_owned(
         let at = unsafe { at.as_ref() }
             .ok_or(Fail::Arg("null cursor"))?
             .core();
-        let e = Box::into_raw(Box::new(Edit::new(&h.doc(), at)?));
-        h.input.edits.keep(e);
+        let object = Edit::is_object(&h.doc(), at)?;
+        let e = h.input.edits.keep(at, object);
         // SAFETY: `out` is writable per the contract (`put` checks null).
         unsafe { put(out, e) }?;
         Ok(Status::Ok)
@@ -988,7 +1045,7 @@ mod tests {
                 let mut o = std::ptr::null_mut();
                 assert_eq!(qjson_edit_new_owned(h, &root, &mut o), 0);
             }
-            assert_eq!((*h).input.edits.0.lock().unwrap().len(), 6);
+            assert_eq!((*h).input.edits.len(), 6);
             qjson_free(h);
         }
     }
@@ -1109,7 +1166,48 @@ mod tests {
             assert_eq!(qjson_edit_new_owned(std::ptr::null(), &root, &mut e3), 6);
             assert_eq!(qjson_edit_new_owned(h, std::ptr::null(), &mut e3), 6);
             assert!(e3.is_null());
-            assert_eq!((*h).input.edits.0.lock().unwrap().len(), 2);
+            assert_eq!((*h).input.edits.len(), 2);
+            qjson_free(h);
+        }
+    }
+
+    /// States made on one document from several threads at once are all
+    /// kept (the list's push is a compare-and-swap: a plain load and store
+    /// would lose some of them, and leak them).
+    #[test]
+    fn owned_states_from_several_threads_are_all_kept() {
+        let h = parse(br#"{"a": 1}"#);
+        let mut root = CCursor::default();
+        // SAFETY: live handle, valid pointers.
+        unsafe {
+            assert_eq!(
+                qjson_find(h, std::ptr::null(), c"".as_ptr(), 0, &mut root),
+                0
+            );
+        }
+        let (threads, each) = (4, 2000);
+        let addr = h as usize;
+        let start = std::sync::Barrier::new(threads);
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    start.wait();
+                    for _ in 0..each {
+                        let mut e = std::ptr::null_mut();
+                        // SAFETY: the handle is live until every thread is
+                        // joined; a document may be used from several
+                        // threads; the states are freed with it.
+                        let rc =
+                            unsafe { qjson_edit_new_owned(addr as *const Handle, &root, &mut e) };
+                        assert_eq!(rc, 0);
+                        assert!(!e.is_null());
+                    }
+                });
+            }
+        });
+        // SAFETY: every thread is joined: this is the handle's one user.
+        unsafe {
+            assert_eq!((*h).input.edits.len(), threads * each);
             qjson_free(h);
         }
     }

@@ -242,6 +242,110 @@ def test_failed_patch_changes_nothing(lua: Any, fail_after: int, pre_edit: bool)
     assert json.loads(moved) == {"x": 1}
 
 
+def test_raised_errors_undo_the_patch(lua: Any) -> None:
+    """An error that is not an op failure (here the encoder's, copying an
+    edited object that holds a function) still leaves the target as it
+    was: patches run without pcall and such errors undo the journal
+    themselves. A merge of a value nested too deeply says so, and changes
+    nothing either."""
+    f = lua.eval(
+        """function(s)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local before = qjson.encode(t)
+            t.c.f = print
+            local ops = {{op = "replace", path = "/a", value = 5},
+                {op = "add", path = "/b/0", value = 9}, {op = "copy", from = "/c", path = "/z"}}
+            local ok, err = pcall(qjson.patch, t, ops)
+            assert(not ok and getmetatable(err) ~= qjson.PatchError)
+            t.c.f = nil
+            local after_patch = qjson.encode(t)
+            local deep = {}
+            local x = deep
+            for _ = 1, 3000 do x[1] = {}; x = x[1] end
+            local ok2, err2 = pcall(qjson.merge_patch, t, {a = 6, z = deep})
+            assert(not ok2)
+            local ok3 = pcall(qjson.patch, t, {{op = "replace", path = "/a", value = 7}})
+            return before, after_patch, tostring(err2), qjson.encode(t), ok3
+        end"""
+    )
+    before, after_patch, merge_err, after, ok3 = f('{"a":1,"b":[1,2],"c":{"d":2}}')
+    assert after_patch == before
+    assert merge_err == "qjson.merge_patch: value nested too deeply"
+    assert ok3
+    assert json.loads(after) == {"a": 7, "b": [1, 2], "c": {"d": 2}}
+
+
+def test_user_error_mid_patch_undoes_it(lua: Any) -> None:
+    """An error raised by user code mid-patch (a __newindex of a plain
+    table on the touched path), not through qjson's raise(), still leaves
+    the target as it was, and reaches the caller as it was raised."""
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local guarded = setmetatable({}, {__newindex = function() error("boom", 0) end})
+            local t = {a = 1, b = {1, 2}, g = guarded}
+            local ops = {{op = "replace", path = "/a", value = 5},
+                {op = "add", path = "/b/0", value = 9}, {op = "add", path = "/g/x", value = 1}}
+            local ok, err = pcall(qjson.patch, t, ops)
+            local a, nb, b1, b2, g = t.a, #t.b, t.b[1], t.b[2], next(guarded)
+            local ok2 = pcall(qjson.patch, t, {{op = "replace", path = "/a", value = 7}})
+            return ok, tostring(err), a, nb, b1, b2, g, ok2, t.a
+        end"""
+    )
+    ok, err, a, nb, b1, b2, g, ok2, a2 = f()
+    assert not ok
+    assert err == "boom"
+    assert (a, nb, b1, b2, g) == (1, 2, 1, 2, None)
+    assert ok2 and a2 == 7
+
+
+def test_user_metamethods_on_the_path_run_once(lua: Any) -> None:
+    """A patch whose path reaches a plain table with metamethods of the
+    user's is applied once: its first run (without pcall) stops before any
+    of them runs, undoes the ops before, and the patch runs again under a
+    pcall; each metamethod runs as often as the ops need it."""
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local calls = {idx = 0, new = 0}
+            local store = {x = 1}
+            local g = setmetatable({}, {
+                __index = function(_, k) calls.idx = calls.idx + 1; return store[k] end,
+                __newindex = function(_, k, v) calls.new = calls.new + 1; store[k] = v end})
+            local t = qjson.decode('{"a": 1, "b": [1, 2]}')
+            t.g = g
+            local ops = {{op = "replace", path = "/a", value = 5},
+                {op = "add", path = "/b/0", value = 9},
+                {op = "test", path = "/g/x", value = 1},
+                {op = "replace", path = "/g/x", value = 2}}
+            local r = qjson.patch(t, ops)
+            return r == t, t.a, qjson.len(t.b), t.b[1], t.b[2], calls.idx, calls.new, store.x
+        end"""
+    )
+    # test /g/x reads x once; replace /g/x checks it exists (a read), then sets it.
+    assert tuple(f()) == (True, 5, 3, 9, 1, 2, 1, 2)
+
+
+def test_user_metatables_in_values_and_merge(lua: Any) -> None:
+    """Values with metatables of the user's are copied as plain tables are
+    (by patch, after its first run stops at them, and by merge_patch, always
+    under its pcall), also after a patch that failed."""
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local t = qjson.decode('{"a": 1}')
+            local ok = pcall(qjson.patch, t, {{op = "remove", path = "/nope"}})
+            assert(not ok)
+            local v = setmetatable({k = 1}, {__index = function() return "meta" end})
+            qjson.patch(t, {{op = "add", path = "/p", value = v}})
+            qjson.merge_patch(t, {m = v})
+            return qjson.encode(t)
+        end"""
+    )
+    assert json.loads(f()) == {"a": 1, "p": {"k": 1}, "m": {"k": 1}}
+
+
 def test_edits_after_a_failed_patch(lua: Any) -> None:
     """Views made dirty by a failed patch are clean again, and edits made
     through them afterwards (or by a later patch) are written: the undo puts
