@@ -676,10 +676,13 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
     /// A `str` from the string body `input[start..end]` (between the quotes).
     ///
     /// # Safety
-    /// The interpreter must be attached; the body was validated.
+    /// The interpreter must be attached; the body was validated (so
+    /// `start <= end <= input.len()`: [`string_body`] gives it).
     #[inline(always)]
     unsafe fn string(&mut self, start: usize, end: usize) -> Option<*mut ffi::PyObject> {
-        let body = &self.input[start..end];
+        debug_assert!(start <= end && end <= self.input.len());
+        // SAFETY: in bounds, as the caller guarantees.
+        let body = unsafe { self.input.get_unchecked(start..end) };
         let escaped = self.has_escape(start, end);
         // Version-specific builds: a body without escapes in an all-ASCII
         // input is one allocation and a copy (the full API exposes the
@@ -931,7 +934,8 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
     /// new `str`.
     ///
     /// # Safety
-    /// The interpreter must be attached; the body was validated.
+    /// The interpreter must be attached; the body was validated (and lies
+    /// in `input`, as for [`Builder::string`]).
     #[inline(always)]
     unsafe fn value_string(&mut self, start: usize, end: usize) -> Option<*mut ffi::PyObject> {
         if SHARE && end - start <= CACHE_VALUE_MAX && self.cache.is_some() {
@@ -951,11 +955,14 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
     /// as one generic function.)
     ///
     /// # Safety
-    /// The interpreter must be attached; the body was validated and is at
-    /// most `CACHE_KEY_MAX` bytes long.
+    /// The interpreter must be attached; the body was validated (and lies
+    /// in `input`, as for [`Builder::string`]) and is at most
+    /// `CACHE_KEY_MAX` bytes long.
     #[inline(always)]
     unsafe fn cached_value(&mut self, start: usize, end: usize) -> *mut ffi::PyObject {
-        let body = &self.input[start..end];
+        debug_assert!(start <= end && end <= self.input.len());
+        // SAFETY: in bounds, as the caller guarantees.
+        let body = unsafe { self.input.get_unchecked(start..end) };
         let h = hash_key(body);
         // (The callers checked that there is a cache.)
         let Some(cache) = self.cache.as_deref_mut() else {
