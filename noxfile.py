@@ -241,8 +241,15 @@ def _lower_levels(session: nox.Session) -> None:
     exact index path `loads` takes when the token scan is absent) are what
     other machines run. tests/robustness/test_backend.py compares the levels
     on a short script; these runs cover the suites."""
-    best = session.run("python", "-c", "import qjson; print(qjson.backend())", silent=True).strip()
+    env = {"QJSON_BACKEND": ""}  # the CPU's own level, whatever the caller set
+    out = session.run("python", "-c", "import qjson; print(qjson.backend())", silent=True, env=env)
+    if out is None:  # nox --install-only: nothing ran
+        return
+    lines = out.strip().splitlines()  # (stderr comes in this output too: the last line)
+    best = lines[-1].strip() if lines else ""
     order = {"avx512": ["avx2", "scalar"], "avx2": ["scalar"], "neon": ["scalar"]}
+    if not order.get(best):
+        session.log(f"no vector level below {best!r}: the suites ran once")
     for level in order.get(best, []):
         session.log(f"QJSON_BACKEND={level}: {' '.join(LEVEL_SUITES)}")
         _pytest(session, *LEVEL_SUITES, "-q", env={"QJSON_BACKEND": level})

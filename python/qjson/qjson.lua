@@ -243,12 +243,15 @@ end
 
 -- Undoes the edits of the JSON Patch or merge patch being applied, if one
 -- is (set by the patch section): an error raised while its journal is open
--- must leave the target as it was, and the patches run without pcall.
-local journal_abort = function() end
+-- must leave the target as it was, and a patch's first run has no pcall.
+-- From raise() (`from_raise`) only in that first run: under a pcall the
+-- pcall's handler undoes, and an error that user code raises and catches
+-- itself (a metamethod calling qjson under pcall) must not undo the patch.
+local journal_abort = function(_) end
 
 --- Raise the error behind status `rc` (never NOT_FOUND: callers answer nil).
 local function raise(rc, path, level)
-    journal_abort()
+    journal_abort(true)
     local msg = last_error()
     if path then
         msg = format("%s (path %q)", msg, path)
@@ -2106,14 +2109,18 @@ do
     case) so keeps the compiled returns a pcall frame would cost (a 2 KB
     3-op patch: 33.9k instructions per op without it, 43.4k with one pcall
     per patch). An error from outside user code (out of memory) in the
-    first run leaves the ops applied so far (the next patch forgets the
-    journal left open). ]]
+    first run leaves the ops applied so far (the next patch, or the next
+    error raised, forgets the journal left open), and so does an error
+    from a cdata of an ffi metatype with an __eq or __tostring of the
+    user's met in the first run: cdata are not checked (their metatables
+    are hidden), and the walk compares values with `==` before checking
+    them. ]]
     Fail.retry, Fail.bare = {}, false
 
     --- Whether the walk must stop before using `v` (see above): in a
-    --- patch's first run (not under pcall), and `v` a table, userdata or
-    --- cdata whose metatable may run user code (not a proxy's, not
-    --- qjson.empty_array_mt).
+    --- patch's first run (not under pcall), and `v` a table or userdata
+    --- whose metatable may run user code (not a proxy's, not qjson.null's
+    --- or qjson.empty_array_mt).
     Fail.unsafe = function(v)
         if not Fail.bare then
             return false
@@ -2122,8 +2129,13 @@ do
         if tv ~= "table" and tv ~= "userdata" and tv ~= "cdata" then
             return false
         end
+        -- (qjson.null's metatable is qjson's own. A cdata's is hidden,
+        -- getmetatable says "ffi": cdata are not checked, see above.)
+        if tv == "cdata" or rawequal(v, null) then
+            return false
+        end
         local mt = getmetatable(v)
-        if mt == nil or mt == qjson.empty_array_mt or tv == "cdata" and type(mt) ~= "table" then
+        if mt == nil or mt == qjson.empty_array_mt then
             return false
         end
         if type(mt) == "table" and rawget(mt, "__qjson") then
@@ -2346,8 +2358,9 @@ do
         jn = jn + 6
     end
 
-    --- Open the journal (qjson.patch and merge_patch are not re-entered: no
-    --- user code runs inside them).
+    --- Open the journal. (Not re-entrant: a qjson.patch or merge_patch
+    --- called from a user metamethod while another runs under its pcall
+    --- shares its journal and state, and resets them: not supported.)
     local function journal_open()
         J, jn, jseen = J or {}, 0, nil
         -- (Empty unless the last close raised part-way: stale entries
@@ -2830,7 +2843,28 @@ do
     -- are not re-entered, see journal_open); `root` is dropped at the end.
     local pstate = { root = false, i = 0 }
 
-    journal_abort = function()
+    journal_abort = function(from_raise)
+        if from_raise then
+            if not Fail.bare then
+                return
+            end
+            -- A first run left by an error that did not pass here (out of
+            -- memory) leaves Fail.bare set and its journal open: a later
+            -- raise() outside that run forgets them (the ops it applied
+            -- stay, as documented above) rather than undo unrelated edits.
+            local lvl = 2
+            while true do
+                local info = debug.getinfo(lvl, "f")
+                if info == nil then
+                    Fail.bare, J, pstate.root = false, nil, false
+                    return
+                end
+                if info.func == apply_ops then
+                    break
+                end
+                lvl = lvl + 1
+            end
+        end
         Fail.bare = false
         if J ~= nil then
             journal_close(true)

@@ -516,6 +516,8 @@ impl Owned {
                 Err(now) => head = now,
             }
         }
+        // (Nothing between the swap and this write may panic: `Drop` would
+        // then free a listed slot that was never written.)
         // SAFETY: `slot` is a fresh allocation for one `Edit` that no one
         // else reads (see above); `write` fills it without dropping the
         // uninitialized bytes.

@@ -1341,8 +1341,9 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             // validation kept the instructions saved but lost the time.)
             if !R::RECORD {
                 loop {
-                    // Tokens `k` to `k + 3` exist, and `k + 2 < last` makes
-                    // neither pair's tokens the sentinel.
+                    // Tokens `k` to `k + 3` exist (`k + 2 < last`); token
+                    // `k + 3` may be the sentinel, whose offset
+                    // (`input.len()`) fails `p1 < limit` below.
                     if k + 2 >= last {
                         break;
                     }

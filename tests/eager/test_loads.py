@@ -262,7 +262,7 @@ def test_keys_after_a_learned_order() -> None:
     # Objects of one shape teach the key cache which key follows which (it
     # looks there first); keys of the same length but other bytes in the
     # learnt places, the empty key, an escaped spelling, a changed order
-    # and nesting all still come back exactly, from a cold and a warm cache.
+    # and nesting all still come back exactly (the cache is process-wide: warm here).
     learn = b'{"ab":1,"cd":2,"ef":3,"gh":4}'
     variants = [
         b'{"ab":1,"cx":2,"ef":3,"gh":4}',

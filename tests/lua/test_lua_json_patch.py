@@ -300,6 +300,32 @@ def test_user_error_mid_patch_undoes_it(lua: Any) -> None:
     assert ok2 and a2 == 7
 
 
+def test_user_code_catching_a_qjson_error_mid_patch(lua: Any) -> None:
+    """A user metamethod on the patch's path that calls qjson under its own
+    pcall and catches the error does not undo the patch around it: every op
+    is applied, once (JSON Patch and merge patch)."""
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local inner = setmetatable({}, {__newindex = function(tb, k, v)
+                pcall(qjson.decode, "{")
+                rawset(tb, k, v)
+            end})
+            local t = {a = 1, b = inner}
+            local r = qjson.patch(t, {{op = "replace", path = "/a", value = 2},
+                {op = "add", path = "/b/c", value = 3}})
+            local m_inner = setmetatable({}, {__newindex = function(tb, k, v)
+                pcall(qjson.decode, "[")
+                rawset(tb, k, v)
+            end})
+            local m = {x = 1, y = m_inner}
+            local r2 = qjson.merge_patch(m, {x = 5, y = {z = 6}})
+            return r == t, t.a, rawget(inner, "c"), r2 == m, m.x, rawget(m_inner, "z")
+        end"""
+    )
+    assert f() == (True, 2, 3, True, 5, 6)
+
+
 def test_user_metamethods_on_the_path_run_once(lua: Any) -> None:
     """A patch whose path reaches a plain table with metamethods of the
     user's is applied once: its first run (without pcall) stops before any

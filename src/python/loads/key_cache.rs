@@ -106,8 +106,8 @@ pub(crate) struct KeyCache {
 unsafe impl Send for KeyCache {}
 
 impl KeyCache {
-    /// The key in slot `i` was found (not where `next` said): it follows
-    /// the last one found, and is now the last.
+    /// The key in slot `i` was found (not where `next` said) or stored
+    /// there: it follows the last one, and is now the last.
     #[inline(always)]
     pub(super) fn follow(&mut self, i: usize) {
         debug_assert!(i < CACHE_SLOTS);
