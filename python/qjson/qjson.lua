@@ -2110,17 +2110,15 @@ do
     3-op patch: 33.9k instructions per op without it, 43.4k with one pcall
     per patch). An error from outside user code (out of memory) in the
     first run leaves the ops applied so far (the next patch, or the next
-    error raised, forgets the journal left open), and so does an error
-    from a cdata of an ffi metatype with an __eq or __tostring of the
-    user's met in the first run: cdata are not checked (their metatables
-    are hidden), and the walk compares values with `==` before checking
-    them. ]]
+    error raised, forgets the journal left open). The walk compares user
+    values with `rawequal`, never `==` (a cdata's `==` calls its ffi
+    metatype's __eq), and stops at every cdata (`Fail.unsafe`). ]]
     Fail.retry, Fail.bare = {}, false
 
     --- Whether the walk must stop before using `v` (see above): in a
     --- patch's first run (not under pcall), and `v` a table or userdata
     --- whose metatable may run user code (not a proxy's, not qjson.null's
-    --- or qjson.empty_array_mt).
+    --- or qjson.empty_array_mt), or any cdata.
     Fail.unsafe = function(v)
         if not Fail.bare then
             return false
@@ -2130,12 +2128,14 @@ do
             return false
         end
         -- (qjson.null's metatable is qjson's own. A cdata's is hidden,
-        -- getmetatable says "ffi": cdata are not checked, see above.)
-        if tv == "cdata" or rawequal(v, null) then
+        -- getmetatable says "ffi": any cdata may be an ffi metatype with an
+        -- __eq, __index or __tostring of the user's, so the walk, which
+        -- compares user values only by rawequal, stops at every one.)
+        if rawequal(v, null) then
             return false
         end
         local mt = getmetatable(v)
-        if mt == nil or mt == qjson.empty_array_mt then
+        if tv ~= "cdata" and (mt == nil or mt == qjson.empty_array_mt) then
             return false
         end
         if type(mt) == "table" and rawget(mt, "__qjson") then
@@ -2509,7 +2509,7 @@ do
         local c = table_new(#v, 4)
         for k, x in next, v do
             x = own(x, depth)
-            if x == Fail then
+            if rawequal(x, Fail) then
                 return Fail
             end
             c[k] = x
@@ -2572,7 +2572,7 @@ do
         end
         for _, k in ipairs(keys) do
             local x = a[k]
-            if x == nil then
+            if rawequal(x, nil) then
                 return false
             end
             local eq = json_eq(x, b[k], depth + 1)
@@ -2595,12 +2595,12 @@ do
             v = at[tok]
         elseif k == ARRAY then
             local i = array_pos(tok, c_len(at, k), false)
-            if i == Fail then
+            if rawequal(i, Fail) then
                 return Fail
             end
             v = at[i + 1]
         end
-        if v == nil then
+        if rawequal(v, nil) then
             return fail(format("path %q not found", text))
         end
         return v
@@ -2611,7 +2611,7 @@ do
         local at = root
         for i = 1, #tokens - 1 do
             at = child_at(at, tokens[i], text)
-            if at == Fail then
+            if rawequal(at, Fail) then
                 return Fail
             end
         end
@@ -2623,7 +2623,7 @@ do
             return root
         end
         local parent, last = parent_of(root, tokens, text)
-        if parent == Fail then
+        if rawequal(parent, Fail) then
             return Fail
         end
         return child_at(parent, last, text)
@@ -2635,7 +2635,7 @@ do
             return
         end
         local parent, last = parent_of(state.root, tokens, text)
-        if parent == Fail or Fail.unsafe(parent) then
+        if rawequal(parent, Fail) or Fail.unsafe(parent) then
             return Fail
         end
         local k = kind_of(parent)
@@ -2644,7 +2644,7 @@ do
             parent[last] = v
         elseif k == ARRAY then
             local i = array_pos(last, c_len(parent, k), true)
-            if i == Fail then
+            if rawequal(i, Fail) then
                 return Fail
             end
             touch(parent)
@@ -2659,7 +2659,7 @@ do
     local function has_member(v, k)
         local st = is_proxy(v)
         if not st then
-            return v[k] ~= nil
+            return not rawequal(v[k], nil)
         end
         local ks = st.ks
         if ks then
@@ -2668,7 +2668,7 @@ do
                 return id ~= 0
             end
         end
-        if st.cache[k] ~= nil then
+        if not rawequal(st.cache[k], nil) then
             return true
         end
         return type(k) == "string" and has_orig_key(st, k)
@@ -2676,20 +2676,20 @@ do
 
     local function op_remove(state, tokens, text, replacement)
         if #tokens == 0 then
-            if replacement == nil then
+            if rawequal(replacement, nil) then
                 return fail("cannot remove the whole document")
             end
             state.root = replacement
             return
         end
         local parent, last = parent_of(state.root, tokens, text)
-        if parent == Fail or Fail.unsafe(parent) then
+        if rawequal(parent, Fail) or Fail.unsafe(parent) then
             return Fail
         end
         local k = kind_of(parent)
         if k == OBJECT then
             local st = is_proxy(parent)
-            if not st or (st.ks and st.ks[last] ~= nil) or st.cache[last] ~= nil then
+            if not st or (st.ks and not rawequal(st.ks[last], nil)) or not rawequal(st.cache[last], nil) then
                 if not has_member(parent, last) then
                     return fail(format("path %q not found", text))
                 end
@@ -2707,17 +2707,17 @@ do
                 touch(parent)
                 parent[last] = replacement
                 local id = st.ks[last]
-                if replacement == nil and id ~= 0 or replacement ~= nil and id < 0 then
+                if rawequal(replacement, nil) and id ~= 0 or not rawequal(replacement, nil) and id < 0 then
                     return fail(format("path %q not found", text))
                 end
             end
         elseif k == ARRAY then
             local i = array_pos(last, c_len(parent, k), false)
-            if i == Fail then
+            if rawequal(i, Fail) then
                 return Fail
             end
             touch(parent)
-            if replacement == nil then
+            if rawequal(replacement, nil) then
                 arr_remove(parent, i)
             else
                 arr_replace(parent, i, replacement)
@@ -2753,20 +2753,20 @@ do
             return fail(format("unknown op %s", tostring(name)))
         end
         local text = op.path
-        if text == nil then
+        if rawequal(text, nil) then
             return fail("the op has no \"path\"")
         end
         local tokens = pointer_tokens(text)
-        if tokens == Fail then
+        if rawequal(tokens, Fail) then
             return Fail
         end
         local value = op.value
-        if (name == "add" or name == "replace" or name == "test") and value == nil then
+        if (name == "add" or name == "replace" or name == "test") and rawequal(value, nil) then
             return fail(format("a %q op needs a \"value\"", name))
         end
         if name == "add" or name == "replace" then
             local v = own(value)
-            if v == Fail then
+            if rawequal(v, Fail) then
                 return Fail
             end
             if name == "add" then
@@ -2777,31 +2777,31 @@ do
             return op_remove(state, tokens, text, nil)
         elseif name == "test" then
             local at = value_at(state.root, tokens, text)
-            if at == Fail then
+            if rawequal(at, Fail) then
                 return Fail
             end
             local eq = json_eq(at, value, 0)
-            if eq == Fail then
+            if rawequal(eq, Fail) then
                 return Fail
             elseif not eq then
                 return fail(format("test failed: the value at %q differs", text))
             end
         else
             local from_text = op.from
-            if from_text == nil then
+            if rawequal(from_text, nil) then
                 return fail(format("a %q op needs a \"from\"", name))
             end
             local from = pointer_tokens(from_text)
-            if from == Fail then
+            if rawequal(from, Fail) then
                 return Fail
             end
             local v = value_at(state.root, from, from_text)
-            if v == Fail then
+            if rawequal(v, Fail) then
                 return Fail
             end
             if name == "copy" then
                 v = own(v)
-                if v == Fail then
+                if rawequal(v, Fail) then
                     return Fail
                 end
                 return op_add(state, tokens, text, v)
@@ -2812,7 +2812,7 @@ do
             if #from < #tokens and same_tokens(from, tokens, #from) then
                 return fail(format("cannot move %q into its own child %q", from_text, text))
             end
-            if op_remove(state, from, from_text, nil) == Fail then
+            if rawequal(op_remove(state, from, from_text, nil), Fail) then
                 return Fail
             end
             return op_add(state, tokens, text, v)
@@ -2832,7 +2832,7 @@ do
                 break
             end
             state.i = i
-            if apply_op(state, ops[i]) == Fail then
+            if rawequal(apply_op(state, ops[i]), Fail) then
                 return Fail
             end
         end
@@ -2947,7 +2947,7 @@ do
                 error(r, 0)
             end
         end
-        if r == Fail then
+        if rawequal(r, Fail) then
             journal_close(true)
             state.root = false
             local i, msg = state.i, Fail.message
@@ -2973,7 +2973,7 @@ do
         --- own(v), raising when `v` is nested too deeply.
         local function owned(v)
             v = own(v)
-            if v == Fail then
+            if rawequal(v, Fail) then
                 Fail.message = false
                 merge_error("value nested too deeply")
             end

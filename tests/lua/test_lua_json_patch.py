@@ -326,6 +326,34 @@ def test_user_code_catching_a_qjson_error_mid_patch(lua: Any) -> None:
     assert f() == (True, 2, 3, True, 5, 6)
 
 
+def test_cdata_with_user_metamethods_in_a_patch(lua: Any) -> None:
+    """A cdata value may carry metamethods of the user's (an ffi metatype's
+    __eq): a patch that meets one runs them under its pcall, so an error
+    from one leaves the target as it was, and a patch over a harmless one
+    applies."""
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local ffi = require("ffi")
+            pcall(ffi.cdef, "typedef struct { int v; } qjson_test_box;")
+            local Box = ffi.metatype("qjson_test_box", {__eq = function() error("eq boom", 0) end})
+            local t = {a = 1, b = Box(1)}
+            local ok, err = pcall(qjson.patch, t, {{op = "replace", path = "/a", value = 2},
+                {op = "test", path = "/b", value = Box(1)}})
+            local a1 = t.a
+            local u = {a = 1, n = ffi.new("int64_t", 5)}
+            local ok2 = pcall(qjson.patch, u, {{op = "replace", path = "/a", value = 2},
+                {op = "remove", path = "/n"}})
+            return ok, tostring(err), a1, ok2, u.a, u.n == nil
+        end"""
+    )
+    ok, err, a1, ok2, a2, gone = f()
+    assert not ok
+    assert "eq boom" in err
+    assert a1 == 1
+    assert ok2 and a2 == 2 and gone
+
+
 def test_user_metamethods_on_the_path_run_once(lua: Any) -> None:
     """A patch whose path reaches a plain table with metamethods of the
     user's is applied once: its first run (without pcall) stops before any
