@@ -43,10 +43,10 @@ use std::sync::Arc;
 /// `Share` is `Send` and `Sync` by its field (PyO3 requires both of a
 /// class's value), yet its count is kept with plain loads and stores: that
 /// is sound because every `Share` is made with a `Python` token and
-/// dropped only by `tp_dealloc` of the object holding it, both attached;
-/// no detached section holds one (the parses and splits that release the
-/// GIL work on bytes and indexes). Debug builds (not `abi3`) check the
-/// attachment in `drop`.
+/// dropped attached (by `tp_dealloc` of the object holding it, or by the
+/// read that made it when the object cannot be made); no detached section
+/// holds one (the parses and splits that release the GIL work on bytes
+/// and indexes). Debug builds (not `abi3`) check the attachment in `drop`.
 pub(crate) struct Share {
     /// The document's `Arc`, copied without a count of its own in GIL
     /// builds (the shares' one count covers it), and never dropped as
