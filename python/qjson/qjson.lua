@@ -2359,8 +2359,8 @@ do
     end
 
     --- Open the journal. (Not re-entrant: a qjson.patch or merge_patch
-    --- called from a user metamethod while another runs under its pcall
-    --- shares its journal and state, and resets them: not supported.)
+    --- called from a user metamethod while another is applied raises an
+    --- error before it touches anything; see qjson.patch.)
     local function journal_open()
         J, jn, jseen = J or {}, 0, nil
         -- (Empty unless the last close raised part-way: stale entries
@@ -2843,6 +2843,25 @@ do
     -- are not re-entered, see journal_open); `root` is dropped at the end.
     local pstate = { root = false, i = 0 }
 
+    --- Whether a patch's or merge patch's walk is on the stack (its
+    --- apply_ops or plan_into): only looked at on an error's path, or when a
+    --- patch starts while a journal is open. (A field, not a local: the main
+    --- chunk is at LuaJIT's 200.)
+    Fail.patching = function()
+        local lvl = 2
+        while true do
+            local info = debug.getinfo(lvl, "f")
+            if info == nil then
+                return false
+            end
+            local f = info.func
+            if f == apply_ops or f == pstate.plan_into then
+                return true
+            end
+            lvl = lvl + 1
+        end
+    end
+
     journal_abort = function(from_raise)
         if from_raise then
             if not Fail.bare then
@@ -2852,17 +2871,9 @@ do
             -- memory) leaves Fail.bare set and its journal open: a later
             -- raise() outside that run forgets them (the ops it applied
             -- stay, as documented above) rather than undo unrelated edits.
-            local lvl = 2
-            while true do
-                local info = debug.getinfo(lvl, "f")
-                if info == nil then
-                    Fail.bare, J, pstate.root = false, nil, false
-                    return
-                end
-                if info.func == apply_ops then
-                    break
-                end
-                lvl = lvl + 1
+            if not Fail.patching() then
+                Fail.bare, J, pstate.root = false, nil, false
+                return
             end
         end
         Fail.bare = false
@@ -2919,6 +2930,11 @@ do
             end
         elseif kind_of(ops) ~= ARRAY and not (type(ops) == "table" and next(ops) == nil) then
             error("qjson.patch: ops must be an array of ops or JSON text", 2)
+        end
+        -- (A journal left open here: a patch running below, whose user
+        -- metamethod called this, or one ended by an error outside raise().)
+        if J ~= nil and Fail.patching() then
+            error("qjson.patch: called while another patch is being applied (not re-entrant)", 2)
         end
         local state = pstate
         state.root, state.i = t, 0
@@ -3178,7 +3194,12 @@ do
         -- an object has none.
         local plan_cache = { [0] = 0 }
 
+        pstate.plan_into = plan_into
+
         return function(t, patch)
+            if J ~= nil and Fail.patching() then
+                error("qjson.merge_patch: called while another patch is being applied (not re-entrant)", 2)
+            end
             Fail.bare = false -- (left set only by an error outside raise())
             if type(patch) == "string" then
                 local plan = plan_cache[patch]

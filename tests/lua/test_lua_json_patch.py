@@ -354,6 +354,42 @@ def test_cdata_with_user_metamethods_in_a_patch(lua: Any) -> None:
     assert ok2 and a2 == 2 and gone
 
 
+def test_a_patch_from_a_metamethod_of_another_is_refused(lua: Any) -> None:
+    """qjson.patch and merge_patch called from a user metamethod while
+    another patch is applied raise a clear error before touching anything;
+    the outer patch then fails as a whole (its target unchanged) or, when
+    the metamethod catches the error, completes. Afterwards both work."""
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local other = {x = 1}
+            local g = setmetatable({}, {__newindex = function(tb, k, v)
+                qjson.patch(other, {{op = "replace", path = "/x", value = 2}})
+                rawset(tb, k, v)
+            end})
+            local t = {a = 1, g = g}
+            local ok, err = pcall(qjson.patch, t, {{op = "replace", path = "/a", value = 5},
+                {op = "add", path = "/g/k", value = 1}})
+            local a1, k1, x1 = t.a, rawget(g, "k"), other.x
+            local h = setmetatable({}, {__newindex = function(tb, k, v)
+                local ok2, e2 = pcall(qjson.merge_patch, other, {x = 3})
+                rawset(tb, k, tostring(e2))
+            end})
+            local u = {a = 1, h = h}
+            qjson.patch(u, {{op = "replace", path = "/a", value = 6},
+                {op = "add", path = "/h/k", value = 1}})
+            local r = qjson.patch(other, {{op = "replace", path = "/x", value = 4}})
+            return ok, tostring(err), a1, k1, x1, u.a, rawget(h, "k"), other.x, r == other
+        end"""
+    )
+    ok, err, a1, k1, x1, ua, hk, x2, same = f()
+    assert not ok
+    assert "not re-entrant" in err
+    assert (a1, k1, x1) == (1, None, 1)
+    assert ua == 6 and "not re-entrant" in hk
+    assert x2 == 4 and same
+
+
 def test_user_metamethods_on_the_path_run_once(lua: Any) -> None:
     """A patch whose path reaches a plain table with metamethods of the
     user's is applied once: its first run (without pcall) stops before any
