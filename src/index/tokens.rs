@@ -1328,9 +1328,6 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
             // whole walk: one more live register there made a strict
             // parse of twitter.json cost more instructions.)
             let limit = input.len().saturating_sub(7);
-            // Three loads a pair in the common case (both offsets in one,
-            // the comma's byte, the literal's word; the loop ran at ~3
-            // cycles a pair natively on its nine loads).
             // Strict validation (no table recorded) passes two pairs a step
             // while four tokens below the sentinel remain: one load of
             // their four offsets, one test of the position and one of the
@@ -1381,6 +1378,9 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                     k += 4;
                 }
             }
+            // Then one pair a step: three loads a pair in the common case
+            // (both offsets in one, the comma's byte, the literal's word;
+            // the loop ran at ~3 cycles a pair natively on its nine loads).
             loop {
                 // Token `k - 1` was a scalar token, not the sentinel, so
                 // `k <= last`; below `last`, token `k` is not the sentinel
