@@ -1564,6 +1564,16 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
 mod tests {
     use super::*;
 
+    /// Whether this CPU has a token scan (it does not without a vector
+    /// level); when not, says that the calling test is skipped.
+    fn token_scan_runs(input: &[u8]) -> bool {
+        let runs = scan::scan_tokens(input, &mut Scan::default()).is_some();
+        if !runs {
+            eprintln!("skipped: no token scan on this CPU");
+        }
+        runs
+    }
+
     /// [`literal8`] agrees with the byte-wise check on every first byte
     /// and on near misses.
     #[test]
@@ -1630,8 +1640,7 @@ mod tests {
         for round in 0..3 {
             for d in docs {
                 let want = crate::index::validate_exact(d, &opts).is_ok();
-                if scan::scan_tokens(d, &mut Scan::default()).is_none() {
-                    eprintln!("skipped: no token scan on this CPU");
+                if !token_scan_runs(d) {
                     return;
                 }
                 assert_eq!(
@@ -1658,8 +1667,7 @@ mod tests {
         use crate::index::{Index, Options};
         let opts = Options::default();
         let small = br#"{"a": [1, 2, {"b": null}], "c": "d", "e": [[], {}]}"#.to_vec();
-        if scan::scan_tokens(&small, &mut Scan::default()).is_none() {
-            eprintln!("skipped: no token scan on this CPU");
+        if !token_scan_runs(&small) {
             return;
         }
         let other = format!("[{}0]", "[1, \"x\"], ".repeat(200)).into_bytes();
@@ -1729,8 +1737,7 @@ mod tests {
         use crate::index::{Index, Options};
         let opts = Options::default();
         let doc = format!("[{}0]", "[1, \"x\"], ".repeat(200)).into_bytes();
-        if scan::scan_tokens(&doc, &mut Scan::default()).is_none() {
-            eprintln!("skipped: no token scan on this CPU");
+        if !token_scan_runs(&doc) {
             return;
         }
         let free = || SPARE.with(|c| c.borrow().free_structurals.capacity());
@@ -1762,8 +1769,7 @@ mod tests {
     #[test]
     fn scalar_runs_agree_with_the_exact_check() {
         use crate::index::{Index, Options};
-        if scan::scan_tokens(b"[1]", &mut Scan::default()).is_none() {
-            eprintln!("skipped: no token scan on this CPU");
+        if !token_scan_runs(b"[1]") {
             return;
         }
         let opts = Options::default();
@@ -1857,8 +1863,7 @@ mod tests {
     #[test]
     fn literal_runs_with_one_defect_agree_with_the_exact_check() {
         use crate::index::Options;
-        if scan::scan_tokens(b"[1]", &mut Scan::default()).is_none() {
-            eprintln!("skipped: no token scan on this CPU");
+        if !token_scan_runs(b"[1]") {
             return;
         }
         let opts = Options::default();
