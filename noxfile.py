@@ -236,11 +236,12 @@ LEVEL_SUITES = ("tests/read", "tests/edit", "tests/many", "tests/eager", "tests/
 def _lower_levels(session: nox.Session) -> None:
     """Rerun the read, edit, NDJSON, eager and Lua suites with `QJSON_BACKEND`
     forcing each vector level below the one the CPU runs (on AVX-512:
-    avx2, then scalar). The main run reaches only the best level's
-    kernels; the lower ones (the AVX2 stage-2 walks, the scalar scan, the
-    exact index path `loads` takes when the token scan is absent) are what
-    other machines run. tests/robustness/test_backend.py compares the levels
-    on a short script; these runs cover the suites."""
+    avx2, then scalar), after the Rust unit and property tests at that level.
+    The main run reaches only the best level's kernels; the lower ones (the
+    AVX2 stage-2 walks, the scalar scan, the exact index path `loads` takes
+    when the token scan is absent) are what other machines run.
+    tests/robustness/test_backend.py compares the levels on a short script;
+    these runs cover the suites."""
     env = {"QJSON_BACKEND": ""}  # the CPU's own level, whatever the caller set
     out = session.run("python", "-c", "import qjson; print(qjson.backend())", silent=True, env=env)
     if out is None:  # nox --install-only: nothing ran
@@ -251,8 +252,12 @@ def _lower_levels(session: nox.Session) -> None:
     if not order.get(best):
         session.log(f"no vector level below {best!r}: the suites ran once")
     for level in order.get(best, []):
-        session.log(f"QJSON_BACKEND={level}: {' '.join(LEVEL_SUITES)}")
-        _pytest(session, *LEVEL_SUITES, "-q", env={"QJSON_BACKEND": level})
+        env = {"QJSON_BACKEND": level}
+        session.log(f"QJSON_BACKEND={level}: the Rust tests, then {' '.join(LEVEL_SUITES)}")
+        # (The same test binaries as the main run: nothing is rebuilt.)
+        session.run("cargo", "test", "--no-default-features", "-q", external=True, env=env)
+        session.run("cargo", "test", "--lib", "-q", external=True, env=env)
+        _pytest(session, *LEVEL_SUITES, "-q", env=env)
 
 
 @nox.session(python=PYTHON)

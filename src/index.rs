@@ -66,6 +66,8 @@ mod tokens;
 #[cfg(feature = "python")]
 pub(crate) use tokens::eager;
 pub use tokens::returns::Returns;
+#[cfg(test)]
+pub(crate) use tokens::token_scan_runs;
 
 /// Parse options.
 #[derive(Debug, Clone, Copy)]

@@ -785,6 +785,9 @@ mod tests {
 
     #[test]
     fn guessed_lines_walk_as_searched_ones() {
+        if !crate::index::token_scan_runs(b"[1]") {
+            return; // no token scan: every line gives None, both ways
+        }
         let mut stream = Vec::new();
         for i in 0..2000 {
             match i % 7 {
@@ -808,6 +811,9 @@ mod tests {
     /// and not, and the depth limit changing between two lines.
     #[test]
     fn remembered_shapes_walk_as_fresh_lines() {
+        if !crate::index::token_scan_runs(b"[1]") {
+            return; // no token scan: every line gives None, both ways
+        }
         let lines: [&[u8]; 12] = [
             b"[1,2]",
             b"{\"a\":1}",
