@@ -891,9 +891,9 @@ fn replaced(input: &[u8], sets: &[(&str, &'static str)]) -> String {
 #[test]
 fn replaced_members_are_spliced_in_any_order() {
     let obj = b" {\"a\": 1, \"b\" :\"x\",\n \"c\": [3], \"d\": {\"e\": 4}, \"f\": null }";
-    // In document order, out of it, a member set twice: the last value,
-    // everything else as written (the whitespace around the root is not
-    // the object's).
+    // In document order, out of it, a member set twice (its patch keeps
+    // its place): the last value, everything else as written (the
+    // whitespace around the root is not the object's).
     assert_eq!(
         replaced(obj, &[("a", "10"), ("c", "30")]),
         "{\"a\": 10, \"b\" :\"x\",\n \"c\": 30, \"d\": {\"e\": 4}, \"f\": null }"
@@ -909,15 +909,18 @@ fn replaced_members_are_spliced_in_any_order() {
         replaced(obj, &[("d", "[]"), ("c", "{}"), ("b", "1"), ("a", "0")]),
         "{\"a\": 0, \"b\" :1,\n \"c\": {}, \"d\": [], \"f\": null }"
     );
-    // More replacements than the one-pass splice holds, and a replacement
-    // beside an added member: the general splice, the same layout.
-    assert_eq!(
-        replaced(
-            obj,
-            &[("f", "5"), ("d", "4"), ("c", "3"), ("b", "2"), ("a", "1")]
-        ),
-        "{\"a\": 1, \"b\" :2,\n \"c\": 3, \"d\": 4, \"f\": 5 }"
-    );
+    // Every member, in document order and out of it (the one-pass splice,
+    // the general one), and a replacement beside an added member (the
+    // general one): the same layout.
+    for sets in [
+        [("a", "1"), ("b", "2"), ("c", "3"), ("d", "4"), ("f", "5")],
+        [("f", "5"), ("d", "4"), ("c", "3"), ("b", "2"), ("a", "1")],
+    ] {
+        assert_eq!(
+            replaced(obj, &sets),
+            "{\"a\": 1, \"b\" :2,\n \"c\": 3, \"d\": 4, \"f\": 5 }"
+        );
+    }
     assert_eq!(
         replaced(obj, &[("c", "3"), ("g", "7"), ("a", "1")]),
         "{\"a\": 1, \"b\" :\"x\",\n \"c\": 3, \"d\": {\"e\": 4}, \"f\": null,\"g\":7 }"

@@ -7,7 +7,7 @@
 //!
 //! | shape | writer | cost |
 //! |---|---|---|
-//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (none when the patches' [`MemberTable`] is built: it has the walk's answers, and replacements alone are then spliced in one pass over the patches; with no patch, only edited children, a walk over the members after each of them); else O(members) |
+//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (none when the patches' [`MemberTable`] is built: it has the walk's answers, and replacements alone, set in document order, are then spliced in one pass over the patches; with no patch, only edited children, a walk over the members after each of them); else O(members) |
 //! | unfolded object ([`Members`]) | [`write_members`] | O(members) + bytes |
 //! | lazy array | [`write_lazy_array`] | splice: the edited children; else O(elements) |
 //! | unfolded array ([`Slot`]s) | [`write_slots`] | splice when only inserted into: O(elements) walk, no per-element writes; else O(elements) + bytes |
@@ -298,18 +298,16 @@ where
     write_object_by_member(doc, at, patches, &edited, strict, out)
 }
 
-/// Replaced values at most this many are spliced by [`splice_replaced`].
-const REPLACED_MAX: usize = 4;
-
 /// [`write_lazy_object`]'s usual case, the edit of a forwarded request's
-/// object (`model = ...`, `temperature = ...`): only replaced members (no
-/// deletion, no addition, at most [`REPLACED_MAX`]), no edited child, and
-/// the keys known distinct from the member table its lookups built. The
-/// object's bytes with each replaced value's span swapped: one pass over
-/// the patches (their values in document order: the order they were set
-/// in, sorted when it is not), without [`splice_object`]'s list of edits,
-/// walk and passes for the deleted and added members. `None`, with
-/// nothing written, for any other patches.
+/// object (`model = ...`, then `temperature = ...`): only replaced members
+/// (no deletion, no addition), set in document order, no edited child,
+/// and the keys known distinct from the member table its lookups built.
+/// The object's bytes with each replaced value's span swapped: one pass
+/// over the patches to check that shape (no storage), one to write,
+/// without [`splice_object`]'s list of edits, its sort, walk and passes
+/// for the deleted and added members. `None`, with nothing written, for
+/// any other patches (replacements out of document order included: the
+/// general splice sorts them).
 #[inline]
 fn splice_replaced<O: Out>(
     doc: &Doc<'_>,
@@ -317,31 +315,22 @@ fn splice_replaced<O: Out>(
     patches: &Patches<O::Key, O::Value>,
     out: &mut O,
 ) -> Option<Result<(), O::Error>> {
-    let mut spans: [(Cursor, Option<&O::Value>); REPLACED_MAX] = [(at, None); REPLACED_MAX];
-    let mut n = 0;
-    let mut sorted = true;
+    let mut last = None;
     for p in patches.iter() {
-        let (Some(c), Some(v)) = (p.orig, &p.value) else {
-            return None;
-        };
-        if n == REPLACED_MAX {
-            return None;
+        match (p.orig, &p.value) {
+            (Some(c), Some(_)) if last.is_none_or(|l| l < c.start) => last = Some(c.start),
+            _ => return None,
         }
-        sorted &= n == 0 || spans[n - 1].0.start < c.start;
-        spans[n] = (c, Some(v));
-        n += 1;
-    }
-    let spans = &mut spans[..n];
-    if !sorted {
-        spans.sort_unstable_by_key(|&(c, _)| c.start);
     }
     let (mut pos, end) = doc.container_span(at);
-    for &mut (c, v) in spans {
-        out.copy(pos, c.start as usize);
-        if let Some(Err(e)) = v.map(|v| out.value(v)) {
-            return Some(Err(e));
+    for p in patches.iter() {
+        if let (Some(c), Some(v)) = (p.orig, &p.value) {
+            out.copy(pos, c.start as usize);
+            if let Err(e) = out.value(v) {
+                return Some(Err(e));
+            }
+            pos = doc.span(c).1;
         }
-        pos = doc.span(c).1;
     }
     out.copy(pos, end);
     Some(Ok(()))
