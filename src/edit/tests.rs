@@ -873,3 +873,72 @@ fn splice_edits_in_any_order() {
         assert_eq!(text(h), want, "order {order:?} of {what:?}");
     }
 }
+
+/// Writes `input`'s root with each `(key, value)` of `set` set in turn.
+fn replaced(input: &[u8], sets: &[(&str, &'static str)]) -> String {
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let mut p = P::default();
+    for (k, v) in sets {
+        set(&mut p, &doc, root, k, Val::Json(v));
+    }
+    let mut h = host(input);
+    write_lazy_object(&doc, root, &p, [], &mut h).unwrap();
+    text(h)
+}
+
+#[test]
+fn replaced_members_are_spliced_in_any_order() {
+    let obj = b" {\"a\": 1, \"b\" :\"x\",\n \"c\": [3], \"d\": {\"e\": 4}, \"f\": null }";
+    // In document order, out of it, a member set twice (its patch keeps
+    // its place): the last value, everything else as written (the
+    // whitespace around the root is not the object's).
+    assert_eq!(
+        replaced(obj, &[("a", "10"), ("c", "30")]),
+        "{\"a\": 10, \"b\" :\"x\",\n \"c\": 30, \"d\": {\"e\": 4}, \"f\": null }"
+    );
+    assert_eq!(
+        replaced(
+            obj,
+            &[("f", "0"), ("b", "\"y\""), ("a", "2"), ("b", "true")]
+        ),
+        "{\"a\": 2, \"b\" :true,\n \"c\": [3], \"d\": {\"e\": 4}, \"f\": 0 }"
+    );
+    assert_eq!(
+        replaced(obj, &[("d", "[]"), ("c", "{}"), ("b", "1"), ("a", "0")]),
+        "{\"a\": 0, \"b\" :1,\n \"c\": {}, \"d\": [], \"f\": null }"
+    );
+    // Every member, in document order and out of it (the one-pass splice,
+    // the general one), and a replacement beside an added member (the
+    // general one): the same layout.
+    for sets in [
+        [("a", "1"), ("b", "2"), ("c", "3"), ("d", "4"), ("f", "5")],
+        [("f", "5"), ("d", "4"), ("c", "3"), ("b", "2"), ("a", "1")],
+    ] {
+        assert_eq!(
+            replaced(obj, &sets),
+            "{\"a\": 1, \"b\" :2,\n \"c\": 3, \"d\": 4, \"f\": 5 }"
+        );
+    }
+    assert_eq!(
+        replaced(obj, &[("c", "3"), ("g", "7"), ("a", "1")]),
+        "{\"a\": 1, \"b\" :\"x\",\n \"c\": 3, \"d\": {\"e\": 4}, \"f\": null,\"g\":7 }"
+    );
+}
+
+#[test]
+fn replaced_member_beside_an_edited_child() {
+    let input = b"{\"a\": 1, \"d\": {\"e\": 4}, \"f\": 2}";
+    let ix = index(input, false);
+    let doc = Doc::new(input, &ix);
+    let root = doc.root();
+    let mut p = P::default();
+    set(&mut p, &doc, root, "f", Val::Json("3"));
+    set(&mut p, &doc, root, "a", Val::Json("0"));
+    let d = doc.field(root, b"d").unwrap();
+    let children = [Val::View(d, Some("{\"e\":5}"))];
+    let mut h = host(input);
+    write_lazy_object(&doc, root, &p, &children, &mut h).unwrap();
+    assert_eq!(text(h), "{\"a\": 0, \"d\": {\"e\":5}, \"f\": 3}");
+}

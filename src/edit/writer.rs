@@ -7,7 +7,7 @@
 //!
 //! | shape | writer | cost |
 //! |---|---|---|
-//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (none when the patches' [`MemberTable`] is built: it has the walk's answers; with no patch, only edited children, a walk over the members after each of them); else O(members) |
+//! | lazy object, maybe with [`Patches`] | [`write_lazy_object`] | splice: the edits + one key walk (none when the patches' [`MemberTable`] is built: it has the walk's answers, and replacements alone, set in document order, are then spliced in one pass over the patches; with no patch, only edited children, a walk over the members after each of them); else O(members) |
 //! | unfolded object ([`Members`]) | [`write_members`] | O(members) + bytes |
 //! | lazy array | [`write_lazy_array`] | splice: the edited children; else O(elements) |
 //! | unfolded array ([`Slot`]s) | [`write_slots`] | splice when only inserted into: O(elements) walk, no per-element writes; else O(elements) + bytes |
@@ -287,10 +287,53 @@ where
     let strict = !doc.index().is_lazy();
     let mut edited: Edited<'v, O::Value> = SmallVec::new();
     edited_children(out, children, &mut edited)?;
+    if strict && edited.is_empty() && patches.table.distinct() {
+        if let Some(done) = splice_replaced(doc, at, patches, out) {
+            return done;
+        }
+    }
     if strict && splice_object(doc, at, patches, &edited, out)? {
         return Ok(());
     }
     write_object_by_member(doc, at, patches, &edited, strict, out)
+}
+
+/// [`write_lazy_object`]'s usual case, the edit of a forwarded request's
+/// object (`model = ...`, then `temperature = ...`): only replaced members
+/// (no deletion, no addition), set in document order, no edited child,
+/// and the keys known distinct from the member table its lookups built.
+/// The object's bytes with each replaced value's span swapped: one pass
+/// over the patches to check that shape (no storage), one to write,
+/// without [`splice_object`]'s list of edits, its sort, walk and passes
+/// for the deleted and added members. `None`, with nothing written, for
+/// any other patches (replacements out of document order included: the
+/// general splice sorts them).
+#[inline]
+fn splice_replaced<O: Out>(
+    doc: &Doc<'_>,
+    at: Cursor,
+    patches: &Patches<O::Key, O::Value>,
+    out: &mut O,
+) -> Option<Result<(), O::Error>> {
+    let mut last = None;
+    for p in patches.iter() {
+        match (p.orig, &p.value) {
+            (Some(c), Some(_)) if last.is_none_or(|l| l < c.start) => last = Some(c.start),
+            _ => return None,
+        }
+    }
+    let (mut pos, end) = doc.container_span(at);
+    for p in patches.iter() {
+        if let (Some(c), Some(v)) = (p.orig, &p.value) {
+            out.copy(pos, c.start as usize);
+            if let Err(e) = out.value(v) {
+                return Some(Err(e));
+            }
+            pos = doc.span(c).1;
+        }
+    }
+    out.copy(pos, end);
+    Some(Ok(()))
 }
 
 /// [`write_lazy_object`] member by member: a lazy document, or a key that
