@@ -382,9 +382,16 @@ getmetatable(newproxy(true)).__gc = cycle_ended
 --- once no holder is left, see above) and counted for pacing.
 --- `mem`: the handle's heap bytes when the caller has them (qjson_memory).
 local function adopt(h, pin, mem)
+    -- The address first, and the slot filled before it is counted: the
+    -- cast can step the collector, and a cycle that ends there may sweep at
+    -- once (see cycle_ended). A sweep that found the slot counted and still
+    -- empty compacted the registry below it, and the handle, stored above
+    -- its end, leaked. (Should a sweep run during the stores, it leaves the
+    -- uncounted slot alone; slots it emptied below are nil, freed as NULL.)
+    local addr = tonumber(ffi.cast(intptr_t, h))
     local n = reg_n + 1
+    reg_addr[n], reg_pin[n], reg_live[n] = addr, pin, h
     reg_n = n
-    reg_addr[n], reg_pin[n], reg_live[n] = tonumber(ffi.cast(intptr_t, h)), pin, h
     if sweep_due then
         sweep_due, native_unswept = false, 0
         sweep(false)

@@ -154,3 +154,62 @@ def test_failed_patches_keep_no_edit_state_each(lua, ops):
     assert out == doc
     # One state per failure was about 800 bytes each: 80 MB here.
     assert grown < 16 * 2**20, grown
+
+
+@needs_proc
+def test_a_sweep_inside_adopt_loses_no_handle(lua):
+    # A collection cycle may end inside `adopt` (the handle's address is
+    # taken with ffi.cast, which can step the collector), and its finaliser
+    # sweeps at once when 4 MB of index memory or more were made since the
+    # last sweep. The new handle's slot must not be half-registered then:
+    # a sweep that saw it empty compacted the registry below it, the handle
+    # was registered above the registry's end, and once later documents
+    # took that slot its index (~4.5 MB here) was never freed.
+    f = lua.eval(
+        """function(big, rounds)
+            local qjson = require("qjson")
+            local ffi = require("ffi")
+            local cast, intptr_t = ffi.cast, ffi.typeof("intptr_t")
+            local armed = false
+            ffi.cast = function(ct, v)
+                if armed and ct == intptr_t then -- adopt's cast of the address
+                    armed = false
+                    collectgarbage("collect") -- the cycle ends in the cast
+                    collectgarbage("stop") -- (a full collection restarts it)
+                end
+                return cast(ct, v)
+            end
+            -- (Stopped: adopt's pacing steps no cycle that would sweep first.)
+            collectgarbage("stop")
+            local ok, err = pcall(function()
+                for i = 1, rounds do
+                    -- More documents each round than the last one's slots.
+                    local small = {}
+                    for j = 1, 3 * i do small[j] = qjson.parse("[1]") end
+                    small = nil
+                    -- Over 4 MB of index memory made: the next cycle's end
+                    -- sweeps at once.
+                    local a = qjson.parse(big)
+                    a = nil
+                    armed = true
+                    local b = qjson.parse(big)
+                    assert(not armed and b:len() > 0)
+                    b = nil
+                end
+            end)
+            ffi.cast = cast
+            collectgarbage("restart")
+            assert(ok, err)
+            for i = 1, 3 do collectgarbage("collect") end
+            local c = qjson.parse("[1]") -- the sweep that collection asked for
+            return tonumber(qjson.lib.qjson_memory(qjson.parse(big)._h))
+        end"""
+    )
+    big = b"[" + b",".join(b'{"id":%d,"a":[1,2],"b":{"c":null}}' % i for i in range(42_000)) + b"]"
+    index = f(big, 2)  # warm up: the state's tables, the allocator
+    assert index > 4 * 2**20, index
+    before = rss_bytes()
+    f(big, 20)
+    grown = rss_bytes() - before
+    # Leaking one index a round: 20 x ~4.5 MB.
+    assert grown < 40 * 2**20, (grown, index)
