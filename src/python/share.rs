@@ -131,6 +131,31 @@ impl Share {
         Arc::get_mut(&mut self.arc)
     }
 
+    /// Drop this share when other shares of the document remain: that
+    /// only counts it out (true). False, with nothing done, for the last
+    /// share (and always in free-threaded builds, where a share is a count
+    /// of the `Arc`): then the caller drops it as usual.
+    ///
+    /// # Safety
+    ///
+    /// When this returns true the share is gone: the caller must not use
+    /// or drop it again. The thread is attached (as for `drop`).
+    #[cfg(not(feature = "abi3"))]
+    #[inline(always)]
+    pub(crate) unsafe fn drop_if_others(&mut self) -> bool {
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let shares = &self.arc.input.shares;
+            let n = shares.load(Ordering::Relaxed);
+            if n > 1 {
+                // (As `drop` does for a share that is not the last.)
+                shares.store(n - 1, Ordering::Relaxed);
+                return true;
+            }
+        }
+        false
+    }
+
     /// Whether other shares of the document remain (always false in
     /// free-threaded builds, where each share is a count of the `Arc`).
     #[cfg(not(feature = "abi3"))]

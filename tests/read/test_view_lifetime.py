@@ -92,6 +92,39 @@ def test_deep_chains_are_freed_without_recursion():
     del x  # the whole chain goes here; must not overflow the stack
 
 
+@pytest.mark.parametrize("kept", [None, "a", "c1", "v"])
+@pytest.mark.parametrize("width", [1, 2, 3])
+def test_views_release_cached_children_then_the_document(kept, width):
+    # A lazy view's common drop (view/alloc.rs `drop_quick`) releases the
+    # views it cached (up to two, in the cache's inline room; three spill
+    # it, and take the usual drop), then counts out its share of the
+    # document; when that share turns out to be the last, the usual drop
+    # releases the input. Whatever is kept stays readable, and the input
+    # goes exactly when the last holder does.
+    data = b'{"a": {"b": {"c": [1, {"d": 2}]}}, "l": [[1], {"x": "y"}], "m": {"n": []}}'
+    data = bytes(data)
+    base = sys.getrefcount(data)
+    for _ in range(3):
+        v = qjson.decode(data)
+        children = [v[k] for k in ("a", "l", "m")[:width]]
+        a = v["a"]
+        c1 = a["b"]["c"][1]
+        held = {"a": a, "c1": c1, "v": v}.get(kept) if kept else None
+        del children, a, c1, v
+        if held is not None:
+            assert sys.getrefcount(data) > base
+            assert (
+                qjson.materialize(held)
+                == {
+                    "a": {"b": {"c": [1, {"d": 2}]}},
+                    "c1": {"d": 2},
+                    "v": {"a": {"b": {"c": [1, {"d": 2}]}}, "l": [[1], {"x": "y"}], "m": {"n": []}},
+                }[kept]
+            )
+        del held
+        assert sys.getrefcount(data) == base
+
+
 def test_views_made_and_freed_on_threads():
     data = bytes(DATA)
     doc = qjson.parse(data)

@@ -35,7 +35,9 @@
 //!   collection, which does not see an untracked object).
 //! - [`dealloc`] untracks the object (views and `Doc` are GC types,
 //!   cursors not), releases cached child views by plain decrefs
-//!   (`super::drop::shed`), drops the Rust value in place, and keeps the
+//!   (`super::drop::drop_quick` for a lazy view with few of them, which
+//!   also counts out its share of the document in a few instructions;
+//!   `super::drop::shed`, out of line, otherwise), drops the Rust value in place, and keeps the
 //!   memory for the next [`make`] of the class ([`FreeList`], up to
 //!   [`FREE_MAX`] objects) or frees it with the type's `tp_free` and
 //!   releases the type.
@@ -92,6 +94,21 @@ pub(crate) trait View: PyClass + Sized {
     /// The thread is attached and the value is being dropped: when this
     /// returns true it must not be used or dropped again.
     unsafe fn drop_bare(&mut self) -> bool {
+        false
+    }
+    /// Drop the value in place when that is only releasing the few views
+    /// it cached and counting out its share of the document, one of
+    /// several (a lazy view, see `super::drop::drop_quick`; a cursor): the
+    /// common drop, kept to a few instructions in [`dealloc`]; false
+    /// otherwise (and for classes without the shortcut), with the value
+    /// left for the usual drop.
+    ///
+    /// # Safety
+    ///
+    /// The thread is attached and the value is being dropped: when this
+    /// returns true it must not be used or dropped again.
+    #[inline(always)]
+    unsafe fn drop_quick(&mut self) -> bool {
         false
     }
     /// How the value holds its document.
@@ -241,6 +258,11 @@ macro_rules! mutable_view {
             // SAFETY: the trait method's contract; the share releases no
             // Python object (checked above).
             unsafe { super::drop::drop_bare(self, |v| &mut v.parsed) }
+        },
+        #[inline(always)]
+        unsafe fn drop_quick(&mut self) -> bool {
+            // SAFETY: the trait method's contract.
+            unsafe { super::drop::drop_quick(self) }
         });
     };
 }
@@ -249,6 +271,12 @@ mutable_view!(Object, OBJECT_AT, OBJECT_FREE);
 mutable_view!(Array, ARRAY_AT, ARRAY_FREE);
 view!(Cursor, CURSOR_AT, CURSOR_FREE, Share, flag: false, |sample| Some(sample.get() as *const Self), |c| {
     c.parsed.drops_nothing()
+},
+#[inline(always)]
+unsafe fn drop_quick(&mut self) -> bool {
+    // SAFETY: the trait method's contract; a cursor owns nothing but its
+    // share (the rest is plain data).
+    unsafe { self.parsed.drop_if_others() }
 });
 view!(Doc, DOC_AT, DOC_FREE, Arc<Parsed>, flag: false, |sample| Some(sample.get() as *const Self), |d| {
     d.releases_nothing()
@@ -332,6 +360,13 @@ fn no_object(py: Python<'_>) -> PyErr {
 
 /// `tp_dealloc` of a view class (see the module docs).
 ///
+/// Laid out for the instruction cache: the common drop (a lazy view
+/// releasing its few cached views and counting out one of several shares,
+/// or a cursor; [`View::drop_quick`]) and
+/// the reuse of the memory stay here, a few dense lines; everything else
+/// (cached children, edits, the last share, the panic guard) is in
+/// [`drop_value`] and the freeing in [`free_object`], out of line.
+///
 /// # Safety
 ///
 /// CPython calls it attached, once, for an object of type `T` whose count
@@ -339,47 +374,80 @@ fn no_object(py: Python<'_>) -> PyErr {
 unsafe extern "C" fn dealloc<T: View>(obj: *mut ffi::PyObject) {
     let at = T::offset().load(Ordering::Relaxed);
     // SAFETY: (see the function's contract) the object is ours alone; its
-    // value sits at `at` and is dropped exactly once, before the memory
-    // is freed by the type's `tp_free`; the object held a reference to
-    // its heap type (taken by `PyType_GenericAlloc`), released last.
+    // value sits at `at` and is dropped exactly once (by `drop_quick` or
+    // `drop_value`), before the memory is kept or freed; the object held a
+    // reference to its heap type (taken by `PyType_GenericAlloc`),
+    // released last.
     unsafe {
         let tp = ffi::Py_TYPE(obj);
         if (*tp).tp_flags & ffi::Py_TPFLAGS_HAVE_GC != 0 {
             ffi::PyObject_GC_UnTrack(obj.cast());
         }
         let value = obj.cast::<u8>().add(at).cast::<T>();
-        // A panic in a drop leaks what is left of the value, as PyO3's
-        // trampoline would; it must not unwind into CPython.
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            // While the interpreter finalizes, PyO3 cannot attach: the
-            // references go to its pool of deferred drops (and the
-            // process ends).
-            // Cached child views go by plain decrefs first: what is left
-            // (edits, the last share of the document) is rare.
-            if !(*value).drops_nothing() {
-                (*value).shed();
-                (*value).release_input();
-            }
-            // The common case: an untouched lazy view.
-            if (*value).drop_bare() {
-                return;
-            }
-            if (*value).drops_nothing() || ffi::Py_IsInitialized() == 0 {
-                std::ptr::drop_in_place(value);
-            } else {
-                Python::attach(|_| std::ptr::drop_in_place(value));
-            }
-        }));
+        if !(*value).drop_quick() {
+            drop_value(value);
+        }
         // Kept for reuse, or freed; either way its reference to the type
         // goes (a kept object's `ob_type` stays: the class's type lives
         // as long as the process, held by PyO3). Not kept while the
         // interpreter finalizes: the list may then never be used again.
         if ffi::Py_IsInitialized() == 0 || !T::free_list().push(obj) {
-            if let Some(free) = (*tp).tp_free {
-                free(obj.cast());
-            }
+            free_object(tp, obj);
         }
         ffi::Py_DECREF(tp.cast());
+    }
+}
+
+/// The drop of a view's value that [`View::drop_quick`] leaves: cached
+/// child views by plain decrefs, the last share of the document, edits;
+/// a panic in a drop leaks what is left of the value, as PyO3's
+/// trampoline would (it must not unwind into CPython).
+///
+/// # Safety
+///
+/// As [`dealloc`]'s: attached; `value` is the value of an object being
+/// freed, dropped here exactly once.
+#[inline(never)]
+unsafe fn drop_value<T: View>(value: *mut T) {
+    // SAFETY: the function's contract.
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+        // While the interpreter finalizes, PyO3 cannot attach: the
+        // references go to its pool of deferred drops (and the
+        // process ends).
+        // Cached child views go by plain decrefs first: what is left
+        // (edits, the last share of the document) is rare.
+        if !(*value).drops_nothing() {
+            (*value).shed();
+            (*value).release_input();
+        }
+        // An untouched lazy view.
+        if (*value).drop_bare() {
+            return;
+        }
+        if (*value).drops_nothing() || ffi::Py_IsInitialized() == 0 {
+            std::ptr::drop_in_place(value);
+        } else {
+            Python::attach(|_| std::ptr::drop_in_place(value));
+        }
+    }));
+}
+
+/// Free the memory of a view object that its class's [`FreeList`] does
+/// not keep, with the type's `tp_free` (out of line: rare once a loop
+/// runs).
+///
+/// # Safety
+///
+/// Attached; `obj` is an object of type `tp` whose value was dropped, not
+/// used again.
+#[inline(never)]
+unsafe fn free_object(tp: *mut ffi::PyTypeObject, obj: *mut ffi::PyObject) {
+    // SAFETY: the function's contract; `tp_free` matches the allocator
+    // (checked by `install`).
+    unsafe {
+        if let Some(free) = (*tp).tp_free {
+            free(obj.cast());
+        }
     }
 }
 

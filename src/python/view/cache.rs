@@ -124,6 +124,14 @@ impl ViewCache {
         self.big.is_none() && self.small.is_empty() && !self.small.spilled()
     }
 
+    /// Whether the cached views (if any) sit in the inline room: no heap
+    /// memory to free once they are released.
+    #[cfg(not(feature = "abi3"))]
+    #[inline(always)]
+    pub(super) fn is_inline(&self) -> bool {
+        self.big.is_none() && !self.small.spilled()
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         match &self.big {
             Some(m) => m.is_empty(),

@@ -4,6 +4,8 @@
 
 use super::{ArrState, Array, Members, ObjState, Object, Slot, ViewCache};
 #[cfg(not(feature = "abi3"))]
+use crate::python::share::Share;
+#[cfg(not(feature = "abi3"))]
 use pyo3::ffi;
 use pyo3::prelude::*;
 use smallvec::SmallVec;
@@ -21,6 +23,12 @@ pub(super) trait Holder {
     /// the view is dropping its share of the document (see `drop_bare`).
     #[cfg(not(feature = "abi3"))]
     fn is_bare(&self) -> bool;
+    /// The cached views and the share of the document of a view whose
+    /// state owns nothing else ([`Self::is_bare`] but for cached views kept
+    /// in the cache's inline room: Lazy, no patch, no heap memory); `None`
+    /// otherwise. See [`drop_quick`].
+    #[cfg(not(feature = "abi3"))]
+    fn quick_parts(&mut self) -> Option<(&mut ViewCache, &mut Share)>;
     /// Move every Python object the view holds for its children (cached
     /// views, new values) into `out`; the view is left empty.
     fn take_children(&mut self, out: &mut Orphans);
@@ -50,6 +58,17 @@ impl Holder for Object {
         match &self.state {
             ObjState::Lazy { views, patches, .. } => views.is_bare() && patches.is_bare(),
             ObjState::Edited(_) => false,
+        }
+    }
+
+    #[cfg(not(feature = "abi3"))]
+    #[inline(always)]
+    fn quick_parts(&mut self) -> Option<(&mut ViewCache, &mut Share)> {
+        match &mut self.state {
+            ObjState::Lazy { views, patches, .. } if views.is_inline() && patches.is_bare() => {
+                Some((views, &mut self.parsed))
+            }
+            _ => None,
         }
     }
 
@@ -132,6 +151,15 @@ impl Holder for Array {
         match &self.state {
             ArrState::Lazy { views } => views.is_bare(),
             ArrState::Inserted(_) | ArrState::Edited(_) => false,
+        }
+    }
+
+    #[cfg(not(feature = "abi3"))]
+    #[inline(always)]
+    fn quick_parts(&mut self) -> Option<(&mut ViewCache, &mut Share)> {
+        match &mut self.state {
+            ArrState::Lazy { views } if views.is_inline() => Some((views, &mut self.parsed)),
+            _ => None,
         }
     }
 
@@ -335,6 +363,37 @@ pub(super) unsafe fn shed(v: &mut impl Holder) {
     // caller's `Python::attach` path and [`release`].
     // SAFETY: attached (the caller's contract).
     nested_drop(|| unsafe { v.decref_lazy() });
+}
+
+/// Drop a lazy view the common way, if it can be: its cached views (kept
+/// in the cache's inline room) released by plain decrefs as one more
+/// nested drop (as [`shed`] does), then its share of the document counted
+/// out when other shares remain (`Share::drop_if_others`). False when the
+/// view holds more (patches, a spilled cache, edits), when drops already
+/// nest [`DROP_RECURSION_MAX`] deep, or when its share is the document's
+/// last: then the views it cached may be released already (its cache is
+/// left empty) and the caller drops the rest as usual. The rest of the
+/// value owns nothing once the cache is empty (as for [`drop_bare`]), so it
+/// is left undropped.
+///
+/// # Safety
+///
+/// The thread is attached (it holds the GIL), and `v` is being dropped:
+/// the caller never uses or drops it again when this returns true.
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+pub(super) unsafe fn drop_quick(v: &mut impl Holder) -> bool {
+    let Some((views, share)) = v.quick_parts() else {
+        return false;
+    };
+    // SAFETY: attached (the function's contract); the cache is emptied
+    // where it lies (`decref_all`), so no view is released twice.
+    if !views.is_empty() && !nested_drop(|| unsafe { views.decref_all() }) {
+        return false;
+    }
+    // SAFETY: the function's contract; the rest of the value owns nothing
+    // (see above).
+    unsafe { share.drop_if_others() }
 }
 
 /// Drop a view whose state owns nothing ([`Holder::is_bare`]): only its
