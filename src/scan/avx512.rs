@@ -47,6 +47,18 @@ pub(crate) unsafe fn scan_tokens(input: &[u8], out: &mut Scan) -> Result<(), Err
     unsafe { block::scan_tokens::<Avx512>(input, out) }
 }
 
+/// The token scan for strict validation (see [`super::scan_tokens_valid`]).
+///
+/// # Safety
+///
+/// The CPU must support the features `crate::cpu::Features::avx512_scan` checks.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,pclmulqdq,popcnt,bmi1")]
+pub(crate) unsafe fn scan_tokens_valid(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    // SAFETY: this function's target features are Avx512's, and our caller
+    // guarantees the CPU has them.
+    unsafe { block::scan_tokens_valid::<Avx512>(input, out) }
+}
+
 /// The token scan of `input`'s first line (see [`super::scan_tokens_line`]).
 ///
 /// # Safety

@@ -133,7 +133,32 @@ pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) ->
     // SAFETY: `scan_impl` has this function's contract (B's instruction set
     // on this CPU, inlined into code compiled with it), which our caller
     // guarantees.
-    unsafe { scan_impl::<B, ScalarStarts<B>, false>(input, out, ScalarStarts::new()) }.map(|_| ())
+    unsafe { scan_impl::<B, ScalarStarts<B, true>, false>(input, out, ScalarStarts::new()) }
+        .map(|_| ())
+}
+
+/// [`scan_tokens`] for strict validation alone: with a backend that checks
+/// the escapes in the scan ([`TokenBlock::CHECKS_ESCAPES`]), their offsets
+/// are not written block by block, and `out.escapes` stays empty when
+/// they are all plain (`out.escapes_valid`); otherwise a cold pass over
+/// the input finds them after the scan ([`escape_starts`]), so `escapes`
+/// holds them whenever `escapes_valid` is `false`, as after
+/// [`scan_tokens`]. The escape sink's compress, store and length in the
+/// block loop cost about 5% of validating twitter_timeline.json (249 of
+/// its 660 blocks hold a backslash) on AVX-512.
+///
+/// # Safety
+///
+/// As for [`scan`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (x86 backends only)
+pub(crate) unsafe fn scan_tokens_valid<B: TokenBlock>(
+    input: &[u8],
+    out: &mut Scan,
+) -> Result<(), Error> {
+    // SAFETY: as in `scan_tokens`.
+    unsafe { scan_impl::<B, ScalarStarts<B, false>, false>(input, out, ScalarStarts::new()) }
+        .map(|_| ())
 }
 
 /// [`scan_tokens`] of the first line of `input` only: the scan stops at the
@@ -153,7 +178,7 @@ pub(crate) unsafe fn scan_tokens_line<B: TokenBlock>(
     out: &mut Scan,
 ) -> Result<Option<usize>, Error> {
     // SAFETY: as in `scan_tokens`.
-    unsafe { scan_impl::<B, ScalarStarts<B>, true>(input, out, ScalarStarts::new()) }
+    unsafe { scan_impl::<B, ScalarStarts<B, true>, true>(input, out, ScalarStarts::new()) }
 }
 
 /// Whether, and how, stage 1 emits the scalar tokens as well.
@@ -164,6 +189,10 @@ trait Scalars<B: Block64> {
     /// is one, and the per-block search cost about 12 instructions per
     /// block on AVX2).
     const EXACT_CONTROL: bool;
+
+    /// Whether each block's escape starts are written to `escapes` as the
+    /// scan goes (else see [`scan_tokens_valid`]).
+    const KEEP_ESCAPES: bool;
 
     /// The masks of `block` and, for the token scan, its delimiters (see
     /// [`TokenBlock::delimiters`]; 0 when not needed).
@@ -221,6 +250,7 @@ struct NoScalars;
 
 impl<B: Block64> Scalars<B> for NoScalars {
     const EXACT_CONTROL: bool = true;
+    const KEEP_ESCAPES: bool = true;
 
     #[inline(always)]
     unsafe fn classify(&self, block: B) -> (Masks, u64) {
@@ -251,9 +281,10 @@ impl<B: Block64> Scalars<B> for NoScalars {
     unsafe fn finish(&self, _: u64, _: &mut Scan) {}
 }
 
-/// The token index [`scan_tokens`] builds.
+/// The token index [`scan_tokens`] builds; without `ESCAPES`, the one of
+/// [`scan_tokens_valid`].
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-struct ScalarStarts<B: TokenBlock> {
+struct ScalarStarts<B: TokenBlock, const ESCAPES: bool> {
     /// 1 if the previous block's last byte was part of a scalar token.
     carry: u64,
     escapes: EscapeCheck,
@@ -262,7 +293,7 @@ struct ScalarStarts<B: TokenBlock> {
 }
 
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-impl<B: TokenBlock> ScalarStarts<B> {
+impl<B: TokenBlock, const ESCAPES: bool> ScalarStarts<B, ESCAPES> {
     /// # Safety
     ///
     /// The CPU must support `B`'s instruction set.
@@ -294,8 +325,10 @@ struct EscapeCheck {
     not_plain: u64,
 }
 
-impl<B: TokenBlock> Scalars<B> for ScalarStarts<B> {
+impl<B: TokenBlock, const ESCAPES: bool> Scalars<B> for ScalarStarts<B, ESCAPES> {
     const EXACT_CONTROL: bool = false;
+    // (A backend without the escape check leaves them all to stage 2.)
+    const KEEP_ESCAPES: bool = ESCAPES || !B::CHECKS_ESCAPES;
 
     #[inline(always)]
     unsafe fn classify(&self, block: B) -> (Masks, u64) {
@@ -488,6 +521,9 @@ unsafe fn scan_run<B: Block64, S: Scalars<B>, const LINE: bool, const FETCH: boo
     if control_seen {
         out.first_control = Some(first_control(&input[..end]));
     }
+    if !S::KEEP_ESCAPES && !out.escapes_valid {
+        escape_starts(&input[..end], &mut out.escapes);
+    }
     Ok(line_end)
 }
 
@@ -507,6 +543,28 @@ fn before_newline(input: &[u8], at: usize, mut breaks: u64) -> Option<u64> {
         breaks &= breaks - 1;
     }
     None
+}
+
+/// Cold path of [`scan_tokens_valid`] when some escape is not plain (a
+/// surrogate, or invalid): the offsets of the backslashes of `input` that
+/// begin an escape, appended to `out`, as the block scan finds them. In
+/// each run of backslashes, those at an even distance from its first one
+/// begin an escape (its first is not escaped itself: the byte before it
+/// is not a backslash). This holds inside strings, and the scan that
+/// calls this found no backslash outside them.
+#[cold]
+#[inline(never)]
+fn escape_starts(input: &[u8], out: &mut Vec<u32>) {
+    let mut i = 0;
+    while let Some(p) = memchr::memchr(b'\\', &input[i..]) {
+        let start = i + p;
+        let mut end = start + 1;
+        while input.get(end) == Some(&b'\\') {
+            end += 1;
+        }
+        out.extend((start..end).step_by(2).map(|e| e as u32));
+        i = end;
+    }
 }
 
 /// Cold path of a scan without [`Scalars::EXACT_CONTROL`] that saw a
@@ -793,7 +851,7 @@ impl<B: Block64> State<B> {
                 self.control_seen |= control;
             }
             let escape_starts = escape_starts & line;
-            if escape_starts != 0 {
+            if S::KEEP_ESCAPES && escape_starts != 0 {
                 escapes.push::<B>(at, escape_starts, n);
             }
             let scalar_starts = scalars.starts(delimiters, !in_string);
