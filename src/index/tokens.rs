@@ -1597,6 +1597,21 @@ mod tests {
             br#""\uD834\uDD1E" , "\u0000""#,
             br#""\"\"\"\ud83d\ude00\"""#,
         ];
+        // Plain escapes over several blocks before the first surrogate,
+        // and after it.
+        let long = [
+            format!(
+                r#""{}\ud83d\ude00{}""#,
+                r"ab\n\\\\".repeat(40),
+                r"\t".repeat(30)
+            ),
+            format!(r#""{}", "\udc00""#, r"x\/".repeat(100)),
+            format!(r#""{}""#, r#"\u00e9\""#.repeat(50)),
+        ];
+        let bodies = bodies
+            .iter()
+            .copied()
+            .chain(long.iter().map(|b| b.as_bytes()));
         for body in bodies {
             for shift in 0..70 {
                 let mut doc = vec![b' '; shift];

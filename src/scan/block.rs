@@ -141,11 +141,18 @@ pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) ->
 /// the escapes in the scan ([`TokenBlock::CHECKS_ESCAPES`]), their offsets
 /// are not written block by block, and `out.escapes` stays empty when
 /// they are all plain (`out.escapes_valid`); otherwise a cold pass over
-/// the input finds them after the scan ([`escape_starts`]), so `escapes`
-/// holds them whenever `escapes_valid` is `false`, as after
+/// the input finds them after the scan ([`TokenBlock::escapes_before`]),
+/// so `escapes` holds them whenever `escapes_valid` is `false`, as after
 /// [`scan_tokens`]. The escape sink's compress, store and length in the
 /// block loop cost about 5% of validating twitter_timeline.json (249 of
-/// its 660 blocks hold a backslash) on AVX-512.
+/// its 660 blocks hold a backslash) on AVX-512. (Measured and not taken,
+/// LTO and LTO + PGO, interleaved: any test of the escape check's state
+/// in the block loop, to write the escapes from the first one found not
+/// plain on, or to stop there and scan again with [`scan_tokens`], made
+/// documents of plain escapes 3-4% slower to validate than writing them
+/// all; a `memchr` per run of backslashes for this pass made a
+/// `json.dumps` (`ensure_ascii`) of twitter.json and twitterescaped.json
+/// 2.2x slower.)
 ///
 /// # Safety
 ///
@@ -193,6 +200,14 @@ trait Scalars<B: Block64> {
     /// Whether each block's escape starts are written to `escapes` as the
     /// scan goes (else see [`scan_tokens_valid`]).
     const KEEP_ESCAPES: bool;
+
+    /// Without [`Scalars::KEEP_ESCAPES`]: the escape starts of
+    /// `input[..to]`, appended to `out` (see [`scan_tokens_valid`]).
+    ///
+    /// # Safety
+    ///
+    /// `to <= input.len()`; the CPU must support `B`'s instruction set.
+    unsafe fn escapes_before(&self, input: &[u8], to: usize, out: &mut Vec<u32>);
 
     /// The masks of `block` and, for the token scan, its delimiters (see
     /// [`TokenBlock::delimiters`]; 0 when not needed).
@@ -251,6 +266,9 @@ struct NoScalars;
 impl<B: Block64> Scalars<B> for NoScalars {
     const EXACT_CONTROL: bool = true;
     const KEEP_ESCAPES: bool = true;
+
+    #[inline(always)]
+    unsafe fn escapes_before(&self, _: &[u8], _: usize, _: &mut Vec<u32>) {}
 
     #[inline(always)]
     unsafe fn classify(&self, block: B) -> (Masks, u64) {
@@ -329,6 +347,12 @@ impl<B: TokenBlock, const ESCAPES: bool> Scalars<B> for ScalarStarts<B, ESCAPES>
     const EXACT_CONTROL: bool = false;
     // (A backend without the escape check leaves them all to stage 2.)
     const KEEP_ESCAPES: bool = ESCAPES || !B::CHECKS_ESCAPES;
+
+    #[inline(always)]
+    unsafe fn escapes_before(&self, input: &[u8], to: usize, out: &mut Vec<u32>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { B::escapes_before(input, to, out) }
+    }
 
     #[inline(always)]
     unsafe fn classify(&self, block: B) -> (Masks, u64) {
@@ -522,7 +546,8 @@ unsafe fn scan_run<B: Block64, S: Scalars<B>, const LINE: bool, const FETCH: boo
         out.first_control = Some(first_control(&input[..end]));
     }
     if !S::KEEP_ESCAPES && !out.escapes_valid {
-        escape_starts(&input[..end], &mut out.escapes);
+        // SAFETY: `end <= n`; the CPU supports B.
+        unsafe { scalars.escapes_before(input, end, &mut out.escapes) };
     }
     Ok(line_end)
 }
@@ -545,26 +570,38 @@ fn before_newline(input: &[u8], at: usize, mut breaks: u64) -> Option<u64> {
     None
 }
 
-/// Cold path of [`scan_tokens_valid`] when some escape is not plain (a
-/// surrogate, or invalid): the offsets of the backslashes of `input` that
-/// begin an escape, appended to `out`, as the block scan finds them. In
-/// each run of backslashes, those at an even distance from its first one
-/// begin an escape (its first is not escaped itself: the byte before it
-/// is not a backslash). This holds inside strings, and the scan that
-/// calls this found no backslash outside them.
-#[cold]
-#[inline(never)]
-fn escape_starts(input: &[u8], out: &mut Vec<u32>) {
+/// The offsets of the backslashes of `input[..to]` that begin an escape,
+/// appended to `out`: each block's backslashes classified again and passed
+/// through [`Escapes::next`] as the scan does (the long-string blocks it
+/// skips hold none), so the same offsets as the scan's. The cold pass of
+/// the validation scan ([`TokenBlock::escapes_before`]).
+///
+/// # Safety
+///
+/// `to <= input.len()`; the CPU must support `B`'s instruction set.
+#[inline(always)]
+pub(crate) unsafe fn escape_starts<B: Block64>(input: &[u8], to: usize, out: &mut Vec<u32>) {
+    let mut sink = Sink::new(out);
+    let mut e = Escapes { next_escaped: 0 };
     let mut i = 0;
-    while let Some(p) = memchr::memchr(b'\\', &input[i..]) {
-        let start = i + p;
-        let mut end = start + 1;
-        while input.get(end) == Some(&b'\\') {
-            end += 1;
+    while i < to {
+        let ptr = input[i..].as_ptr();
+        // SAFETY: `i < to <= input.len()`: 64 bytes readable at `ptr`, or
+        // the `to - i` (< 64) of the tail; the CPU supports B.
+        unsafe {
+            let block = if to - i >= 64 {
+                B::load(ptr)
+            } else {
+                B::load_tail(ptr, to - i)
+            };
+            let (_, starts) = e.next(block.classify().backslash);
+            if starts != 0 {
+                sink.push::<B>(i, starts, to);
+            }
         }
-        out.extend((start..end).step_by(2).map(|e| e as u32));
-        i = end;
+        i += 64;
     }
+    sink.finish();
 }
 
 /// Cold path of a scan without [`Scalars::EXACT_CONTROL`] that saw a
