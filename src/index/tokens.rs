@@ -62,7 +62,7 @@ static ENDS_TOKEN: [bool; 256] = {
 pub(super) fn valid(input: &[u8], max_depth: usize) -> bool {
     with_spare(|spare| {
         let scan = &mut spare.scan;
-        let ok = match scan::scan_tokens(input, scan) {
+        let ok = match scan::scan_tokens_valid(input, scan) {
             Some(Ok(())) => {
                 scan.first_control.is_none()
                     && walk(input, &scan.structurals, max_depth, &mut Check)
@@ -1577,6 +1577,70 @@ pub(crate) fn token_scan_runs(input: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The validation scan ([`scan::scan_tokens_valid`]) leaves out the
+    /// escapes only when all are plain, and otherwise finds the same ones
+    /// as [`scan::scan_tokens`]: surrogates (pairs, lone halves), invalid
+    /// escapes and runs of backslashes, shifted across block boundaries;
+    /// [`valid`] then agrees with the exact check.
+    #[test]
+    fn validation_scan_escapes() {
+        let bodies: [&[u8]; 10] = [
+            br#""\ud83d\ude00""#,
+            br#""a\\\\\"\\""#,
+            br#""\ud83d""#,
+            br#""\ude00 x \u0041""#,
+            br#""\q""#,
+            br#""\u12G4""#,
+            br#""\\\\\\\\\\\\\\\\\ud800\udc00\\""#,
+            br#""plain \n \t \u00e9 \/""#,
+            br#""\uD834\uDD1E" , "\u0000""#,
+            br#""\"\"\"\ud83d\ude00\"""#,
+        ];
+        // Plain escapes over several blocks before the first surrogate,
+        // and after it.
+        let long = [
+            format!(
+                r#""{}\ud83d\ude00{}""#,
+                r"ab\n\\\\".repeat(40),
+                r"\t".repeat(30)
+            ),
+            format!(r#""{}", "\udc00""#, r"x\/".repeat(100)),
+            format!(r#""{}""#, r#"\u00e9\""#.repeat(50)),
+        ];
+        let bodies = bodies
+            .iter()
+            .copied()
+            .chain(long.iter().map(|b| b.as_bytes()));
+        for body in bodies {
+            for shift in 0..70 {
+                let mut doc = vec![b' '; shift];
+                doc.extend_from_slice(b"[1, ");
+                doc.extend_from_slice(body);
+                doc.extend_from_slice(b", \"x\"]");
+                if !token_scan_runs(&doc) {
+                    return;
+                }
+                let (mut all, mut lazy) = (Scan::default(), Scan::default());
+                let a = scan::scan_tokens(&doc, &mut all);
+                let b = scan::scan_tokens_valid(&doc, &mut lazy);
+                assert_eq!(a, b, "{shift} {:?}", String::from_utf8_lossy(body));
+                assert_eq!(all.structurals, lazy.structurals);
+                assert_eq!(all.escapes_valid, lazy.escapes_valid);
+                if !lazy.escapes_valid {
+                    assert_eq!(all.escapes, lazy.escapes, "{shift} {body:?}");
+                } else {
+                    assert!(lazy.escapes.is_empty() || lazy.escapes == all.escapes);
+                }
+                let opts = super::super::Options {
+                    lazy: false,
+                    max_depth: 64,
+                };
+                let exact = super::super::validate_exact(&doc, &opts).is_ok();
+                assert_eq!(valid(&doc, 64), exact, "{shift} {body:?}");
+            }
+        }
+    }
 
     /// [`literal8`] agrees with the byte-wise check on every first byte
     /// and on near misses.

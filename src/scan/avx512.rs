@@ -47,6 +47,18 @@ pub(crate) unsafe fn scan_tokens(input: &[u8], out: &mut Scan) -> Result<(), Err
     unsafe { block::scan_tokens::<Avx512>(input, out) }
 }
 
+/// The token scan for strict validation (see [`super::scan_tokens_valid`]).
+///
+/// # Safety
+///
+/// The CPU must support the features `crate::cpu::Features::avx512_scan` checks.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,pclmulqdq,popcnt,bmi1")]
+pub(crate) unsafe fn scan_tokens_valid(input: &[u8], out: &mut Scan) -> Result<(), Error> {
+    // SAFETY: this function's target features are Avx512's, and our caller
+    // guarantees the CPU has them.
+    unsafe { block::scan_tokens_valid::<Avx512>(input, out) }
+}
+
 /// The token scan of `input`'s first line (see [`super::scan_tokens_line`]).
 ///
 /// # Safety
@@ -60,6 +72,22 @@ pub(crate) unsafe fn scan_tokens_line(
     // SAFETY: this function's target features are Avx512's, and our caller
     // guarantees the CPU has them.
     unsafe { block::scan_tokens_line::<Avx512>(input, out) }
+}
+
+/// [`TokenBlock::escapes_before`], out of line (once per document at
+/// most, and only for one with an escape that is not plain).
+///
+/// # Safety
+///
+/// `to <= input.len()`; the CPU must support the features
+/// `crate::cpu::Features::avx512_scan` checks.
+#[cold]
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,pclmulqdq,popcnt,bmi1")]
+unsafe fn escapes_before(input: &[u8], to: usize, out: &mut Vec<u32>) {
+    // SAFETY: forwarded from the caller; this function's target features
+    // are Avx512's.
+    unsafe { block::escape_starts::<Avx512>(input, to, out) }
 }
 
 /// A 64-byte block in one ZMM register.
@@ -272,6 +300,12 @@ impl TokenBlock for Avx512 {
     type Utf8 = super::utf8_avx512::Fused;
 
     const CHECKS_ESCAPES: bool = true;
+
+    #[inline(always)]
+    unsafe fn escapes_before(input: &[u8], to: usize, out: &mut Vec<u32>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { escapes_before(input, to, out) }
+    }
 
     #[inline(always)]
     unsafe fn delimiters(self) -> u64 {

@@ -133,7 +133,39 @@ pub(crate) unsafe fn scan_tokens<B: TokenBlock>(input: &[u8], out: &mut Scan) ->
     // SAFETY: `scan_impl` has this function's contract (B's instruction set
     // on this CPU, inlined into code compiled with it), which our caller
     // guarantees.
-    unsafe { scan_impl::<B, ScalarStarts<B>, false>(input, out, ScalarStarts::new()) }.map(|_| ())
+    unsafe { scan_impl::<B, ScalarStarts<B, true>, false>(input, out, ScalarStarts::new()) }
+        .map(|_| ())
+}
+
+/// [`scan_tokens`] for strict validation alone: with a backend that checks
+/// the escapes in the scan ([`TokenBlock::CHECKS_ESCAPES`]), their offsets
+/// are not written block by block, and `out.escapes` stays empty when
+/// they are all plain (`out.escapes_valid`); otherwise a cold pass over
+/// the input finds them after the scan ([`TokenBlock::escapes_before`]),
+/// so `escapes` holds them whenever `escapes_valid` is `false`, as after
+/// [`scan_tokens`]. The escape sink's compress, store and length in the
+/// block loop cost about 5% of validating twitter_timeline.json (249 of
+/// its 660 blocks hold a backslash) on AVX-512. (Measured and not taken,
+/// LTO and LTO + PGO, interleaved: any test of the escape check's state
+/// in the block loop, to write the escapes from the first one found not
+/// plain on, or to stop there and scan again with [`scan_tokens`], made
+/// documents of plain escapes 3-4% slower to validate than writing them
+/// all; a `memchr` per run of backslashes for this pass made a
+/// `json.dumps` (`ensure_ascii`) of twitter.json and twitterescaped.json
+/// 2.2x slower.)
+///
+/// # Safety
+///
+/// As for [`scan`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (x86 backends only)
+pub(crate) unsafe fn scan_tokens_valid<B: TokenBlock>(
+    input: &[u8],
+    out: &mut Scan,
+) -> Result<(), Error> {
+    // SAFETY: as in `scan_tokens`.
+    unsafe { scan_impl::<B, ScalarStarts<B, false>, false>(input, out, ScalarStarts::new()) }
+        .map(|_| ())
 }
 
 /// [`scan_tokens`] of the first line of `input` only: the scan stops at the
@@ -153,7 +185,7 @@ pub(crate) unsafe fn scan_tokens_line<B: TokenBlock>(
     out: &mut Scan,
 ) -> Result<Option<usize>, Error> {
     // SAFETY: as in `scan_tokens`.
-    unsafe { scan_impl::<B, ScalarStarts<B>, true>(input, out, ScalarStarts::new()) }
+    unsafe { scan_impl::<B, ScalarStarts<B, true>, true>(input, out, ScalarStarts::new()) }
 }
 
 /// Whether, and how, stage 1 emits the scalar tokens as well.
@@ -164,6 +196,18 @@ trait Scalars<B: Block64> {
     /// is one, and the per-block search cost about 12 instructions per
     /// block on AVX2).
     const EXACT_CONTROL: bool;
+
+    /// Whether each block's escape starts are written to `escapes` as the
+    /// scan goes (else see [`scan_tokens_valid`]).
+    const KEEP_ESCAPES: bool;
+
+    /// Without [`Scalars::KEEP_ESCAPES`]: the escape starts of
+    /// `input[..to]`, appended to `out` (see [`scan_tokens_valid`]).
+    ///
+    /// # Safety
+    ///
+    /// `to <= input.len()`; the CPU must support `B`'s instruction set.
+    unsafe fn escapes_before(&self, input: &[u8], to: usize, out: &mut Vec<u32>);
 
     /// The masks of `block` and, for the token scan, its delimiters (see
     /// [`TokenBlock::delimiters`]; 0 when not needed).
@@ -221,6 +265,10 @@ struct NoScalars;
 
 impl<B: Block64> Scalars<B> for NoScalars {
     const EXACT_CONTROL: bool = true;
+    const KEEP_ESCAPES: bool = true;
+
+    #[inline(always)]
+    unsafe fn escapes_before(&self, _: &[u8], _: usize, _: &mut Vec<u32>) {}
 
     #[inline(always)]
     unsafe fn classify(&self, block: B) -> (Masks, u64) {
@@ -251,9 +299,10 @@ impl<B: Block64> Scalars<B> for NoScalars {
     unsafe fn finish(&self, _: u64, _: &mut Scan) {}
 }
 
-/// The token index [`scan_tokens`] builds.
+/// The token index [`scan_tokens`] builds; without `ESCAPES`, the one of
+/// [`scan_tokens_valid`].
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-struct ScalarStarts<B: TokenBlock> {
+struct ScalarStarts<B: TokenBlock, const ESCAPES: bool> {
     /// 1 if the previous block's last byte was part of a scalar token.
     carry: u64,
     escapes: EscapeCheck,
@@ -262,7 +311,7 @@ struct ScalarStarts<B: TokenBlock> {
 }
 
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-impl<B: TokenBlock> ScalarStarts<B> {
+impl<B: TokenBlock, const ESCAPES: bool> ScalarStarts<B, ESCAPES> {
     /// # Safety
     ///
     /// The CPU must support `B`'s instruction set.
@@ -294,8 +343,16 @@ struct EscapeCheck {
     not_plain: u64,
 }
 
-impl<B: TokenBlock> Scalars<B> for ScalarStarts<B> {
+impl<B: TokenBlock, const ESCAPES: bool> Scalars<B> for ScalarStarts<B, ESCAPES> {
     const EXACT_CONTROL: bool = false;
+    // (A backend without the escape check leaves them all to stage 2.)
+    const KEEP_ESCAPES: bool = ESCAPES || !B::CHECKS_ESCAPES;
+
+    #[inline(always)]
+    unsafe fn escapes_before(&self, input: &[u8], to: usize, out: &mut Vec<u32>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { B::escapes_before(input, to, out) }
+    }
 
     #[inline(always)]
     unsafe fn classify(&self, block: B) -> (Masks, u64) {
@@ -488,6 +545,10 @@ unsafe fn scan_run<B: Block64, S: Scalars<B>, const LINE: bool, const FETCH: boo
     if control_seen {
         out.first_control = Some(first_control(&input[..end]));
     }
+    if !S::KEEP_ESCAPES && !out.escapes_valid {
+        // SAFETY: `end <= n`; the CPU supports B.
+        unsafe { scalars.escapes_before(input, end, &mut out.escapes) };
+    }
     Ok(line_end)
 }
 
@@ -507,6 +568,40 @@ fn before_newline(input: &[u8], at: usize, mut breaks: u64) -> Option<u64> {
         breaks &= breaks - 1;
     }
     None
+}
+
+/// The offsets of the backslashes of `input[..to]` that begin an escape,
+/// appended to `out`: each block's backslashes classified again and passed
+/// through [`Escapes::next`] as the scan does (the long-string blocks it
+/// skips hold none), so the same offsets as the scan's. The cold pass of
+/// the validation scan ([`TokenBlock::escapes_before`]).
+///
+/// # Safety
+///
+/// `to <= input.len()`; the CPU must support `B`'s instruction set.
+#[inline(always)]
+pub(crate) unsafe fn escape_starts<B: Block64>(input: &[u8], to: usize, out: &mut Vec<u32>) {
+    let mut sink = Sink::new(out);
+    let mut e = Escapes { next_escaped: 0 };
+    let mut i = 0;
+    while i < to {
+        let ptr = input[i..].as_ptr();
+        // SAFETY: `i < to <= input.len()`: 64 bytes readable at `ptr`, or
+        // the `to - i` (< 64) of the tail; the CPU supports B.
+        unsafe {
+            let block = if to - i >= 64 {
+                B::load(ptr)
+            } else {
+                B::load_tail(ptr, to - i)
+            };
+            let (_, starts) = e.next(block.classify().backslash);
+            if starts != 0 {
+                sink.push::<B>(i, starts, to);
+            }
+        }
+        i += 64;
+    }
+    sink.finish();
 }
 
 /// Cold path of a scan without [`Scalars::EXACT_CONTROL`] that saw a
@@ -793,7 +888,7 @@ impl<B: Block64> State<B> {
                 self.control_seen |= control;
             }
             let escape_starts = escape_starts & line;
-            if escape_starts != 0 {
+            if S::KEEP_ESCAPES && escape_starts != 0 {
                 escapes.push::<B>(at, escape_starts, n);
             }
             let scalar_starts = scalars.starts(delimiters, !in_string);

@@ -10,7 +10,8 @@
 //! The same pass also collects what strict validation needs without a second
 //! read of string bytes:
 //! - `escapes`: the offset of every backslash that begins an escape sequence
-//!   (always inside a string);
+//!   (always inside a string; the validation scan leaves them out when it
+//!   found them all plain);
 //! - `first_control`: the first raw control byte (< 0x20) inside a string;
 //! - `non_ascii`: whether any byte >= 0x80 occurs (only then does stage 2 run
 //!   a UTF-8 validator over the input);
@@ -61,7 +62,8 @@ mod vector;
 pub struct Scan {
     /// Offsets of structurals outside strings and of opening quotes, then `input.len()`.
     pub structurals: Vec<u32>,
-    /// Offsets of backslashes that begin an escape sequence.
+    /// Offsets of backslashes that begin an escape sequence (left empty
+    /// by [`scan_tokens_valid`] when `escapes_valid`).
     pub escapes: Vec<u32>,
     /// Offset of the first control byte (< 0x20) inside a string, if any.
     pub first_control: Option<u32>,
@@ -189,6 +191,28 @@ pub(crate) fn scan_tokens(input: &[u8], out: &mut Scan) -> Option<Result<(), Err
         // SAFETY: `active_backend` only returns backends this CPU supports.
         #[cfg(target_arch = "x86_64")]
         Backend::Avx512 => Some(unsafe { avx512::scan_tokens(input, out) }),
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => Some(unsafe { avx2::scan_tokens(input, out) }),
+        _ => None,
+    }
+}
+
+/// [`scan_tokens`] for strict validation alone: `out.escapes` may be left
+/// empty when `out.escapes_valid` (no escape needs a look); it holds every
+/// escape otherwise, as after [`scan_tokens`]. With the AVX-512 backend
+/// (which checks the escapes in the scan) the escapes' offsets are then
+/// found only when some escape is not plain, after the scan; the AVX2
+/// backend runs [`scan_tokens`].
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+pub(crate) fn scan_tokens_valid(input: &[u8], out: &mut Scan) -> Option<Result<(), Error>> {
+    if let Err(e) = check_len(input) {
+        return Some(Err(e));
+    }
+    match active_backend() {
+        // SAFETY: `active_backend` only returns backends this CPU supports.
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 => Some(unsafe { avx512::scan_tokens_valid(input, out) }),
         // SAFETY: as above.
         #[cfg(target_arch = "x86_64")]
         Backend::Avx2 => Some(unsafe { avx2::scan_tokens(input, out) }),

@@ -191,6 +191,28 @@ pub(crate) trait TokenBlock: Block64 {
     /// (twitter_timeline 13.7 -> 14.1 us).
     const CHECKS_ESCAPES: bool = false;
 
+    /// The offsets of the backslashes of `input[..to]` that begin an
+    /// escape, appended to `out` (`block::escape_starts`): the cold pass of
+    /// the validation scan, which writes no escapes itself. Called only
+    /// when [`TokenBlock::CHECKS_ESCAPES`]; the default (for backends
+    /// without the check) goes byte by byte: a backslash begins an escape,
+    /// and the byte after it is escaped.
+    ///
+    /// # Safety
+    ///
+    /// `to <= input.len()`; the CPU must support the backend's features.
+    unsafe fn escapes_before(input: &[u8], to: usize, out: &mut Vec<u32>) {
+        let mut i = 0;
+        while i < to {
+            if input[i] == b'\\' {
+                out.push(i as u32);
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// The byte classes the escape check of the token scan needs (see
     /// [`EscapeMasks`]). Called only when [`TokenBlock::CHECKS_ESCAPES`],
     /// for blocks that hold an escaped byte or the hex digits of a `\u`
