@@ -63,7 +63,7 @@ pub struct Scan {
     /// Offsets of structurals outside strings and of opening quotes, then `input.len()`.
     pub structurals: Vec<u32>,
     /// Offsets of backslashes that begin an escape sequence (left empty
-    /// by [`scan_tokens_valid`] when `escapes_valid`).
+    /// by the validation scan, `scan_tokens_valid`, when `escapes_valid`).
     pub escapes: Vec<u32>,
     /// Offset of the first control byte (< 0x20) inside a string, if any.
     pub first_control: Option<u32>,
