@@ -874,8 +874,19 @@ fn splice_edits_in_any_order() {
     }
 }
 
+/// Writes `input`'s root with each `(key, value)` of `set` set in turn;
+/// checks that the one-pass splice of replacements wrote it exactly when
+/// `one_pass`.
+fn replaced(input: &[u8], sets: &[(&str, &'static str)], one_pass: bool) -> String {
+    let before = super::writer::SPLICED_REPLACED.with(std::cell::Cell::get);
+    let out = replaced_by_any(input, sets);
+    let after = super::writer::SPLICED_REPLACED.with(std::cell::Cell::get);
+    assert_eq!(after - before, usize::from(one_pass), "{sets:?}");
+    out
+}
+
 /// Writes `input`'s root with each `(key, value)` of `set` set in turn.
-fn replaced(input: &[u8], sets: &[(&str, &'static str)]) -> String {
+fn replaced_by_any(input: &[u8], sets: &[(&str, &'static str)]) -> String {
     let ix = index(input, false);
     let doc = Doc::new(input, &ix);
     let root = doc.root();
@@ -895,34 +906,51 @@ fn replaced_members_are_spliced_in_any_order() {
     // its place): the last value, everything else as written (the
     // whitespace around the root is not the object's).
     assert_eq!(
-        replaced(obj, &[("a", "10"), ("c", "30")]),
+        replaced(obj, &[("a", "10"), ("c", "30")], true),
         "{\"a\": 10, \"b\" :\"x\",\n \"c\": 30, \"d\": {\"e\": 4}, \"f\": null }"
+    );
+    // A key set again after a later one: its patch keeps its place, so
+    // the patches stay in document order (one pass).
+    assert_eq!(
+        replaced(obj, &[("a", "10"), ("c", "30"), ("a", "11")], true),
+        "{\"a\": 11, \"b\" :\"x\",\n \"c\": 30, \"d\": {\"e\": 4}, \"f\": null }"
     );
     assert_eq!(
         replaced(
             obj,
-            &[("f", "0"), ("b", "\"y\""), ("a", "2"), ("b", "true")]
+            &[("f", "0"), ("b", "\"y\""), ("a", "2"), ("b", "true")],
+            false
         ),
         "{\"a\": 2, \"b\" :true,\n \"c\": [3], \"d\": {\"e\": 4}, \"f\": 0 }"
     );
     assert_eq!(
-        replaced(obj, &[("d", "[]"), ("c", "{}"), ("b", "1"), ("a", "0")]),
+        replaced(
+            obj,
+            &[("d", "[]"), ("c", "{}"), ("b", "1"), ("a", "0")],
+            false
+        ),
         "{\"a\": 0, \"b\" :1,\n \"c\": {}, \"d\": [], \"f\": null }"
     );
     // Every member, in document order and out of it (the one-pass splice,
     // the general one), and a replacement beside an added member (the
     // general one): the same layout.
-    for sets in [
-        [("a", "1"), ("b", "2"), ("c", "3"), ("d", "4"), ("f", "5")],
-        [("f", "5"), ("d", "4"), ("c", "3"), ("b", "2"), ("a", "1")],
+    for (sets, one_pass) in [
+        (
+            [("a", "1"), ("b", "2"), ("c", "3"), ("d", "4"), ("f", "5")],
+            true,
+        ),
+        (
+            [("f", "5"), ("d", "4"), ("c", "3"), ("b", "2"), ("a", "1")],
+            false,
+        ),
     ] {
         assert_eq!(
-            replaced(obj, &sets),
+            replaced(obj, &sets, one_pass),
             "{\"a\": 1, \"b\" :2,\n \"c\": 3, \"d\": 4, \"f\": 5 }"
         );
     }
     assert_eq!(
-        replaced(obj, &[("c", "3"), ("g", "7"), ("a", "1")]),
+        replaced(obj, &[("c", "3"), ("g", "7"), ("a", "1")], false),
         "{\"a\": 1, \"b\" :\"x\",\n \"c\": 3, \"d\": {\"e\": 4}, \"f\": null,\"g\":7 }"
     );
 }

@@ -333,7 +333,16 @@ fn splice_replaced<O: Out>(
         }
     }
     out.copy(pos, end);
+    #[cfg(test)]
+    SPLICED_REPLACED.with(|n| n.set(n.get() + 1));
     Some(Ok(()))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many objects [`splice_replaced`] wrote on this thread (tests
+    /// check that the shapes it takes reach it).
+    pub(super) static SPLICED_REPLACED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// [`write_lazy_object`] member by member: a lazy document, or a key that

@@ -145,6 +145,8 @@ impl Share {
     pub(crate) unsafe fn drop_if_others(&mut self) -> bool {
         #[cfg(not(Py_GIL_DISABLED))]
         {
+            #[cfg(debug_assertions)]
+            assert_attached();
             let shares = &self.arc.input.shares;
             let n = shares.load(Ordering::Relaxed);
             if n > 1 {
@@ -184,15 +186,7 @@ impl Drop for Share {
         #[cfg(not(Py_GIL_DISABLED))]
         {
             #[cfg(all(debug_assertions, not(feature = "abi3")))]
-            {
-                // SAFETY: `PyGILState_Check` only reads the calling
-                // thread's state; it may be called attached or not.
-                let attached = unsafe { pyo3::ffi::PyGILState_Check() } == 1;
-                assert!(
-                    attached,
-                    "a document's share dropped by a thread not attached to the interpreter"
-                );
-            }
+            assert_attached();
             let shares = &self.arc.input.shares;
             let n = shares.load(Ordering::Relaxed);
             shares.store(n - 1, Ordering::Relaxed);
@@ -233,4 +227,17 @@ impl Hold for Arc<Parsed> {
         }
         Arc::get_mut(self)
     }
+}
+
+/// Debug builds: a share is counted out only by a thread attached to the
+/// interpreter (see the type's docs: plain stores, serialized by the GIL).
+#[cfg(all(debug_assertions, not(feature = "abi3"), not(Py_GIL_DISABLED)))]
+fn assert_attached() {
+    // SAFETY: `PyGILState_Check` only reads the calling thread's state; it
+    // may be called attached or not.
+    let attached = unsafe { pyo3::ffi::PyGILState_Check() } == 1;
+    assert!(
+        attached,
+        "a document's share dropped by a thread not attached to the interpreter"
+    );
 }

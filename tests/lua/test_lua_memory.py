@@ -173,6 +173,8 @@ def test_a_sweep_inside_adopt_loses_no_handle(lua):
             local armed = false
             ffi.cast = function(ct, v)
                 if armed and ct == intptr_t then -- adopt's cast of the address
+                    -- (Else this test would test nothing.)
+                    assert(debug.getinfo(2, "n").name == "adopt", "not adopt's cast")
                     armed = false
                     collectgarbage("collect") -- the cycle ends in the cast
                     collectgarbage("stop") -- (a full collection restarts it)
