@@ -579,6 +579,7 @@ fn before_newline(input: &[u8], at: usize, mut breaks: u64) -> Option<u64> {
 /// # Safety
 ///
 /// `to <= input.len()`; the CPU must support `B`'s instruction set.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (the AVX-512 scan's only)
 #[inline(always)]
 pub(crate) unsafe fn escape_starts<B: Block64>(input: &[u8], to: usize, out: &mut Vec<u32>) {
     let mut sink = Sink::new(out);
