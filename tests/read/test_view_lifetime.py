@@ -387,3 +387,22 @@ def test_child_views_outlive_parents_made_on_threads():
     for t in threads:
         t.join()
     assert sys.getrefcount(data) == base
+
+
+def test_freeing_docs_releases_a_buffer_input():
+    # A buffer input is released by the Doc's full drop (not the plain
+    # decref of a bytes input), with or without a cursor outliving it.
+    m = memoryview(DATA + b" ")
+    base = sys.getrefcount(m)
+    for i in range(300):
+        doc = qjson.parse(m)
+        assert sys.getrefcount(m) > base
+        if i % 2:
+            c = doc.open("l")
+            del doc
+            assert c.get_str("[1].x") == "y"
+            del c
+        else:
+            assert doc.get_str("l[1].x") == "y"
+            del doc
+        assert sys.getrefcount(m) == base

@@ -280,6 +280,29 @@ unsafe fn drop_quick(&mut self) -> bool {
 });
 view!(Doc, DOC_AT, DOC_FREE, Arc<Parsed>, flag: false, |sample| Some(sample.get() as *const Self), |d| {
     d.releases_nothing()
+},
+#[inline(always)]
+unsafe fn drop_quick(&mut self) -> bool {
+    // The common drop of a `Doc` that made no `root` view: release the
+    // input (a plain decref, when this is the document's last share),
+    // then the drop releases no Python object and needs no attach (as
+    // in `drop_value`). A cached root or an input that is not released
+    // so (a buffer) go to `drop_value`.
+    if self.root_view().is_some() {
+        return false;
+    }
+    // SAFETY: the trait method's contract: attached, and the value is
+    // dropped next (here, or by `drop_value`).
+    unsafe { self.release_input() };
+    if !self.releases_nothing() {
+        return false;
+    }
+    // A panic in the drop leaks what is left of the value (see
+    // `drop_value`).
+    // SAFETY: the trait method's contract: the value is dropped once,
+    // here, and not used after (true is returned).
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { std::ptr::drop_in_place(self) }));
+    true
 });
 
 /// A new Python object holding `value` (inlined, so that the value is
