@@ -1028,3 +1028,63 @@ fn stray_backslash(at: usize, stray: u64) -> Error {
         at + stray.trailing_zeros() as usize,
     )
 }
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::super::{avx2::Avx2, avx512::Avx512, scan_tokens_with, Backend, Scan};
+    use super::escape_starts;
+    use crate::scan::vector::TokenBlock;
+
+    /// The cold pass of the validation scan finds the escapes the full
+    /// token scan writes: AVX-512's `escape_starts` (where this CPU has
+    /// it), and the byte loop every other backend's
+    /// `TokenBlock::escapes_before` defaults to (never called today: only
+    /// AVX-512 checks escapes in the scan), on backslash runs, surrogate
+    /// pairs and escaped quotes at every offset across block borders.
+    #[test]
+    fn escape_passes_find_the_scans_escapes() {
+        let available = Backend::available();
+        let Some(&full) = [Backend::Avx512, Backend::Avx2]
+            .iter()
+            .find(|b| available.contains(b))
+        else {
+            eprintln!("skipped: no token scan on this CPU");
+            return;
+        };
+        let bodies = [
+            r#""\ud83d\ude00 \\\\ \" \n""#.to_string(),
+            format!(r#""{}\\""#, r"\\".repeat(70)),
+            format!(r#""{}\"x\"", "a\\/b""#, "y".repeat(61)),
+        ];
+        for body in &bodies {
+            for shift in 0..130 {
+                let doc = format!("{}[{body}, 1]", " ".repeat(shift)).into_bytes();
+                let mut scan = Scan::default();
+                assert!(matches!(
+                    scan_tokens_with(full, &doc, &mut scan),
+                    Some(Ok(()))
+                ));
+                for to in [doc.len(), shift + 1 + body.len() / 2, shift + 2] {
+                    let want: Vec<u32> = scan
+                        .escapes
+                        .iter()
+                        .copied()
+                        .filter(|&e| (e as usize) < to)
+                        .collect();
+                    let mut bytewise = Vec::new();
+                    // SAFETY: `to <= doc.len()`; the default uses no
+                    // vector instructions.
+                    unsafe { <Avx2 as TokenBlock>::escapes_before(&doc, to, &mut bytewise) };
+                    assert_eq!(bytewise, want, "{shift} {to}");
+                    if available.contains(&Backend::Avx512) {
+                        let mut vector = Vec::new();
+                        // SAFETY: `to <= doc.len()`; the CPU has the AVX-512
+                        // scan's features (`available`).
+                        unsafe { escape_starts::<Avx512>(&doc, to, &mut vector) };
+                        assert_eq!(vector, want, "{shift} {to}");
+                    }
+                }
+            }
+        }
+    }
+}
