@@ -204,20 +204,16 @@ pub(crate) fn scan_tokens(input: &[u8], out: &mut Scan) -> Option<Result<(), Err
 /// (which checks the escapes in the scan) the escapes' offsets are then
 /// found only when some escape is not plain, after the scan; the AVX2
 /// backend runs [`scan_tokens`].
-#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
 pub(crate) fn scan_tokens_valid(input: &[u8], out: &mut Scan) -> Option<Result<(), Error>> {
-    if let Err(e) = check_len(input) {
-        return Some(Err(e));
-    }
-    match active_backend() {
+    #[cfg(target_arch = "x86_64")]
+    if active_backend() == Backend::Avx512 {
+        if let Err(e) = check_len(input) {
+            return Some(Err(e));
+        }
         // SAFETY: `active_backend` only returns backends this CPU supports.
-        #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 => Some(unsafe { avx512::scan_tokens_valid(input, out) }),
-        // SAFETY: as above.
-        #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => Some(unsafe { avx2::scan_tokens(input, out) }),
-        _ => None,
+        return Some(unsafe { avx512::scan_tokens_valid(input, out) });
     }
+    scan_tokens(input, out)
 }
 
 /// [`scan_tokens`] of the first line of `input` (for a stream of one
