@@ -200,6 +200,16 @@ impl Splitter {
     /// otherwise it calls [`Splitter::split`] at `start`, which finds the
     /// documents and errors there exactly as without the fast path.
     pub fn line(&mut self, buf: &[u8], pos: usize) -> Option<(usize, usize)> {
+        let start = self.line_start(buf, pos)?;
+        let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        Some((start, end))
+    }
+
+    /// [`Splitter::line`]'s start alone, for a caller that finds the
+    /// line's end itself (`loads_many`: where the line's document ends,
+    /// see `LinesIndex::line_at`): `Some(start)`, `Some(n)` when only
+    /// whitespace is left, `None` when `pos` is inside a line.
+    pub fn line_start(&mut self, buf: &[u8], pos: usize) -> Option<usize> {
         let mut pos = pos;
         let mut line_start = pos == 0 || buf[pos - 1] == b'\n';
         if !self.started {
@@ -218,8 +228,7 @@ impl Splitter {
         if !line_start && !buf[pos..start].contains(&b'\n') {
             return None;
         }
-        let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
-        Some((start, end))
+        Some(start)
     }
 
     /// The ordinal of a document the caller took itself (see

@@ -365,6 +365,17 @@ trait Record {
     /// room asked for.
     #[inline(always)]
     unsafe fn accepted(&mut self, _kept: usize, _opened: usize) {}
+    /// Whether the walk accepts the first value of the tokens on its own,
+    /// whatever tokens follow it (the document of a line of a stream, walked
+    /// on the tokens of the lines after it too, see
+    /// `eager::LinesIndex::line_at`): the ordinal of the token after the
+    /// value goes to [`Record::stopped`], before [`Record::accepted`].
+    /// Else the value must be followed by the sentinel.
+    const STOP: bool = false;
+    /// With [`Record::STOP`]: the first value ended before token `next`
+    /// (the sentinel, or the first token of what follows it).
+    #[inline(always)]
+    fn stopped(&mut self, _next: usize) {}
 }
 
 /// Validation only: nothing recorded.
@@ -1526,7 +1537,9 @@ fn walk_impl<R: Record>(input: &[u8], s: &[u32], max_depth: usize, rec: &mut R) 
                     }
                 }
             } else {
-                if k != last {
+                if R::STOP {
+                    rec.stopped(k);
+                } else if k != last {
                     return false;
                 }
                 // SAFETY: `keep!` wrote the first `kept` entries, and

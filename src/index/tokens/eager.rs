@@ -66,7 +66,11 @@ pub(crate) fn for_loads(input: &[u8], max_depth: usize) -> Option<LoadsIndex> {
     // (The walk reserves the room, see `Record::table`.)
     let mut lens = SPARE_LENS.try_with(Cell::take).unwrap_or_default();
     lens.clear();
-    let ok = walk(input, s, max_depth, &mut ChildCounts { lens: &mut lens })
+    let mut counts = ChildCounts::<false> {
+        lens: &mut lens,
+        next: 0,
+    };
+    let ok = walk(input, s, max_depth, &mut counts)
         && check_strings(input, escapes_left(&scan), None, utf8_left(&scan)).is_ok();
     let index = LoadsIndex {
         structurals: scan.structurals,
@@ -112,16 +116,25 @@ pub(crate) const FLAT: u32 = 1 << 31;
 /// those holding no container (empty ones too).
 /// (It borrows the table, so that a caller that keeps one, as
 /// [`LinesIndex`] does across lines, does not move it in and out per call.)
-struct ChildCounts<'a> {
+/// With `STOP`, the walk accepts the first value whatever follows it and
+/// says where it ended (see [`LinesIndex::line_at`]).
+struct ChildCounts<'a, const STOP: bool = false> {
     /// Empty (length 0) while the walk runs: it writes each container's
     /// count into the room when the container closes, and the length
     /// becomes the count of containers when it accepts.
     lens: &'a mut Vec<u32>,
+    /// With `STOP`, once accepted: the token after the value.
+    next: usize,
 }
 
-impl Record for ChildCounts<'_> {
+impl<const STOP: bool> Record for ChildCounts<'_, STOP> {
     const CHECK_SCALARS: bool = false;
     const RECORD: bool = true;
+    const STOP: bool = STOP;
+    #[inline(always)]
+    fn stopped(&mut self, next: usize) {
+        self.next = next;
+    }
     type Entry = u32;
     #[inline(always)]
     fn entry(len: u32, _: usize, ord: usize, next: usize) -> u32 {
@@ -242,10 +255,16 @@ const LINES_WINDOW: usize = 16 * 1024;
 /// ([`Line::NoWindow`]: the caller checks each of its lines on its own, as
 /// without the window); nor is a line with invalid UTF-8.
 ///
-/// A line's walk reads the window only up to its newline, so the next
-/// line's first token (or the window's end) stands for the end of input,
-/// and the walk accepts only a line that holds exactly one valid document
-/// (its scalar tokens left to the builder, as for [`for_loads`]).
+/// A line's walk accepts only a line that holds exactly one valid
+/// document (its scalar tokens left to the builder, as for
+/// [`for_loads`]). Its end is not searched for first: the walk runs on
+/// the window's tokens from the line's first and stops after the first
+/// value, and the line ends at the first newline between that value and
+/// the next token, which must hold one ([`LinesIndex::line_at`]; on the
+/// generated batch file, lines of ~5.7 KB, a `memchr` per line for the
+/// newline had cost ~0.9% of `loads_many`'s instructions). (A line whose
+/// end is known, [`LinesIndex::guessed_line`], is walked up to its
+/// newline, the next line's first token standing for the end of input.)
 ///
 /// That walk reads nothing of a token but the class of its first byte
 /// ([`CLASS`]), so a line whose tokens have, in order, the classes of the
@@ -406,7 +425,10 @@ impl LinesIndex {
 
     /// The line `stream[ls..le]` (`ls` its first non-whitespace byte, `le`
     /// its newline or the end of the stream), walked on the tokens of the
-    /// window that holds it (scanned first when no window holds it).
+    /// window that holds it (scanned first when no window holds it). (The
+    /// tests' reference for [`LinesIndex::line_at`], which finds `le`
+    /// itself.)
+    #[cfg(test)]
     pub(crate) fn line<'a>(
         &'a mut self,
         stream: &'a [u8],
@@ -462,6 +484,106 @@ impl LinesIndex {
         self.walk_line(stream, k, k + self.shape, ls - start, le - start, max_depth)
     }
 
+    /// The line that begins at `ls` (its first non-whitespace byte) as
+    /// [`LinesIndex::line`] gives it, with its end, which is not searched
+    /// for first: the line's document is walked on the window's tokens
+    /// from the line's first to the window's end, the walk stopping at the
+    /// end of the first value ([`Record::STOP`]), and the line ends at the
+    /// first newline between that value's last token and the next token
+    /// (or the window's end, when the window ends the stream: then the
+    /// stream's end). With no newline there, another token follows the
+    /// value on its line: [`Line::Exact`]. (No newline lies inside the
+    /// value's last token: every newline of a usable window lies outside
+    /// strings, see the type's doc, and a newline ends a scalar token. A
+    /// value spread over lines, `[1,\n2]`, is one document followed by
+    /// whitespace holding a newline all the same, as the splitter finds it;
+    /// see [`LinesIndex::line_end`].) The end (the newline's offset in the
+    /// stream, or its length) is returned with [`Line::Tokens`] only (else
+    /// 0); after [`Line::NoWindow`] the caller searches for it.
+    ///
+    /// A value the walk does not close before the window's end is
+    /// [`Line::Exact`] (the splitter then takes it); a walk that fails
+    /// reads at most the window's tokens, and a caller retries the line
+    /// path only after a region the splitter took (see `loads_many`).
+    pub(crate) fn line_at<'a>(
+        &'a mut self,
+        stream: &'a [u8],
+        ls: usize,
+        max_depth: usize,
+    ) -> (Line<'a>, usize) {
+        if ls < self.start || ls >= self.end {
+            self.window(stream, ls);
+        }
+        if !self.ok {
+            return (Line::NoWindow, 0);
+        }
+        let s = &self.scan.structurals;
+        let rl = ls - self.start;
+        let mut k = self.k;
+        if s.get(k).is_none_or(|&t| t as usize != rl) {
+            k = s.partition_point(|&t| (t as usize) < rl);
+        }
+        if s.get(k).is_none_or(|&t| t as usize != rl) {
+            // (A line's first byte is always a token; never here.)
+            return (Line::Exact, 0);
+        }
+        let window = &stream[self.start..self.end];
+        // A line whose first tokens have the classes of the last line
+        // walked (accepted) is a value of as many tokens, with its child
+        // counts: the walk, which reads nothing but the classes, would stop
+        // after them (see [`CLASS`]). (The first line of each window of
+        // amazon_cellphones.ndjson, whose lines have one shape.)
+        let n = self.memo.len();
+        let same = self.memo_valid
+            && n > 0
+            && self.memo_depth == max_depth
+            && k + n < s.len()
+            // SAFETY: `k + n < s.len()`: the tokens `k..k + n` are not the
+            // last (the window's end), so offsets of bytes of `window`.
+            && unsafe { same_classes(window, &s[k..k + n], &self.memo) };
+        let b = if same {
+            k + n
+        } else {
+            self.memo_valid = false;
+            self.lens.clear();
+            let mut counts = ChildCounts::<true> {
+                lens: &mut self.lens,
+                next: 0,
+            };
+            if !walk(window, &s[k..], max_depth, &mut counts) {
+                return (Line::Exact, 0);
+            }
+            let b = k + counts.next;
+            // The classes are recorded for the next line when it has as
+            // many tokens (see [`LinesIndex::walk_line`]).
+            if b - k == n {
+                // SAFETY: the tokens `k..b` are followed by token `b`, so
+                // not the last: offsets of bytes of `window`.
+                unsafe { record_classes(window, &s[k..b], &mut self.memo) };
+                self.memo_valid = true;
+                self.memo_depth = max_depth;
+            } else {
+                self.memo.resize(b - k, 0);
+            }
+            b
+        };
+        // The value is tokens `k..b`; token `b` (perhaps the window's end,
+        // the last) follows it.
+        let (last, next) = (s[b - 1] as usize, s[b] as usize);
+        let re = if window.get(last + 1) == Some(&b'\n') {
+            last + 1
+        } else if let Some(i) = memchr::memchr(b'\n', &window[last + 1..next]) {
+            last + 1 + i
+        } else if next == window.len() && self.end == stream.len() {
+            next
+        } else {
+            return (Line::Exact, 0);
+        };
+        self.shape = b - k;
+        let end = self.start + re;
+        (self.line_tokens(window, k, b, rl, re), end)
+    }
+
     /// The rest of [`LinesIndex::line`] once the line's tokens are known:
     /// `k..b` from the window's offset `rl` up to `re`, `b` the first token
     /// at or after `re`.
@@ -477,13 +599,6 @@ impl LinesIndex {
     ) -> Line<'a> {
         let window = &stream[self.start..self.end];
         let s = &self.scan.structurals;
-        self.k = b;
-        let esc = &self.scan.escapes;
-        let mut e = self.e.min(esc.len());
-        while esc.get(e).is_some_and(|&x| (x as usize) < rl) {
-            e += 1;
-        }
-        self.e = e;
         let tokens = &s[k..=b];
         // A line whose tokens have the classes of the last line walked
         // (accepted, with the child counts `lens`) walks as it did (see
@@ -515,8 +630,9 @@ impl LinesIndex {
         if !same {
             self.memo_valid = false;
             self.lens.clear();
-            let mut counts = ChildCounts {
+            let mut counts = ChildCounts::<false> {
                 lens: &mut self.lens,
+                next: 0,
             };
             if !walk(&window[..re], tokens, max_depth, &mut counts) {
                 return Line::Exact;
@@ -531,6 +647,31 @@ impl LinesIndex {
             }
         }
         self.shape = n;
+        self.line_tokens(window, k, b, rl, re)
+    }
+
+    /// The end of [`LinesIndex::walk_line`] and [`LinesIndex::line_at`],
+    /// once the line's document (tokens `k..b`, walked and accepted, from
+    /// `window`'s offset `rl` up to its end `re`) is known: the line as
+    /// [`Line::Tokens`] (its UTF-8 checked when it has a byte >= 0x80), its
+    /// tokens `k..=b`; the cursors move on to the next line.
+    #[inline(always)]
+    fn line_tokens<'a>(
+        &'a mut self,
+        window: &'a [u8],
+        k: usize,
+        b: usize,
+        rl: usize,
+        re: usize,
+    ) -> Line<'a> {
+        self.k = b;
+        let tokens = &self.scan.structurals[k..=b];
+        let esc = &self.scan.escapes;
+        let mut e = self.e.min(esc.len());
+        while esc.get(e).is_some_and(|&x| (x as usize) < rl) {
+            e += 1;
+        }
+        self.e = e;
         let mut non_ascii = false;
         if self.scan.non_ascii {
             let mut h = self.h;
@@ -803,6 +944,98 @@ mod tests {
         assert!(chained_matches_searched(&stream) > 500);
         let same: Vec<u8> = b"[1,\"x\",{\"k\":[2,3]}]\n".repeat(3000);
         assert!(chained_matches_searched(&same) > 2900);
+    }
+
+    /// `line_at` (the line's end found from its document's) agrees with
+    /// `line` given the end searched for: a line it takes is the one
+    /// `line` takes up to the same end (the first newline after the
+    /// document: the line's own, or a later one for a document spread
+    /// over lines), and one it does not take `line` does not take up to
+    /// the line's newline either. Lines of all kinds: containers, strings
+    /// and scalars at the top, trailing whitespace and tokens, documents
+    /// spread over lines, unclosed ones, escapes, non-ASCII and invalid
+    /// UTF-8, control bytes in strings, lines longer than a window, and a
+    /// last line without its newline.
+    #[test]
+    fn lines_end_where_their_documents_do() {
+        if !crate::index::token_scan_runs(b"[1]") {
+            return; // no token scan: every line gives None, both ways
+        }
+        let kinds: [&[u8]; 15] = [
+            b"[1,\"a\\n\",{\"k\":[true,null]}]\n",
+            "{\"\u{e9}\":\"\u{e8}\"}  \r\n".as_bytes(),
+            b"\"a string\"\n",
+            b"12.5\n",
+            b"  true \n\n",
+            b"[1,\n2]\n",
+            b"{\"a\":\n{\"b\":\n[]}}   \n",
+            b"[4,\"c\"] [5]\n",
+            b"7 8\n",
+            b"[1,\n",
+            b"{\"a\":1}}\n",
+            b"[\"\xff\"]\n",
+            b"{\"x\":\"\\u00e9\\\"\"}\n",
+            b"[[[[[[[[[[1]]]]]]]]]]\n",
+            b"[]\n",
+        ];
+        let mut x = 7u32;
+        for round in 0..4 {
+            let mut stream = Vec::new();
+            for i in 0..1500 {
+                if round == 2 && i == 700 {
+                    // A control byte in a string: its window is not used.
+                    stream.extend_from_slice(b"\"a\tb\"\n");
+                }
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                stream.extend_from_slice(kinds[(x >> 16) as usize % kinds.len()]);
+                if (x >> 8).is_multiple_of(97) {
+                    // A line longer than a window.
+                    let long = format!("[\"{}\"]\n", "y".repeat(LINES_WINDOW + 100));
+                    stream.extend_from_slice(long.as_bytes());
+                }
+            }
+            if round % 2 == 1 {
+                stream.extend_from_slice(b"{\"last\":[1,2]}"); // no newline
+            }
+            let (mut found, mut searched) = (LinesIndex::new(), LinesIndex::new());
+            let (mut pos, mut taken, mut spread) = (0, 0, 0);
+            loop {
+                let ls = pos
+                    + stream[pos..]
+                        .iter()
+                        .take_while(|b| b.is_ascii_whitespace())
+                        .count();
+                if ls == stream.len() {
+                    break;
+                }
+                let le = memchr::memchr(b'\n', &stream[ls..]).map_or(stream.len(), |i| ls + i);
+                let (line, end) = found.line_at(&stream, ls, 8);
+                let end = match &line {
+                    Line::Tokens(_) => end,
+                    _ => le,
+                };
+                let got = walked(line, 0).map(|(t, lens, a)| {
+                    let t = t.iter().map(|&x| x + found.start).collect::<Vec<_>>();
+                    (t, lens, a)
+                });
+                let want = walked(searched.line(&stream, ls, end, 8), 0).map(|(t, lens, a)| {
+                    let t = t.iter().map(|&x| x + searched.start).collect::<Vec<_>>();
+                    (t, lens, a)
+                });
+                if got.is_some() {
+                    assert!(end >= le, "line at {ls}");
+                    assert!(end == stream.len() || stream[end] == b'\n', "line at {ls}");
+                    assert_eq!(got, want, "line at {ls}");
+                    taken += 1;
+                    spread += usize::from(end > le);
+                    pos = end;
+                } else {
+                    assert_eq!(want, None, "line at {ls}");
+                    pos = le;
+                }
+            }
+            assert!(taken > 500 && spread > 50, "{taken} {spread}");
+        }
     }
 
     /// A line walked after lines of its shape (its walk skipped, see
