@@ -44,7 +44,7 @@ use super::key_cache::{
 #[cfg(not(feature = "abi3"))]
 use super::objects::ascii_data;
 use super::objects::copy_short;
-use super::objects::{dict_set, list_set, new_dict};
+use super::objects::{dict_set, list_push, list_set, new_dict, new_list_for};
 #[cfg(not(feature = "abi3"))]
 use super::objects::{new_str_census, new_str_escapes, short_ascii};
 use super::spare::{give_back, take};
@@ -472,10 +472,11 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             return unsafe { self.flat_literals(len, k) };
         }
         // SAFETY: (whole block) the interpreter is attached; `list` is a
-        // new list of `len` empty slots, filled in order, each once.
+        // new list with room for `len` items, pushed in order, each once.
+        // (`len >= 1`: a flat container is not empty.)
         unsafe {
             let lits = literals();
-            let list = ffi::PyList_New(len as ffi::Py_ssize_t);
+            let list = new_list_for(len as usize);
             if list.is_null() {
                 return None;
             }
@@ -484,7 +485,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                     ffi::Py_DECREF(list);
                     return None;
                 };
-                list_set(list, i, v);
+                list_push(list, i, v);
                 k += 2; // the element and the `,` or closer after it
             }
             Some((list, k))
