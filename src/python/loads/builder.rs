@@ -44,7 +44,7 @@ use super::key_cache::{
 #[cfg(not(feature = "abi3"))]
 use super::objects::ascii_data;
 use super::objects::copy_short;
-use super::objects::{dict_set, list_push, list_set, new_dict, new_list_for};
+use super::objects::{dict_set, list_push, list_set, new_dict, new_float, new_list_for};
 #[cfg(not(feature = "abi3"))]
 use super::objects::{new_str_census, new_str_escapes, short_ascii};
 use super::spare::{give_back, take};
@@ -655,7 +655,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         let p = unsafe {
             match n {
                 Number::Int(v) => ffi::PyLong_FromLongLong(v),
-                Number::Float(v) => ffi::PyFloat_FromDouble(v),
+                Number::Float(v) => new_float(v),
                 Number::BigInt(t) => return big_number(self.py, t),
             }
         };
