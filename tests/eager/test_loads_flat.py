@@ -126,6 +126,9 @@ BAD = [
     '[true, null, "x", nullx]',
     "[true,null,truex,1]",
     "[null, true, -]",
+    # (Failures inside lists of containers, filled one pushed item at a time.)
+    '[[1, 2], {"a": [3]}, [4, 5], {"b": nan}]',
+    '[{"a": 1}, [[1], [2, 3], []], [[], [01]]]',
 ]
 
 

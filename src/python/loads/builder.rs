@@ -321,8 +321,10 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                                 let len = raw & !FLAT;
                                 let obj = if object {
                                     new_dict(len)
+                                } else if len == 0 {
+                                    ffi::PyList_New(0)
                                 } else {
-                                    ffi::PyList_New(len as ffi::Py_ssize_t)
+                                    new_list_for(len as usize)
                                 };
                                 if obj.is_null() {
                                     return None;
@@ -362,9 +364,10 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                 let Some(top) = self.stack.last_mut() else {
                     return Some(v);
                 };
-                // SAFETY: `top.obj` is a dict (objects) or a list with
-                // `top.left` unfilled slots from `top.i` on; `v` and
-                // `top.key` are owned references (SetItem on a list steals).
+                // SAFETY: `top.obj` is a dict (objects) or a list from
+                // `new_list_for` holding `top.i` items, with room for
+                // `top.left` more; `v` and `top.key` are owned references
+                // (a list push steals).
                 unsafe {
                     if top.object {
                         let rc = dict_set(top.obj, top.key, v);
@@ -375,7 +378,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                             return None;
                         }
                     } else {
-                        list_set(top.obj, top.i, v);
+                        list_push(top.obj, top.i, v);
                         top.i += 1;
                     }
                 }
