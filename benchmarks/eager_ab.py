@@ -1,6 +1,6 @@
 """A/B of builds of qjson's extension on the eager corpus rows (loads, validate), per file.
 
-    python benchmarks/eager_ab.py A.so [B.so ...] [--op loads|loads_paused|validate]
+    python benchmarks/eager_ab.py A.so [B.so ...] [--op loads|loads_paused|validate|dumps]
         [--group small|large] [--rounds 21] [--files a.json,b.json]
 
 Why: the corpus table's eager rows (``corpus.py``: decode with the collector
@@ -14,7 +14,11 @@ packages ``/tmp/base20_pkg`` and a branch's) is loaded into one process next
 to the row's peers as ``corpus.py`` calls them: fastsimdjson and ssrjson
 ``loads`` for the decode rows, pysimdjson's reused ``Parser().parse``,
 fastsimdjson's ``_parse_only`` and cysimdjson's reused ``JSONParser().parse``
-for validate. Every (file, library) cell is
+for validate; for ``dumps`` (the encode row's "plain objects": each file
+as ``json.loads`` makes it) orjson's ``dumps`` and ssrjson's
+``dumps_to_bytes`` (with its default UTF-8 cache, as ``corpus.py``: the
+objects are shared, so its cache is filled once for everyone). Every
+(file, library) cell is
 timed in batches of a call count fixed before the rounds (~2 ms, CPU time of
 the thread: ``interleave.py``); each round takes the files in order and, for
 each file, the libraries in an order shuffled anew; the collector is
@@ -47,6 +51,11 @@ def peers(op: str) -> dict[str, Callable[[bytes], Any]]:
     """The row's peers, called as ``corpus.py`` calls them."""
     import fastsimdjson  # type: ignore[import-not-found]
 
+    if op == "dumps":
+        import orjson
+        import ssrjson  # type: ignore[import-not-found]
+
+        return {"orjson": orjson.dumps, "ssrjson": ssrjson.dumps_to_bytes}
     if op == "validate":
         import cysimdjson  # type: ignore[import-not-found]
         import simdjson  # type: ignore[import-not-found]
@@ -64,18 +73,27 @@ def peers(op: str) -> dict[str, Callable[[bytes], Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("builds", nargs="+")
-    ap.add_argument("--op", choices=["loads", "loads_paused", "validate"], default="loads")
+    ap.add_argument("--op", choices=["loads", "loads_paused", "validate", "dumps"], default="loads")
     ap.add_argument("--group", choices=["small", "large"], default="small")
     ap.add_argument("--rounds", type=int, default=21)
     ap.add_argument("--files", default="")
     args = ap.parse_args()
     files = args.files.split(",") if args.files else (SMALL if args.group == "small" else LARGE)
-    name = "validate" if args.op == "validate" else "loads"
+    name = args.op if args.op in ("validate", "dumps") else "loads"
     libs: dict[str, Callable[[bytes], Any]] = {
         f"Q{i}": getattr(load(b), name) for i, b in enumerate(args.builds)
     }
     libs.update(peers(args.op))
     data = {f: (DATA / f).read_bytes() for f in files}
+    size = {f: len(b) for f, b in data.items()}
+    if name == "dumps":
+        import json
+
+        # (Sizes stay the files': MB/s of the same bytes as the loads rows.)
+        objs = {f: json.loads(data[f]) for f in files}
+        for f in files:
+            assert all(json.loads(fn(objs[f])) == objs[f] for fn in libs.values()), f
+        data = objs
     if name == "loads":
         for f in files:
             want = libs["fastsimdjson"](data[f])
@@ -89,9 +107,9 @@ def main() -> None:
         med = {lib: fast_third(times[f, lib]) for lib in libs}
         for lib in libs:
             total[lib] += med[lib]
-        cells = "  ".join(f"{lib} {len(data[f]) / med[lib] / 1e6:7,.0f}" for lib in libs)
+        cells = "  ".join(f"{lib} {size[f] / med[lib] / 1e6:7,.0f}" for lib in libs)
         print(f"{f:28s} {cells}")
-    nbytes = sum(len(b) for b in data.values())
+    nbytes = sum(size.values())
     cells = "  ".join(f"{lib} {nbytes / total[lib] / 1e6:7,.0f}" for lib in libs)
     print(f"{'aggregate MB/s':28s} {cells}")
     for i in range(1, len(args.builds)):

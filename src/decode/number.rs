@@ -641,9 +641,73 @@ pub fn plain_long_decimal(input: &[u8], p: usize, q: usize) -> Option<Number<'st
     if int + frac > 19 {
         return None;
     }
-    let m = digits_value(chunk, neg, int) * POW10_U64[frac] + digits_value(chunk, dot + 1, frac);
+    // (The coordinates of canada.json: 17 digits, 15 after the dot.)
+    let m = if len >= 17 && frac <= 15 {
+        long_mantissa(chunk, neg, dot, len)
+    } else {
+        digits_value(chunk, neg, int) * POW10_U64[frac] + digits_value(chunk, dot + 1, frac)
+    };
     let v = fraction_f64(m, frac);
     Some(Number::Float(if neg == 1 { -v } else { v }))
+}
+
+/// The mantissa of the token `chunk[..len]`, `-?D.F` with its digits
+/// checked by the caller, `17 <= len`, the dot at `dot` with at most 15
+/// digits after it, and at most 19 digits in all: the digits read as one
+/// integer, the dot left out.
+///
+/// The last 16 digits come from one 16-byte vector: the token's last 16
+/// bytes, in which the bytes up to the dot are replaced by the bytes one
+/// before them (which removes the dot; the first byte comes from a second
+/// load, one byte earlier: `len >= 17`), and the bytes before the first
+/// digit (the sign) are zeroed. Pairs, then fours, then eights of digits
+/// are summed with multiply-adds (SSE2), and the one to three digits before
+/// those 16 (all before the dot, since at most 15 follow it) are read as
+/// a run.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn long_mantissa(chunk: &[u8; 32], neg: usize, dot: usize, len: usize) -> u64 {
+    use std::arch::x86_64::*;
+    debug_assert!((17..=21).contains(&len) && dot + 16 >= len && dot < len);
+    let digits = len - 1 - neg;
+    // SAFETY: `len - 17 >= 0` and `len <= 21`: both 16-byte loads lie in
+    // the 32 bytes of `chunk`; `loadu` has no alignment requirement. SSE2
+    // is part of the x86_64 baseline.
+    unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().add(len - 16).cast());
+        let before = _mm_loadu_si128(chunk.as_ptr().add(len - 17).cast());
+        let at = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        // The dot's index in `v` (0..=15): the bytes after it stay.
+        let after = _mm_cmpgt_epi8(at, _mm_set1_epi8((dot + 16 - len) as i8));
+        let x = _mm_or_si128(_mm_and_si128(after, v), _mm_andnot_si128(after, before));
+        // Digit values; the bytes before the last 16 digits (a sign, when
+        // there are fewer) become zeros.
+        let first = 16 - digits.min(16) as i8;
+        let keep = _mm_cmpgt_epi8(at, _mm_set1_epi8(first - 1));
+        let d = _mm_and_si128(_mm_sub_epi8(x, _mm_set1_epi8(b'0' as i8)), keep);
+        // Each 16-bit lane: its first byte (the higher digit) times 10
+        // plus its second.
+        let tens = _mm_mullo_epi16(_mm_and_si128(d, _mm_set1_epi16(0xFF)), _mm_set1_epi16(10));
+        let pairs = _mm_add_epi16(tens, _mm_srli_epi16(d, 8));
+        let fours = _mm_madd_epi16(pairs, _mm_set1_epi32(1 << 16 | 100));
+        let fours = _mm_packs_epi32(fours, fours);
+        let eights = _mm_madd_epi16(fours, _mm_set1_epi32(1 << 16 | 10_000));
+        let both = _mm_cvtsi128_si64(eights) as u64;
+        let low = (both & 0xFFFF_FFFF) * 100_000_000 + (both >> 32);
+        if digits > 16 {
+            digit_run(chunk, neg, digits - 16) * 10_000_000_000_000_000 + low
+        } else {
+            low
+        }
+    }
+}
+
+/// [`long_mantissa`] without SIMD: the digits on either side of the dot.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn long_mantissa(chunk: &[u8; 32], neg: usize, dot: usize, len: usize) -> u64 {
+    let frac = len - dot - 1;
+    digits_value(chunk, neg, dot - neg) * POW10_U64[frac] + digits_value(chunk, dot + 1, frac)
 }
 
 /// The integer of the `n` digits at `chunk[neg..]` (all digits, as the
@@ -1440,6 +1504,58 @@ mod tests {
         );
         // A leading zero is never read (the scanner rejects it).
         assert_eq!(long_int_span(b"05874924095815681,", 0, 17), None);
+    }
+
+    /// `long_mantissa` reads every shape it is given (a sign or not, 17 to
+    /// 21 bytes, 1 to 15 digits after the dot, at most 19 digits) as the
+    /// digits' integer, whatever follows the token in the chunk.
+    #[test]
+    fn long_mantissas_are_the_digits() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize
+        };
+        for len in 17..=21usize {
+            for neg in 0..2usize {
+                for frac in 1..=15usize {
+                    let digits = len - 1 - neg;
+                    if digits > 19 || digits <= frac {
+                        continue;
+                    }
+                    for _ in 0..200 {
+                        let mut chunk = [0u8; 32];
+                        for b in chunk.iter_mut() {
+                            *b = b"0123456789,] e-."[next() % 16];
+                        }
+                        let mut want = 0u64;
+                        for (i, b) in chunk[..len].iter_mut().enumerate() {
+                            if i < neg {
+                                *b = b'-';
+                            } else if i == len - frac - 1 {
+                                *b = b'.';
+                            } else {
+                                // (No leading zero, as the caller checks.)
+                                let d = if i == neg {
+                                    1 + next() % 9
+                                } else {
+                                    next() % 10
+                                };
+                                *b = b'0' + d as u8;
+                                want = want * 10 + d as u64;
+                            }
+                        }
+                        let dot = len - frac - 1;
+                        assert_eq!(
+                            long_mantissa(&chunk, neg, dot, len),
+                            want,
+                            "{:?}",
+                            String::from_utf8_lossy(&chunk[..len])
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// `plain_long_decimal` answers only for valid plain fractions of up to

@@ -211,3 +211,37 @@ def test_number_heavy_files(name: str) -> None:
     want = json.loads(raw)
     assert got == want
     assert json.dumps(got) == json.dumps(want)
+
+
+def test_floats_are_ordinary_objects() -> None:
+    # `loads` makes its floats itself on the interpreters that allow it
+    # (allocation and header, no `PyFloat_FromDouble`): each is an exact
+    # `float` with one reference (the list's), untracked by the collector,
+    # hashes and compares as `float(text)`, and its memory is the object
+    # allocator's, traced by tracemalloc and given back when released.
+    import gc
+    import sys
+    import tracemalloc
+
+    texts = ["1.5", "-0.0", "2.2250738585072014e-308", "1e400", "-65.61361699999997", "0.1"]
+    got = qjson.loads("[" + ", ".join(texts) + "]")
+    assert len(got) == len(texts)
+    for i, t in enumerate(texts):
+        x = got[i]
+        assert type(x) is float
+        assert sys.getrefcount(x) == 3  # the list's, `x`'s and the call's
+        assert not gc.is_tracked(x)
+        assert hash(x) == hash(float(t)) and repr(x) == repr(float(t))
+    del got, x
+    doc = ("[" + ", ".join(["-65.61361699999997"] * 20000) + "]").encode()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        big = qjson.loads(doc)
+        held = tracemalloc.get_traced_memory()[0] - before
+        del big
+        after = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held >= 20000 * 24  # every float's block is traced
+    assert after < 20000 * 2

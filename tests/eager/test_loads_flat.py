@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import struct
 import sys
 
 import pytest
@@ -125,6 +126,9 @@ BAD = [
     '[true, null, "x", nullx]',
     "[true,null,truex,1]",
     "[null, true, -]",
+    # (Failures inside lists of containers, filled one pushed item at a time.)
+    '[[1, 2], {"a": [3]}, [4, 5], {"b": nan}]',
+    '[{"a": 1}, [[1], [2, 3], []], [[], [01]]]',
 ]
 
 
@@ -204,3 +208,37 @@ def test_refcounts_of_literal_singletons() -> None:
         assert [a - b for a, b in zip(after, base)] == [100, 50, 51]
     assert final == base
     assert after_errors == [before_errors] * len(after_errors)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 17, 1000])
+def test_flat_number_lists_are_ordinary_lists(n: int) -> None:
+    # A flat list of numbers gets its item array uninitialised and counts
+    # its items as they are written: the result has exactly its items
+    # (the collector's view too), room for exactly those (as `PyList_New(n)`
+    # leaves it), and grows, shrinks and sorts as any list.
+    items = [f"{i * 0.1 + 0.5:.17g}" if i % 3 else str(i - 7) for i in range(n)]
+    doc = "[" + ", ".join(items) + "]"
+    want = json.loads(doc)
+    for got in (qjson.loads(doc), qjson.loads('{"k": ' + doc + "}")["k"]):
+        assert got == want
+        assert len(gc.get_referents(got)) == n
+        assert sys.getsizeof(got) == sys.getsizeof([]) + n * struct.calcsize("P")
+        got.append(1)
+        got.extend(want)
+        got.sort()
+        assert got == sorted([*want, 1, *want])
+        del got[1:]
+        assert len(got) == 1
+
+
+def test_failure_mid_flat_number_list() -> None:
+    # An element that fails its check after thousands were written: the
+    # partial list (its written items only) is released, and the error is
+    # the one `validate` reports.
+    for bad in ("01", "-", "1.", "1e", "tru"):
+        doc = "[" + "1.25, " * 5000 + bad + ", 2.5]"
+        with pytest.raises(qjson.JSONDecodeError) as want:
+            qjson.validate(doc)
+        with pytest.raises(qjson.JSONDecodeError) as got:
+            qjson.loads(doc)
+        assert (got.value.msg, got.value.pos) == (want.value.msg, want.value.pos)

@@ -44,7 +44,7 @@ use super::key_cache::{
 #[cfg(not(feature = "abi3"))]
 use super::objects::ascii_data;
 use super::objects::copy_short;
-use super::objects::{dict_set, list_set, new_dict};
+use super::objects::{dict_set, list_push, list_set, new_dict, new_float, new_list_for};
 #[cfg(not(feature = "abi3"))]
 use super::objects::{new_str_census, new_str_escapes, short_ascii};
 use super::spare::{give_back, take};
@@ -321,8 +321,10 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                                 let len = raw & !FLAT;
                                 let obj = if object {
                                     new_dict(len)
+                                } else if len == 0 {
+                                    ffi::PyList_New(0)
                                 } else {
-                                    ffi::PyList_New(len as ffi::Py_ssize_t)
+                                    new_list_for(len as usize)
                                 };
                                 if obj.is_null() {
                                     return None;
@@ -362,9 +364,10 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                 let Some(top) = self.stack.last_mut() else {
                     return Some(v);
                 };
-                // SAFETY: `top.obj` is a dict (objects) or a list with
-                // `top.left` unfilled slots from `top.i` on; `v` and
-                // `top.key` are owned references (SetItem on a list steals).
+                // SAFETY: `top.obj` is a dict (objects) or a list from
+                // `new_list_for` holding `top.i` items, with room for
+                // `top.left` more; `v` and `top.key` are owned references
+                // (a list push steals).
                 unsafe {
                     if top.object {
                         let rc = dict_set(top.obj, top.key, v);
@@ -375,7 +378,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                             return None;
                         }
                     } else {
-                        list_set(top.obj, top.i, v);
+                        list_push(top.obj, top.i, v);
                         top.i += 1;
                     }
                 }
@@ -472,10 +475,11 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
             return unsafe { self.flat_literals(len, k) };
         }
         // SAFETY: (whole block) the interpreter is attached; `list` is a
-        // new list of `len` empty slots, filled in order, each once.
+        // new list with room for `len` items, pushed in order, each once.
+        // (`len >= 1`: a flat container is not empty.)
         unsafe {
             let lits = literals();
-            let list = ffi::PyList_New(len as ffi::Py_ssize_t);
+            let list = new_list_for(len as usize);
             if list.is_null() {
                 return None;
             }
@@ -484,7 +488,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
                     ffi::Py_DECREF(list);
                     return None;
                 };
-                list_set(list, i, v);
+                list_push(list, i, v);
                 k += 2; // the element and the `,` or closer after it
             }
             Some((list, k))
@@ -654,7 +658,7 @@ impl<L: ?Sized + Lens, const TOKENS: bool, const SHARE: bool> Builder<'_, L, TOK
         let p = unsafe {
             match n {
                 Number::Int(v) => ffi::PyLong_FromLongLong(v),
-                Number::Float(v) => ffi::PyFloat_FromDouble(v),
+                Number::Float(v) => new_float(v),
                 Number::BigInt(t) => return big_number(self.py, t),
             }
         };

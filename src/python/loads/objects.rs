@@ -1119,3 +1119,136 @@ mod tests {
         }
     }
 }
+
+/// A new list with room for `len` (at least 1) items and none yet, to be
+/// filled in order by [`list_push`] (a new reference, or null with an
+/// exception set).
+///
+/// `PyList_New(len)` zeroes its item array (`PyMem_Calloc`: a `memset`
+/// call and calloc's own path, ~60 instructions for the two-element
+/// coordinate pairs of canada.json); here the list is made empty (no item
+/// array) and given an uninitialised array from `PyMem_Malloc`, the
+/// allocator `list_dealloc` frees it with, of `len` slots (`allocated`).
+/// Its size counts the items written so far, so the list is always valid:
+/// the collector's traversal and `list_dealloc` (after an error mid-fill)
+/// see only written slots. Free-threaded builds lay the array out with a
+/// header of their own and take `PyList_New`; so does the `abi3` build.
+///
+/// # Safety
+/// The interpreter must be attached; `len >= 1`.
+#[inline(always)]
+pub(super) unsafe fn new_list_for(len: usize) -> *mut ffi::PyObject {
+    #[cfg(not(any(feature = "abi3", Py_GIL_DISABLED)))]
+    // SAFETY: the interpreter is attached; `list` is a new, empty exact
+    // list (size 0, no item array), so its `PyListObject` fields are ours
+    // to set: the array is from the allocator `list_dealloc` frees with,
+    // and `allocated` is its capacity, as `list_resize` keeps it.
+    unsafe {
+        let list = ffi::PyList_New(0);
+        if list.is_null() {
+            return list;
+        }
+        let items = ffi::PyMem_Malloc(len * std::mem::size_of::<*mut ffi::PyObject>());
+        if items.is_null() {
+            ffi::Py_DECREF(list);
+            return ffi::PyErr_NoMemory();
+        }
+        let l = list.cast::<ffi::PyListObject>();
+        (*l).ob_item = items.cast();
+        (*l).allocated = len as ffi::Py_ssize_t;
+        list
+    }
+    // SAFETY: the interpreter is attached.
+    #[cfg(any(feature = "abi3", Py_GIL_DISABLED))]
+    unsafe {
+        ffi::PyList_New(len as ffi::Py_ssize_t)
+    }
+}
+
+/// Store `v` (stolen) as item `i` of a list from [`new_list_for`] that
+/// holds `i` items: the list then holds `i + 1`.
+///
+/// # Safety
+/// The interpreter must be attached; `list` came from `new_list_for(len)`
+/// with `i < len`, and items `0..i` were pushed, in order.
+#[inline(always)]
+pub(super) unsafe fn list_push(
+    list: *mut ffi::PyObject,
+    i: ffi::Py_ssize_t,
+    v: *mut ffi::PyObject,
+) {
+    #[cfg(not(any(feature = "abi3", Py_GIL_DISABLED)))]
+    // SAFETY: slot `i` is inside the array of `allocated` slots (`i <
+    // len`); the size grows to cover it once it holds `v`.
+    unsafe {
+        ffi::PyList_SET_ITEM(list, i, v);
+        (*list.cast::<ffi::PyVarObject>()).ob_size = i + 1;
+    }
+    // SAFETY: as the caller guarantees: `PyList_New(len)` left slot `i`
+    // empty and in range.
+    #[cfg(any(feature = "abi3", Py_GIL_DISABLED))]
+    unsafe {
+        list_set(list, i, v)
+    }
+}
+
+/// A new `float` of `v` (a new reference, or null with an exception set).
+///
+/// In a `loads` the float free list is empty (every float made stays
+/// alive), so `PyFloat_FromDouble` always takes `PyObject_Malloc` and then
+/// `_Py_NewReference`, a call of its own: ~30 instructions per number
+/// around the allocation, a sixth of a coordinate's cost in canada.json.
+/// Up to 3.12, in release builds of the interpreter, `PyFloat_FromDouble`
+/// of fresh memory amounts to that allocation (which tracemalloc traces)
+/// and a header of reference count 1 and type `float`, written here in
+/// one store of the whole object. From 3.13 `_Py_NewReference` also
+/// reports to the reference tracer (`PyRefTracer`), debug builds count
+/// references, free-threaded ones lay the header out differently: those
+/// and `abi3` call `PyFloat_FromDouble`.
+///
+/// # Safety
+/// The interpreter must be attached.
+#[inline(always)]
+pub(super) unsafe fn new_float(v: f64) -> *mut ffi::PyObject {
+    #[cfg(not(any(
+        feature = "abi3",
+        Py_3_13,
+        Py_GIL_DISABLED,
+        PyPy,
+        GraalPy,
+        py_sys_config = "Py_REF_DEBUG",
+        py_sys_config = "Py_TRACE_REFS"
+    )))]
+    // SAFETY: the interpreter is attached; `p`, when not null, is a fresh
+    // block from the object allocator (`float_dealloc` gives it back
+    // there, or to the free list) of the size of a float, initialised
+    // whole by one write before anyone sees it.
+    unsafe {
+        let p = ffi::PyObject_Malloc(std::mem::size_of::<ffi::PyFloatObject>())
+            .cast::<ffi::PyFloatObject>();
+        if p.is_null() {
+            return ffi::PyErr_NoMemory();
+        }
+        p.write(ffi::PyFloatObject {
+            ob_base: ffi::PyObject {
+                ob_type: std::ptr::addr_of_mut!(ffi::PyFloat_Type),
+                ..ffi::PyObject_HEAD_INIT
+            },
+            ob_fval: v,
+        });
+        p.cast()
+    }
+    // SAFETY: the interpreter is attached.
+    #[cfg(any(
+        feature = "abi3",
+        Py_3_13,
+        Py_GIL_DISABLED,
+        PyPy,
+        GraalPy,
+        py_sys_config = "Py_REF_DEBUG",
+        py_sys_config = "Py_TRACE_REFS"
+    ))]
+    unsafe {
+        ffi::PyFloat_FromDouble(v)
+    }
+}
