@@ -2365,11 +2365,18 @@ do
         jn = jn + 6
     end
 
+    -- The journal's table, kept from patch to patch (emptied at each close,
+    -- as jseen_t), unless a patch wrote more than 1024 slots: a table
+    -- made per patch grew from empty (a 2 KB 3-op patch writes ~30 slots:
+    -- six resizes and their rehash per patch). (A field, not a local: the
+    -- main chunk is at LuaJIT's 200.)
+    Fail.jkeep = table_new(32, 0)
+
     --- Open the journal. (Not re-entrant: a qjson.patch or merge_patch
     --- called from a user metamethod while another is applied raises an
     --- error before it touches anything; see qjson.patch.)
     local function journal_open()
-        J, jn, jseen = J or {}, 0, nil
+        J, jn, jseen = Fail.jkeep, 0, nil
         -- (Empty unless the last close raised part-way: stale entries
         -- would make touch() skip saving a container.)
         if jseen_n > 0 then
@@ -2442,7 +2449,9 @@ do
         -- table.clear, not a loop: a loop here made a trace of its own, and
         -- what follows the patch was recorded as its side trace until that
         -- was too long.
-        if n > 0 then
+        if n > 1024 then
+            Fail.jkeep = table_new(32, 0)
+        elseif n > 0 then
             table_clear(j)
         end
         if jseen ~= nil then
