@@ -1318,11 +1318,19 @@ end
 --- in a trace). The cast is written out at each call: a helper function
 --- for it changed which traces LuaJIT recorded, and merge_patch's loops
 --- then aborted ("inner loop in root trace") and ran in the interpreter.
-local edit_state -- (st) -> qjson_edit *
+local edit_state -- (st [, plan]) -> qjson_edit *
 do
     local edit_out = ffi_new("qjson_edit *[1]")
-    edit_state = function(st)
+    -- `plan`: the state is only planned (put_proxy, a container whose
+    -- children alone were edited): its values table is not made (no value
+    -- of its own to keep; a nested edit made it for nothing: 3 of the ~14
+    -- Lua objects a 2 KB set of one array element made); the next edit of
+    -- the container makes it.
+    edit_state = function(st, plan)
         local e = st.e
+        if e and not plan and not st.vals then
+            st.vals, st.next_id = table_new(2, st.__qjson == OBJECT and 2 or 0), 0
+        end
         if not e then
             local rc = C.qjson_edit_new_owned(st.h, st.cur, edit_out)
             if rc ~= OK then
@@ -1335,6 +1343,9 @@ do
             -- instead (branch wt-luanested has that fallback, not merged).
             e = tonumber(ffi.cast(intptr_t, edit_out[0]))
             st.e = e
+            if plan then
+                return (ffi.cast(edit_pt, e))
+            end
             -- An object's key states (`ks`, string keys) share this table with
             -- its values (integer ids): one table per edited object, not two.
             -- Sized for two edits (136 bytes, not 200 for four: the collector's
@@ -1997,7 +2008,7 @@ put_proxy = function(b, t, st, depth, stack)
     if st.writing == era then
         error("Cannot serialise table: cycle detected", 0)
     end
-    local e = edit_state(st)
+    local e = edit_state(st, true)
     -- The dirty child views (is_dirty(st) has just asked each of them), in
     -- a list of the cursors the plan names them by.
     local views, nv = nil, 0
