@@ -1318,11 +1318,19 @@ end
 --- in a trace). The cast is written out at each call: a helper function
 --- for it changed which traces LuaJIT recorded, and merge_patch's loops
 --- then aborted ("inner loop in root trace") and ran in the interpreter.
-local edit_state -- (st) -> qjson_edit *
+local edit_state -- (st [, plan]) -> qjson_edit *
 do
     local edit_out = ffi_new("qjson_edit *[1]")
-    edit_state = function(st)
+    -- `plan`: the state is only planned (put_proxy, a container whose
+    -- children alone were edited): its values table is not made (no value
+    -- of its own to keep; a nested edit made it for nothing: 3 of the ~14
+    -- Lua objects a 2 KB set of one array element made); the next edit of
+    -- the container makes it.
+    edit_state = function(st, plan)
         local e = st.e
+        if e and not plan and not st.vals then
+            st.vals, st.next_id = table_new(2, st.__qjson == OBJECT and 2 or 0), 0
+        end
         if not e then
             local rc = C.qjson_edit_new_owned(st.h, st.cur, edit_out)
             if rc ~= OK then
@@ -1335,6 +1343,9 @@ do
             -- instead (branch wt-luanested has that fallback, not merged).
             e = tonumber(ffi.cast(intptr_t, edit_out[0]))
             st.e = e
+            if plan then
+                return (ffi.cast(edit_pt, e))
+            end
             -- An object's key states (`ks`, string keys) share this table with
             -- its values (integer ids): one table per edited object, not two.
             -- Sized for two edits (136 bytes, not 200 for four: the collector's
@@ -1997,7 +2008,7 @@ put_proxy = function(b, t, st, depth, stack)
     if st.writing == era then
         error("Cannot serialise table: cycle detected", 0)
     end
-    local e = edit_state(st)
+    local e = edit_state(st, true)
     -- The dirty child views (is_dirty(st) has just asked each of them), in
     -- a list of the cursors the plan names them by.
     local views, nv = nil, 0
@@ -2365,11 +2376,18 @@ do
         jn = jn + 6
     end
 
+    -- The journal's table, kept from patch to patch (emptied at each close,
+    -- as jseen_t), unless a patch wrote more than 1024 slots: a table
+    -- made per patch grew from empty (a 2 KB 3-op patch writes ~30 slots:
+    -- six resizes and their rehash per patch). (A field, not a local: the
+    -- main chunk is at LuaJIT's 200.)
+    Fail.jkeep = table_new(32, 0)
+
     --- Open the journal. (Not re-entrant: a qjson.patch or merge_patch
     --- called from a user metamethod while another is applied raises an
     --- error before it touches anything; see qjson.patch.)
     local function journal_open()
-        J, jn, jseen = J or {}, 0, nil
+        J, jn, jseen = Fail.jkeep, 0, nil
         -- (Empty unless the last close raised part-way: stale entries
         -- would make touch() skip saving a container.)
         if jseen_n > 0 then
@@ -2442,7 +2460,9 @@ do
         -- table.clear, not a loop: a loop here made a trace of its own, and
         -- what follows the patch was recorded as its side trace until that
         -- was too long.
-        if n > 0 then
+        if n > 1024 then
+            Fail.jkeep = table_new(32, 0)
+        elseif n > 0 then
             table_clear(j)
         end
         if jseen ~= nil then

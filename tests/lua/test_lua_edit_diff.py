@@ -413,6 +413,48 @@ def test_replaced_member_drops_its_cached_child(lua_apply: Any, lua_code: str, p
     assert out_py != STALE_DOC
 
 
+# A container whose children alone were edited gets an edit state only to
+# plan them when it is encoded (no values table of its own); its own edits,
+# and a patch's save and undo, made after that encode must still be written.
+PLANNED_CASES = [
+    (
+        STALE_DOC,
+        "t.b[1].y = 5; assert(qjson.encode(t)); t.c = 4; t.z = 'n'",
+        "v['b'][0]['y'] = 5; qjson.dumps(v); v['c'] = 4; v['z'] = 'n'",
+    ),
+    (
+        STALE_DOC,
+        "t.b[1].y = 5; assert(qjson.encode(t)); t.b[2] = 8; assert(qjson.encode(t)); t.a = nil",
+        "v['b'][0]['y'] = 5; qjson.dumps(v); v['b'][1] = 8; qjson.dumps(v); del v['a']",
+    ),
+    (
+        STALE_DOC,
+        "t.a.x = 5; assert(qjson.encode(t)); assert(not pcall(qjson.patch, t,"
+        " {{op = 'add', path = '/d', value = 1}, {op = 'remove', path = '/zz'}})); t.e = 2",
+        "v['a']['x'] = 5; qjson.dumps(v)\n"
+        "try:\n    qjson.patch(v, [{'op': 'add', 'path': '/d', 'value': 1},"
+        " {'op': 'remove', 'path': '/zz'}])\nexcept qjson.PatchError:\n    pass\n"
+        "v['e'] = 2",
+    ),
+    (
+        b'[{"y": 1}, [2], 3]',
+        "t[1].y = 5; assert(qjson.encode(t)); t[3] = 4;"
+        " qjson.patch(t, {{op = 'add', path = '/0', value = 0}})",
+        "v[0]['y'] = 5; qjson.dumps(v); v[2] = 4;"
+        " qjson.patch(v, [{'op': 'add', 'path': '/0', 'value': 0}])",
+    ),
+]
+
+
+@pytest.mark.parametrize("doc,lua_code,py_code", PLANNED_CASES)
+def test_edits_after_a_planned_only_state(lua_apply: Any, doc: bytes, lua_code: str, py_code: str):
+    v = qjson.decode(doc)
+    exec(py_code, {"v": v, "qjson": qjson})
+    out_py = qjson.dumps(v)
+    assert as_bytes(lua_apply(doc, lua_code)) == out_py
+    assert out_py != doc
+
+
 # Values a patch builds (rather than takes from a text or an untouched
 # container) are written as Python writes the dicts and lists it
 # materializes: compact, in the patch's or the view's order, strings and

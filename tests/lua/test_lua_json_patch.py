@@ -527,9 +527,11 @@ def test_missing_member_undone(lua: Any, bad: list, pre_edit: bool) -> None:
 
 def test_patches_in_a_row(lua: Any) -> None:
     """The tables a patch keeps between calls (its state, the set of the
-    containers it saved) start empty each time: a patch that saves more
-    than 32 containers, a failing one and small ones in turn each give
-    their own result, and the last target is not kept alive by them."""
+    containers it saved, its journal) start empty each time: a patch that
+    saves more than 32 containers and writes more than 1024 journal slots
+    (both tables are then made anew), a failing one and small ones in turn
+    each give their own result, and the last target is not kept alive by
+    them."""
     f = lua.eval(
         """function(s, big, bad, small)
             local qjson = require("qjson")
@@ -551,13 +553,13 @@ def test_patches_in_a_row(lua: Any) -> None:
             return out[1], out[2], out[3], out[4], out[5]
         end"""
     )
-    doc = {"a": [{"x": i} for i in range(40)], "b": 1}
-    big = [{"op": "replace", "path": f"/a/{i}/x", "value": -i} for i in range(40)]
+    doc = {"a": [{"x": i} for i in range(100)], "b": 1}
+    big = [{"op": "replace", "path": f"/a/{i}/x", "value": -i} for i in range(100)]
     bad = [{"op": "replace", "path": "/b", "value": 2}, {"op": "remove", "path": "/nope"}]
     small = [{"op": "add", "path": "/c", "value": 3}]
     s = json.dumps(doc)
     one, two, three, four, collected = f(s, json.dumps(big), json.dumps(bad), json.dumps(small))
-    assert json.loads(one) == {"a": [{"x": -i} for i in range(40)], "b": 1}
+    assert json.loads(one) == {"a": [{"x": -i} for i in range(100)], "b": 1}
     assert two == s
     assert json.loads(three) == {**doc, "c": 3}
     assert json.loads(four) == {**doc, "c": 3}
