@@ -1,7 +1,7 @@
 """Many documents (JSON Lines): qjson's parse_many / open_many / loads_many /
 dumps_many against fastsimdjson, msgspec and orjson.
 
-    python benchmarks/many_bench.py               # 100 MB batch file, 5 rounds (loads_many batch: 9)
+    python benchmarks/many_bench.py               # 100 MB batch file, 5 rounds (loads: 9)
     python benchmarks/many_bench.py --mb 20 --rounds 3
     python benchmarks/many_bench.py --quick       # a short smoke run
     python benchmarks/many_bench.py --gc-off      # the collector paused throughout

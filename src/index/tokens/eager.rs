@@ -382,7 +382,7 @@ unsafe fn record_classes(window: &[u8], tokens: &[u32], memo: &mut [u8]) {
     }
 }
 
-/// A line's document, as [`LinesIndex::line`] gives it: the builder's
+/// A line's document, as [`LinesIndex::line_at`] gives it: the builder's
 /// input (the window; offsets are relative to its start), the line's tokens
 /// (then the next token, as the end), the escapes from the line on, the
 /// child counts, and whether the window has non-ASCII bytes.
@@ -394,7 +394,7 @@ pub(crate) struct LineTokens<'a> {
     pub non_ascii: bool,
 }
 
-/// What [`LinesIndex::line`] says about a line.
+/// What [`LinesIndex::line_at`] and [`LinesIndex::guessed_line`] say about a line.
 pub(crate) enum Line<'a> {
     /// One valid document (scalars aside).
     Tokens(LineTokens<'a>),
@@ -468,7 +468,7 @@ impl LinesIndex {
     }
 
     /// The line [`LinesIndex::line_end`] just found, `stream[ls..le]`, as
-    /// [`LinesIndex::line`] gives it: its tokens are known (`k..k + n`, `n`
+    /// [`LinesIndex::line_at`] gives it: its tokens are known (`k..k + n`, `n`
     /// the last line's count, then the next line's first as the end), so
     /// neither the window nor the tokens are searched again.
     pub(crate) fn guessed_line<'a>(
@@ -485,7 +485,7 @@ impl LinesIndex {
     }
 
     /// The line that begins at `ls` (its first non-whitespace byte) as
-    /// [`LinesIndex::line`] gives it, with its end, which is not searched
+    /// `LinesIndex::line` (the tests' reference) gives it, with its end, which is not searched
     /// for first: the line's document is walked on the window's tokens
     /// from the line's first to the window's end, the walk stopping at the
     /// end of the first value ([`Record::STOP`]), and the line ends at the
@@ -584,7 +584,8 @@ impl LinesIndex {
         (self.line_tokens(window, k, b, rl, re), end)
     }
 
-    /// The rest of [`LinesIndex::line`] once the line's tokens are known:
+    /// The rest of [`LinesIndex::line_at`] and [`LinesIndex::guessed_line`]
+    /// once the line's tokens are known:
     /// `k..b` from the window's offset `rl` up to `re`, `b` the first token
     /// at or after `re`.
     #[inline(always)]
@@ -700,7 +701,7 @@ impl LinesIndex {
         })
     }
 
-    /// The line after the one [`LinesIndex::line`] last accepted, when it
+    /// The line after the one [`LinesIndex::line_at`] last accepted, when it
     /// has as many tokens as that one (a stream of one document per line
     /// in one shape; amazon_cellphones.ndjson: every line an array of nine
     /// values): its first byte and its end, found without searching the

@@ -1238,7 +1238,6 @@ pub(super) unsafe fn new_float(v: f64) -> *mut ffi::PyObject {
         });
         p.cast()
     }
-    // SAFETY: the interpreter is attached.
     #[cfg(any(
         feature = "abi3",
         Py_3_13,
@@ -1248,6 +1247,7 @@ pub(super) unsafe fn new_float(v: f64) -> *mut ffi::PyObject {
         py_sys_config = "Py_REF_DEBUG",
         py_sys_config = "Py_TRACE_REFS"
     ))]
+    // SAFETY: the interpreter is attached.
     unsafe {
         ffi::PyFloat_FromDouble(v)
     }
