@@ -2380,14 +2380,26 @@ do
     -- as jseen_t), unless a patch wrote more than 1024 slots: a table
     -- made per patch grew from empty (a 2 KB 3-op patch writes ~30 slots:
     -- six resizes and their rehash per patch). (A field, not a local: the
-    -- main chunk is at LuaJIT's 200.)
+    -- main chunk is at LuaJIT's 200.) A journal in use is not kept there:
+    -- open takes the table off, a close that finishes puts it back emptied.
+    -- So a patch started while another's undo runs (a user __newindex of a
+    -- plain table being restored may call qjson.patch: J is nil by then)
+    -- gets a table of its own, not the one the undo is walking; and a close
+    -- that raised part-way, or journal_abort's forgetting, drops the table
+    -- with whatever it still references rather than keep that alive.
     Fail.jkeep = table_new(32, 0)
 
     --- Open the journal. (Not re-entrant: a qjson.patch or merge_patch
     --- called from a user metamethod while another is applied raises an
     --- error before it touches anything; see qjson.patch.)
     local function journal_open()
-        J, jn, jseen = Fail.jkeep, 0, nil
+        local j = Fail.jkeep
+        if j then
+            Fail.jkeep = false
+        else
+            j = table_new(32, 0)
+        end
+        J, jn, jseen = j, 0, nil
         -- (Empty unless the last close raised part-way: stale entries
         -- would make touch() skip saving a container.)
         if jseen_n > 0 then
@@ -2460,10 +2472,11 @@ do
         -- table.clear, not a loop: a loop here made a trace of its own, and
         -- what follows the patch was recorded as its side trace until that
         -- was too long.
-        if n > 1024 then
-            Fail.jkeep = table_new(32, 0)
-        elseif n > 0 then
-            table_clear(j)
+        if n <= 1024 then
+            if n > 0 then
+                table_clear(j)
+            end
+            Fail.jkeep = j
         end
         if jseen ~= nil then
             if jseen_n > JSEEN_KEEP then
@@ -2991,10 +3004,13 @@ do
             end
         end
         if rawequal(r, Fail) then
-            journal_close(true)
-            state.root = false
+            -- (The failing op's index and message first: the undo may run a
+            -- user __newindex that applies a patch of its own, which moves
+            -- state.i and Fail.message.)
             local i, msg = state.i, Fail.message
             Fail.message = false
+            journal_close(true)
+            state.root = false
             error(setmetatable({ message = format("op %d: %s", i - 1, msg), op_index = i - 1 }, PatchError), 2)
         end
         journal_close(false)

@@ -390,6 +390,46 @@ def test_a_patch_from_a_metamethod_of_another_is_refused(lua: Any) -> None:
     assert x2 == 4 and same
 
 
+def test_a_patch_from_a_metamethod_run_by_an_undo(lua: Any) -> None:
+    """A failing patch's undo restores a plain table's keys by assignment,
+    so a user __newindex there runs, and may apply a patch of its own (no
+    patch is being applied by then). That patch takes a journal of its own:
+    the outer undo still puts back every op before the failing one, and the
+    caller gets the PatchError of the op that failed. (Checked to fail when
+    the two patches share one journal table: the inner close empties it
+    under the outer undo.)"""
+    f = lua.eval(
+        """function()
+            local qjson = require("qjson")
+            local other = {x = 1}
+            local inner = 0
+            local t = qjson.decode('{"a": 1, "c": [1, 2]}')
+            t.p = setmetatable({k = 1}, {__newindex = function(tb, k, v)
+                rawset(tb, k, v)
+                inner = inner + 1
+                qjson.patch(other, {{op = "replace", path = "/x", value = inner + 1},
+                    {op = "add", path = "/y", value = 0}})
+            end})
+            local before = qjson.encode(t)
+            local ok, err = pcall(qjson.patch, t, {{op = "add", path = "/b", value = 1},
+                {op = "add", path = "/c/0", value = 9},
+                {op = "replace", path = "/p/k", value = 5},
+                {op = "remove", path = "/nope"}})
+            local idx = type(err) == "table" and getmetatable(err) == qjson.PatchError
+                and err.op_index or nil
+            local r = qjson.patch(t, {{op = "replace", path = "/a", value = 7}})
+            return ok, idx, before == qjson.encode(t), t.b, qjson.len(t.c), rawget(t.p, "k"),
+                inner > 0, other.x == inner + 1, other.y, r == t
+        end"""
+    )
+    ok, idx, _, b, nc, k, ran, x_ok, y, same = f()
+    assert not ok
+    assert idx == 3
+    assert (b, nc, k) == (None, 2, 1)
+    assert ran and x_ok and y == 0
+    assert same
+
+
 def test_user_metamethods_on_the_path_run_once(lua: Any) -> None:
     """A patch whose path reaches a plain table with metamethods of the
     user's is applied once: its first run (without pcall) stops before any
