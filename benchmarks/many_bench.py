@@ -337,7 +337,12 @@ ROWS = ["read", "loads", "rewrite", "file", "threads"]
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=100)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="rounds per row (--quick: 1); loads_many takes at least 9 (batch), 20 (amazon)",
+    )
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--gc-off", action="store_true", help="pause the collector throughout")
     ap.add_argument("--clock", choices=sorted(clock.CLOCKS), default="thread")
