@@ -242,3 +242,36 @@ def test_failure_mid_flat_number_list() -> None:
         with pytest.raises(qjson.JSONDecodeError) as got:
             qjson.loads(doc)
         assert (got.value.msg, got.value.pos) == (want.value.msg, want.value.pos)
+
+
+def test_failures_mid_fill_release_what_was_built() -> None:
+    # A loads that fails part-way releases every list it began (filled one
+    # item at a time: flat lists of numbers and lists of containers) with
+    # the items written so far: repeated failures leave no memory behind.
+    import tracemalloc
+
+    docs = [d.encode() for d in BAD]
+    docs.append(("[" + "1.25, " * 5000 + "01, 2.5]").encode())
+    docs.append(("[" + "[1.5, [2.5, 3]], " * 2000 + '{"a": [1, 2, nan]}]').encode())
+
+    def fail_all() -> None:
+        # (try/except: pytest.raises keeps ~1 KB per call of its own.)
+        for d in docs:
+            try:
+                qjson.loads(d)
+            except qjson.JSONDecodeError:
+                continue
+            raise AssertionError(f"loads accepted {d[:40]!r}")
+
+    fail_all()  # warm-up: caches, free lists
+    tracemalloc.start()
+    try:
+        fail_all()
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(20):
+            fail_all()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    # A leaked partial list of the long documents alone is >= 100 KB a time.
+    assert grown < 16 * 1024
