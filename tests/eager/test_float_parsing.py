@@ -245,3 +245,36 @@ def test_floats_are_ordinary_objects() -> None:
         tracemalloc.stop()
     assert held >= 20000 * 24  # every float's block is traced
     assert after < 20000 * 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0.123456789012345",
+        "-0.123456789012345",
+        "0.1234567890123456",
+        "-0.12345678901234567",
+        "0.000000000000001",
+        "-0.0000123456789012",
+        "0.99999999999999999",
+        "12345678901234567.8",
+        "-1234567890.12345678",
+        "9999999999999999999.9",
+        "0.100000000000000005551",
+        "-65.61361699999997",
+        "00.5",
+    ],
+)
+def test_long_decimals_with_leading_zeros(text: str) -> None:
+    # 17-21-byte decimals (the SSE2 mantissa's range), with a leading 0
+    # before the dot, a sign, runs of zeros after the dot, 19+ digits: the
+    # value of float(text), in a list and alone; "00.5" is no JSON number.
+    doc = f"[{text}, {text}]"
+    if text.lstrip("-").startswith("00"):
+        with pytest.raises(qjson.JSONDecodeError):
+            qjson.loads(doc)
+        return
+    want = float(text)
+    got = qjson.loads(doc)
+    assert got == [want, want] and all(repr(x) == repr(want) for x in got)
+    assert repr(qjson.loads(text)) == repr(want)
