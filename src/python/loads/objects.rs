@@ -1194,8 +1194,8 @@ pub(super) unsafe fn list_push(
 
 /// A new `float` of `v` (a new reference, or null with an exception set).
 ///
-/// In a `loads` the float free list is empty (every float made stays
-/// alive), so `PyFloat_FromDouble` always takes `PyObject_Malloc` and then
+/// In a `loads` the float free list is soon empty (every float made
+/// stays alive), so `PyFloat_FromDouble` takes `PyObject_Malloc` and then
 /// `_Py_NewReference`, a call of its own: ~30 instructions per number
 /// around the allocation, a sixth of a coordinate's cost in canada.json.
 /// Up to 3.12, in release builds of the interpreter, `PyFloat_FromDouble`
@@ -1204,7 +1204,9 @@ pub(super) unsafe fn list_push(
 /// one store of the whole object. From 3.13 `_Py_NewReference` also
 /// reports to the reference tracer (`PyRefTracer`), debug builds count
 /// references, free-threaded ones lay the header out differently: those
-/// and `abi3` call `PyFloat_FromDouble`.
+/// and `abi3` call `PyFloat_FromDouble`, and so does Windows, where
+/// pyo3's build configuration cannot tell a debug interpreter (python_d)
+/// before 3.13.
 ///
 /// # Safety
 /// The interpreter must be attached.
@@ -1217,7 +1219,8 @@ pub(super) unsafe fn new_float(v: f64) -> *mut ffi::PyObject {
         PyPy,
         GraalPy,
         py_sys_config = "Py_REF_DEBUG",
-        py_sys_config = "Py_TRACE_REFS"
+        py_sys_config = "Py_TRACE_REFS",
+        windows
     )))]
     // SAFETY: the interpreter is attached; `p`, when not null, is a fresh
     // block from the object allocator (`float_dealloc` gives it back
@@ -1245,7 +1248,8 @@ pub(super) unsafe fn new_float(v: f64) -> *mut ffi::PyObject {
         PyPy,
         GraalPy,
         py_sys_config = "Py_REF_DEBUG",
-        py_sys_config = "Py_TRACE_REFS"
+        py_sys_config = "Py_TRACE_REFS",
+        windows
     ))]
     // SAFETY: the interpreter is attached.
     unsafe {
