@@ -169,7 +169,7 @@ impl Splitter {
     /// with a region of about `bytes` bytes of whole lines (at most the
     /// window; at least one line, the region doubling while a document does
     /// not fit, as it does from the window). A caller that takes most
-    /// lines itself (`loads_many`, see [`Splitter::line`]) and hands the
+    /// lines itself (`loads_many`, see [`Splitter::line_start`]) and hands the
     /// splitter only a line it could not take then gets back the documents
     /// of that line and a few after it, not of a whole window. The
     /// documents and errors are the same whatever the region: only where
@@ -232,7 +232,7 @@ impl Splitter {
     }
 
     /// The ordinal of a document the caller took itself (see
-    /// [`Splitter::line`]).
+    /// [`Splitter::line_start`]).
     pub fn take_ordinal(&mut self) -> u64 {
         self.next_ordinal += 1;
         self.next_ordinal - 1

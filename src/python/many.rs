@@ -24,11 +24,12 @@
 //! rest of the stream is split in regions of [`SMALL_REGION`] bytes, so
 //! that a stream of about one window gets them back too.
 //!
-//! `loads_many` first tries each line on its own ([`Splitter::line`]):
+//! `loads_many` first tries each line on its own ([`Splitter::line_start`]):
 //! when the line is one valid document, `loads`' own builder builds it
 //! from the line's tokens, with no structural index of its own. The
 //! tokens come from one stage-1 scan per window of about 16 KiB of whole
-//! lines ([`LinesIndex`]: each line then only walked on its own tokens);
+//! lines ([`LinesIndex`]: each line's document then walked on the window's
+//! tokens from the line's first, its end where the document ends);
 //! a window stage 1 rejects (a control byte in a string, an unterminated
 //! string, a stray backslash, a bad escape) falls back to a token scan of
 //! each line on its own ([`loads::from_tokens`]). On
@@ -467,7 +468,7 @@ impl DocIterator {
         }
     }
 
-    /// `loads_many`'s line fast path (see [`Splitter::line`]): the line at
+    /// `loads_many`'s line fast path (see [`Splitter::line_start`]): the line at
     /// `self.pos` built by `loads`' own fast path when it is one valid
     /// document; else [`Fast::Exact`], and the splitter takes over there.
     fn next_line(&mut self, py: Python<'_>, cache: Option<&mut loads::KeyCache>) -> PyResult<Fast> {
