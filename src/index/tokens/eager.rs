@@ -869,6 +869,23 @@ mod tests {
         }
     }
 
+    /// The next line from `pos`: its first non-whitespace byte and its
+    /// newline (or the stream's end); `None` when only whitespace is left.
+    fn line_bounds(stream: &[u8], pos: usize) -> Option<(usize, usize)> {
+        let ls = pos
+            + stream[pos..]
+                .iter()
+                .take_while(|b| b.is_ascii_whitespace())
+                .count();
+        if ls == stream.len() {
+            return None;
+        }
+        Some((
+            ls,
+            memchr::memchr(b'\n', &stream[ls..]).map_or(stream.len(), |i| ls + i),
+        ))
+    }
+
     /// The lines of `stream` read as `loads_many` reads them (each line
     /// after an accepted one through `line_end` and `guessed_line` when
     /// the guess holds) and read with `line` alone (searching each line's
@@ -878,15 +895,9 @@ mod tests {
         let (mut pos, mut guessed) = (0, 0);
         let mut accepted = false;
         while pos < stream.len() {
-            let ls = pos
-                + stream[pos..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_whitespace())
-                    .count();
-            if ls == stream.len() {
+            let Some((ls, le)) = line_bounds(stream, pos) else {
                 break;
-            }
-            let le = memchr::memchr(b'\n', &stream[ls..]).map_or(stream.len(), |i| ls + i);
+            };
             let guess = if accepted {
                 chained.line_end(stream)
             } else {
@@ -1000,16 +1011,7 @@ mod tests {
             }
             let (mut found, mut searched) = (LinesIndex::new(), LinesIndex::new());
             let (mut pos, mut taken, mut spread) = (0, 0, 0);
-            loop {
-                let ls = pos
-                    + stream[pos..]
-                        .iter()
-                        .take_while(|b| b.is_ascii_whitespace())
-                        .count();
-                if ls == stream.len() {
-                    break;
-                }
-                let le = memchr::memchr(b'\n', &stream[ls..]).map_or(stream.len(), |i| ls + i);
+            while let Some((ls, le)) = line_bounds(&stream, pos) {
                 let (line, end) = found.line_at(&stream, ls, 8);
                 let end = match &line {
                     Line::Tokens(_) => end,
