@@ -201,8 +201,7 @@ impl Splitter {
     /// documents and errors there exactly as without the fast path.
     pub fn line(&mut self, buf: &[u8], pos: usize) -> Option<(usize, usize)> {
         let start = self.line_start(buf, pos)?;
-        let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
-        Some((start, end))
+        Some((start, line_end(buf, start)))
     }
 
     /// [`Splitter::line`]'s start alone, for a caller that finds the
@@ -651,6 +650,13 @@ impl Splitter {
 
 fn shift(e: Error, by: usize) -> Error {
     Error::new(e.kind, e.offset + by)
+}
+
+/// The newline ending the line that holds byte `p` (its offset), or the
+/// end of `input`.
+#[inline]
+pub(crate) fn line_end(input: &[u8], p: usize) -> usize {
+    memchr::memchr(b'\n', &input[p..]).map_or(input.len(), |i| p + i)
 }
 
 /// Just after the newline ending the line that holds byte `p` (or the end).

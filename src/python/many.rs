@@ -73,7 +73,7 @@ use super::loads;
 use crate::error::Error;
 use crate::index::eager::{Line, LinesIndex};
 use crate::index::{Index, Options, Returns};
-use crate::many::{LineCounter, Piece, Splitter, WINDOW};
+use crate::many::{line_end, LineCounter, Piece, Splitter, WINDOW};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -515,7 +515,7 @@ impl DocIterator {
             Line::NoWindow => {
                 // (The window cannot be used: the line up to its newline
                 // on its own, as the splitter would take it.)
-                let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+                let end = line_end(bytes, start);
                 let built = loads::from_tokens(py, &bytes[start..end], max_depth, cache, true);
                 (built, end)
             }

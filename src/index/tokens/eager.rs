@@ -880,10 +880,7 @@ mod tests {
         if ls == stream.len() {
             return None;
         }
-        Some((
-            ls,
-            memchr::memchr(b'\n', &stream[ls..]).map_or(stream.len(), |i| ls + i),
-        ))
+        Some((ls, crate::many::line_end(stream, ls)))
     }
 
     /// The lines of `stream` read as `loads_many` reads them (each line
