@@ -1328,9 +1328,6 @@ do
     -- the container makes it.
     edit_state = function(st, plan)
         local e = st.e
-        if e and not plan and not st.vals then
-            st.vals, st.next_id = table_new(2, st.__qjson == OBJECT and 2 or 0), 0
-        end
         if not e then
             local rc = C.qjson_edit_new_owned(st.h, st.cur, edit_out)
             if rc ~= OK then
@@ -1343,9 +1340,8 @@ do
             -- instead (branch wt-luanested has that fallback, not merged).
             e = tonumber(ffi.cast(intptr_t, edit_out[0]))
             st.e = e
-            if plan then
-                return (ffi.cast(edit_pt, e))
-            end
+        end
+        if not plan and not st.vals then
             -- An object's key states (`ks`, string keys) share this table with
             -- its values (integer ids): one table per edited object, not two.
             -- Sized for two edits (136 bytes, not 200 for four: the collector's
