@@ -241,3 +241,39 @@ def test_lines_of_one_shape_equal_json_loads():
     lines = [b'["B%07d", "Brand", "t\\"itle", %d, %d.5, ""]' % (i, i, i) for i in range(20000)]
     data = b"\n".join(lines) + b"\n"
     assert qjson.loads_many(data) == [json.loads(x) for x in lines]
+
+
+# Lines of a few shapes interleaved: the line path remembers up to four
+# shapes, one per token count (LinesIndex: classes and child counts), and
+# guesses a line's end from each remembered count. Shapes of one token count
+# with other child counts, more shapes than it remembers, and odd lines,
+# empty lines and carriage returns between them.
+MANY_SHAPES = [
+    b"[[%d], %d]",
+    b"[%d, [%d]]",
+    b'{"a": %d, "b": [%d, 3]}',
+    b'{"a": [%d, 3], "b": %d}',
+    b'[%d, "s", %d.5]',
+    b'{"k": {"m": [%d, %d]}}',
+    b'{"custom_id": "r-%d", "body": {"model": "m", "n": %d, "messages": [{"role": "user"}]}}',
+]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_lines_of_many_shapes_match_the_doc_path(seed, end):
+    rng = random.Random(seed)
+    lines: list[bytes] = []
+    i = 0
+    while len(lines) < 5000:
+        r = rng.random()
+        if r < 0.03:
+            lines.append(rng.choice(ODD + SAME_SHAPE_ODD))
+        elif r < 0.05:
+            lines.append(b"")
+        else:
+            shape = MANY_SHAPES[rng.randrange(len(MANY_SHAPES) if r < 0.5 else 3)]
+            for _ in range(rng.randint(1, 8)):
+                lines.append(shape % (i, -i))
+                i += 1
+    check(end.join(lines) + end)

@@ -1103,6 +1103,94 @@ mod tests {
         assert!(accepted > n / 3 && accepted < n, "{accepted} of {n}");
     }
 
+    /// Lines of many shapes, in runs, interleaved, read as `loads_many`
+    /// reads them (after an accepted line through `line_end` and
+    /// `guessed_line` when the guess holds, else `line_at`), give what an
+    /// index that remembers nothing gives (see `LinesIndex::memo`): shapes
+    /// of one token count with other classes and other child counts
+    /// (`[[1],2]`, `[1,[2]]`), bad lines, lines two documents long, empty
+    /// lines and carriage returns among them.
+    #[test]
+    fn lines_of_many_shapes_walk_as_fresh_lines() {
+        if !crate::index::token_scan_runs(b"[1]") {
+            return; // no token scan: every line gives None, both ways
+        }
+        let shapes: [&[u8]; 12] = [
+            b"[[1],2]",
+            b"[1,[2]]",
+            b"{\"a\":1,\"b\":[2,3]}",
+            b"{\"a\":[2,3],\"b\":1}",
+            b"[1,\"s\",2.5]",
+            b"{\"k\":{\"m\":[1]}}",
+            b"[[[[[[1]]]]]]",
+            b"[1,2,3,4,5,6,7,8,9]",
+            b"{\"a\":\"b\"}\r",
+            b"[1,2,3,4,5,6,7,8:9]",
+            b"[[1],2] [3]",
+            b"",
+        ];
+        let mut stream = Vec::new();
+        let mut x = 4242u32;
+        for _ in 0..2500 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            // Mostly the first eight (valid), in runs of 1 to 8.
+            let pick = (x >> 16) as usize % 40;
+            let line = shapes[if pick < 32 { pick % 8 } else { 8 + pick % 4 }];
+            for _ in 0..1 + (x >> 8) % 8 {
+                stream.extend_from_slice(line);
+                stream.push(b'\n');
+            }
+        }
+        let mut memo = LinesIndex::new();
+        let (mut pos, mut accepted, mut lines, mut guessed) = (0, 0, 0, 0);
+        let mut chained = false;
+        while let Some((ls, _)) = line_bounds(&stream, pos) {
+            let guess = if chained {
+                memo.line_end(&stream)
+            } else {
+                None
+            };
+            let (line, end) = match guess {
+                Some((gs, ge)) => {
+                    assert_eq!(gs, ls, "the guessed line starts the next line");
+                    guessed += 1;
+                    (memo.guessed_line(&stream, gs, ge, 5), ge)
+                }
+                None => memo.line_at(&stream, ls, 5),
+            };
+            let got = walked(line, 0).map(|(t, lens, a)| {
+                let t = t.iter().map(|&x| x + memo.start).collect::<Vec<_>>();
+                (t, lens, a)
+            });
+            // (A guessed line is the tokens up to the guessed end, perhaps
+            // two lines: the splitter then takes them.)
+            let mut fresh = LinesIndex::new();
+            let (line, fresh_end) = match guess {
+                Some((_, ge)) => (fresh.line(&stream, ls, ge, 5), ge),
+                None => fresh.line_at(&stream, ls, 5),
+            };
+            let want = walked(line, 0).map(|(t, lens, a)| {
+                let t = t.iter().map(|&x| x + fresh.start).collect::<Vec<_>>();
+                (t, lens, a)
+            });
+            assert_eq!(got, want, "line at {ls}");
+            chained = got.is_some();
+            if chained {
+                assert_eq!(end, fresh_end, "line at {ls}");
+                accepted += 1;
+                pos = end;
+            } else {
+                pos = crate::many::line_end(&stream, ls);
+            }
+            lines += 1;
+        }
+        assert!(
+            accepted > lines / 2 && accepted < lines,
+            "{accepted} of {lines}"
+        );
+        assert!(guessed > accepted / 2, "{guessed} of {accepted}");
+    }
+
     /// `high_blocks` finds exactly the 64-byte blocks with a byte >= 0x80
     /// (a naive oracle), wherever the bytes lie and whatever the length.
     #[test]
