@@ -2006,16 +2006,21 @@ put_proxy = function(b, t, st, depth, stack)
     end
     local e = edit_state(st, true)
     -- The dirty child views (is_dirty(st) has just asked each of them), in
-    -- a list of the cursors the plan names them by.
+    -- a list of the cursors the plan names them by (a view id is a
+    -- position in it). When every kid is dirty (the rule: a kid is clean
+    -- again only when its edits were undone) the list is `kids` itself: a
+    -- table of their own per edited container with dirty children, per
+    -- encode, cost its allocation and collection. (A clean kid cannot be
+    -- a view: a view is written as its container's bytes alone, and an
+    -- array's plan copies an untouched element with the whitespace around
+    -- it.)
     local views, nv = nil, 0
     local kids = st.kids
     if kids then
+        views = kids
         for i = 1, #kids do
             local cst = kids[i]
             if cst.dirty_now and cst.era == era then
-                if views == nil then
-                    views = table_new(4, 0)
-                end
                 if nv == views_cap then
                     local bigger = ffi_new("qjson_cursor[?]", 2 * views_cap)
                     ffi.copy(bigger, views_buf, ffi.sizeof("qjson_cursor") * nv)
@@ -2023,7 +2028,16 @@ put_proxy = function(b, t, st, depth, stack)
                 end
                 views_buf[nv] = cst.cur
                 nv = nv + 1
-                views[nv] = cst
+                if views ~= kids then
+                    views[nv] = cst
+                end
+            elseif views == kids then
+                -- The first clean kid: the dirty ones before it, in a list
+                -- of their own.
+                views = table_new(4, 0)
+                for j = 1, nv do
+                    views[j] = kids[j]
+                end
             end
         end
     end
@@ -2042,8 +2056,7 @@ put_proxy = function(b, t, st, depth, stack)
         elseif kind == 1 then
             encode_value(b, vals[s.id], depth, stack)
         else
-            local cst = views[s.id + 1]
-            put_proxy(b, nil, cst, depth, stack)
+            put_proxy(b, nil, views[s.id + 1], depth, stack)
         end
     end
     st.writing = false

@@ -436,6 +436,21 @@ PLANNED_CASES = [
         " {'op': 'remove', 'path': '/zz'}])\nexcept qjson.PatchError:\n    pass\n"
         "v['e'] = 2",
     ),
+    # Children whose edits were undone (an added key removed again), among
+    # dirty ones, under an edited container: every child that was ever
+    # dirty is a view of its parent's plan, the clean ones written as their
+    # bytes.
+    (
+        STALE_DOC,
+        "t.a.z = 5; t.a.z = nil; t.b[1].y = 6; t.b[1].w = 1; t.b[1].w = nil; t.c = 4",
+        "v['a']['z'] = 5; del v['a']['z']; v['b'][0]['y'] = 6; v['b'][0]['w'] = 1;"
+        " del v['b'][0]['w']; v['c'] = 4",
+    ),
+    (
+        b'[{"y": 1}, [2], {"q": [0]}, 3]',
+        "t[1].z = 5; t[1].z = nil; t[3].q[1] = 7; t[2][2] = 1; t[2][2] = nil; t[4] = 4",
+        "v[0]['z'] = 5; del v[0]['z']; v[2]['q'][0] = 7; v[1].append(1); del v[1][1]; v[3] = 4",
+    ),
     (
         b'[{"y": 1}, [2], 3]',
         "t[1].y = 5; assert(qjson.encode(t)); t[3] = 4;"
