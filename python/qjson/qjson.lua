@@ -2548,7 +2548,14 @@ do
                     return (qjson.decode(text))
                 end
             end
-            return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
+            -- A fresh proxy of the same bytes. A child shares its
+            -- document's fields (dm, as a child read does: a table of its
+            -- own per value put, 4 keys, was an allocation per merge of an
+            -- object member); a root gets its own, whose `whole` it is.
+            if st.whole == st then
+                return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, true)
+            end
+            return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, false, getmetatable(st))
         end
         -- With room for 4 keys (a copy grown key by key was rehashed at
         -- each power of two: an op's value {role =, content =} twice), not

@@ -563,3 +563,37 @@ def test_copy_of_an_edited_container_equals_python(
     code = f"{lua_code}\nt = qjson.patch(t, {lua_str(json.dumps(ops))})"
     # The encode runs on `t` as the patch returned it (the root stays).
     assert as_bytes(lua_apply(COPY_DOC, code)) == out_py
+
+
+# Values a text patch puts are fresh proxies of the patch's own members
+# (sharing the patch document's fields); edits made to them afterwards are
+# written, and never reach the cached patch: the same text applied again
+# puts its members as they are.
+TEXT_VALUE_CASES = [
+    (
+        'local m = \'{"m": {"k": [1, 2], "o": {"p": 1}}, "n": [3]}\'\n'
+        "qjson.merge_patch(t, m); t.m.k[1] = 9; t.m.o.q = 2; t.m.j = 1; qjson.insert(t.n, 1, 0)\n"
+        "qjson.merge_patch(t, m); t.m.k[2] = 8",
+        'm = b\'{"m": {"k": [1, 2], "o": {"p": 1}}, "n": [3]}\'\n'
+        "qjson.merge_patch(v, m); v['m']['k'][0] = 9; v['m']['o']['q'] = 2; v['m']['j'] = 1;"
+        " v['n'].insert(0, 0)\n"
+        "qjson.merge_patch(v, m); v['m']['k'][1] = 8",
+    ),
+    (
+        'local p = \'[{"op": "add", "path": "/x", "value": {"a": [1, {"b": 2}]}}]\'\n'
+        "qjson.patch(t, p); t.x.a[2].b = 3; qjson.insert(t.x.a, 1, 0)\n"
+        "t.y = t.x; qjson.patch(t, p); t.x.a[1] = 5",
+        'p = b\'[{"op": "add", "path": "/x", "value": {"a": [1, {"b": 2}]}}]\'\n'
+        "qjson.patch(v, p); v['x']['a'][1]['b'] = 3; v['x']['a'].insert(0, 0)\n"
+        "v['y'] = v['x']; qjson.patch(v, p); v['x']['a'][0] = 5",
+    ),
+]
+
+
+@pytest.mark.parametrize("lua_code,py_code", TEXT_VALUE_CASES)
+def test_text_patch_values_edited_after(lua_apply: Any, lua_code: str, py_code: str):
+    v = qjson.decode(STALE_DOC)
+    exec(py_code, {"v": v, "qjson": qjson})
+    out_py = qjson.dumps(v)
+    assert as_bytes(lua_apply(STALE_DOC, lua_code)) == out_py
+    assert out_py != STALE_DOC
