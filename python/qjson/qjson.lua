@@ -2006,16 +2006,21 @@ put_proxy = function(b, t, st, depth, stack)
     end
     local e = edit_state(st, true)
     -- The dirty child views (is_dirty(st) has just asked each of them), in
-    -- a list of the cursors the plan names them by.
+    -- a list of the cursors the plan names them by (a view id is a
+    -- position in it). When every kid is dirty (the rule: a kid is clean
+    -- again only when its edits were undone) the list is `kids` itself: a
+    -- table of their own per edited container with dirty children, per
+    -- encode, cost its allocation and collection. (A clean kid cannot be
+    -- a view: a view is written as its container's bytes alone, and an
+    -- array's plan copies an untouched element with the whitespace around
+    -- it.)
     local views, nv = nil, 0
     local kids = st.kids
     if kids then
+        views = kids
         for i = 1, #kids do
             local cst = kids[i]
             if cst.dirty_now and cst.era == era then
-                if views == nil then
-                    views = table_new(4, 0)
-                end
                 if nv == views_cap then
                     local bigger = ffi_new("qjson_cursor[?]", 2 * views_cap)
                     ffi.copy(bigger, views_buf, ffi.sizeof("qjson_cursor") * nv)
@@ -2023,7 +2028,16 @@ put_proxy = function(b, t, st, depth, stack)
                 end
                 views_buf[nv] = cst.cur
                 nv = nv + 1
-                views[nv] = cst
+                if views ~= kids then
+                    views[nv] = cst
+                end
+            elseif views == kids then
+                -- The first clean kid: the dirty ones before it, in a list
+                -- of their own.
+                views = table_new(4, 0)
+                for j = 1, nv do
+                    views[j] = kids[j]
+                end
             end
         end
     end
@@ -2042,8 +2056,7 @@ put_proxy = function(b, t, st, depth, stack)
         elseif kind == 1 then
             encode_value(b, vals[s.id], depth, stack)
         else
-            local cst = views[s.id + 1]
-            put_proxy(b, nil, cst, depth, stack)
+            put_proxy(b, nil, views[s.id + 1], depth, stack)
         end
     end
     st.writing = false
@@ -2535,7 +2548,14 @@ do
                     return (qjson.decode(text))
                 end
             end
-            return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, st.whole == st)
+            -- A fresh proxy of the same bytes. A child shares its
+            -- document's fields (dm, as a child read does: a table of its
+            -- own per value put, 4 keys, was an allocation per merge of an
+            -- object member); a root gets its own, whose `whole` it is.
+            if st.whole == st then
+                return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, true)
+            end
+            return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, false, getmetatable(st))
         end
         -- With room for 4 keys (a copy grown key by key was rehashed at
         -- each power of two: an op's value {role =, content =} twice), not

@@ -436,6 +436,26 @@ PLANNED_CASES = [
         " {'op': 'remove', 'path': '/zz'}])\nexcept qjson.PatchError:\n    pass\n"
         "v['e'] = 2",
     ),
+    # Children whose edits were undone (an added key removed again), among
+    # dirty ones, under an edited container: every child that was ever
+    # dirty is a view of its parent's plan, the clean ones written as their
+    # bytes.
+    (
+        STALE_DOC,
+        "t.a.z = 5; t.a.z = nil; t.b[1].y = 6; t.b[1].w = 1; t.b[1].w = nil; t.c = 4",
+        "v['a']['z'] = 5; del v['a']['z']; v['b'][0]['y'] = 6; v['b'][0]['w'] = 1;"
+        " del v['b'][0]['w']; v['c'] = 4",
+    ),
+    (
+        b' [ 1 ,{"k" :"v"}] \n',
+        "qjson.insert(t, 1, qjson.null); t[3].m = 1; t[3].m = nil",
+        "v.insert(0, None); v[2]['m'] = 1; del v[2]['m']",
+    ),
+    (
+        b'[ {"y": 1} , [2] ,\n {"q": [0]} , 3 ]',
+        "t[1].z = 5; t[1].z = nil; t[3].q[1] = 7; t[2][2] = 1; t[2][2] = nil; t[4] = 4",
+        "v[0]['z'] = 5; del v[0]['z']; v[2]['q'][0] = 7; v[1].append(1); del v[1][1]; v[3] = 4",
+    ),
     (
         b'[{"y": 1}, [2], 3]',
         "t[1].y = 5; assert(qjson.encode(t)); t[3] = 4;"
@@ -543,3 +563,37 @@ def test_copy_of_an_edited_container_equals_python(
     code = f"{lua_code}\nt = qjson.patch(t, {lua_str(json.dumps(ops))})"
     # The encode runs on `t` as the patch returned it (the root stays).
     assert as_bytes(lua_apply(COPY_DOC, code)) == out_py
+
+
+# Values a text patch puts are fresh proxies of the patch's own members
+# (sharing the patch document's fields); edits made to them afterwards are
+# written, and never reach the cached patch: the same text applied again
+# puts its members as they are.
+TEXT_VALUE_CASES = [
+    (
+        'local m = \'{"m": {"k": [1, 2], "o": {"p": 1}}, "n": [3]}\'\n'
+        "qjson.merge_patch(t, m); t.m.k[1] = 9; t.m.o.q = 2; t.m.j = 1; qjson.insert(t.n, 1, 0)\n"
+        "qjson.merge_patch(t, m); t.m.k[2] = 8",
+        'm = b\'{"m": {"k": [1, 2], "o": {"p": 1}}, "n": [3]}\'\n'
+        "qjson.merge_patch(v, m); v['m']['k'][0] = 9; v['m']['o']['q'] = 2; v['m']['j'] = 1;"
+        " v['n'].insert(0, 0)\n"
+        "qjson.merge_patch(v, m); v['m']['k'][1] = 8",
+    ),
+    (
+        'local p = \'[{"op": "add", "path": "/x", "value": {"a": [1, {"b": 2}]}}]\'\n'
+        "qjson.patch(t, p); t.x.a[2].b = 3; qjson.insert(t.x.a, 1, 0)\n"
+        "t.y = t.x; qjson.patch(t, p); t.x.a[1] = 5",
+        'p = b\'[{"op": "add", "path": "/x", "value": {"a": [1, {"b": 2}]}}]\'\n'
+        "qjson.patch(v, p); v['x']['a'][1]['b'] = 3; v['x']['a'].insert(0, 0)\n"
+        "v['y'] = v['x']; qjson.patch(v, p); v['x']['a'][0] = 5",
+    ),
+]
+
+
+@pytest.mark.parametrize("lua_code,py_code", TEXT_VALUE_CASES)
+def test_text_patch_values_edited_after(lua_apply: Any, lua_code: str, py_code: str):
+    v = qjson.decode(STALE_DOC)
+    exec(py_code, {"v": v, "qjson": qjson})
+    out_py = qjson.dumps(v)
+    assert as_bytes(lua_apply(STALE_DOC, lua_code)) == out_py
+    assert out_py != STALE_DOC
