@@ -1038,6 +1038,26 @@ mod tests {
         }
     }
 
+    /// A stream of `runs` runs of lines, each run `pick(x)`'s line
+    /// repeated its count of times (one newline after each), `x` the next
+    /// value of a linear congruential sequence from `seed`.
+    fn runs_of_lines(
+        runs: usize,
+        seed: u32,
+        pick: impl Fn(u32) -> (&'static [u8], u32),
+    ) -> Vec<u8> {
+        let (mut stream, mut x) = (Vec::new(), seed);
+        for _ in 0..runs {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let (line, count) = pick(x);
+            for _ in 0..count {
+                stream.extend_from_slice(line);
+                stream.push(b'\n');
+            }
+        }
+        stream
+    }
+
     /// A line walked after lines of its shape (its walk skipped, see
     /// `LinesIndex::memo`) gives what a fresh index's walk of it gives,
     /// whatever came before: lines of five tokens in every order, valid
@@ -1061,16 +1081,9 @@ mod tests {
             b"[[[[1]]]]",
             b"[[[[[1]]]]]",
         ];
-        let mut stream = Vec::new();
-        let mut x = 12345u32;
-        for _ in 0..3000 {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            let line = lines[(x >> 16) as usize % lines.len()];
-            for _ in 0..1 + (x >> 8) % 3 {
-                stream.extend_from_slice(line);
-                stream.push(b'\n');
-            }
-        }
+        let stream = runs_of_lines(3000, 12345, |x| {
+            (lines[(x >> 16) as usize % lines.len()], 1 + (x >> 8) % 3)
+        });
         let mut memo = LinesIndex::new();
         let (mut pos, mut n, mut accepted) = (0, 0, 0);
         while pos < stream.len() {
@@ -1129,18 +1142,12 @@ mod tests {
             b"[[1],2] [3]",
             b"",
         ];
-        let mut stream = Vec::new();
-        let mut x = 4242u32;
-        for _ in 0..2500 {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            // Mostly the first eight (valid), in runs of 1 to 8.
+        // Mostly the first eight (valid), in runs of 1 to 8.
+        let stream = runs_of_lines(2500, 4242, |x| {
             let pick = (x >> 16) as usize % 40;
             let line = shapes[if pick < 32 { pick % 8 } else { 8 + pick % 4 }];
-            for _ in 0..1 + (x >> 8) % 8 {
-                stream.extend_from_slice(line);
-                stream.push(b'\n');
-            }
-        }
+            (line, 1 + (x >> 8) % 8)
+        });
         let mut memo = LinesIndex::new();
         let (mut pos, mut accepted, mut lines, mut guessed) = (0, 0, 0, 0);
         let mut chained = false;
