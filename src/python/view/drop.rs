@@ -110,10 +110,6 @@ impl Holder for Object {
                         ffi::Py_DECREF(v.into_ptr());
                     }
                 }
-                // The emptied list's box goes back for the next first
-                // patch now: a patched view then drops bare (`drop_bare`:
-                // its share only, no drop glue of its state).
-                patches.give_back();
             },
             // Unfolded (a member added past the patch list, or deleted):
             // each member's value released in place, and the state left

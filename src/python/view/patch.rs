@@ -48,46 +48,26 @@ fn new_core() -> Box<Core> {
     unsafe { Box::from_raw(p) }
 }
 
-impl Patches {
-    /// Give the box of a list left empty (its patches drained, nothing on
-    /// the heap) back as [`SPARE`], or free it when a spare is kept
-    /// already: the list is left bare ([`Self::is_bare`]), so that a
-    /// patched view being freed drops as an unpatched one does (see
-    /// `super::drop::drop_bare`), without the drop glue of its state.
-    /// Nothing is done to a list that still holds patches or heap memory.
-    #[cfg(not(feature = "abi3"))]
-    #[inline]
-    pub(super) fn give_back(&mut self) {
-        if self.0.as_ref().is_some_and(|core| core.is_bare()) {
-            recycle(self.0.take());
-        }
-    }
-}
-
 impl Drop for Patches {
     fn drop(&mut self) {
-        recycle(self.0.take());
-    }
-}
-
-/// Keep `core`, a list being dropped, as [`SPARE`] when it is empty and
-/// unspilled (else drop it as usual: a list still holding patches drops
-/// its keys and values with it).
-fn recycle(core: Option<Box<Core>>) {
-    let Some(mut core) = core else { return };
-    if !core.is_bare() {
-        return;
-    }
-    // Its member table was its object's.
-    core.table.clear();
-    let p = Box::into_raw(core);
-    if SPARE
-        .compare_exchange(std::ptr::null_mut(), p, Release, Relaxed)
-        .is_err()
-    {
-        // SAFETY: `p` came from `Box::into_raw` just above and was not
-        // stored: still owned here, freed once.
-        drop(unsafe { Box::from_raw(p) });
+        let Some(core) = self.0.take() else { return };
+        // A list still holding patches (its keys and values are dropped
+        // with it) or one on the heap goes as usual.
+        if !core.is_bare() {
+            return;
+        }
+        let mut core = core;
+        // Its member table was its object's.
+        core.table.clear();
+        let p = Box::into_raw(core);
+        if SPARE
+            .compare_exchange(std::ptr::null_mut(), p, Release, Relaxed)
+            .is_err()
+        {
+            // SAFETY: `p` came from `Box::into_raw` just above and was not
+            // stored: still owned here, freed once.
+            drop(unsafe { Box::from_raw(p) });
+        }
     }
 }
 
