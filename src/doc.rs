@@ -1032,6 +1032,27 @@ impl<'a> Doc<'a> {
         self.field_large(c, key)
     }
 
+    /// The value of the first member of object `c` at or after the member
+    /// whose key is structural `k` (`ord`: the ordinal of the first
+    /// container at or after that member) whose key is `key` (unescaped
+    /// bytes); `None` when no member from there on has it. The walk of
+    /// [`Self::field`] started part way (any object size: no child table,
+    /// no memo): each member is told from its opening quote by the key's
+    /// words, without finding where its body ends (`doc/key.rs`). A `k`
+    /// past the last member finds nothing; one that is not a member's key
+    /// of `c` gives a wrong answer, never an out-of-bounds read.
+    pub(crate) fn field_from(&self, c: Cursor, k: usize, ord: u32, key: &[u8]) -> Option<Cursor> {
+        let from = MemberAt { k, ord, i: 0 };
+        match PlainKey::new(key) {
+            Some(PlainKey::Short(p)) => self.walk_members_from(c, from, &Plain(&p, key)).1,
+            Some(PlainKey::Medium(p)) => self.walk_members_from(c, from, &Plain(&p, key)).1,
+            None => {
+                let m = KeyMatcher::new(self.input, self.index.lazy, key);
+                self.walk_members_from(c, from, &AnyKey(&m)).1
+            }
+        }
+    }
+
     /// [`Self::field`] in an object of more than [`TABLE_MIN`] members,
     /// past the memo: a plain key by its words ([`Self::large_plain`]),
     /// any other through [`Self::field_general`].

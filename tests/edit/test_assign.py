@@ -74,3 +74,23 @@ def test_the_value_and_key_are_held_once_and_released() -> None:
     del v
     gc.collect()
     assert (sys.getrefcount(value), sys.getrefcount(key)) == before
+
+
+def test_a_freed_patched_views_list_starts_the_next_one_empty() -> None:
+    # A patched view freed with its document (nested: released by its
+    # parent's drop; the root: the document's last share) gives its emptied
+    # patch list back for the next first patch; the next object patched
+    # must see none of the old list's members (nor its keys' positions).
+    for _ in range(3):
+        d = qjson.decode(b'{"a": 1, "b": {"x": 1, "y": 2, "z": 3}}')
+        d["b"]["y"] = 5
+        d["b"]["w"] = 6
+        assert d["b"]["x"] == 1
+        assert json.loads(qjson.dumps(d)) == {"a": 1, "b": {"x": 1, "y": 5, "z": 3, "w": 6}}
+        del d
+        e = qjson.decode(b'{"z": 0, "y": 1, "x": 2, "q": 3}')
+        e["x"] = 7
+        assert (e["z"], e["y"], e["x"], e["q"]) == (0, 1, 7, 3)
+        assert "w" not in e and len(e) == 4
+        assert qjson.dumps(e) == b'{"z": 0, "y": 1, "x": 7, "q": 3}'
+        del e
