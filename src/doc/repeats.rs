@@ -515,12 +515,14 @@ fn repeats_earlier(doc: &Doc<'_>, c: Cursor, prints: &[u64], print: u64, key: &[
 /// walked (no earlier one has its key: `v`, as every child a host reads,
 /// is its key's first occurrence), by the lookup walk of [`Doc::field`]
 /// started at the next member ([`Doc::field_from`]) with `v`'s key (its
-/// raw body, unescaped when the document has escapes and it holds a
-/// backslash): each later key is told from its opening quote by the
-/// key's words, and only a body whose first difference is a backslash is
-/// decoded (an escaped key equal to `v`'s is found). `None`: not the case
-/// this walk covers (a lazy document, an undecodable key, an index that
-/// does not fit the input); the caller checks every key.
+/// raw body, unescaped when the document has escapes): for a plain key
+/// each later key is told from its opening quote by the key's words, and
+/// only a body whose first difference is a backslash is decoded (an
+/// escaped key equal to `v`'s is found); any other key goes through the
+/// general matcher member by member. A later key that cannot be decoded
+/// is not `v`'s. `None`: not the case this walk covers (a lazy document,
+/// `v`'s own key undecodable, an index that does not fit the input); the
+/// caller checks every key.
 pub(crate) fn repeated_later(doc: &Doc<'_>, at: Cursor, v: Cursor) -> Option<bool> {
     if doc.index.lazy {
         return None;

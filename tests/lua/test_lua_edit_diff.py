@@ -443,9 +443,9 @@ PLANNED_CASES = [
         "v['e'] = 2",
     ),
     # Children whose edits were undone (an added key removed again), among
-    # dirty ones, under an edited container: every child that was ever
-    # dirty is a view of its parent's plan, the clean ones written as their
-    # bytes.
+    # dirty ones, under an edited container: the plan's views are then the
+    # dirty children alone (put_proxy's table from the first clean kid on);
+    # the clean ones are copied with their container's bytes and whitespace.
     (
         STALE_DOC,
         "t.a.z = 5; t.a.z = nil; t.b[1].y = 6; t.b[1].w = 1; t.b[1].w = nil; t.c = 4",
