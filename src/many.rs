@@ -661,10 +661,7 @@ pub(crate) fn line_end(input: &[u8], p: usize) -> usize {
 
 /// Just after the newline ending the line that holds byte `p` (or the end).
 fn eol(input: &[u8], p: usize) -> usize {
-    match memchr::memchr(b'\n', &input[p..]) {
-        Some(i) => p + i + 1,
-        None => input.len(),
-    }
+    (line_end(input, p) + 1).min(input.len())
 }
 
 /// The index of the structural that closes the container opened by
