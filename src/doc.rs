@@ -462,8 +462,6 @@ impl<'a> Doc<'a> {
     /// [`Self::is_string`] holds for: [`Self::raw`] without its quotes, and
     /// without its dispatch on the type, known already. `None` where `raw`
     /// would be the opening quote alone (no closing quote found).
-    // (Used by the Python binding's strings; the C ABI reads raw spans.)
-    #[cfg_attr(not(feature = "python"), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn string_body_of(&self, c: Cursor) -> Option<&'a [u8]> {
         let close = string_close(self.input, self.s(), c.sidx as usize)?;
