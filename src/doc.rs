@@ -458,16 +458,6 @@ impl<'a> Doc<'a> {
         &self.input[a..b]
     }
 
-    /// The body (between the quotes) of the string at `c`, which
-    /// [`Self::is_string`] holds for: [`Self::raw`] without its quotes, and
-    /// without its dispatch on the type, known already. `None` where `raw`
-    /// would be the opening quote alone (no closing quote found).
-    #[inline(always)]
-    pub(crate) fn string_body_of(&self, c: Cursor) -> Option<&'a [u8]> {
-        let close = string_close(self.input, self.s(), c.sidx as usize)?;
-        self.input.get(c.start as usize + 1..close)
-    }
-
     /// The body (between the quotes) of the string at structural `k`.
     #[inline(always)]
     fn string_body(&self, k: u32) -> &'a [u8] {
@@ -2374,49 +2364,6 @@ mod tests {
             checked[usize::from(want)] += 1;
         }
         assert!(checked[0] > 500 && checked[1] > 500, "{checked:?}");
-    }
-
-    /// `string_body_of` is `raw` without its quotes for every string of
-    /// documents with and without whitespace around their strings (empty
-    /// strings, escapes, keys' values, elements, the root), strict and lazy.
-    #[test]
-    fn string_body_of_is_raw_without_quotes() {
-        let docs: [&[u8]; 6] = [
-            br#"{"a":"x","b":"","c":["y","",  "z" ,"\"q\\"],"d":"\u00e9t\u00e9"}"#,
-            b"{ \"a\" : \"x\" , \"b\" :\t\"\"\n, \"c\" : [ \"y\" ,\r\n\"z\"  ] }",
-            br#""root""#,
-            b"  \"root\"  ",
-            br#"["",""]"#,
-            b"[ \"a\"\n,\n\"b\" ]",
-        ];
-        let mut strings = 0;
-        for input in docs {
-            for lazy in [false, true] {
-                let index = Index::build(
-                    input,
-                    &Options {
-                        lazy,
-                        max_depth: 64,
-                    },
-                )
-                .unwrap();
-                let doc = Doc::new(input, &index);
-                let mut todo = vec![doc.root()];
-                while let Some(c) = todo.pop() {
-                    if doc.is_string(c) {
-                        let raw = doc.raw(c);
-                        assert_eq!(doc.string_body_of(c), Some(&raw[1..raw.len() - 1]));
-                        strings += 1;
-                    }
-                    if let Ok(mut w) = doc.walk(c) {
-                        while let Some((_, v)) = doc.walk_next(&mut w) {
-                            todo.push(v);
-                        }
-                    }
-                }
-            }
-        }
-        assert_eq!(strings, 2 * 17);
     }
 
     /// `simple_index` against the two-pass reading it replaced (digits

@@ -92,7 +92,8 @@ pub(crate) fn validated_str<'py>(
     if index.is_lazy() || !doc.is_string(c) {
         return None;
     }
-    let body = doc.string_body_of(c)?;
+    let raw = doc.raw(c);
+    let body = raw.get(1..raw.len().checked_sub(1)?)?;
     owned_str(py, body_str(body, index))
 }
 
