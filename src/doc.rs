@@ -771,8 +771,9 @@ impl<'a> Doc<'a> {
         // `PlainKey` (its bytes in one word), tested for '.' and '[' at
         // once, then straight to the lookup with those words, without the
         // segment loop. Other short paths (a quote, a backslash, a
-        // non-ASCII byte) take the loop.
-        if n < 8 {
+        // non-ASCII byte) take the loop, and so does an index (`[3]`,
+        // tested first: it is no key).
+        if n < 8 && path[0] != b'[' {
             if let Some(PlainKey::Short(p)) = PlainKey::new(path) {
                 if !has_dot_or_bracket(p.key_word()) {
                     // (`type_of`'s object test written out: a second call
@@ -1519,23 +1520,27 @@ fn has_dot_or_bracket(w: u64) -> bool {
 fn simple_index(path: &[u8], p: usize) -> Option<(i64, usize)> {
     let neg = *path.get(p)? == b'-';
     let d0 = p + usize::from(neg);
-    let digits = path
-        .get(d0..)?
-        .iter()
-        .take(19)
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    // No digits, a leading zero, or too many digits for the fast path.
-    if digits == 0 || digits > 18 || (digits > 1 && path[d0] == b'0') {
+    // The digits and their value in one pass (18 digits fit an i64).
+    let mut close = d0;
+    let mut v = 0i64;
+    while let Some(&b) = path.get(close) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        if close - d0 == 18 {
+            return None;
+        }
+        v = v * 10 + i64::from(d);
+        close += 1;
+    }
+    // No digits, or a leading zero.
+    if close == d0 || (close - d0 > 1 && path[d0] == b'0') {
         return None;
     }
-    let close = d0 + digits;
     if path.get(close) != Some(&b']') {
         return None;
     }
-    let v = path[d0..close]
-        .iter()
-        .fold(0i64, |v, &b| v * 10 + i64::from(b - b'0'));
     Some((if neg { -v } else { v }, close + 1))
 }
 
@@ -2359,6 +2364,58 @@ mod tests {
             checked[usize::from(want)] += 1;
         }
         assert!(checked[0] > 500 && checked[1] > 500, "{checked:?}");
+    }
+
+    /// `simple_index` against the two-pass reading it replaced (digits
+    /// counted up to 19, then folded): indices of 0 to 20 digits, signed,
+    /// with leading zeros, closed or not, followed by more path.
+    #[test]
+    fn simple_index_matches_two_passes() {
+        let old = |path: &[u8], p: usize| -> Option<(i64, usize)> {
+            let neg = *path.get(p)? == b'-';
+            let d0 = p + usize::from(neg);
+            let digits = path
+                .get(d0..)?
+                .iter()
+                .take(19)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            if digits == 0 || digits > 18 || (digits > 1 && path[d0] == b'0') {
+                return None;
+            }
+            let close = d0 + digits;
+            if path.get(close) != Some(&b']') {
+                return None;
+            }
+            let v = path[d0..close]
+                .iter()
+                .fold(0i64, |v, &b| v * 10 + i64::from(b - b'0'));
+            Some((if neg { -v } else { v }, close + 1))
+        };
+        let mut cases = 0;
+        for n in 0..=20 {
+            for first in ["", "0", "1", "9"] {
+                let digits: String = first
+                    .chars()
+                    .chain("7894561230".chars().cycle())
+                    .take(n)
+                    .collect();
+                for sign in ["", "-", "+", "x"] {
+                    for end in ["", "]", "].a", "]x", "x]", "/]", ":]"] {
+                        let path = format!("a[{sign}{digits}{end}");
+                        assert_eq!(
+                            super::simple_index(path.as_bytes(), 2),
+                            old(path.as_bytes(), 2),
+                            "{path}"
+                        );
+                        cases += 1;
+                    }
+                }
+            }
+        }
+        assert!(cases > 2000);
+        assert_eq!(super::simple_index(b"[42]", 1), Some((42, 4)));
+        assert_eq!(super::simple_index(b"[-7].a", 1), Some((-7, 4)));
     }
 
     /// The one-pass reader of simple paths against the path parser: every

@@ -261,11 +261,38 @@ fn parent_word(container: Cursor, sidx: u32) -> u64 {
 /// lookup, when it does not pass: the test answers only when it is sure.
 struct RawKey<'k>(&'k [u8]);
 
-/// Whether `key` holds neither a quote nor a backslash (keys are short:
-/// a byte loop).
+/// Whether `key` holds neither a quote nor a backslash: a word at a time
+/// (the last word overlaps the one before it; a byte tested twice changes
+/// nothing).
 #[inline(always)]
 fn plain(key: &[u8]) -> bool {
-    !key.iter().any(|&b| b == b'"' || b == b'\\')
+    let n = key.len();
+    if n <= 8 {
+        return !quote_or_backslash(word_of(key));
+    }
+    let at = |i: usize| u64::from_le_bytes(key[i..i + 8].try_into().expect("8 bytes"));
+    let mut i = 0;
+    while i + 8 < n {
+        if quote_or_backslash(at(i)) {
+            return false;
+        }
+        i += 8;
+    }
+    !quote_or_backslash(at(n - 8))
+}
+
+/// Whether a byte of `w` is a quote or a backslash (the has-a-zero-byte
+/// test of `w` xor each, exact as a yes/no; the zero bytes [`word_of`]
+/// pads a short key with match neither).
+#[inline(always)]
+fn quote_or_backslash(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = LO << 7;
+    let zero = |b: u8| {
+        let x = w ^ (LO * u64::from(b));
+        x.wrapping_sub(LO) & !x
+    };
+    (zero(b'"') | zero(b'\\')) & HI != 0
 }
 
 impl WordTest for RawKey<'_> {
@@ -277,13 +304,12 @@ impl WordTest for RawKey<'_> {
         if body[n] != b'"' {
             return Some(false);
         }
-        // Short keys in one byte loop, both tests at once (a call to
-        // `memcmp` costs more than the loop for a few bytes).
+        // A key of up to eight bytes as one word, compared with the
+        // body's (a byte loop, or a call to `memcmp`, costs several times
+        // more for a few bytes).
         Some(if n <= 8 {
-            body[..n]
-                .iter()
-                .zip(key)
-                .all(|(&a, &b)| a == b && b != b'"' && b != b'\\')
+            let w = word_of(key);
+            word_of(&body[..n]) == w && !quote_or_backslash(w)
         } else {
             body[..n] == *key && plain(key)
         })
@@ -1083,5 +1109,51 @@ mod tests {
                 });
             }
         });
+    }
+
+    /// [`RawKey`]'s word test and [`plain`] against byte loops: keys of
+    /// every length to 20, each byte in turn a quote, a backslash, a zero
+    /// or another byte, against bodies equal to the key, differing in one
+    /// byte, or not followed by a quote, near the input's end and not.
+    #[test]
+    fn raw_key_words_match_byte_loops() {
+        use super::super::key::WordTest;
+        use super::{plain, RawKey};
+        let slow_plain = |k: &[u8]| !k.iter().any(|&b| b == b'"' || b == b'\\');
+        let slow_test = |key: &[u8], input: &[u8], open: usize| -> Option<bool> {
+            let n = key.len();
+            let body = input.get(open + 1..open + 2 + n)?;
+            Some(body[n] == b'"' && &body[..n] == key && slow_plain(key))
+        };
+        let specials = [b'"', b'\\', 0, b'a', b'z', 0x80, b' '];
+        for n in 0..=20usize {
+            let base: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+            let mut keys = vec![base.clone()];
+            for at in 0..n {
+                for &b in &specials {
+                    let mut k = base.clone();
+                    k[at] = b;
+                    keys.push(k);
+                }
+            }
+            for key in &keys {
+                assert_eq!(plain(key), slow_plain(key), "{key:?}");
+                for body in &keys {
+                    for tail in [&b"\""[..], b"x", b"\"}"] {
+                        for pad in [0usize, 12] {
+                            let mut input = b"{\"".to_vec();
+                            input.extend_from_slice(body);
+                            input.extend_from_slice(tail);
+                            input.extend(std::iter::repeat_n(b' ', pad));
+                            assert_eq!(
+                                RawKey(key).test(&input, 1),
+                                slow_test(key, &input, 1),
+                                "{key:?} {input:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }
