@@ -12,6 +12,7 @@
 use super::super::doc::{Doc, Parsed};
 use super::super::errors::decode_error;
 use super::super::input::str_utf8;
+use super::dirty::mark_dirty_below;
 use super::{dirty_now, err, mark_dirty, new_era, ArrState, Array, ObjState, Object};
 use crate::doc::repeats;
 use crate::doc::Cursor;
@@ -200,11 +201,12 @@ fn write_edited<'py, S: Sink<'py>>(sink: &mut S, v: &Bound<'py, PyAny>) -> PyRes
 
 fn write_object<'py, S: Sink<'py>>(sink: &mut S, o: &Bound<'py, Object>) -> PyResult<()> {
     let me = o.try_borrow()?;
-    if !mark_dirty(sink.py(), &*me) {
+    let (dirty, below) = mark_dirty_below(sink.py(), &*me);
+    if !dirty {
         let doc = me.parsed.doc();
         return edit::write_clean(&doc, me.at, &mut Host::new(sink, &me.parsed));
     }
-    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Object(&me.state)) {
+    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Object(&me.state), below) {
         return done;
     }
     write_object_edits(sink, o, &me)
@@ -234,7 +236,7 @@ fn write_array<'py, S: Sink<'py>>(sink: &mut S, a: &Bound<'py, Array>) -> PyResu
         let doc = me.parsed.doc();
         return edit::write_clean(&doc, me.at, &mut Host::new(sink, &me.parsed));
     }
-    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Array(&me.state)) {
+    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Array(&me.state), true) {
         return done;
     }
     write_array_edits(sink, a, &me)
@@ -291,9 +293,11 @@ fn write_array_edits<'py, S: Sink<'py>>(
 /// checks (the serializer's `enter`) could not have failed either.
 ///
 /// The root's own shape is checked first ([`flat_root`]: its patches
-/// alone, no span, no list), so a write the flat path does not take (a
-/// patch that deletes or adds, the usual JSON Patch and merge patch)
-/// costs a loop over the root's patches and nothing more.
+/// alone, and whether a view below it is dirty, which the dirty walk just
+/// found; no span, no list), so a write the flat path does not take (a
+/// patch that deletes or adds, the usual JSON Patch; a merge patch that
+/// replaces a member and edits a nested object) costs a loop over the
+/// root's patches and nothing more.
 const FLAT_DEPTH: u32 = 8;
 
 /// The edits of a flat splice: a replaced value's span and its new value
@@ -320,11 +324,16 @@ fn replacements_in_order(patches: &edit::Patches<Py<PyString>, Py<PyAny>>) -> bo
 }
 
 /// The cheap test of a root view for [`write_flat`]: a lazy container
-/// whose own patches (an object's) are replacements in order.
+/// whose own patches (an object's) are replacements in order, and, when
+/// it has some, no dirty view below it (`below`, from [`mark_dirty_below`]:
+/// a merge patch's nested object, say).
 #[inline]
-fn flat_root(state: Flat<'_>) -> bool {
+fn flat_root(state: Flat<'_>, below: bool) -> bool {
     match state {
-        Flat::Object(ObjState::Lazy { patches, .. }) => replacements_in_order(patches.core()),
+        Flat::Object(ObjState::Lazy { patches, .. }) => {
+            let patches = patches.core();
+            patches.is_empty() || (!below && replacements_in_order(patches))
+        }
         Flat::Array(ArrState::Lazy { .. }) => true,
         _ => false,
     }
@@ -337,17 +346,18 @@ enum Flat<'a> {
     Array(&'a ArrState),
 }
 
-/// Write the view at `at` of `parsed`, in state `state`, as a flat splice
-/// (see [`FLAT_DEPTH`]) when its edits are all of that kind; `None`, with
-/// nothing written, when not.
+/// Write the view at `at` of `parsed`, in state `state` (`below`: a view
+/// cached below it is dirty), as a flat splice (see [`FLAT_DEPTH`]) when
+/// its edits are all of that kind; `None`, with nothing written, when not.
 #[inline]
 fn write_flat<'py, S: Sink<'py>>(
     sink: &mut S,
     parsed: &Arc<Parsed>,
     at: Cursor,
     state: Flat<'_>,
+    below: bool,
 ) -> Option<PyResult<()>> {
-    if !flat_root(state) {
+    if !flat_root(state, below) {
         return None;
     }
     write_flat_walked(sink, parsed, at, state)
