@@ -33,13 +33,6 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// with repeated keys, as written), which the edit path would not give. A
 /// view that cannot be borrowed (being changed right now) counts as dirty.
 pub(super) fn mark_dirty<'py>(py: Python<'py>, root: &impl Marked) -> bool {
-    mark_dirty_below(py, root).0
-}
-
-/// [`mark_dirty`], and whether a view cached below `root` is dirty (true
-/// too when the walk could not tell apart: a deep tree).
-#[inline]
-pub(super) fn mark_dirty_below<'py>(py: Python<'py>, root: &impl Marked) -> (bool, bool) {
     let era = ERA.load(Relaxed);
     // Most trees of cached views are shallow: walked by recursion, with no
     // list to grow; a deeper one is walked again by the list.
@@ -54,11 +47,11 @@ pub(super) fn mark_dirty_below<'py>(py: Python<'py>, root: &impl Marked) -> (boo
         }
     });
     if deep {
-        return (mark_deep(py, root), true);
+        return mark_deep(py, root);
     }
     let dirty = own || below;
     root.mark().store(note(era, dirty), Relaxed);
-    (dirty, below)
+    dirty
 }
 
 /// Views deeper than this below a root are walked by [`mark_deep`] (the

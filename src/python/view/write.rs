@@ -12,7 +12,6 @@
 use super::super::doc::{Doc, Parsed};
 use super::super::errors::decode_error;
 use super::super::input::str_utf8;
-use super::dirty::mark_dirty_below;
 use super::{dirty_now, err, mark_dirty, new_era, ArrState, Array, ObjState, Object};
 use crate::doc::repeats;
 use crate::doc::Cursor;
@@ -201,12 +200,11 @@ fn write_edited<'py, S: Sink<'py>>(sink: &mut S, v: &Bound<'py, PyAny>) -> PyRes
 
 fn write_object<'py, S: Sink<'py>>(sink: &mut S, o: &Bound<'py, Object>) -> PyResult<()> {
     let me = o.try_borrow()?;
-    let (dirty, below) = mark_dirty_below(sink.py(), &*me);
-    if !dirty {
+    if !mark_dirty(sink.py(), &*me) {
         let doc = me.parsed.doc();
         return edit::write_clean(&doc, me.at, &mut Host::new(sink, &me.parsed));
     }
-    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Object(&me.state), below) {
+    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Object(&me.state)) {
         return done;
     }
     write_object_edits(sink, o, &me)
@@ -236,7 +234,7 @@ fn write_array<'py, S: Sink<'py>>(sink: &mut S, a: &Bound<'py, Array>) -> PyResu
         let doc = me.parsed.doc();
         return edit::write_clean(&doc, me.at, &mut Host::new(sink, &me.parsed));
     }
-    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Array(&me.state), true) {
+    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Array(&me.state)) {
         return done;
     }
     write_array_edits(sink, a, &me)
@@ -293,11 +291,9 @@ fn write_array_edits<'py, S: Sink<'py>>(
 /// checks (the serializer's `enter`) could not have failed either.
 ///
 /// The root's own shape is checked first ([`flat_root`]: its patches
-/// alone, and whether a view below it is dirty, which the dirty walk just
-/// found; no span, no list), so a write the flat path does not take (a
-/// patch that deletes or adds, the usual JSON Patch; a merge patch that
-/// replaces a member and edits a nested object) costs a loop over the
-/// root's patches and nothing more.
+/// alone, no span, no list), so a write the flat path does not take (a
+/// patch that deletes or adds, the usual JSON Patch and merge patch)
+/// costs a loop over the root's patches and nothing more.
 const FLAT_DEPTH: u32 = 8;
 
 /// The edits of a flat splice: a replaced value's span and its new value
@@ -324,16 +320,11 @@ fn replacements_in_order(patches: &edit::Patches<Py<PyString>, Py<PyAny>>) -> bo
 }
 
 /// The cheap test of a root view for [`write_flat`]: a lazy container
-/// whose own patches (an object's) are replacements in order, and, when
-/// it has some, no dirty view below it (`below`, from [`mark_dirty_below`]:
-/// a merge patch's nested object, say).
+/// whose own patches (an object's) are replacements in order.
 #[inline]
-fn flat_root(state: Flat<'_>, below: bool) -> bool {
+fn flat_root(state: Flat<'_>) -> bool {
     match state {
-        Flat::Object(ObjState::Lazy { patches, .. }) => {
-            let patches = patches.core();
-            patches.is_empty() || (!below && replacements_in_order(patches))
-        }
+        Flat::Object(ObjState::Lazy { patches, .. }) => replacements_in_order(patches.core()),
         Flat::Array(ArrState::Lazy { .. }) => true,
         _ => false,
     }
@@ -346,18 +337,17 @@ enum Flat<'a> {
     Array(&'a ArrState),
 }
 
-/// Write the view at `at` of `parsed`, in state `state` (`below`: a view
-/// cached below it is dirty), as a flat splice (see [`FLAT_DEPTH`]) when
-/// its edits are all of that kind; `None`, with nothing written, when not.
+/// Write the view at `at` of `parsed`, in state `state`, as a flat splice
+/// (see [`FLAT_DEPTH`]) when its edits are all of that kind; `None`, with
+/// nothing written, when not.
 #[inline]
 fn write_flat<'py, S: Sink<'py>>(
     sink: &mut S,
     parsed: &Arc<Parsed>,
     at: Cursor,
     state: Flat<'_>,
-    below: bool,
 ) -> Option<PyResult<()>> {
-    if !flat_root(state, below) {
+    if !flat_root(state) {
         return None;
     }
     write_flat_walked(sink, parsed, at, state)
