@@ -290,10 +290,10 @@ fn write_array_edits<'py, S: Sink<'py>>(
 /// [`FLAT_DEPTH`]: then the level-by-level writer's depth and cycle
 /// checks (the serializer's `enter`) could not have failed either.
 ///
-/// The root's own shape is checked first ([`flat_root`]: its patches
-/// alone, no span, no list), so a write the flat path does not take (a
-/// patch that deletes or adds, the usual JSON Patch and merge patch)
-/// costs a loop over the root's patches and nothing more.
+/// The root's own shape is checked first ([`flat_root`]: it must have no
+/// patch of its own; no span, no list), so a write the flat path does not
+/// take (a JSON Patch or merge patch, which edit the root; `model = y`,
+/// already one splice) costs one test.
 const FLAT_DEPTH: u32 = 8;
 
 /// The edits of a flat splice: a replaced value's span and its new value
@@ -319,12 +319,15 @@ fn replacements_in_order(patches: &edit::Patches<Py<PyString>, Py<PyAny>>) -> bo
     true
 }
 
-/// The cheap test of a root view for [`write_flat`]: a lazy container
-/// whose own patches (an object's) are replacements in order.
+/// The cheap test of a root view for [`write_flat`]: a lazy array, or a
+/// lazy object without patches of its own. (A patched root with no
+/// edited child is already one splice, `splice_replaced`, cheaper than a
+/// walk; one with an edited child the flat path does not take: a merge
+/// patch that replaces a member and edits a nested object, say.)
 #[inline]
 fn flat_root(state: Flat<'_>) -> bool {
     match state {
-        Flat::Object(ObjState::Lazy { patches, .. }) => replacements_in_order(patches.core()),
+        Flat::Object(ObjState::Lazy { patches, .. }) => patches.core().is_empty(),
         Flat::Array(ArrState::Lazy { .. }) => true,
         _ => false,
     }
