@@ -258,6 +258,10 @@ impl<'py> view::Sink<'py> for ViewSink<'_, 'py> {
     fn leave(&mut self) {
         self.ser.leave();
     }
+
+    fn depth(&self) -> usize {
+        self.ser.depth
+    }
 }
 
 /// Views of documents of up to this many bytes are written by `dumps`

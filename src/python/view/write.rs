@@ -13,12 +13,14 @@ use super::super::doc::{Doc, Parsed};
 use super::super::errors::decode_error;
 use super::super::input::str_utf8;
 use super::{dirty_now, err, mark_dirty, new_era, ArrState, Array, ObjState, Object};
+use crate::doc::repeats;
 use crate::doc::Cursor;
 use crate::edit::{self, EditError, Out};
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// Where [`write()`] puts a view's bytes (implemented by `dumps`).
@@ -33,6 +35,8 @@ pub(crate) trait Sink<'py> {
     fn value(&mut self, v: &Bound<'py, PyAny>) -> PyResult<()>;
     /// Entering / leaving a container (cycle and depth checks).
     fn enter(&mut self, p: *mut ffi::PyObject) -> PyResult<()>;
+    /// How many containers are open (the depth `enter` checks).
+    fn depth(&self) -> usize;
     fn leave(&mut self);
 }
 
@@ -200,6 +204,9 @@ fn write_object<'py, S: Sink<'py>>(sink: &mut S, o: &Bound<'py, Object>) -> PyRe
         let doc = me.parsed.doc();
         return edit::write_clean(&doc, me.at, &mut Host::new(sink, &me.parsed));
     }
+    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Object(&me.state)) {
+        return done;
+    }
     write_object_edits(sink, o, &me)
 }
 
@@ -227,6 +234,9 @@ fn write_array<'py, S: Sink<'py>>(sink: &mut S, a: &Bound<'py, Array>) -> PyResu
         let doc = me.parsed.doc();
         return edit::write_clean(&doc, me.at, &mut Host::new(sink, &me.parsed));
     }
+    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Array(&me.state)) {
+        return done;
+    }
     write_array_edits(sink, a, &me)
 }
 
@@ -247,4 +257,240 @@ fn write_array_edits<'py, S: Sink<'py>>(
     }
     sink.leave();
     Ok(())
+}
+
+// ------------------------------------------------------------ flat splices
+
+/// Edited views whose edits are all replaced members in lazy containers
+/// (`messages[0].content = x`, `model = y`): written as one splice of the
+/// input with each new value at its place, not level by level.
+///
+/// The level-by-level writer gives such a tree of views, for each edited
+/// container, a copy of its bytes up to its first edited part and after
+/// its last, with the edited child's own write in between: every range it
+/// copies meets the next end to start, and the output is the input with
+/// each replaced value's span swapped for the new value. This path finds
+/// those spans first, by one walk over the dirty views (the notes of
+/// [`mark_dirty`], taken just before), and writes the result as that
+/// splice: a copy between each two new values. Each container must be
+/// one the level-by-level writer splices this way, checked by the same
+/// tests: a lazy object whose patches are all replacements in document
+/// order in a table of distinct keys, with no edited child
+/// (`splice_replaced`), or with no patch and edited children whose keys
+/// do not repeat (`splice_object`'s `edited_keys_once`); a lazy array
+/// with edited children; a strict document. Any other view met (an
+/// unfolded container, an added or deleted member, a lazy document, a
+/// cached child that is not a view or is borrowed) sends the whole write
+/// to the level-by-level writer, with nothing written yet.
+///
+/// The new values must be plain scalars (an exact `str`, `int`, `float`,
+/// `bool` or `None`), whose serialization runs no Python code: the spans
+/// and values found are used after the views were released, which holds
+/// only while nothing can change them. Nesting is bounded by
+/// [`FLAT_DEPTH`]: then the level-by-level writer's depth and cycle
+/// checks (the serializer's `enter`) could not have failed either.
+///
+/// The root's own shape is checked first ([`flat_root`]: it must have no
+/// patch of its own; no span, no list), so a write the flat path does not
+/// take (a JSON Patch or merge patch, which edit the root; `model = y`,
+/// already one splice) costs one test.
+const FLAT_DEPTH: u32 = 8;
+
+/// The edits of a flat splice: a replaced value's span and its new value
+/// (borrowed from its patch: see [`write_flat`]).
+type FlatEdits = SmallVec<[(u32, u32, *mut ffi::PyObject); 4]>;
+
+/// The serializer's depth under which a flat splice is written: the
+/// level-by-level writer's `enter` checks (cycles from the serializer's
+/// `CYCLE_CHECK_DEPTH`, 32, on; the depth limit, 1024) cannot fail there.
+const FLAT_ROOM: usize = 32;
+
+/// Whether a lazy object's patches are all replacements of original
+/// members in document order (`splice_replaced`'s shape; true for none).
+#[inline]
+fn replacements_in_order(patches: &edit::Patches<Py<PyString>, Py<PyAny>>) -> bool {
+    let mut last = None;
+    for p in patches.iter() {
+        match (p.orig, &p.value) {
+            (Some(c), Some(_)) if last.is_none_or(|l| l < c.start) => last = Some(c.start),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The cheap test of a root view for [`write_flat`]: a lazy array, or a
+/// lazy object without patches of its own. (A patched root with no
+/// edited child is already one splice, `splice_replaced`, cheaper than a
+/// walk; one with an edited child the flat path does not take: a merge
+/// patch that replaces a member and edits a nested object, say.)
+#[inline]
+fn flat_root(state: Flat<'_>) -> bool {
+    match state {
+        Flat::Object(ObjState::Lazy { patches, .. }) => patches.core().is_empty(),
+        Flat::Array(ArrState::Lazy { .. }) => true,
+        _ => false,
+    }
+}
+
+/// A view's state, for [`write_flat`].
+#[derive(Clone, Copy)]
+enum Flat<'a> {
+    Object(&'a ObjState),
+    Array(&'a ArrState),
+}
+
+/// Write the view at `at` of `parsed`, in state `state`, as a flat splice
+/// (see [`FLAT_DEPTH`]) when its edits are all of that kind; `None`, with
+/// nothing written, when not.
+#[inline]
+fn write_flat<'py, S: Sink<'py>>(
+    sink: &mut S,
+    parsed: &Arc<Parsed>,
+    at: Cursor,
+    state: Flat<'_>,
+) -> Option<PyResult<()>> {
+    if !flat_root(state) {
+        return None;
+    }
+    write_flat_walked(sink, parsed, at, state)
+}
+
+/// [`write_flat`] past the root's test: the walk, then the splice.
+#[inline(never)]
+fn write_flat_walked<'py, S: Sink<'py>>(
+    sink: &mut S,
+    parsed: &Arc<Parsed>,
+    at: Cursor,
+    state: Flat<'_>,
+) -> Option<PyResult<()>> {
+    let doc = parsed.doc();
+    if doc.index().is_lazy() || sink.depth() + FLAT_DEPTH as usize >= FLAT_ROOM {
+        return None;
+    }
+    let py = sink.py();
+    let mut edits = FlatEdits::new();
+    let walked = match state {
+        Flat::Object(s) => flat_object(py, &doc, at, s, 1, &mut edits),
+        Flat::Array(s) => flat_array(py, &doc, s, 1, &mut edits),
+    };
+    if !walked {
+        return None;
+    }
+    if edits.len() > 1 {
+        edits.sort_unstable_by_key(|&(a, ..)| a);
+    }
+    let (mut pos, end) = doc.container_span(at);
+    for &(a, b, v) in &edits {
+        sink.raw(parsed, pos, a as usize);
+        // SAFETY: `v` is a plain scalar held by a patch of a view under the
+        // one being written (which the caller holds); no Python code ran
+        // since the walk found it, and writing plain scalars runs none, so
+        // no patch has changed.
+        let v = unsafe { Borrowed::from_ptr(py, v) };
+        if let Err(e) = sink.value(&v) {
+            return Some(Err(e));
+        }
+        pos = b as usize;
+    }
+    sink.raw(parsed, pos, end);
+    Some(Ok(()))
+}
+
+/// [`write_flat`]'s walk over a dirty lazy object at `at` in state `state`,
+/// at `depth`: its replaced values into `edits`, or its edited children
+/// walked; false when it (or a view below it) is not one a flat splice
+/// writes.
+fn flat_object(
+    py: Python<'_>,
+    doc: &crate::doc::Doc<'_>,
+    at: Cursor,
+    state: &ObjState,
+    depth: u32,
+    edits: &mut FlatEdits,
+) -> bool {
+    let ObjState::Lazy { views, patches, .. } = state else {
+        return false;
+    };
+    let patches = patches.core();
+    if patches.is_empty() {
+        // Edited children, each key its only occurrence (known when the
+        // member table is built).
+        let keys = (!patches.table.distinct()).then_some(at);
+        return flat_children(py, doc, views, keys, depth, edits);
+    }
+    // `splice_replaced`'s shape: replacements in document order, keys
+    // distinct, no edited child.
+    if !patches.table.distinct() || !replacements_in_order(patches) {
+        return false;
+    }
+    for p in patches.iter() {
+        if let (Some(c), Some(v)) = (p.orig, &p.value) {
+            if !is_plain_scalar(v.bind(py)) {
+                return false;
+            }
+            edits.push((c.start, doc.span(c).1 as u32, v.as_ptr()));
+        }
+    }
+    // (A flat walk below depth 0 finds no edit: any edited child fails.)
+    flat_children(py, doc, views, None, 0, edits)
+}
+
+/// [`write_flat`]'s walk over a dirty lazy array.
+fn flat_array(
+    py: Python<'_>,
+    doc: &crate::doc::Doc<'_>,
+    state: &ArrState,
+    depth: u32,
+    edits: &mut FlatEdits,
+) -> bool {
+    let ArrState::Lazy { views } = state else {
+        return false;
+    };
+    flat_children(py, doc, views, None, depth, edits)
+}
+
+/// The cached children `views` of a container at `depth`: each dirty one
+/// walked (one cast and borrow apiece); with `keys` (the object, when its
+/// keys are not known distinct), an edited child's key must not repeat
+/// after it. `depth` 0: no child may be dirty.
+fn flat_children(
+    py: Python<'_>,
+    doc: &crate::doc::Doc<'_>,
+    views: &super::cache::ViewCache,
+    keys: Option<Cursor>,
+    depth: u32,
+    edits: &mut FlatEdits,
+) -> bool {
+    let deeper = |c: Cursor| {
+        depth > 0
+            && depth < FLAT_DEPTH
+            && keys.is_none_or(|at| repeats::repeated_later(doc, at, c) == Some(false))
+    };
+    for v in views.values() {
+        let v = v.bind(py);
+        let walked = if let Ok(o) = v.cast_exact::<Object>() {
+            let Ok(o) = o.try_borrow() else {
+                return false;
+            };
+            if !dirty_now(py, &*o) {
+                continue;
+            }
+            deeper(o.at) && flat_object(py, doc, o.at, &o.state, depth + 1, edits)
+        } else if let Ok(a) = v.cast_exact::<Array>() {
+            let Ok(a) = a.try_borrow() else {
+                return false;
+            };
+            if !dirty_now(py, &*a) {
+                continue;
+            }
+            deeper(a.at) && flat_array(py, doc, &a.state, depth + 1, edits)
+        } else {
+            false
+        };
+        if !walked {
+            return false;
+        }
+    }
+    true
 }

@@ -1,0 +1,207 @@
+"""dumps of edited views whose edits are replaced values deep in untouched
+containers: written as one splice of the input (the flat path of
+`src/python/view/write.rs`), or, for every shape that path does not take,
+level by level; both give the same bytes. Every other piece (a new value,
+a key, a separator, a view of another document, the serializer's own
+output around a view) must land in its place."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import qjson
+
+DOC = b'{"a": 1, "m": [ {"r": "s", "c": "old"} , 2 ], "z": [3, {"q": 4}] }'
+
+
+def test_nested_edit_keeps_every_other_byte() -> None:
+    d = qjson.decode(DOC)
+    d["m"][0]["c"] = "new"
+    assert qjson.dumps(d) == DOC.replace(b'"old"', b'"new"')
+    # Reads after the write see the edit; a second write is the same.
+    assert d["m"][0]["c"] == "new"
+    assert qjson.dumps(d) == DOC.replace(b'"old"', b'"new"')
+
+
+def test_two_nested_edits_and_an_edit_of_an_edited_value() -> None:
+    d = qjson.decode(DOC)
+    d["m"][0]["c"] = "new"
+    d["z"][1]["q"] = [5, 6]
+    want = DOC.replace(b'"old"', b'"new"').replace(b'{"q": 4}', b'{"q": [5,6]}')
+    assert qjson.dumps(d) == want
+    d["z"][1]["q"] = {"deep": d["m"][0]["r"]}
+    want = DOC.replace(b'"old"', b'"new"').replace(b'{"q": 4}', b'{"q": {"deep":"s"}}')
+    assert qjson.dumps(d) == want
+
+
+def test_views_inside_plain_values() -> None:
+    d = qjson.decode(DOC)
+    d["m"][0]["c"] = "new"
+    edited = DOC.replace(b'"old"', b'"new"')
+    clean = qjson.decode(DOC)
+    # A view written inside the serializer's own output: its last run
+    # must be in place before the serializer writes on.
+    assert qjson.dumps({"k": d, "j": 1}) == b'{"k":' + edited + b',"j":1}'
+    assert qjson.dumps([d, clean, "s"]) == b"[" + edited + b"," + DOC + b',"s"]'
+    assert qjson.dumps([d["m"], d["m"][0]]) == (
+        b'[[ {"r": "s", "c": "new"} , 2 ],{"r": "s", "c": "new"}]'
+    )
+
+
+def test_views_of_two_documents_over_one_input() -> None:
+    # Two documents over one bytes object: their ranges are the same
+    # memory, and a view of one set into the other is written in place.
+    a, b = qjson.decode(DOC), qjson.decode(DOC)
+    a["m"][0]["c"] = b["z"]
+    b["z"][1]["q"] = a["a"]
+    out = qjson.dumps(a)
+    assert out == DOC.replace(b'"old"', b'[3, {"q": 1}]')
+    assert json.loads(out)["m"][0]["c"] == [3, {"q": 1}]
+    # A view of another input entirely, between runs of this one.
+    other = qjson.decode(b'{"x": [7, 8]}')
+    a["m"][0]["c"] = other["x"]
+    a["m"][0]["r"] = other
+    assert qjson.dumps(a) == DOC.replace(b'"old"', b"[7, 8]").replace(
+        b'"r": "s"', b'"r": {"x": [7, 8]}'
+    )
+
+
+def test_views_through_default_and_dumps_many() -> None:
+    d = qjson.decode(DOC)
+    d["m"][0]["c"] = "new"
+    edited = DOC.replace(b'"old"', b'"new"')
+
+    class Box:
+        pass
+
+    assert qjson.dumps([Box(), 0], default=lambda _: d) == b"[" + edited + b",0]"
+    assert qjson.dumps_many([d, {"n": d["m"][0]}]) == (edited + b'\n{"n":{"r": "s", "c": "new"}}\n')
+
+
+def _two_branches_in_reverse_order() -> Any:
+    d = qjson.decode(DOC)
+    d["z"][1]["q"] = 5
+    d["m"][0]["c"] = "x"
+    return qjson.dumps(d)
+
+
+def _replacements_out_of_order() -> Any:
+    d = qjson.decode(DOC)
+    d["z"] = 1
+    d["a"] = 2
+    return qjson.dumps(d)
+
+
+def _edited_childs_key_repeats() -> Any:
+    d = qjson.decode(b'{"m": [{"c": 1}], "k": 0, "m": [{"c": 2}]}')
+    d["m"][0]["c"] = 9
+    return qjson.dumps(d)
+
+
+def _new_values_not_scalars() -> Any:
+    d = qjson.decode(DOC)
+    d["m"][0]["c"] = [1, {"x": None}]
+    d["z"][1]["q"] = 1.5
+    return qjson.dumps(d)
+
+
+def _edited_child_and_replaced_member() -> Any:
+    d = qjson.decode(DOC)
+    d["m"][0]["c"] = True
+    d["a"] = None
+    return qjson.dumps(d)
+
+
+def _deeper_than_the_flat_path() -> Any:
+    d = qjson.decode(b'{"a": ' * 12 + b"0" + b"}" * 12)
+    v = d
+    for _ in range(11):
+        v = v["a"]
+    v["a"] = 1
+    return qjson.dumps(d)
+
+
+def _view_deep_in_plain_lists() -> Any:
+    d = qjson.decode(DOC)
+    d["m"][0]["c"] = "x"
+    x: Any = d
+    for _ in range(30):
+        x = [x]
+    return qjson.dumps(x)
+
+
+def _replaced_member_with_edited_old_child() -> Any:
+    d = qjson.decode(DOC)
+    v = d["m"]
+    v[0]["c"] = 1
+    d["m"] = 5
+    return qjson.dumps(d), qjson.dumps(v)
+
+
+def _replaced_and_deleted() -> Any:
+    d = qjson.decode(DOC)
+    d["m"][0]["c"] = "x"
+    del d["m"][0]["r"]
+    return qjson.dumps(d)
+
+
+def _escapes_and_big_ints() -> Any:
+    d = qjson.decode(DOC)
+    d["m"][0]["c"] = 'é\n"q"'
+    d["m"][0]["r"] = -12345678901234567890123
+    return qjson.dumps(d)
+
+
+def _lazy_document() -> Any:
+    d = qjson.parse(DOC, lazy=True).root
+    d["m"][0]["c"] = "x"
+    return qjson.dumps(d)
+
+
+def _str_subclass() -> Any:
+    class S(str):
+        pass
+
+    d = qjson.decode(DOC)
+    d["m"][0]["c"] = S("sub")
+    return qjson.dumps(d)
+
+
+CASES: list[tuple[Callable[[], Any], Any]] = [
+    (
+        _two_branches_in_reverse_order,
+        b'{"a": 1, "m": [ {"r": "s", "c": "x"} , 2 ], "z": [3, {"q": 5}] }',
+    ),
+    (_replacements_out_of_order, b'{"a": 2, "m": [ {"r": "s", "c": "old"} , 2 ], "z": 1 }'),
+    (_edited_childs_key_repeats, b'{"m": [{"c": 9}],"k": 0}'),
+    (
+        _new_values_not_scalars,
+        b'{"a": 1, "m": [ {"r": "s", "c": [1,{"x":null}]} , 2 ], "z": [3, {"q": 1.5}] }',
+    ),
+    (
+        _edited_child_and_replaced_member,
+        b'{"a": null, "m": [ {"r": "s", "c": true} , 2 ], "z": [3, {"q": 4}] }',
+    ),
+    (_deeper_than_the_flat_path, b'{"a": ' * 11 + b'{"a": 1' + b"}" * 12),
+    (_view_deep_in_plain_lists, b"[" * 30 + DOC.replace(b'"old"', b'"x"') + b"]" * 30),
+    (
+        _replaced_member_with_edited_old_child,
+        (b'{"a": 1, "m": 5, "z": [3, {"q": 4}] }', b'[ {"r": "s", "c": 1} , 2 ]'),
+    ),
+    (_replaced_and_deleted, b'{"a": 1, "m": [ {"c": "x"} , 2 ], "z": [3, {"q": 4}] }'),
+    (
+        _escapes_and_big_ints,
+        b'{"a": 1, "m": [ {"r": -12345678901234567890123, "c": "\xc3\xa9\\n\\"q\\""} , 2 ], '
+        b'"z": [3, {"q": 4}] }',
+    ),
+    (_lazy_document, b'{"a": 1,"m": [{"r": "s","c":"x"},2],"z": [3, {"q": 4}]}'),
+    (_str_subclass, b'{"a": 1, "m": [ {"r": "s", "c": "sub"} , 2 ], "z": [3, {"q": 4}] }'),
+]
+
+
+@pytest.mark.parametrize(("run", "want"), CASES, ids=[c[0].__name__.strip("_") for c in CASES])
+def test_flat_and_level_by_level_shapes(run: Callable[[], Any], want: Any) -> None:
+    assert run() == want
