@@ -876,9 +876,9 @@ local function too_deep(t, depth, stack)
 end
 
 -- The key cache: the text of a key as the first member ('"key":') and as
--- any other (',"key":'), for keys up to KEY_CACHE_LEN bytes; emptied when
--- it holds KEY_CACHE_MAX keys.
-local KEY_CACHE_MAX, KEY_CACHE_LEN = 2048, 128
+-- any other (',"key":'), for keys up to 128 bytes; emptied when it holds
+-- 2048 keys. (Literals in new_key, not locals: the main chunk is at
+-- LuaJIT's limit of 200.)
 local key_first, key_next, n_keys = {}, {}, 0
 local key_buf = buffer.new()
 
@@ -898,8 +898,8 @@ local function new_key(k)
     end
     key_buf:put(":")
     local s = key_buf:tostring()
-    if kt ~= "string" or #k <= KEY_CACHE_LEN then
-        if n_keys >= KEY_CACHE_MAX then
+    if kt ~= "string" or #k <= 128 then
+        if n_keys >= 2048 then
             key_first, key_next, n_keys = {}, {}, 0
         end
         key_next[k] = s
@@ -935,6 +935,33 @@ local function put_scalar(b, v)
     return true
 end
 
+-- A value put by a patch, kept with its text (see own() and plan_new in
+-- "patches"): a record {c = a copy of a plain value, text = c as encode
+-- writes it, n = c's member count, mt = c's metatable or false}, or {c = an
+-- untouched proxy of a merge patch text, text = its bytes, proxy = true},
+-- whose metatable is RAW. encode writes the text; a read of the value hands
+-- out a value of its own in the record's place (RAW.copy: a copy of c, or a
+-- fresh proxy of c's bytes as own() makes), so the record itself never
+-- reaches user code and stays shared by the documents it was put into.
+local RAW = { __name = "qjson.raw" }
+
+--- The value of record `rec` as a plain table of its own (a read puts it
+--- in the record's place).
+function RAW.copy(rec)
+    local c = rec.c
+    if rec.proxy then
+        return (RAW.own(c))
+    end
+    local t = table_new(#c, 4)
+    for k, x in next, c do
+        t[k] = x
+    end
+    if rec.mt then
+        setmetatable(t, rec.mt)
+    end
+    return t
+end
+
 -- Frames of the walk, by depth (see the top of this section).
 local fr_n, fr_at = {}, {}
 
@@ -949,6 +976,12 @@ local function open_table(b, t, d, stack)
     local st = getmetatable(t)
     if st ~= nil and type(st) == "table" and rawget(st, "__qjson") then
         put_proxy(b, t, st, d, stack)
+        stack[d] = nil
+        return false
+    elseif st == RAW then
+        -- A value put by a patch, as the text of its record (only a
+        -- proxy's values hold records: see RAW).
+        b:put(t.text)
         stack[d] = nil
         return false
     end
@@ -1408,7 +1441,14 @@ local function obj_index(t, k)
             if id == 0 then
                 return nil
             end
-            return st.vals[id < 0 and -id or id]
+            local vals = st.vals
+            id = id < 0 and -id or id
+            local v = vals[id]
+            if type(v) == "table" and getmetatable(v) == RAW then
+                v = RAW.copy(v)
+                vals[id] = v
+            end
+            return v
         end
     end
     local cache = st.cache
@@ -1535,7 +1575,13 @@ local function arr_slot(st, i)
     if o >= 0 then
         return (orig_elem(st, tonumber(o)))
     end
-    return st.vals[tonumber(-o)]
+    local vals, id = st.vals, tonumber(-o)
+    local v = vals[id]
+    if type(v) == "table" and getmetatable(v) == RAW then
+        v = RAW.copy(v)
+        vals[id] = v
+    end
+    return v
 end
 
 local function arr_index(t, i)
@@ -2078,7 +2124,10 @@ of its compact text (src/compact.rs: the bytes Python writes for the value it
 materializes, in the proxy's order), plain tables are copied; `move` moves
 the value itself. A merge patch that builds a new object from a patch object
 holding nulls builds it as that text too (put_merged), not as a plain table
-(written in Lua's hash order): the same bytes from both edges.
+(written in Lua's hash order): the same bytes from both edges. A value put
+again and again (one patch applied to every request) may go into a proxy as
+a shared record of its text instead (RAW; see own() and plan_new): read
+back, it is a value of its own, as above.
 
 Atomic: while a patch runs, a journal is open (J): before a container is
 first changed, the core saves its edit state inside it (qjson_edit_save)
@@ -2301,7 +2350,7 @@ do
     local function arr_insert(v, i, x)
         local st = is_proxy(v)
         if not st then
-            table.insert(v, i + 1, x)
+            table.insert(v, i + 1, RAW.plain(x))
             return
         end
         arr_insert_at(st, i + 1, x)
@@ -2322,7 +2371,7 @@ do
     local function arr_replace(v, i, x)
         local st = is_proxy(v)
         if not st then
-            v[i + 1] = x
+            v[i + 1] = RAW.plain(x)
             return
         end
         arr_put(st, i + 1, x)
@@ -2523,8 +2572,93 @@ do
         return compact_text(text)
     end
 
-    --- `v` as a value of the document (see above).
-    local function own(v, depth)
+    --[[ Plain values put again: a gateway applies the same patch table to
+    every request, so the same value table (an op's `value`) is copied into
+    each document, and each encode walks the copy again: its keys, an FFI
+    call per string, its closing; a 2 KB 3-op patch spent a fifth of its time
+    on the copy of {role =, content =} and its writing (LuaJIT's profiler).
+    A flat plain table (members all strings, booleans, qjson.null or finite
+    numbers; keys all strings, or 1..n) that own() meets a second time gets
+    a record (RAW): the copy own() makes and its text, written once by the
+    encoder itself (the bytes encode writes for the copy). Each later own()
+    of the table checks it against the copy, member by member (rawequal,
+    and the sign of a zero: 0 and -0 are equal but written apart), and puts
+    the record into the document in place of a new copy; encode writes its
+    text. The record's copy is never handed out: a read of the value gives a
+    fresh copy (RAW.copy), so the record, shared by every document it went
+    into, cannot change. A table seen once costs one weak-table entry; one
+    whose members changed gets a new record. ]]
+    -- (Fields of RAW, not locals: the main chunk is at LuaJIT's 200.)
+    RAW.of = setmetatable({}, { __mode = "k" }) -- value table -> true | record
+    RAW.buf, RAW.stack = buffer.new(), {}
+
+    --- The record of `v` if one is kept and `v` still matches it.
+    function RAW.match(rec, v)
+        local c, n = rec.c, 0
+        for k, x in next, v do
+            local y = rawget(c, k)
+            if not rawequal(x, y) or (x == 0 and 1 / x ~= 1 / y) then
+                return false
+            end
+            n = n + 1
+        end
+        return n == rec.n and (getmetatable(v) or false) == rec.mt
+    end
+
+    --- A record for plain table `v`, or nil when it is not flat (see above)
+    --- or has a metatable other than qjson.empty_array_mt (own() does not
+    --- copy a metatable of the user's).
+    function RAW.new(v)
+        local mt = getmetatable(v)
+        if mt ~= nil and mt ~= qjson.empty_array_mt then
+            return nil
+        end
+        local c, n, strings = table_new(#v, 4), 0, true
+        for k, x in next, v do
+            local tx = type(x)
+            if not (tx == "string" or tx == "boolean" or rawequal(x, null)
+                    or (tx == "number" and x == x and x ~= huge and x ~= -huge)) then
+                return nil
+            end
+            if type(k) ~= "string" then
+                strings = false
+            end
+            c[k] = x
+            n = n + 1
+        end
+        if n == 0 or (not strings and n ~= #c) then
+            return nil -- empty, or keys neither all strings nor 1..n
+        end
+        if not strings then
+            for i = 1, n do
+                if rawget(c, i) == nil then
+                    return nil
+                end
+            end
+        end
+        mt = mt or false
+        if mt then
+            setmetatable(c, mt)
+        end
+        local b = RAW.buf
+        b:reset()
+        encode_value(b, c, 0, RAW.stack)
+        return setmetatable({ c = c, n = n, mt = mt, text = b:tostring() }, RAW)
+    end
+
+    --- `v` itself, or a value of its own when it is a record (a value put
+    --- into a plain table, or made the root, is the user's to read).
+    function RAW.plain(v)
+        if type(v) == "table" and getmetatable(v) == RAW then
+            return (RAW.copy(v))
+        end
+        return v
+    end
+
+    --- `v` as a value of the document (see above); `rec`: a record may be
+    --- given for a plain value (the op's value of add and replace: op_add and
+    --- op_remove put it into proxies only, RAW.plain elsewhere).
+    local function own(v, depth, rec)
         if type(v) ~= "table" or v == null then
             return v
         end
@@ -2557,6 +2691,22 @@ do
             end
             return new_proxy(st.h, st.s, st.cur, st.__qjson, nil, false, getmetatable(st))
         end
+        if rec then
+            local of = RAW.of
+            rec = of[v]
+            if rec == nil then
+                of[v] = true -- seen once
+            elseif rec then
+                if rec ~= true and RAW.match(rec, v) then
+                    return rec
+                end
+                rec = RAW.new(v)
+                of[v] = rec or false -- false: not flat, no record
+                if rec then
+                    return rec
+                end
+            end
+        end
         -- With room for 4 keys (a copy grown key by key was rehashed at
         -- each power of two: an op's value {role =, content =} twice), not
         -- sized by a count of the keys: that loop was an inner loop that
@@ -2575,6 +2725,8 @@ do
         end
         return c
     end
+
+    RAW.own = own
 
     --- The keys of an object (proxy or plain table).
     local function object_keys(v)
@@ -2687,7 +2839,7 @@ do
 
     local function op_add(state, tokens, text, v)
         if #tokens == 0 then
-            state.root = v
+            state.root = RAW.plain(v)
             return
         end
         local parent, last = parent_of(state.root, tokens, text)
@@ -2697,6 +2849,9 @@ do
         local k = kind_of(parent)
         if k == OBJECT then
             touch(parent)
+            if not is_proxy(parent) then
+                v = RAW.plain(v)
+            end
             parent[last] = v
         elseif k == ARRAY then
             local i = array_pos(last, c_len(parent, k), true)
@@ -2735,7 +2890,7 @@ do
             if rawequal(replacement, nil) then
                 return fail("cannot remove the whole document")
             end
-            state.root = replacement
+            state.root = RAW.plain(replacement)
             return
         end
         local parent, last = parent_of(state.root, tokens, text)
@@ -2750,6 +2905,9 @@ do
                     return fail(format("path %q not found", text))
                 end
                 touch(parent)
+                if not st then
+                    replacement = RAW.plain(replacement)
+                end
                 parent[last] = replacement
             else
                 -- An original member or none: the edit itself tells which
@@ -2821,7 +2979,7 @@ do
             return fail(format("a %q op needs a \"value\"", name))
         end
         if name == "add" or name == "replace" then
-            local v = own(value)
+            local v = own(value, nil, true)
             if rawequal(v, Fail) then
                 return Fail
             end
@@ -3209,11 +3367,12 @@ do
             return plan
         end
 
-        --- MergePatch({}, the plan's object), as merged_new: with nulls, a
-        --- fresh proxy of the text put_merged writes, made once per plan.
-        local function plan_new(plan)
+        --- The plan's object as a value: its proxy (of the cached patch
+        --- text), or with nulls a proxy of the text put_merged writes (made
+        --- once per plan).
+        local function plan_value(plan)
             if not plan.nulls then
-                return owned(plan.value)
+                return plan.value
             end
             local text = plan.text
             if not text then
@@ -3222,7 +3381,32 @@ do
                 text = b:tostring()
                 plan.text = text
             end
-            return owned(decode_text(text))
+            return (decode_text(text))
+        end
+
+        --- MergePatch({}, the plan's object), as merged_new: a fresh proxy of
+        --- plan_value. `rec`: for a proxy target, the plan's record of that
+        --- value instead (made once per plan: the value is a proxy of a
+        --- cached text, which never changes; see RAW), written as its bytes
+        --- and read back as the fresh proxy (a 2 KB merge made a proxy
+        --- state, its table and its cursor per new object member put).
+        local function plan_new(plan, rec)
+            if rec then
+                local r = plan.rec
+                if r == nil then
+                    local v = plan_value(plan)
+                    local st = is_proxy(v)
+                    r = false
+                    if st and not st.dirty then
+                        r = setmetatable({ c = v, text = qjson.encode(v), proxy = true }, RAW)
+                    end
+                    plan.rec = r
+                end
+                if r then
+                    return r
+                end
+            end
+            return (owned(plan_value(plan)))
         end
 
         --- Merge the plan into object `target`, as merge_into.
@@ -3241,7 +3425,11 @@ do
                         plan_into(cur, sub)
                     else
                         touch(target)
-                        target[k] = sub and plan_new(sub) or owned(x)
+                        if sub then
+                            target[k] = plan_new(sub, is_proxy(target) ~= nil)
+                        else
+                            target[k] = owned(x)
+                        end
                     end
                 end
             end
