@@ -937,7 +937,8 @@ end
 
 -- A value put by a patch, kept with its text (see own() and plan_new in
 -- "patches"): a record {c = a copy of a plain value, text = c as encode
--- writes it, n = c's member count, mt = c's metatable or false}, or {c = an
+-- writes it, n = c's member count, ks = c's keys in insertion order (an
+-- object's), mt = c's metatable or false}, or {c = an
 -- untouched proxy of a merge patch text, text = its bytes, proxy = true},
 -- whose metatable is RAW. encode writes the text; a read of the value hands
 -- out a value of its own in the record's place (RAW.copy: a copy of c, or a
@@ -952,9 +953,18 @@ function RAW.copy(rec)
     if rec.proxy then
         return (RAW.own(c))
     end
-    local t = table_new(#c, 4)
-    for k, x in next, c do
-        t[k] = x
+    local t, ks = table_new(#c, 4), rec.ks
+    if ks then
+        -- c's keys in the order that built c: the same inserts give the
+        -- same table, which iterates (and so encodes) as c did.
+        for i = 1, #ks do
+            local k = ks[i]
+            t[k] = c[k]
+        end
+    else
+        for i = 1, rec.n do
+            t[i] = c[i]
+        end
     end
     if rec.mt then
         setmetatable(t, rec.mt)
@@ -2613,7 +2623,7 @@ do
         if mt ~= nil and mt ~= qjson.empty_array_mt then
             return nil
         end
-        local c, n, strings = table_new(#v, 4), 0, true
+        local c, n, strings, ks = table_new(#v, 4), 0, true, {}
         for k, x in next, v do
             local tx = type(x)
             if not (tx == "string" or tx == "boolean" or rawequal(x, null)
@@ -2625,6 +2635,7 @@ do
             end
             c[k] = x
             n = n + 1
+            ks[n] = k
         end
         if n == 0 or (not strings and n ~= #c) then
             return nil -- empty, or keys neither all strings nor 1..n
@@ -2643,7 +2654,9 @@ do
         local b = RAW.buf
         b:reset()
         encode_value(b, c, 0, RAW.stack)
-        return setmetatable({ c = c, n = n, mt = mt, text = b:tostring() }, RAW)
+        -- (ks: the insertion order RAW.copy repeats; an array needs none.)
+        return setmetatable({ c = c, n = n, ks = strings and ks or nil, mt = mt,
+                              text = b:tostring() }, RAW)
     end
 
     --- `v` itself, or a value of its own when it is a record (a value put

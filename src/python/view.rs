@@ -27,7 +27,10 @@
 //! (`crate::edit`: splice into the original bytes, or member by member
 //! with runs of untouched members copied at once, ranges of lazy
 //! documents validated first); `write` is the Python host of that engine
-//! and [`Sink`] is where the bytes go (`dumps` implements it).
+//! and [`Sink`] is where the bytes go (`dumps` implements it). Nested
+//! edits that only replace plain scalars skip the level-by-level write:
+//! `write` finds their spans in one walk and splices the input once
+//! (`write::write_flat`).
 //!
 //! # Depth
 //!

@@ -205,3 +205,92 @@ CASES: list[tuple[Callable[[], Any], Any]] = [
 @pytest.mark.parametrize(("run", "want"), CASES, ids=[c[0].__name__.strip("_") for c in CASES])
 def test_flat_and_level_by_level_shapes(run: Callable[[], Any], want: Any) -> None:
     assert run() == want
+
+
+# Shapes the flat path must hand to the level-by-level writer (the review's
+# probes: each fails when the flat path's guard for it is dropped).
+
+
+def test_nested_patched_object_with_a_repeated_key() -> None:
+    # Keys not distinct: the object is written member by member, the
+    # repeated key's later member dropped.
+    d = qjson.decode(b'{"o": {"c": 1, "x": 2, "c": 3}, "p": [1]}')
+    d["o"]["c"] = 9
+    assert qjson.dumps(d) == b'{"o": {"c": 9,"x": 2}, "p": [1]}'
+
+
+def test_nested_replaced_member_with_an_edited_old_child_view() -> None:
+    # The old view of `m` stays cached and dirty; `m` itself was replaced.
+    d = qjson.decode(b'{"w": {"m": [ {"c": "old"} ], "k": 1}, "z": 0}')
+    v = d["w"]["m"]
+    v[0]["c"] = "x"
+    d["w"]["m"] = 5
+    assert qjson.dumps(d) == b'{"w": {"m": 5, "k": 1}, "z": 0}'
+
+
+def test_default_hook_that_edits_a_later_branch() -> None:
+    # `default` runs Python code mid-write: the later edit must be seen.
+    d = qjson.decode(b'{"a": {"x": 0}, "b": {"y": 0}}')
+    b = d["b"]
+
+    class Box:
+        pass
+
+    d["a"]["x"] = Box()
+    b["y"] = "late" * 10
+
+    def default(_: object) -> int:
+        b["y"] = "changed"
+        return 1
+
+    assert qjson.dumps(d, default=default) == b'{"a": {"x": 1}, "b": {"y": "changed"}}'
+
+
+def test_an_edit_at_the_bottom_of_a_deep_document_in_lists() -> None:
+    # The serializer's depth limit still holds around a deep edited view.
+    n = 1010
+    d = qjson.decode(b'{"a":' * n + b"0" + b"}" * n)
+    v = d
+    for _ in range(n - 1):
+        v = v["a"]
+    v["a"] = 1
+    x: Any = d
+    for _ in range(20):
+        x = [x]
+    with pytest.raises(qjson.JSONEncodeError, match="Maximum nesting depth exceeded"):
+        qjson.dumps(x)
+
+
+def test_a_big_int_written_while_a_finalizer_edits_a_later_branch() -> None:
+    # Writing an int beyond 64 bits makes objects, which may run the
+    # collector and a finalizer that edits a view: the level-by-level writer
+    # then writes the later branch's new value (the flat path, which found
+    # its values first, must not take such an int; before it held them it
+    # read a freed str here).
+    import gc
+
+    d = qjson.decode(b'{"a": {"x": 0}, "b": {"y": 0}}')
+    d["a"]["x"] = 2**70
+    bview = d["b"]
+    bview["y"] = "".join(["victim-", *["abcdefgh"] * 8])
+
+    class Finalized:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            bview["y"] = "replaced"
+
+    threshold = gc.get_threshold()
+    gc.collect()
+    gc.disable()
+    try:
+        k = Finalized()
+        del k
+        gc.set_threshold(1)
+        gc.enable()
+        out = qjson.dumps(d)
+    finally:
+        gc.set_threshold(*threshold)
+        gc.enable()
+    assert out == b'{"a": {"x": 1180591620717411303424}, "b": {"y": "replaced"}}'

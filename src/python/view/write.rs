@@ -7,7 +7,10 @@
 //! edited one goes to the core writer for its state (lazy with patches,
 //! unfolded members, lazy array, unfolded slots) through [`Host`], which
 //! writes new keys and values with the serializer and brings each edited
-//! child view back here.
+//! child view back here. Before that, a tree of edited views whose edits
+//! are all replaced plain scalars (`d["messages"][0]["content"] = x`) is
+//! written as one splice of the input by [`write_flat`] (the same bytes
+//! in one pass: see "flat splices" below).
 
 use super::super::doc::{Doc, Parsed};
 use super::super::errors::decode_error;
@@ -96,13 +99,26 @@ pub(crate) fn write<'py, S: Sink<'py>>(sink: &mut S, obj: &Bound<'py, PyAny>) ->
 }
 
 /// A value whose serialization runs no Python code: an exact `str`,
-/// `int`, `float`, `bool` or `None`.
+/// `float`, `bool` or `None`, or an exact `int` within i64. (A larger int
+/// is written through objects the serializer makes, and an allocation may
+/// start the collector, whose finalizers run Python code.)
 fn is_plain_scalar(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_none()
         || obj.is_exact_instance_of::<PyString>()
-        || obj.is_exact_instance_of::<PyInt>()
+        || (obj.is_exact_instance_of::<PyInt>() && int_fits_i64(obj))
         || obj.is_exact_instance_of::<PyFloat>()
         || obj.is_exact_instance_of::<PyBool>()
+}
+
+/// Whether exact int `obj` fits in an i64 (the serializer's allocation-free
+/// path).
+fn int_fits_i64(obj: &Bound<'_, PyAny>) -> bool {
+    let mut overflow = 0;
+    // SAFETY: `obj` is an exact int (no `__index__` runs, nothing is
+    // raised: an int out of range only sets `overflow`) and the
+    // interpreter is attached (we hold a `Bound`).
+    unsafe { ffi::PyLong_AsLongLongAndOverflow(obj.as_ptr(), &mut overflow) };
+    overflow == 0
 }
 
 /// The core writer's [`Out`] over a [`Sink`], for the views of one
@@ -283,10 +299,13 @@ fn write_array_edits<'py, S: Sink<'py>>(
 /// cached child that is not a view or is borrowed) sends the whole write
 /// to the level-by-level writer, with nothing written yet.
 ///
-/// The new values must be plain scalars (an exact `str`, `int`, `float`,
-/// `bool` or `None`), whose serialization runs no Python code: the spans
-/// and values found are used after the views were released, which holds
-/// only while nothing can change them. Nesting is bounded by
+/// The new values must be plain scalars ([`is_plain_scalar`]: an exact
+/// `str`, `float`, `bool` or `None`, an exact `int` within i64), whose
+/// serialization runs no Python code: the spans and values found are
+/// written after the views were released, which gives the level-by-level
+/// writer's bytes only while nothing can change them. The values are held
+/// (a reference each) until written, so even a finalizer that ran anyway
+/// could not free one under the writer. Nesting is bounded by
 /// [`FLAT_DEPTH`]: then the level-by-level writer's depth and cycle
 /// checks (the serializer's `enter`) could not have failed either.
 ///
@@ -297,8 +316,8 @@ fn write_array_edits<'py, S: Sink<'py>>(
 const FLAT_DEPTH: u32 = 8;
 
 /// The edits of a flat splice: a replaced value's span and its new value
-/// (borrowed from its patch: see [`write_flat`]).
-type FlatEdits = SmallVec<[(u32, u32, *mut ffi::PyObject); 4]>;
+/// (a reference of the writer's own: see [`FLAT_DEPTH`]).
+type FlatEdits = SmallVec<[(u32, u32, Py<PyAny>); 4]>;
 
 /// The serializer's depth under which a flat splice is written: the
 /// level-by-level writer's `enter` checks (cycles from the serializer's
@@ -381,17 +400,12 @@ fn write_flat_walked<'py, S: Sink<'py>>(
         edits.sort_unstable_by_key(|&(a, ..)| a);
     }
     let (mut pos, end) = doc.container_span(at);
-    for &(a, b, v) in &edits {
-        sink.raw(parsed, pos, a as usize);
-        // SAFETY: `v` is a plain scalar held by a patch of a view under the
-        // one being written (which the caller holds); no Python code ran
-        // since the walk found it, and writing plain scalars runs none, so
-        // no patch has changed.
-        let v = unsafe { Borrowed::from_ptr(py, v) };
-        if let Err(e) = sink.value(&v) {
+    for (a, b, v) in &edits {
+        sink.raw(parsed, pos, *a as usize);
+        if let Err(e) = sink.value(v.bind(py)) {
             return Some(Err(e));
         }
-        pos = b as usize;
+        pos = *b as usize;
     }
     sink.raw(parsed, pos, end);
     Some(Ok(()))
@@ -429,7 +443,7 @@ fn flat_object(
             if !is_plain_scalar(v.bind(py)) {
                 return false;
             }
-            edits.push((c.start, doc.span(c).1 as u32, v.as_ptr()));
+            edits.push((c.start, doc.span(c).1 as u32, v.clone_ref(py)));
         }
     }
     // (A flat walk below depth 0 finds no edit: any edited child fails.)
