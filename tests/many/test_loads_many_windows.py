@@ -243,11 +243,11 @@ def test_lines_of_one_shape_equal_json_loads():
     assert qjson.loads_many(data) == [json.loads(x) for x in lines]
 
 
-# Lines of a few shapes interleaved: the line path remembers the last
-# line's shape (LinesIndex: token classes and child counts) and guesses the
-# next line's end from its token count. Shapes of one token count with other
-# child counts, shapes changing from line to line, and odd lines, empty
-# lines and carriage returns between them.
+# Lines of a few shapes interleaved: the line path remembers up to four
+# shapes, one per token count (LinesIndex: classes and child counts), and
+# guesses a line's end from each remembered count. Shapes of one token count
+# with other child counts, more shapes than it remembers, and odd lines,
+# empty lines and carriage returns between them.
 MANY_SHAPES = [
     b"[[%d], %d]",
     b"[%d, [%d]]",

@@ -267,12 +267,17 @@ const LINES_WINDOW: usize = 16 * 1024;
 /// newline, the next line's first token standing for the end of input.)
 ///
 /// That walk reads nothing of a token but the class of its first byte
-/// ([`CLASS`]), so a line whose tokens have, in order, the classes of the
-/// last line walked (accepted) is accepted with the same child counts
+/// ([`CLASS`]), so a line whose tokens have, in order, the classes of a
+/// line walked (accepted) before is accepted with the same child counts
 /// without a walk: lines of one shape (amazon_cellphones.ndjson, every
 /// line an array of nine values) are compared with the last one, token by
 /// token, at about a third of the walk's cost (see
-/// [`LinesIndex::walk_line`]).
+/// [`LinesIndex::walk_line`]). Besides the last line's shape, up to
+/// [`OTHERS`] more are kept, one per token count ([`Shape`]), and one is
+/// swapped in when a line's token count changes to its own: lines of a
+/// few shapes interleaved (the generated batch file: six lines of one
+/// shape, then one of another) each meet theirs, while a stream of one
+/// shape runs as with the last one alone.
 pub(crate) struct LinesIndex {
     /// The window's tokens and escapes, offsets from `start`.
     scan: Scan,
@@ -307,6 +312,29 @@ pub(crate) struct LinesIndex {
     /// was accepted with the child counts `lens` under `memo_depth`.
     memo_valid: bool,
     memo_depth: usize,
+    /// The other shapes kept, at most one per token count, none of
+    /// `memo.len()` (see [`LinesIndex::switch`]).
+    others: [Shape; OTHERS],
+    /// The one of `others` the next token count not kept replaces (they
+    /// are replaced in turn: the oldest).
+    victim: usize,
+    /// The child counts of [`LinesIndex::line_at`]'s walk, kept apart
+    /// from `lens` until the shape they go with is known.
+    walked: Vec<u32>,
+}
+
+/// How many line shapes a [`LinesIndex`] keeps besides the last line's.
+const OTHERS: usize = 3;
+
+/// A line shape [`LinesIndex`] keeps besides the last line's: as its
+/// `memo`, `lens`, `memo_valid` and `memo_depth`, for lines of
+/// `classes.len()` tokens (0: none yet).
+#[derive(Default)]
+struct Shape {
+    classes: Vec<u8>,
+    lens: Vec<u32>,
+    valid: bool,
+    depth: usize,
 }
 
 /// The class of a token by its first byte, for the token walk of a line
@@ -420,6 +448,72 @@ impl LinesIndex {
             memo: Vec::new(),
             memo_valid: false,
             memo_depth: 0,
+            others: Default::default(),
+            victim: 0,
+            walked: Vec::new(),
+        }
+    }
+
+    /// Make the shape of `n` tokens (`n` not `memo.len()`) the current
+    /// one (`memo`, `lens`, `memo_valid`, `memo_depth`), the current one
+    /// kept in its place: true when such a shape was kept (its classes
+    /// recorded or not), false when none was (the current one then takes
+    /// the oldest's place and the new one has no classes: they are recorded
+    /// when a second line of `n` tokens comes, so that a stream whose lines
+    /// all differ records few).
+    #[cold]
+    #[inline(never)]
+    fn switch(&mut self, n: usize) -> bool {
+        let (i, known) = match self.others.iter().position(|sh| sh.classes.len() == n) {
+            Some(i) => (i, true),
+            None => {
+                let v = self.victim;
+                self.victim = (v + 1) % OTHERS;
+                (v, false)
+            }
+        };
+        let sh = &mut self.others[i];
+        std::mem::swap(&mut self.memo, &mut sh.classes);
+        std::mem::swap(&mut self.lens, &mut sh.lens);
+        std::mem::swap(&mut self.memo_valid, &mut sh.valid);
+        std::mem::swap(&mut self.memo_depth, &mut sh.depth);
+        if !known {
+            self.memo.resize(n, 0);
+            self.memo_valid = false;
+        }
+        known
+    }
+
+    /// The kept shape (of `others`) whose classes the first tokens of the
+    /// line at token `k` have, under the depth limit `max_depth`, made the
+    /// current one ([`LinesIndex::switch`]): whether there was one. (For
+    /// [`LinesIndex::line_at`] when the current one does not match: the
+    /// first line of a window after a line of another shape.)
+    #[cold]
+    #[inline(never)]
+    fn switch_to_match(&mut self, window: &[u8], k: usize, max_depth: usize) -> bool {
+        let s = &self.scan.structurals;
+        let found = self.others.iter().position(|sh| {
+            let n = sh.classes.len();
+            sh.valid
+                && n > 0
+                && sh.depth == max_depth
+                && k + n < s.len()
+                // SAFETY: `k + n < s.len()`: the tokens `k..k + n`
+                // are not the last (the window's end), so offsets of bytes
+                // of `window`. The last one's class first: a stream's
+                // shapes often share their first tokens.
+                && unsafe { class(window, s[k + n - 1]) } == sh.classes[n - 1]
+                // SAFETY: as above, every token of `k..k + n` is a byte of
+                // `window`.
+                && unsafe { same_classes(window, &s[k..k + n], &sh.classes) }
+        });
+        match found {
+            Some(i) => {
+                let n = self.others[i].classes.len();
+                self.switch(n)
+            }
+            None => false,
         }
     }
 
@@ -543,30 +637,34 @@ impl LinesIndex {
             && unsafe { same_classes(window, &s[k..k + n], &self.memo) };
         let b = if same {
             k + n
+        } else if self.switch_to_match(window, k, max_depth) {
+            // (Another kept shape, now the current one.)
+            k + self.memo.len()
         } else {
-            self.memo_valid = false;
-            self.lens.clear();
+            let s = &self.scan.structurals;
+            self.walked.clear();
             let mut counts = ChildCounts::<true> {
-                lens: &mut self.lens,
+                lens: &mut self.walked,
                 next: 0,
             };
             if !walk(window, &s[k..], max_depth, &mut counts) {
                 return (Line::Exact, 0);
             }
             let b = k + counts.next;
-            // The classes are recorded for the next line when it has as
-            // many tokens (see [`LinesIndex::walk_line`]).
-            if b - k == n {
+            // The classes are recorded when a line of as many tokens came
+            // before (see [`LinesIndex::walk_line`]).
+            if b - k == n || self.switch(b - k) {
+                let s = &self.scan.structurals;
                 // SAFETY: the tokens `k..b` are followed by token `b`, so
                 // not the last: offsets of bytes of `window`.
                 unsafe { record_classes(window, &s[k..b], &mut self.memo) };
                 self.memo_valid = true;
                 self.memo_depth = max_depth;
-            } else {
-                self.memo.resize(b - k, 0);
             }
+            std::mem::swap(&mut self.lens, &mut self.walked);
             b
         };
+        let s = &self.scan.structurals;
         // The value is tokens `k..b`; token `b` (perhaps the window's end,
         // the last) follows it.
         let (last, next) = (s[b - 1] as usize, s[b] as usize);
@@ -598,6 +696,10 @@ impl LinesIndex {
         re: usize,
         max_depth: usize,
     ) -> Line<'a> {
+        let n = b - k;
+        // (A line of another count than the last: the shape of its count
+        // made the current one, if one is kept.)
+        let known = n == self.memo.len() || self.switch(n);
         let window = &stream[self.start..self.end];
         let s = &self.scan.structurals;
         let tokens = &s[k..=b];
@@ -605,17 +707,16 @@ impl LinesIndex {
         // (accepted, with the child counts `lens`) walks as it did (see
         // [`CLASS`]): its walk is skipped. The classes are compared (a
         // table lookup per token, about a third of the walk's cost per
-        // token) and recorded only for a line with as many tokens as the
+        // token) and recorded only for a line with as many tokens as a
         // line before it: a stream of lines of one shape records them
         // once and then only compares (amazon_cellphones.ndjson, every
         // line an array of nine values: 3.67 M -> 3.54 M instructions
         // per call, the 1 MB generated batch file 14.15 M -> 13.92 M;
         // callgrind, LTO builds), one of lines that differ rarely pays
         // for them.
-        let n = b - k;
         let mut same = false;
         let mut recorded = false;
-        if n == self.memo.len() {
+        if known {
             // SAFETY: (both) the tokens `k..b` lie before the line's end
             // `re` (`b` is the first token at or after it), so inside
             // `window`.
@@ -641,10 +742,6 @@ impl LinesIndex {
             if recorded {
                 self.memo_valid = true;
                 self.memo_depth = max_depth;
-            } else {
-                // The classes are recorded for the next line if it has as
-                // many tokens.
-                self.memo.resize(n, 0);
             }
         }
         self.shape = n;
@@ -718,10 +815,44 @@ impl LinesIndex {
     /// the line is taken to end at the newline after its closer: a valid
     /// document there is one all the same, followed by whitespace holding
     /// a newline, as the splitter finds it.)
-    pub(crate) fn line_end(&self, stream: &[u8]) -> Option<(usize, usize)> {
+    ///
+    /// When the guess does not hold for the last line's count, it is tried
+    /// with the counts of the other kept shapes whose classes are known
+    /// (see the type's doc); the count that holds becomes the last line's,
+    /// which [`LinesIndex::guessed_line`] reads.
+    #[inline(always)]
+    pub(crate) fn line_end(&mut self, stream: &[u8]) -> Option<(usize, usize)> {
+        if !self.ok {
+            return None;
+        }
+        match self.guess(stream, self.shape) {
+            Some(g) => Some(g),
+            None => self.guess_others(stream),
+        }
+    }
+
+    /// [`LinesIndex::line_end`] with the counts of the other kept shapes.
+    #[cold]
+    #[inline(never)]
+    fn guess_others(&mut self, stream: &[u8]) -> Option<(usize, usize)> {
+        for i in 0..OTHERS {
+            let n = self.others[i].classes.len();
+            if self.others[i].valid && n != self.shape {
+                if let Some(g) = self.guess(stream, n) {
+                    self.shape = n;
+                    return Some(g);
+                }
+            }
+        }
+        None
+    }
+
+    /// [`LinesIndex::line_end`]'s guess for a line of `n` tokens.
+    #[inline(always)]
+    fn guess(&self, stream: &[u8], n: usize) -> Option<(usize, usize)> {
         let (k, s) = (self.k, &self.scan.structurals);
-        let b = k + self.shape;
-        if !self.ok || self.shape < 2 || b + 1 >= s.len() {
+        let b = k + n;
+        if n < 2 || b + 1 >= s.len() {
             return None;
         }
         let window = &stream[self.start..self.end];
@@ -1116,13 +1247,13 @@ mod tests {
         assert!(accepted > n / 3 && accepted < n, "{accepted} of {n}");
     }
 
-    /// Lines of many shapes, in runs, interleaved, read as `loads_many`
-    /// reads them (after an accepted line through `line_end` and
-    /// `guessed_line` when the guess holds, else `line_at`), give what an
-    /// index that remembers nothing gives (see `LinesIndex::memo`): shapes
-    /// of one token count with other classes and other child counts
-    /// (`[[1],2]`, `[1,[2]]`), bad lines, lines two documents long, empty
-    /// lines and carriage returns among them.
+    /// Lines of more shapes than a `LinesIndex` keeps, in runs,
+    /// interleaved, read as `loads_many` reads them (after an accepted
+    /// line through `line_end` and `guessed_line` when a remembered count's
+    /// guess holds, else `line_at`), give what an index that remembers
+    /// nothing gives: shapes of one token count with other classes and
+    /// other child counts (`[[1],2]`, `[1,[2]]`), bad lines, lines two
+    /// documents long, empty lines and carriage returns among them.
     #[test]
     fn lines_of_many_shapes_walk_as_fresh_lines() {
         if !crate::index::token_scan_runs(b"[1]") {
