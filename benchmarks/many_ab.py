@@ -17,18 +17,20 @@ their ratios to the first build's. List the first build twice for the
 noise floor (an A/A).
 
 ``--policy`` sets the splitting thread's policy in every build
-(``_qjson._many_thread``) before the rounds: ``always`` by default. Set
+(``_qjson._many_thread``) before the rounds: ``never`` by default. Set
 ``auto`` (as the bench runs) only to see what the bench would: the thread
 starts once the caller is seen to lag, measured by the calling thread's
 CPU clock, and on the shared machine that decision differs from run to
 run, which makes the figures bimodal. Session 30, base PGO build, 100 MB,
 load ~5, rounds of 41: the process CPU's median was 38.9, 25.8 and 26.7 ms
 in three runs, a branch build's ratio to it 0.71, 0.99 and 1.01 and the
-A/A's 0.98, 1.00 and 1.02. Forced, the runs agree: ``always`` 24.7 and 27.2 ms (A/A 0.995,
-0.991), ``never`` 24.2 and 24.9 ms (A/A 0.998, 0.998). Compare builds with
-``always`` (the thread's work and the hand-over, the row's share of CPU)
-and ``never`` (the work alone, no core-to-core traffic), each in both
-orders of the arguments.
+A/A's 0.98, 1.00 and 1.02. Forced, ``never`` (the work alone, split
+inline, no core-to-core traffic) is steady: 24.2 and 24.9 ms, A/A
+0.998-1.013 in every run; ``always`` (the thread's work and the
+hand-over) mostly so (24.7 and 27.2 ms, A/A 0.990-0.995), but at a load
+of about 6 some runs still came out bimodal (A/A 0.85 once, one build's
+copies 0.79 apart). So list two copies of each build (A B A' B'), run
+both orders, and decide on ``never`` first.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def main() -> None:
     ap.add_argument("builds", nargs="+", help="paths of _qjson*.so builds")
     ap.add_argument("--mb", type=float, default=100, help="size of the batch file")
     ap.add_argument("--rounds", type=int, default=31)
-    ap.add_argument("--policy", choices=["auto", "always", "never"], default="always")
+    ap.add_argument("--policy", choices=["auto", "always", "never"], default="never")
     a = ap.parse_args()
     mods = [load(b) for b in a.builds]
     for m in mods:
