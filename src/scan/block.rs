@@ -53,18 +53,27 @@
 //! this loop at close to the bandwidth of the cache.
 //!
 //! **Prefetching.** The scan asks for the input 4 KiB ahead of the block it
-//! reads (one cache line per block, eight per step of the long-string
-//! loop), within the input only, in the line scan of a stream (16 KiB or
-//! more left). Not for whole documents: parses of files that stay in the
-//! cache between calls lost 1.4-4% (twitter, citm_catalog, canada, LTO,
-//! interleaved). A stream's lines come from memory, not the cache, and
+//! reads (one cache line per block), within the input only, in the line
+//! scan of a stream (16 KiB or more left). Not for whole documents: parses
+//! of files that stay in the cache between calls lost 1.4-4% (twitter,
+//! citm_catalog, canada, LTO, interleaved). A stream's lines come from memory, not the cache, and
 //! the hardware prefetcher alone left the scan's loads waiting (perf on
 //! the 20 MB batch file put the scan's samples on its loads). A line's
 //! scan is given the rest of its window, so it prefetches the next lines
 //! too. Measured on Zen 4 (AVX-512), parse_many reading two fields of each
 //! line, split inline, process CPU, interleaved medians, LTO builds: 20 MB
 //! 4.12 -> 3.79 ms, 100 MB 19.4 -> 17.8 ms (2 KiB ahead: -6%, 8 KiB: the
-//! same as 4 KiB), for ~1.3% more instructions.
+//! same as 4 KiB), for ~1.3% more instructions. Not in the long-string
+//! loop ([`skip_quiet`]), which first asked for its eight lines ahead per
+//! step too: a perf profile of the read row (PGO) put about 11% of the
+//! line scan's samples on those `prefetcht0`s, and without them the row
+//! took 0.95-0.96x the process CPU split inline (base64-heavy batch file,
+//! 100 MB, PGO builds, two copies of each build in one process, three
+//! orders; two copies of one build: 0.98-1.01), 0.94-0.96x with the
+//! splitting thread (once its figures were not bimodal, see
+//! `benchmarks/many_ab.py`). (Presumably the hardware prefetcher follows
+//! a long string's sequential loads on its own, and eight requests per
+//! step only held the line fill buffers the loads need.)
 //!
 //! **The tail** (the last `len % 64` bytes) is loaded followed by spaces,
 //! which are neither structural nor string-relevant
@@ -503,7 +512,7 @@ unsafe fn scan_run<B: Block64, S: Scalars<B>, const LINE: bool, const FETCH: boo
                 // SAFETY: `ptr` is valid for `n` bytes; the CPU supports B.
                 unsafe {
                     let ascii = !st.high.any_high();
-                    let j = st.skip::<FETCH>(ptr, i, n);
+                    let j = st.skip(ptr, i, n);
                     scalars.utf8_skipped(ptr, i, j, ascii);
                     i = j;
                 }
@@ -909,13 +918,13 @@ impl<B: Block64> State<B> {
     /// `ptr` must be valid for reads of `n` bytes; the CPU must support `B`'s
     /// instruction set.
     #[inline(always)]
-    unsafe fn skip<const FETCH: bool>(&mut self, ptr: *const u8, i: usize, n: usize) -> usize {
+    unsafe fn skip(&mut self, ptr: *const u8, i: usize, n: usize) -> usize {
         // SAFETY: forwarded from our caller.
         let j = unsafe {
             if self.high.any_high() {
-                skip_quiet::<B, false, FETCH>(ptr, i, n)
+                skip_quiet::<B, false>(ptr, i, n)
             } else {
-                skip_quiet::<B, true, FETCH>(ptr, i, n)
+                skip_quiet::<B, true>(ptr, i, n)
             }
         };
         if j != i {
@@ -948,14 +957,15 @@ impl<B: Block64> State<B> {
 /// The long-string loop: four blocks per test; once one such test passed
 /// (a string of more than 256 more bytes), eight per test, then four once
 /// more; then single blocks. (Eight from the start cost the strings of a
-/// few hundred bytes a failed test of twice the length.)
+/// few hundred bytes a failed test of twice the length.) It asks for no
+/// input ahead (see "Prefetching" in the module doc).
 ///
 /// # Safety
 ///
 /// `ptr` must be valid for reads of `n` bytes; the CPU must support `B`'s
 /// instruction set.
 #[inline(always)]
-unsafe fn skip_quiet<B: Block64, const ASCII: bool, const FETCH: bool>(
+unsafe fn skip_quiet<B: Block64, const ASCII: bool>(
     ptr: *const u8,
     mut i: usize,
     n: usize,
@@ -966,9 +976,6 @@ unsafe fn skip_quiet<B: Block64, const ASCII: bool, const FETCH: bool>(
         if i + 256 <= n && B::quiet::<4, ASCII>(ptr.add(i)) {
             i += 256;
             while i + 512 <= n && B::quiet::<8, ASCII>(ptr.add(i)) {
-                if FETCH {
-                    prefetch::<8>(ptr, i + PREFETCH, n);
-                }
                 i += 512;
             }
             if i + 256 <= n && B::quiet::<4, ASCII>(ptr.add(i)) {
