@@ -13,8 +13,9 @@ Every build (copies of ``python/qjson/_qjson*.so``, e.g. the unzipped PGO
 packages ``/tmp/base30_pgo_pkg`` and a branch's) is loaded into one process;
 each round runs each build once, the order rotating by one build per round.
 Printed per build: the median process and calling-thread CPU time and
-their ratios to the first build's. List the first build twice for the
-noise floor (an A/A).
+their ratios to the first build's. For the noise floor (an A/A) list a
+copy of the first build at another path: the same path twice loads one
+module, whose statics (the thread policy among them) both entries share.
 
 ``--policy`` sets the splitting thread's policy in every build
 (``_qjson._many_thread``) before the rounds: ``never`` by default. Set

@@ -63,13 +63,15 @@
 //! too. Measured on Zen 4 (AVX-512), parse_many reading two fields of each
 //! line, split inline, process CPU, interleaved medians, LTO builds: 20 MB
 //! 4.12 -> 3.79 ms, 100 MB 19.4 -> 17.8 ms (2 KiB ahead: -6%, 8 KiB: the
-//! same as 4 KiB), for ~1.3% more instructions. Not in the long-string
+//! same as 4 KiB), for ~1.3% more instructions (these figures are of the
+//! build that also prefetched in the long-string loop; the block loop's
+//! prefetch alone has not been measured against none). Not in the long-string
 //! loop ([`skip_quiet`]), which first asked for its eight lines ahead per
 //! step too: a perf profile of the read row (PGO) put about 11% of the
 //! line scan's samples on those `prefetcht0`s, and without them the row
-//! took 0.95-0.96x the process CPU split inline (base64-heavy batch file,
+//! took 0.956-0.973x the process CPU split inline (base64-heavy batch file,
 //! 100 MB, PGO builds, two copies of each build in one process, three
-//! orders; two copies of one build: 0.98-1.01), 0.94-0.96x with the
+//! orders; two copies of one build: 1.003-1.007), 0.93-0.96x with the
 //! splitting thread (once its figures were not bimodal, see
 //! `benchmarks/many_ab.py`). (Presumably the hardware prefetcher follows
 //! a long string's sequential loads on its own, and eight requests per

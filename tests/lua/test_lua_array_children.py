@@ -155,3 +155,25 @@ def test_direct_edits_of_nested_arrays(lua: Any) -> None:
     assert as_bytes(out) == qjson.dumps(v)
     assert b'"c": [ 5 ,\n 6 ]' in as_bytes(out)
     assert (n, last, first) == (3, 30, 8)
+
+
+def test_child_array_edit_written_at_every_encode_count() -> None:
+    """Every encode of a fresh document whose child array was edited writes
+    the edit, whatever the runtime's encode counter (`era`) has reached: a
+    child array state starting with a numeric era or writing field N (for
+    any N up to the rounds) would drop the edit on the N-th encode. A runtime
+    of its own, so the count does not depend on the other tests' order."""
+    rt = qjson.luajit.runtime(lua_modules=True)
+    f = rt.eval(
+        """function(s, rounds)
+            local qjson = require("qjson")
+            for r = 1, rounds do
+                local t = qjson.decode(s)
+                t.a[2] = r
+                local out = qjson.encode(t)
+                if out ~= '{"a": [1,' .. r .. ']}' then return r end
+            end
+            return 0
+        end"""
+    )
+    assert f(b'{"a": [1,2]}', 300) == 0
