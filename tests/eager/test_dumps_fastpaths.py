@@ -350,6 +350,34 @@ def test_default_mutating_the_dict() -> None:
     assert qjson.dumps(shrink, default=delete) == b'{"a":1,"m":"hooked","z":3}'
 
 
+def test_default_replacing_the_dict_table() -> None:
+    # The dict writer reads a table's entries once and again only after a
+    # value that may run user code: a hook that grows the dict (its table is
+    # replaced by a larger one) and then sets a member not yet written must
+    # be seen, as a walk that re-reads the table at every step sees it (the
+    # old table would still say "z": 2 and end there). Also after a nested
+    # container whose item runs the hook, and with a long str value
+    # (written without user code) in between.
+    class Marker:
+        pass
+
+    for shape in ("direct", "nested"):
+        d: dict[str, Any] = {"a": 1, "m": Marker(), "s": "x" * 100, "z": 2}
+        if shape == "nested":
+            d["m"] = [Marker()]
+
+        def grow(o: object, d: dict[str, Any] = d) -> Any:
+            for i in range(20):
+                d[f"n{i}"] = i
+            d["z"] = "new"
+            return "hooked"
+
+        hooked: Any = "hooked" if shape == "direct" else ["hooked"]
+        want = {"a": 1, "m": hooked, "s": "x" * 100, "z": "new"}
+        want.update({f"n{i}": i for i in range(20)})
+        assert qjson.dumps(d, default=grow) == orjson.dumps(want)
+
+
 def test_size_hints_of_alternating_shapes() -> None:
     # dumps sizes its buffer from the last result of the same shape (top-level
     # type and length): large and small documents in turn, shapes that share
