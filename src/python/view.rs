@@ -30,7 +30,9 @@
 //! and [`Sink`] is where the bytes go (`dumps` implements it). Nested
 //! edits that only replace plain scalars skip the level-by-level write:
 //! `write` finds their spans in one walk and splices the input once
-//! (`write::write_flat`).
+//! (`write::write_flat`); for a root without patches of its own that walk
+//! is also the dirty check (a tree it finds unedited is one copy), and
+//! `dirty` walks only the trees it gives up on.
 //!
 //! # Depth
 //!
