@@ -7,7 +7,11 @@
 //! edited one goes to the core writer for its state (lazy with patches,
 //! unfolded members, lazy array, unfolded slots) through [`Host`], which
 //! writes new keys and values with the serializer and brings each edited
-//! child view back here. Before that, a tree of edited views whose edits
+//! child view back here. A view of a document no view of which was ever
+//! edited (`Input::ever_edited`: a flag every editing path sets first) is
+//! one copy at once, whatever views are cached: the gateway's read and
+//! forward (`d["messages"][0]["role"]`, then `dumps(d)`) walks nothing.
+//! Before that, a tree of edited views whose edits
 //! are all replaced plain scalars (`d["messages"][0]["content"] = x`) is
 //! written as one splice of the input by [`write_flat`] (the same bytes
 //! in one pass: see "flat splices" below).
@@ -347,17 +351,19 @@ fn replacements_in_order(patches: &edit::Patches<Py<PyString>, Py<PyAny>>) -> bo
 /// lazy object without patches of its own (a patched root with no edited
 /// child is already one splice, `splice_replaced`, cheaper than a walk;
 /// one with an edited child the flat path does not take: a merge patch
-/// that replaces a member and edits a nested object, say): `Some(true)`
-/// when it caches no view either (unedited: no walk needed), `None` when
-/// the flat path does not take it.
+/// that replaces a member and edits a nested object, say); `None` when
+/// the flat path does not take it. Only a root that passes can belong to
+/// a document never edited (patches, an unfolded or an inserted-into
+/// state are made only by editing paths, which mark the document first:
+/// `Input::mark_edited`), so [`write_flat`] asks `Input::ever_edited`
+/// after this test: a document never edited is one copy, with no walk.
 #[inline]
-fn flat_root(state: Flat<'_>) -> Option<bool> {
-    let views = match state {
-        Flat::Object(ObjState::Lazy { views, patches, .. }) if patches.core().is_empty() => views,
-        Flat::Array(ArrState::Lazy { views }) => views,
-        _ => return None,
-    };
-    Some(views.is_empty())
+fn flat_root(state: Flat<'_>) -> Option<()> {
+    match state {
+        Flat::Object(ObjState::Lazy { patches, .. }) if patches.core().is_empty() => Some(()),
+        Flat::Array(ArrState::Lazy { .. }) => Some(()),
+        _ => None,
+    }
 }
 
 /// A view's state, for [`write_flat`].
@@ -377,7 +383,10 @@ fn write_flat<'py, S: Sink<'py>>(
     at: Cursor,
     state: Flat<'_>,
 ) -> Option<PyResult<()>> {
-    if flat_root(state)? {
+    flat_root(state)?;
+    if !parsed.input.ever_edited() {
+        // No view of the document was ever edited (`Input::ever_edited`):
+        // every view is as made, whatever views are cached below.
         let doc = parsed.doc();
         return Some(edit::write_clean(&doc, at, &mut Host::new(sink, parsed)));
     }
