@@ -229,6 +229,11 @@ def _train_chat(qjson, b: bytes, paths) -> None:
     for m in v["messages"]:
         m["role"], m.get("content")
     qjson.dumps(v)  # passthrough
+    # A nested replacement alone (the flat splice; the passthrough above
+    # no longer walks the cached views: the document was never edited).
+    w = qjson.decode(b)
+    w["messages"][0]["content"] = "Be brief."
+    qjson.dumps(w)
     v["model"] = "gpt-4o-mini"
     v["temperature"] = 0.25
     v["metadata"] = {"tenant": "acme", "tags": ["a", "b"]}

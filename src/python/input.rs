@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
 use std::mem::ManuallyDrop;
 use std::os::raw::{c_char, c_int, c_void};
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// `Py_buffer`, laid out as in CPython's `Include/pybuffer.h` (unchanged since 3.3).
 #[repr(C)]
@@ -135,6 +135,9 @@ pub(crate) struct Input {
     /// How many views and cursors hold a [`super::share::Share`] of the
     /// document (GIL builds; together they hold one count of its `Arc`).
     pub(crate) shares: AtomicUsize,
+    /// Whether any view of the document was ever edited (see
+    /// [`Input::mark_edited`]).
+    edited: AtomicBool,
 }
 
 // SAFETY: the memory behind `ptr` is owned by `owner` and never mutated while
@@ -147,6 +150,31 @@ unsafe impl Send for Input {}
 unsafe impl Sync for Input {}
 
 impl Input {
+    /// Record that a view of the document is about to change its overlay.
+    ///
+    /// Every path that edits a view (item assignment and deletion, the
+    /// list and dict methods, `patch`, `merge_patch`, `incr`, a failed
+    /// patch's undo, unfolding a container) calls this before it changes
+    /// anything, so a document that never called it has every view as
+    /// made: lazy, without patches, and `dumps` of any view of it is one
+    /// copy of its bytes, with no walk over the cached views
+    /// (`view::write`). Setting it is never wrong (a document marked is
+    /// only written by the walk); a missed path would write an edited view
+    /// as its original bytes. A relaxed flag: views are edited and written
+    /// attached, one thread at a time in GIL builds; in free-threaded
+    /// builds a write racing an edit of the same document has no order in
+    /// either case.
+    #[inline(always)]
+    pub(crate) fn mark_edited(&self) {
+        self.edited.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Input::mark_edited`] was ever called.
+    #[inline(always)]
+    pub(crate) fn ever_edited(&self) -> bool {
+        self.edited.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn new(obj: &Bound<'_, PyAny>) -> PyResult<Input> {
         if let Ok(b) = obj.cast::<PyBytes>() {
             let bytes = b.as_bytes();
@@ -157,6 +185,7 @@ impl Input {
                 object: ManuallyDrop::new(obj.clone().unbind()),
                 released: false,
                 shares: AtomicUsize::new(0),
+                edited: AtomicBool::new(false),
             });
         }
         Input::new_other(obj)
@@ -185,6 +214,7 @@ impl Input {
                 object,
                 released: false,
                 shares: AtomicUsize::new(0),
+                edited: AtomicBool::new(false),
             });
         }
         if let Ok(ba) = obj.cast::<PyByteArray>() {
@@ -202,6 +232,7 @@ impl Input {
             object,
             released: false,
             shares: AtomicUsize::new(0),
+            edited: AtomicBool::new(false),
         }
     }
 
@@ -228,6 +259,7 @@ impl Input {
                 object,
                 released: false,
                 shares: AtomicUsize::new(0),
+                edited: AtomicBool::new(false),
             });
         }
         // SAFETY: the export is live, so `ptr` addresses `len` readable bytes.
@@ -254,6 +286,7 @@ impl Input {
             _owner: Owner::Parent(parent.clone(), origin),
             released: false,
             shares: AtomicUsize::new(0),
+            edited: AtomicBool::new(false),
         }
     }
 
@@ -273,6 +306,7 @@ impl Input {
             _owner: Owner::Shared(buf.clone(), origin),
             released: false,
             shares: AtomicUsize::new(0),
+            edited: AtomicBool::new(false),
         }
     }
 

@@ -30,7 +30,11 @@
 //! and [`Sink`] is where the bytes go (`dumps` implements it). Nested
 //! edits that only replace plain scalars skip the level-by-level write:
 //! `write` finds their spans in one walk and splices the input once
-//! (`write::write_flat`).
+//! (`write::write_flat`); for a root without patches of its own that walk
+//! is also the dirty check (a tree it finds unedited is one copy), and
+//! `dirty` walks only the trees it gives up on. Before any walk, a view
+//! of a document never edited (`Input::ever_edited`, set by every editing
+//! path before it changes anything) is one copy, whatever views are cached.
 //!
 //! # Depth
 //!
@@ -320,6 +324,7 @@ impl Object {
 
     /// The Edited members, unfolding a Lazy object first.
     fn members_mut(&mut self, py: Python<'_>) -> PyResult<&mut Members> {
+        self.parsed.input.mark_edited();
         if let ObjState::Lazy { views, patches, .. } = &mut self.state {
             // The state changes only once the unfolding succeeded (a lazy
             // document may hold a malformed member).
@@ -462,6 +467,7 @@ impl Object {
                 type_name(key)
             )));
         };
+        self.parsed.input.mark_edited();
         if self.patchable() {
             let (doc, at) = (self.parsed.doc(), self.at);
             let ObjState::Lazy { patches, .. } = &mut self.state else {
@@ -494,6 +500,7 @@ impl Object {
         let Ok(k) = key.cast::<PyString>() else {
             return Ok(false);
         };
+        self.parsed.input.mark_edited();
         if self.patchable() {
             let (doc, at) = (self.parsed.doc(), self.at);
             let ObjState::Lazy { patches, .. } = &mut self.state else {
@@ -646,6 +653,7 @@ impl Object {
     }
 
     fn clear(&mut self) {
+        self.parsed.input.mark_edited();
         self.state = ObjState::Edited(Members::default());
     }
 
@@ -739,6 +747,7 @@ impl Object {
     }
 
     fn __clear__(&mut self) {
+        self.parsed.input.mark_edited();
         self.state = ObjState::Edited(Members::default());
     }
 }
@@ -818,6 +827,7 @@ impl Array {
 
     /// The Edited slots, unfolding a Lazy array first.
     fn slots(&mut self, py: Python<'_>) -> PyResult<&mut Vec<Slot>> {
+        self.parsed.input.mark_edited();
         if let ArrState::Lazy { views } = &mut self.state {
             // The cached views are taken only once the items are known: a
             // lazy document may hold a malformed array, and the views
@@ -854,6 +864,7 @@ impl Array {
     /// a lazy array of a strict document (see `inserted`), else into the
     /// slots.
     fn insert_at(&mut self, py: Python<'_>, i: usize, value: Py<PyAny>) -> PyResult<()> {
+        self.parsed.input.mark_edited();
         if let ArrState::Lazy { views } = &mut self.state {
             if !self.parsed.doc().index().is_lazy() {
                 self.state = ArrState::Inserted(Inserted::new(std::mem::take(views)));
@@ -1083,6 +1094,7 @@ impl Array {
     }
 
     fn clear(&mut self) {
+        self.parsed.input.mark_edited();
         self.state = ArrState::Edited(Vec::new());
     }
 
@@ -1124,6 +1136,7 @@ impl Array {
     }
 
     fn __clear__(&mut self) {
+        self.parsed.input.mark_edited();
         self.state = ArrState::Edited(Vec::new());
     }
 }

@@ -294,3 +294,90 @@ def test_a_big_int_written_while_a_finalizer_edits_a_later_branch() -> None:
         gc.set_threshold(*threshold)
         gc.enable()
     assert out == b'{"a": {"x": 1180591620717411303424}, "b": {"y": "replaced"}}'
+
+
+# The flat path's walk is also the dirty check of a root without patches:
+# a tree of cached views it finds unedited is written as one copy of the
+# input (the root's surrounding whitespace included, which an edited root
+# does not keep); trees it does not take go to the dirty walk and the
+# level-by-level writer.
+
+WS = b' \n {"a": 1, "m": [ {"r": "s", "c": "old"} , 2 ], "z": [3, {"q": {"d": []}}] } \n'
+
+
+def _chain(n: int, leaf: bytes = b"0") -> bytes:
+    return b'{"a": ' * n + leaf + b"}" * n
+
+
+def test_clean_trees_of_cached_views_are_one_copy() -> None:
+    d = qjson.decode(WS)
+    assert qjson.dumps(d) == WS
+    # Views read (and cached) at every level, none edited.
+    assert d["m"][0]["c"] == "old"
+    assert d["z"][1]["q"]["d"] == []
+    assert qjson.dumps(d) == WS
+    assert qjson.dumps(d["z"]) == b'[3, {"q": {"d": []}}]'
+    # A read through an array view, then the same array written alone.
+    a = qjson.decode(b" [[1, [2]], {}] ")
+    assert a[0][1][0] == 2
+    assert qjson.dumps(a) == b" [[1, [2]], {}] "
+    assert qjson.dumps([a, d["m"]]) == b'[ [[1, [2]], {}] ,[ {"r": "s", "c": "old"} , 2 ]]'
+
+
+def test_an_edit_anywhere_below_makes_the_root_edited() -> None:
+    d = qjson.decode(WS)
+    q = d["z"][1]["q"]
+    # Set to the value it had: still an edit (the root is spliced, without
+    # the whitespace around it).
+    q["d"] = 5
+    q["d"] = []
+    body = WS.strip()
+    assert qjson.dumps(d) == body
+    d = qjson.decode(WS)
+    d["z"][1]["q"]["d"] = None
+    assert qjson.dumps(d) == body.replace(b'{"d": []}', b'{"d": null}')
+    assert qjson.dumps(d["m"]) == b'[ {"r": "s", "c": "old"} , 2 ]'
+    # Array edits (an insert, an unfolded array) deep under clean views.
+    d = qjson.decode(WS)
+    assert d["m"][0]["r"] == "s"
+    d["z"][1]["q"]["d"].append(7)
+    assert qjson.dumps(d) == body.replace(b'"d": []', b'"d": [7]')
+    d = qjson.decode(WS)
+    assert d["m"][0]["r"] == "s"
+    del d["z"][0]
+    assert qjson.dumps(d) == body.replace(b"[3, {", b"[{")
+
+
+def test_deep_trees_of_cached_views_beside_an_edit() -> None:
+    # A clean chain of cached views deeper than the flat path walks, beside
+    # an edit: the write goes to the dirty walk and the level-by-level
+    # writer, the same bytes.
+    doc = b' {"deep": ' + _chain(12) + b', "m": [ {"c": "old"} ]} '
+    d = qjson.decode(doc)
+    v = d["deep"]
+    for _ in range(11):
+        v = v["a"]
+    assert v["a"] == 0
+    assert qjson.dumps(d) == doc
+    d["m"][0]["c"] = "new"
+    assert qjson.dumps(d) == doc.strip().replace(b'"old"', b'"new"')
+    # The bottom of the chain edited too.
+    v["a"] = [1]
+    want = doc.strip().replace(b'"old"', b'"new"').replace(b'"a": 0', b'"a": [1]')
+    assert qjson.dumps(d) == want
+    # Within the flat path's depth: the chain's bottom edited alone.
+    doc = b"  " + _chain(8) + b"  "
+    d = qjson.decode(doc)
+    v = d
+    for _ in range(7):
+        v = v["a"]
+    v["a"] = "x"
+    assert qjson.dumps(d) == _chain(8, b'"x"')
+
+
+def test_a_patched_object_with_an_edited_child_below_a_clean_root() -> None:
+    d = qjson.decode(b'{"w": {"k": 1, "m": [ {"c": "old"} ]}, "z": 0}')
+    d["w"]["m"][0]["c"] = "x"
+    d["w"]["k"] = 2
+    assert qjson.dumps(d) == b'{"w": {"k": 2, "m": [ {"c": "x"} ]}, "z": 0}'
+    assert qjson.dumps(d["w"]) == b'{"k": 2, "m": [ {"c": "x"} ]}'

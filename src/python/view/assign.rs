@@ -56,6 +56,7 @@ unsafe fn object_set(
         return false;
     };
     let me = &mut *me;
+    me.parsed.input.mark_edited();
     let (doc, at) = (me.parsed.doc(), me.at);
     let ObjState::Lazy { patches, .. } = &mut me.state else {
         return false;

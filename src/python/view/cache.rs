@@ -132,6 +132,7 @@ impl ViewCache {
         self.big.is_none() && !self.small.spilled()
     }
 
+    #[inline]
     pub(super) fn is_empty(&self) -> bool {
         match &self.big {
             Some(m) => m.is_empty(),

@@ -126,11 +126,13 @@ impl Saved {
             }
             Kept::Object(o, state) => {
                 let mut me = o.bind(py).try_borrow_mut()?;
+                me.parsed.input.mark_edited();
                 me.dirty_mark.store(0, Relaxed);
                 Replaced::Object(std::mem::replace(&mut me.state, *state))
             }
             Kept::Array(a, state) => {
                 let mut me = a.bind(py).try_borrow_mut()?;
+                me.parsed.input.mark_edited();
                 me.dirty_mark.store(0, Relaxed);
                 Replaced::Array(std::mem::replace(&mut me.state, *state))
             }
@@ -246,6 +248,7 @@ pub(crate) fn object_add_absent(
     let py = o.py();
     let mut guard = o.try_borrow_mut()?;
     let me = &mut *guard;
+    me.parsed.input.mark_edited();
     if let ObjState::Lazy { patches, .. } = &mut me.state {
         // A stored key must have a UTF-8 form (see `patch`); a read of a
         // key without one finds nothing, so it may come here.
@@ -267,6 +270,7 @@ pub(crate) fn object_replace(
     let py = o.py();
     let mut guard = o.try_borrow_mut()?;
     let me = &mut *guard;
+    me.parsed.input.mark_edited();
     if let ObjState::Lazy { patches, .. } = &mut me.state {
         let untouched = match patches.state(py, key)? {
             KeyState::Set(_) => false,

@@ -7,7 +7,11 @@
 //! edited one goes to the core writer for its state (lazy with patches,
 //! unfolded members, lazy array, unfolded slots) through [`Host`], which
 //! writes new keys and values with the serializer and brings each edited
-//! child view back here. Before that, a tree of edited views whose edits
+//! child view back here. A view of a document no view of which was ever
+//! edited (`Input::ever_edited`: a flag every editing path sets first) is
+//! one copy at once, whatever views are cached: the gateway's read and
+//! forward (`d["messages"][0]["role"]`, then `dumps(d)`) walks nothing.
+//! Before that, a tree of edited views whose edits
 //! are all replaced plain scalars (`d["messages"][0]["content"] = x`) is
 //! written as one splice of the input by [`write_flat`] (the same bytes
 //! in one pass: see "flat splices" below).
@@ -216,12 +220,12 @@ fn write_edited<'py, S: Sink<'py>>(sink: &mut S, v: &Bound<'py, PyAny>) -> PyRes
 
 fn write_object<'py, S: Sink<'py>>(sink: &mut S, o: &Bound<'py, Object>) -> PyResult<()> {
     let me = o.try_borrow()?;
+    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Object(&me.state)) {
+        return done;
+    }
     if !mark_dirty(sink.py(), &*me) {
         let doc = me.parsed.doc();
         return edit::write_clean(&doc, me.at, &mut Host::new(sink, &me.parsed));
-    }
-    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Object(&me.state)) {
-        return done;
     }
     write_object_edits(sink, o, &me)
 }
@@ -246,12 +250,12 @@ fn write_object_edits<'py, S: Sink<'py>>(
 
 fn write_array<'py, S: Sink<'py>>(sink: &mut S, a: &Bound<'py, Array>) -> PyResult<()> {
     let me = a.try_borrow()?;
+    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Array(&me.state)) {
+        return done;
+    }
     if !mark_dirty(sink.py(), &*me) {
         let doc = me.parsed.doc();
         return edit::write_clean(&doc, me.at, &mut Host::new(sink, &me.parsed));
-    }
-    if let Some(done) = write_flat(sink, &me.parsed, me.at, Flat::Array(&me.state)) {
-        return done;
     }
     write_array_edits(sink, a, &me)
 }
@@ -286,9 +290,13 @@ fn write_array_edits<'py, S: Sink<'py>>(
 /// its last, with the edited child's own write in between: every range it
 /// copies meets the next end to start, and the output is the input with
 /// each replaced value's span swapped for the new value. This path finds
-/// those spans first, by one walk over the dirty views (the notes of
-/// [`mark_dirty`], taken just before), and writes the result as that
-/// splice: a copy between each two new values. Each container must be
+/// those spans first, by one walk over the cached views, and writes the
+/// result as that splice: a copy between each two new values. The same
+/// walk is the dirty check: a view is edited when it has patches or an
+/// edited child (as [`mark_dirty`] finds), so a tree the walk finds
+/// unedited is written as one copy ([`edit::write_clean`], as after
+/// `mark_dirty`'s "clean"), and `mark_dirty` runs only when the walk
+/// gives up. Each container must be
 /// one the level-by-level writer splices this way, checked by the same
 /// tests: a lazy object whose patches are all replacements in document
 /// order in a table of distinct keys, with no edited child
@@ -296,8 +304,9 @@ fn write_array_edits<'py, S: Sink<'py>>(
 /// do not repeat (`splice_object`'s `edited_keys_once`); a lazy array
 /// with edited children; a strict document. Any other view met (an
 /// unfolded container, an added or deleted member, a lazy document, a
-/// cached child that is not a view or is borrowed) sends the whole write
-/// to the level-by-level writer, with nothing written yet.
+/// cached child that is not a view or is borrowed, a cached view deeper
+/// than [`FLAT_DEPTH`] below the root) sends the whole write to
+/// `mark_dirty` and the level-by-level writer, with nothing written yet.
 ///
 /// The new values must be plain scalars ([`is_plain_scalar`]: an exact
 /// `str`, `float`, `bool` or `None`, an exact `int` within i64), whose
@@ -339,16 +348,21 @@ fn replacements_in_order(patches: &edit::Patches<Py<PyString>, Py<PyAny>>) -> bo
 }
 
 /// The cheap test of a root view for [`write_flat`]: a lazy array, or a
-/// lazy object without patches of its own. (A patched root with no
-/// edited child is already one splice, `splice_replaced`, cheaper than a
-/// walk; one with an edited child the flat path does not take: a merge
-/// patch that replaces a member and edits a nested object, say.)
+/// lazy object without patches of its own (a patched root with no edited
+/// child is already one splice, `splice_replaced`, cheaper than a walk;
+/// one with an edited child the flat path does not take: a merge patch
+/// that replaces a member and edits a nested object, say); `None` when
+/// the flat path does not take it. Only a root that passes can belong to
+/// a document never edited (patches, an unfolded or an inserted-into
+/// state are made only by editing paths, which mark the document first:
+/// `Input::mark_edited`), so [`write_flat`] asks `Input::ever_edited`
+/// after this test: a document never edited is one copy, with no walk.
 #[inline]
-fn flat_root(state: Flat<'_>) -> bool {
+fn flat_root(state: Flat<'_>) -> Option<()> {
     match state {
-        Flat::Object(ObjState::Lazy { patches, .. }) => patches.core().is_empty(),
-        Flat::Array(ArrState::Lazy { .. }) => true,
-        _ => false,
+        Flat::Object(ObjState::Lazy { patches, .. }) if patches.core().is_empty() => Some(()),
+        Flat::Array(ArrState::Lazy { .. }) => Some(()),
+        _ => None,
     }
 }
 
@@ -360,8 +374,8 @@ enum Flat<'a> {
 }
 
 /// Write the view at `at` of `parsed`, in state `state`, as a flat splice
-/// (see [`FLAT_DEPTH`]) when its edits are all of that kind; `None`, with
-/// nothing written, when not.
+/// (see [`FLAT_DEPTH`]) when its edits are all of that kind, or as one
+/// copy when the walk finds none; `None`, with nothing written, when not.
 #[inline]
 fn write_flat<'py, S: Sink<'py>>(
     sink: &mut S,
@@ -369,8 +383,12 @@ fn write_flat<'py, S: Sink<'py>>(
     at: Cursor,
     state: Flat<'_>,
 ) -> Option<PyResult<()>> {
-    if !flat_root(state) {
-        return None;
+    flat_root(state)?;
+    if !parsed.input.ever_edited() {
+        // No view of the document was ever edited (`Input::ever_edited`):
+        // every view is as made, whatever views are cached below.
+        let doc = parsed.doc();
+        return Some(edit::write_clean(&doc, at, &mut Host::new(sink, parsed)));
     }
     write_flat_walked(sink, parsed, at, state)
 }
@@ -389,12 +407,19 @@ fn write_flat_walked<'py, S: Sink<'py>>(
     }
     let py = sink.py();
     let mut edits = FlatEdits::new();
-    let walked = match state {
-        Flat::Object(s) => flat_object(py, &doc, at, s, 1, &mut edits),
-        Flat::Array(s) => flat_array(py, &doc, s, 1, &mut edits),
+    // (`flat_root` took only a lazy root without patches.)
+    let (views, keys) = match state {
+        Flat::Object(ObjState::Lazy { views, patches, .. }) => {
+            (views, (!patches.core().table.distinct()).then_some(at))
+        }
+        Flat::Array(ArrState::Lazy { views }) => (views, None),
+        _ => return None,
     };
-    if !walked {
-        return None;
+    let edited = flat_views(py, &doc, views, keys, 1, true, &mut edits)?;
+    if !edited {
+        // Nothing edited below: one copy (what `mark_dirty` then
+        // `write_clean` give).
+        return Some(edit::write_clean(&doc, at, &mut Host::new(sink, parsed)));
     }
     if edits.len() > 1 {
         edits.sort_unstable_by_key(|&(a, ..)| a);
@@ -411,100 +436,89 @@ fn write_flat_walked<'py, S: Sink<'py>>(
     Some(Ok(()))
 }
 
-/// [`write_flat`]'s walk over a dirty lazy object at `at` in state `state`,
-/// at `depth`: its replaced values into `edits`, or its edited children
-/// walked; false when it (or a view below it) is not one a flat splice
-/// writes.
-fn flat_object(
-    py: Python<'_>,
-    doc: &crate::doc::Doc<'_>,
-    at: Cursor,
-    state: &ObjState,
-    depth: u32,
-    edits: &mut FlatEdits,
-) -> bool {
-    let ObjState::Lazy { views, patches, .. } = state else {
-        return false;
-    };
-    let patches = patches.core();
-    if patches.is_empty() {
-        // Edited children, each key its only occurrence (known when the
-        // member table is built).
-        let keys = (!patches.table.distinct()).then_some(at);
-        return flat_children(py, doc, views, keys, depth, edits);
-    }
-    // `splice_replaced`'s shape: replacements in document order, keys
-    // distinct, no edited child.
-    if !patches.table.distinct() || !replacements_in_order(patches) {
-        return false;
-    }
-    for p in patches.iter() {
-        if let (Some(c), Some(v)) = (p.orig, &p.value) {
-            if !is_plain_scalar(v.bind(py)) {
-                return false;
-            }
-            edits.push((c.start, doc.span(c).1 as u32, v.clone_ref(py)));
-        }
-    }
-    // (A flat walk below depth 0 finds no edit: any edited child fails.)
-    flat_children(py, doc, views, None, 0, edits)
-}
-
-/// [`write_flat`]'s walk over a dirty lazy array.
-fn flat_array(
-    py: Python<'_>,
-    doc: &crate::doc::Doc<'_>,
-    state: &ArrState,
-    depth: u32,
-    edits: &mut FlatEdits,
-) -> bool {
-    let ArrState::Lazy { views } = state else {
-        return false;
-    };
-    flat_children(py, doc, views, None, depth, edits)
-}
-
-/// The cached children `views` of a container at `depth`: each dirty one
-/// walked (one cast and borrow apiece); with `keys` (the object, when its
-/// keys are not known distinct), an edited child's key must not repeat
-/// after it. `depth` 0: no child may be dirty.
-fn flat_children(
+/// [`write_flat`]'s walk over the views `views` cached by a lazy
+/// container at `depth` below the root (one cast and borrow apiece, each
+/// child's own cached views walked by recursion): whether one of them is
+/// edited, its replaced values put into `edits`; `None` when one is not
+/// a view, is borrowed, lies deeper than [`FLAT_DEPTH`] (the dirty walk
+/// of `mark_dirty` takes those trees), is not a lazy container, holds
+/// patches other than replacements of distinct keys in document order by
+/// plain scalars (`splice_replaced`'s shape), or is edited where that is
+/// not allowed: `edit` false (below a patched object), or, with `keys`
+/// (the container is an object whose keys are not known distinct), an
+/// edited child whose key repeats after it.
+fn flat_views(
     py: Python<'_>,
     doc: &crate::doc::Doc<'_>,
     views: &super::cache::ViewCache,
     keys: Option<Cursor>,
     depth: u32,
+    edit: bool,
     edits: &mut FlatEdits,
-) -> bool {
-    let deeper = |c: Cursor| {
-        depth > 0
-            && depth < FLAT_DEPTH
-            && keys.is_none_or(|at| repeats::repeated_later(doc, at, c) == Some(false))
-    };
+) -> Option<bool> {
+    let mut edited = false;
     for v in views.values() {
+        if depth >= FLAT_DEPTH {
+            return None;
+        }
         let v = v.bind(py);
-        let walked = if let Ok(o) = v.cast_exact::<Object>() {
-            let Ok(o) = o.try_borrow() else {
-                return false;
+        let (at, e) = if let Ok(o) = v.cast_exact::<Object>() {
+            let o = o.try_borrow().ok()?;
+            let ObjState::Lazy { views, patches, .. } = &o.state else {
+                return None;
             };
-            if !dirty_now(py, &*o) {
-                continue;
-            }
-            deeper(o.at) && flat_object(py, doc, o.at, &o.state, depth + 1, edits)
-        } else if let Ok(a) = v.cast_exact::<Array>() {
-            let Ok(a) = a.try_borrow() else {
-                return false;
+            let patches = patches.core();
+            let e = if patches.is_empty() {
+                // Edited children, each key its only occurrence (known
+                // when the member table is built).
+                let keys = (!patches.table.distinct()).then_some(o.at);
+                !views.is_empty() && flat_views(py, doc, views, keys, depth + 1, true, edits)?
+            } else {
+                flat_replaced(py, doc, patches, edits)?;
+                // No edited child (`edit` false: one gives `None`).
+                if !views.is_empty() {
+                    flat_views(py, doc, views, None, depth + 1, false, edits)?;
+                }
+                true
             };
-            if !dirty_now(py, &*a) {
-                continue;
-            }
-            deeper(a.at) && flat_array(py, doc, &a.state, depth + 1, edits)
+            (o.at, e)
         } else {
-            false
+            let a = v.cast_exact::<Array>().ok()?.try_borrow().ok()?;
+            let ArrState::Lazy { views } = &a.state else {
+                return None;
+            };
+            let e = !views.is_empty() && flat_views(py, doc, views, None, depth + 1, true, edits)?;
+            (a.at, e)
         };
-        if !walked {
-            return false;
+        if e {
+            if !edit || keys.is_some_and(|k| repeats::repeated_later(doc, k, at) != Some(false)) {
+                return None;
+            }
+            edited = true;
         }
     }
-    true
+    Some(edited)
+}
+
+/// A patched lazy object's replacements into `edits` when its patches
+/// have `splice_replaced`'s shape (replacements in document order, keys
+/// distinct) and its new values are plain scalars; `None` otherwise.
+fn flat_replaced(
+    py: Python<'_>,
+    doc: &crate::doc::Doc<'_>,
+    patches: &edit::Patches<Py<PyString>, Py<PyAny>>,
+    edits: &mut FlatEdits,
+) -> Option<()> {
+    if !patches.table.distinct() || !replacements_in_order(patches) {
+        return None;
+    }
+    for p in patches.iter() {
+        if let (Some(c), Some(v)) = (p.orig, &p.value) {
+            if !is_plain_scalar(v.bind(py)) {
+                return None;
+            }
+            edits.push((c.start, doc.span(c).1 as u32, v.clone_ref(py)));
+        }
+    }
+    Some(())
 }
