@@ -110,6 +110,9 @@ MUTATIONS: list[tuple[str, Callable[[Any], Any]]] = [
     ),
     ("merge-patch", lambda r: qjson.merge_patch(r, {"meta": {"n": None, "k": 1}})),
     ("merge-patch-text", lambda r: qjson.merge_patch(r, b'{"model": "q", "flag": null}')),
+    # a new key whose value is an object, and nothing else: only the object
+    # hook's add-if-absent path edits (review 30)
+    ("merge-patch-add-object", lambda r: qjson.merge_patch(r, {"meta": {"k": {"z": 1}}})),
     ("incr", lambda r: qjson.incr(r, "/meta/n")),
     ("incr-float", lambda r: qjson.incr(r, "/meta/x", 0.25)),
     ("mul", lambda r: qjson.mul(r, "/meta/n", 3)),
