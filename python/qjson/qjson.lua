@@ -1252,9 +1252,9 @@ local new_proxy -- (h, s, cp, parent, root) -> proxy
 -- every state's metatable and its own __index, and so is `whole` (the root
 -- proxy's state: a root flag of the state's own was a 16th key, and the
 -- root's first added key or patch then rehashed it to 32 slots); fields a
--- state does not hold yet (`added`, `ks` for arrays; a child's edit and
--- encode fields, for child objects) are read from ST_DEFAULTS, dm's __index, until they are
--- set. The cache of children read is the shared NO_CACHE until the first
+-- state does not hold yet (`added`, `ks` for arrays; a child object's edit
+-- and encode fields) are read from ST_DEFAULTS, dm's __index, until they
+-- are set. The cache of children read is the shared NO_CACHE until the first
 -- child is read. __len / __pairs / __ipairs are set only where LuaJIT
 -- honours them on tables (built with LUA52COMPAT).
 local st_meta = { __index = { -- ST_DEFAULTS
