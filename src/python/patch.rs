@@ -378,7 +378,9 @@ impl<'py> Journal<'py> {
         match n {
             Node::Dict(_) | Node::List(_) => self.save_plain(n),
             _ => {
-                self.views.extend(snapshot(any)?);
+                if let Some(saved) = snapshot(any)? {
+                    self.views.push(saved);
+                }
                 Ok(())
             }
         }
@@ -1448,11 +1450,16 @@ pub(crate) fn patch<'py>(
         }
     } else if ops.is_instance_of::<PyList>() || ops.is_instance_of::<PyTuple>() {
         let interned = names(py);
-        // The ops as they are now (the caller's list is not read again).
-        let ops: SmallVec<[Bound<'py, PyAny>; 8]> = match ops.cast::<PyList>() {
-            Ok(l) => l.iter().collect(),
-            Err(_) => ops.cast::<PyTuple>()?.iter().collect(),
-        };
+        // The ops as they are now (the caller's list is not read again),
+        // gathered in place: a list made by `collect` and returned was
+        // copied 16 bytes at a time right after its 8-byte writes, which
+        // waits on store forwarding (see `read_apply`).
+        let mut list: SmallVec<[Bound<'py, PyAny>; 8]> = SmallVec::new();
+        match ops.cast::<PyList>() {
+            Ok(l) => list.extend(l.iter()),
+            Err(_) => list.extend(ops.cast::<PyTuple>()?.iter()),
+        }
+        let ops = &list;
         for (i, op) in ops.iter().enumerate() {
             if let Err(f) = read_apply(&mut doc, op, interned, i + 1 == ops.len()) {
                 return Err(failed(&mut doc.journal, i, f));
