@@ -658,6 +658,36 @@ def test_failed_merge_patch_changes_nothing() -> None:
     assert a == {"b": 1}
 
 
+def test_merge_patch_dict_members_in_order_and_key_errors_atomic() -> None:
+    """A merge patch given as a dict is applied member by member in the
+    dict's order, nested dicts merged into the objects they name (nulls
+    delete, absent nulls are nothing); a key that is not a str anywhere a
+    dict merges into an object raises TypeError before that object
+    changes, and the whole merge is undone, held views included."""
+    src = b'{"a": {"b": 1, "c": {"d": 2}}, "e": 3, "f": [1]}'
+    v = qjson.decode(src)
+    a, c = v["a"], v["a"]["c"]
+    patch = {"e": None, "a": {"c": {"d": None, "x": {"y": None, "z": 1}}, "b": 5}, "g": None}
+    qjson.merge_patch(v, patch)
+    assert qjson.dumps(v) == b'{"a": {"b": 5, "c": {"x":{"z":1}}}, "f": [1]}'
+    assert a["c"] is c and c == {"x": {"z": 1}}
+    c["w"] = 0
+    assert reloaded(v)["a"]["c"] == {"x": {"z": 1}, "w": 0}
+    v = qjson.decode(src)
+    a, c = v["a"], v["a"]["c"]
+    for bad in (
+        {"e": 9, "a": {"b": 2, "c": {"d": 3, 7: 1}}},
+        {"a": {"b": None, 7: 1}},
+        {"e": None, "a": {"c": {"d": None}}, (1,): 2},
+    ):
+        with pytest.raises(TypeError, match="keys must be str"):
+            qjson.merge_patch(v, bad)
+        assert qjson.dumps(v) == src
+        assert a == {"b": 1, "c": {"d": 2}} and v["a"]["c"] is c
+    qjson.merge_patch(v, {"a": {_Key("b"): 4}})
+    assert reloaded(v)["a"] == {"b": 4, "c": {"d": 2}}
+
+
 def test_patch_on_a_lazy_document_raises_decode_errors_atomically() -> None:
     src = b'{"a": [1, 2], "bad": {"x": tru}}'
     v = qjson.parse(src, lazy=True).root
