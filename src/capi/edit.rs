@@ -1263,4 +1263,37 @@ mod tests {
             qjson_free(h);
         }
     }
+
+    /// `qjson_member_span`: the object's and the member value's ranges for
+    /// a key of an object with distinct keys; NOT_FOUND for an absent key
+    /// or a repeated one; an error for an array.
+    #[test]
+    fn member_span_of_distinct_keys_only() {
+        let span = |doc: &'static [u8], key: &str| -> (c_int, [usize; 4]) {
+            let h = parse(doc);
+            let (e, c) = new_edit(h, "");
+            let mut out = [0usize; 4];
+            // SAFETY: live handle and cursor, a key of `key.len()` bytes,
+            // room for 4 values.
+            let rc = unsafe {
+                qjson_member_span(h, &c, key.as_ptr().cast(), key.len(), out.as_mut_ptr())
+            };
+            // SAFETY: from qjson_edit_new / qjson_parse, freed once.
+            unsafe {
+                qjson_edit_free(e);
+                qjson_free(h);
+            }
+            (rc, out)
+        };
+        let doc = b" {\"a\": 1 , \"b\" :\"x\"} ";
+        assert_eq!(span(doc, "b"), (0, [1, 20, 16, 19]));
+        assert_eq!(&doc[16..19], b"\"x\"");
+        assert_eq!(span(doc, "a"), (0, [1, 20, 7, 8]));
+        assert_eq!(span(doc, "c").0, Status::NotFound as c_int);
+        assert_eq!(
+            span(b"{\"a\": 1, \"a\": 2}", "a").0,
+            Status::NotFound as c_int
+        );
+        assert_ne!(span(b"[1]", "a").0, 0);
+    }
 }
