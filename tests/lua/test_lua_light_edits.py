@@ -185,3 +185,27 @@ def test_operations_after_a_light_edit(lua: Any, i: int) -> None:
     assert as_bytes(inner) == b"[" + want + b"]"
     assert as_bytes(keys).decode().split(",") == list(json.loads(want))
     assert (model is None) == ("model" not in json.loads(want))
+
+
+def test_child_read_before_and_edited_after_a_light_edit(lua: Any) -> None:
+    """A child proxy read before the light edit and edited after it (the
+    root's state is not read again, so the light edit is not made real by
+    a read): the encode writes both edits, as Python does."""
+    f = lua.eval(
+        """function(s)
+            local qjson = require("qjson")
+            local t = qjson.decode(s)
+            local m = t.messages
+            t.model = "m"
+            local light = rawget(getmetatable(t), "e") == nil
+            m[1].role = "system"
+            return light, qjson.encode(t)
+        end"""
+    )
+    light, out = f(DOCS[0])
+    assert light
+    ops = [
+        {"op": "replace", "path": "/model", "value": "m"},
+        {"op": "replace", "path": "/messages/0/role", "value": "system"},
+    ]
+    assert as_bytes(out) == python_edit(DOCS[0], ops)
