@@ -894,6 +894,56 @@ pub unsafe extern "C" fn qjson_edit_plan(
     })
 }
 
+/// For a host's light edit (qjson.lua: one member of an unedited root object
+/// replaced by a scalar, written by splicing its text over the member's
+/// value): `spans[0..2]`, the object's byte range, and `spans[2..4]`, the
+/// range of member `key`'s value, when the object is one whose keys a
+/// member table covers and they are distinct (see [`MemberTable`]: its
+/// writer then splices a replaced value in place, so the host's splice
+/// gives the same bytes). `QJSON_NOT_FOUND` when the key is absent, or the
+/// object is not such an object (a repeated or escaped key, more members,
+/// a lazy document): the host then makes a full edit state. No state is
+/// made and nothing is kept: the table is built on the stack.
+///
+/// [`MemberTable`]: crate::edit::MemberTable
+///
+/// # Safety
+/// `doc` is a live handle, `at` a valid cursor of it, `key` points to `len`
+/// bytes, `spans` is writable for 4 values.
+#[no_mangle]
+pub unsafe extern "C" fn qjson_member_span(
+    doc: *const Handle,
+    at: *const CCursor,
+    key: *const c_char,
+    len: usize,
+    spans: *mut usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded from the contract.
+        let d = unsafe { handle(doc) }?.doc();
+        // SAFETY: `at` is null or valid, per the contract.
+        let at = unsafe { at.as_ref() }
+            .ok_or(Fail::Arg("null cursor"))?
+            .core();
+        if !Edit::is_object(&d, at)? {
+            return Err(Fail::Arg("not an object"));
+        }
+        // SAFETY: forwarded from the contract.
+        let key = unsafe { key_bytes(key, len) }?;
+        if spans.is_null() {
+            return Err(Fail::Arg("null spans"));
+        }
+        let mut table = crate::edit::MemberTable::default();
+        let Some(v) = table.field(&d, at, key).filter(|_| table.distinct()) else {
+            return Ok(Status::NotFound);
+        };
+        let ((cs, ce), (a, z)) = (d.span(at), d.span(v));
+        // SAFETY: non-null, and writable for 4 values per the contract.
+        unsafe { std::ptr::copy_nonoverlapping([cs, ce, a, z].as_ptr(), spans, 4) };
+        Ok(Status::Ok)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1212,5 +1262,38 @@ mod tests {
             assert_eq!((*h).input.edits.len(), threads * each);
             qjson_free(h);
         }
+    }
+
+    /// `qjson_member_span`: the object's and the member value's ranges for
+    /// a key of an object with distinct keys; NOT_FOUND for an absent key
+    /// or a repeated one; an error for an array.
+    #[test]
+    fn member_span_of_distinct_keys_only() {
+        let span = |doc: &'static [u8], key: &str| -> (c_int, [usize; 4]) {
+            let h = parse(doc);
+            let (e, c) = new_edit(h, "");
+            let mut out = [0usize; 4];
+            // SAFETY: live handle and cursor, a key of `key.len()` bytes,
+            // room for 4 values.
+            let rc = unsafe {
+                qjson_member_span(h, &c, key.as_ptr().cast(), key.len(), out.as_mut_ptr())
+            };
+            // SAFETY: from qjson_edit_new / qjson_parse, freed once.
+            unsafe {
+                qjson_edit_free(e);
+                qjson_free(h);
+            }
+            (rc, out)
+        };
+        let doc = b" {\"a\": 1 , \"b\" :\"x\"} ";
+        assert_eq!(span(doc, "b"), (0, [1, 20, 16, 19]));
+        assert_eq!(&doc[16..19], b"\"x\"");
+        assert_eq!(span(doc, "a"), (0, [1, 20, 7, 8]));
+        assert_eq!(span(doc, "c").0, Status::NotFound as c_int);
+        assert_eq!(
+            span(b"{\"a\": 1, \"a\": 2}", "a").0,
+            Status::NotFound as c_int
+        );
+        assert_ne!(span(b"[1]", "a").0, 0);
     }
 }
