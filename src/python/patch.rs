@@ -84,6 +84,19 @@ use std::sync::atomic::Ordering::Acquire;
 use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::sync::{Arc, Mutex};
 
+/// How [`POINTERS`] and the op reading them share a pointer: with the GIL,
+/// an `Rc` (a hit's clone and the op's drop are plain increments, not the
+/// two atomic read-modify-writes of an `Arc`: about 1% of the 2 KB patch
+/// row's time). Safe because every clone and drop of one happens while
+/// attached to the interpreter (the cache and the ops of one
+/// `qjson.patch` call, never kept past it nor sent elsewhere), so with the
+/// GIL one thread at a time, and a thread that takes the GIL sees what
+/// the one that released it wrote. Free-threaded builds keep the `Arc`.
+#[cfg(not(Py_GIL_DISABLED))]
+type Shared<T> = std::rc::Rc<T>;
+#[cfg(Py_GIL_DISABLED)]
+type Shared<T> = Arc<T>;
+
 static PATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Deepest value [`own`] and [`json_eq`] walk.
@@ -645,12 +658,14 @@ struct PointerCache {
 }
 
 struct Slots {
-    list: Vec<(Py<PyString>, Arc<Pointer>)>,
+    list: Vec<(Py<PyString>, Shared<Pointer>)>,
     next: usize,
 }
 
 // SAFETY: `slots` is read and written only through `PointerCache::with`,
-// by the one caller that set `busy` (see the type's docs).
+// by the one caller that set `busy` (see the type's docs), attached to
+// the interpreter: with the GIL, the `Rc`s it holds are cloned and dropped
+// by one thread at a time (see [`Shared`]).
 unsafe impl Sync for PointerCache {}
 
 impl PointerCache {
@@ -686,7 +701,7 @@ static POINTERS: PointerCache = PointerCache {
 };
 
 /// The pointer `s` holds, from [`POINTERS`] when it is there.
-fn pointer_of(s: &Bound<'_, PyString>) -> Step<Arc<Pointer>> {
+fn pointer_of(s: &Bound<'_, PyString>) -> Step<Shared<Pointer>> {
     let py = s.py();
     // A subclass of str is parsed each time (it might not hash or compare
     // like its text).
@@ -708,9 +723,9 @@ fn pointer_of(s: &Bound<'_, PyString>) -> Step<Arc<Pointer>> {
 /// [`pointer_of`] for a pointer not in [`POINTERS`]: parsed, and kept
 /// when `exact` (out of line: a configured patch's pointers are found).
 #[inline(never)]
-fn pointer_parsed(s: &Bound<'_, PyString>, exact: bool) -> Step<Arc<Pointer>> {
+fn pointer_parsed(s: &Bound<'_, PyString>, exact: bool) -> Step<Shared<Pointer>> {
     let py = s.py();
-    let p = Arc::new(parse_pointer(py, op_text(s, "pointer")?)?);
+    let p = Shared::new(parse_pointer(py, op_text(s, "pointer")?)?);
     if exact {
         let entry = (s.clone().unbind(), p.clone());
         let old = POINTERS.with(py, |c| {
@@ -879,7 +894,7 @@ impl<'py> Doc<'py> {
     /// Inlined into its callers, so the op is used where it was read (see
     /// [`read_apply`]).
     #[inline(always)]
-    fn apply(&mut self, op: OpIn<'py>, last: bool) -> Step<()> {
+    fn apply(&mut self, op: OpIn<'py, '_>, last: bool) -> Step<()> {
         // A move removes, then adds: the add may still fail.
         self.journal.save_views = !last || op.kind == Op::Move;
         let path = &*op.path;
@@ -944,12 +959,32 @@ impl<'py> Doc<'py> {
 
 // -------------------------------------------------------------- reading ops
 
+/// An op's pointer: from [`POINTERS`] (shared with it, so an entry the
+/// cache replaces while the op runs, e.g. by a nested `qjson.patch` from a
+/// callback, lives on until the op is done), or borrowed from the
+/// [`TextPatch`] the caller holds for the whole patch.
+enum PtrRef<'a> {
+    Cached(Shared<Pointer>),
+    Text(&'a Pointer),
+}
+
+impl std::ops::Deref for PtrRef<'_> {
+    type Target = Pointer;
+    #[inline]
+    fn deref(&self) -> &Pointer {
+        match self {
+            PtrRef::Cached(p) => p,
+            PtrRef::Text(p) => p,
+        }
+    }
+}
+
 /// One op, read and checked for its members, not yet applied.
-struct OpIn<'py> {
+struct OpIn<'py, 'a> {
     kind: Op,
-    path: Arc<Pointer>,
+    path: PtrRef<'a>,
     /// `move` / `copy` only.
-    from: Option<Arc<Pointer>>,
+    from: Option<PtrRef<'a>>,
     /// `add` / `replace` / `test` only.
     value: Option<Bound<'py, PyAny>>,
     /// Whether `value` is already the document's own (read from a JSON
@@ -1089,7 +1124,7 @@ impl Names {
 /// Op `op` of a patch given as Python objects (a dict or an `Object`).
 /// (Inlined into [`read_apply`], its one caller.)
 #[inline(always)]
-fn read_op<'py>(op: &Bound<'py, PyAny>, interned: &Names) -> Step<OpIn<'py>> {
+fn read_op<'py>(op: &Bound<'py, PyAny>, interned: &Names) -> Step<OpIn<'py, 'static>> {
     let members = match op.cast_exact::<PyDict>() {
         Ok(d) => op_members(d, interned)?,
         Err(_) => view_op_members(op)?,
@@ -1130,9 +1165,9 @@ fn read_op<'py>(op: &Bound<'py, PyAny>, interned: &Names) -> Step<OpIn<'py>> {
         None
     };
     // The pointers last: a malformed op reports its missing members first.
-    let path = pointer_of(&path)?;
+    let path = PtrRef::Cached(pointer_of(&path)?);
     let from = match from {
-        Some(f) => Some(pointer_of(&f)?),
+        Some(f) => Some(PtrRef::Cached(pointer_of(&f)?)),
         None => None,
     };
     Ok(OpIn {
@@ -1186,8 +1221,8 @@ fn view_op_members<'py>(op: &Bound<'py, PyAny>) -> Step<[Option<Bound<'py, PyAny
 /// strings unescaped, the value where it is in the text.
 struct TextOp {
     kind: Op,
-    path: Arc<Pointer>,
-    from: Option<Arc<Pointer>>,
+    path: Pointer,
+    from: Option<Pointer>,
     value: Option<Cursor>,
 }
 
@@ -1195,15 +1230,15 @@ impl TextOp {
     /// The op, ready to apply: its value a fresh view of the text (or a
     /// scalar), shared with nothing, so nothing of the cache is reachable
     /// from the document.
-    fn op_in<'py>(&self, py: Python<'py>, parsed: &Arc<Parsed>) -> Step<OpIn<'py>> {
+    fn op_in<'py, 'a>(&'a self, py: Python<'py>, parsed: &Arc<Parsed>) -> Step<OpIn<'py, 'a>> {
         let value = match self.value {
             Some(c) => Some(convert::value(py, parsed, c)?.into_bound(py)),
             None => None,
         };
         Ok(OpIn {
             kind: self.kind,
-            path: self.path.clone(),
-            from: self.from.clone(),
+            path: PtrRef::Text(&self.path),
+            from: self.from.as_ref().map(PtrRef::Text),
             value,
             owned: true,
         })
@@ -1368,7 +1403,7 @@ fn read_text_op(
         None
     };
     // The pointers last, as for ops given as dicts ([`read_op`]).
-    let split = |t: &str| parse_pointer(py, t).map(Arc::new);
+    let split = |t: &str| parse_pointer(py, t);
     let path = match split(&path) {
         Ok(p) => p,
         Err(e) => return Ok(Err(e.to_string())),

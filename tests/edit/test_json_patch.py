@@ -727,3 +727,83 @@ def test_op_dict_keys_of_other_kinds_and_array_tokens() -> None:
     assert reloaded(v) == {"a": [1, 2]}
     qjson.patch(v, [{"op": "add", "path": "/a/2", "value": 3}])
     assert reloaded(v) == {"a": [1, 2, 3]}
+
+
+class _EvictingKey:
+    """A dict key equal to ``"a"`` whose comparison runs nested patches: the
+    first uses the outer op's own path ``str`` (the same cached pointer),
+    the rest enough fresh pointers to replace every entry of the pointer
+    cache while the outer op still reads its pointer's later tokens."""
+
+    def __init__(self, outer_path: str) -> None:
+        self.outer_path = outer_path
+        self.calls = 0
+
+    def __hash__(self) -> int:
+        return hash("a")
+
+    def __eq__(self, other: object) -> bool:
+        if other != "a":
+            return False
+        self.calls += 1
+        inner = qjson.decode(b'{"a": {"b": {"c": 0}}}')
+        qjson.patch(inner, [{"op": "replace", "path": self.outer_path, "value": 7}])
+        assert qjson.dumps(inner) == b'{"a": {"b": {"c": 7}}}'
+        fresh = [{"op": "add", "path": f"/k{i}", "value": i} for i in range(40)]
+        qjson.patch({}, fresh)
+        return True
+
+
+def test_pointer_cache_entry_replaced_while_its_op_runs() -> None:
+    """A nested ``qjson.patch`` from a callback during an op (here a dict
+    key's ``__eq__`` while the op finds its parent) may hit the op's own
+    cached pointer and then replace every cache entry: the outer op still
+    reads its pointer whole, and the cache stays usable after."""
+    path = "/a/b/c"
+    plain = {"a": {"b": {"c": 0}}}
+    qjson.patch(plain, [{"op": "replace", "path": path, "value": 1}])  # cached now
+    key = _EvictingKey(path)
+    target = {key: {"b": {"c": 0}}}
+    qjson.patch(target, [{"op": "replace", "path": path, "value": 2}])
+    assert key.calls >= 1
+    assert target[key] == {"b": {"c": 2}}
+    # Again, the entry now made anew by the nested patch, and a failing op
+    # after it: undone, the nested patches' effects on their own targets kept.
+    key2 = _EvictingKey(path)
+    target = {key2: {"b": {"c": 0}}}
+    with pytest.raises(qjson.PatchError):
+        qjson.patch(
+            target,
+            [{"op": "replace", "path": path, "value": 3}, {"op": "remove", "path": "/zz"}],
+        )
+    assert key2.calls >= 1 and target[key2] == {"b": {"c": 0}}
+    v = qjson.decode(b'{"a": {"b": {"c": 0}}}')
+    qjson.patch(v, [{"op": "replace", "path": path, "value": 4}])
+    assert qjson.dumps(v) == b'{"a": {"b": {"c": 4}}}'
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["decode", "lazy"])
+def test_merge_patch_absent_nulls_change_nothing(lazy: bool) -> None:
+    """Nulls naming absent members (at the top, in a nested object, in one
+    whose other members the merge changes) delete nothing: a document whose
+    only merge was absent nulls writes its input bytes, its held views are
+    the same objects with the same values, and it edits as before after."""
+    src = b'{"a": {"b": 1, "c": [1, {"d": 2}]},  "e": "x" , "f": null}'
+    v = qjson.parse(src, lazy=True).root if lazy else qjson.decode(src)
+    a, c = v["a"], v["a"]["c"]
+    out = qjson.merge_patch(v, {"zz": None, "a": {"q": None, "c": None}, "a2": None})
+    assert out is v
+    assert reloaded(v) == {"a": {"b": 1}, "e": "x", "f": None}
+    v = qjson.parse(src, lazy=True).root if lazy else qjson.decode(src)
+    a, c = v["a"], v["a"]["c"]
+    qjson.merge_patch(v, {"zz": None, "a": {"q": None, "r": None}, "f2": None})
+    qjson.merge_patch(v, {"a": {"c2": None}})
+    assert qjson.dumps(v) == src
+    assert v["a"] is a and a["c"] is c and c == [1, {"d": 2}]
+    assert "zz" not in v and "q" not in a and len(a) == 2 and len(v) == 3
+    c[1]["d"] = 5
+    assert reloaded(v) == json.loads(src.replace(b'"d": 2', b'"d": 5'))
+    # A plain dict target: absent nulls are nothing too.
+    d = {"a": {"b": 1}}
+    qjson.merge_patch(d, {"zz": None, "a": {"q": None}})
+    assert d == {"a": {"b": 1}}
