@@ -287,8 +287,8 @@ typedef struct qjson_seg {
 int qjson_edit_new(const qjson_doc *doc, const qjson_cursor *at,
                    qjson_edit **out);
 /* For a light edit of an object (one member replaced by splicing its value's
-   text): spans[0..1] = the object's byte range, spans[2..3] = the range of
-   member key's value, when the object's keys are distinct and few enough
+   text): [spans[0], spans[1]) = the object's byte range, [spans[2],
+   spans[3]) = the byte range of member key's value, when the object's keys are distinct and few enough
    for a member table (so that an edit state's plan would splice the value
    in place too). QJSON_NOT_FOUND when the key is absent or the object is
    not such an object; no edit state is made. */

@@ -2192,6 +2192,10 @@ do
         local ok, err = pcall(obj_newindex, L.t, L.k, L.v)
         J, jn = j, n
         if not ok then
+            -- Still light, so the edit is not lost (an edit state the call
+            -- made belongs to the document, which frees it).
+            st.e, st.ks, st.vals = nil, nil, nil
+            setmetatable(st, L)
             error(err, 0)
         end
     end
@@ -2204,7 +2208,10 @@ do
             return false
         end
         st.e, st.ks, st.vals = nil, nil, nil
-        st.dirty = true
+        -- `dirty_now` too: own() (a proxy put into another document by a
+        -- patch) reads it after compact_of's encode, which takes the light
+        -- path and so never asks is_dirty.
+        st.dirty, st.dirty_now = true, true
         setmetatable(st, { __index = light_index, dm = getmetatable(st), t = t, k = k, v = v,
             cs = tonumber(span_out[0]), ce = tonumber(span_out[1]),
             a = tonumber(span_out[2]), z = tonumber(span_out[3]) })

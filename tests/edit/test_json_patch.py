@@ -686,6 +686,11 @@ def test_merge_patch_dict_members_in_order_and_key_errors_atomic() -> None:
         assert a == {"b": 1, "c": {"d": 2}} and v["a"]["c"] is c
     qjson.merge_patch(v, {"a": {_Key("b"): 4}})
     assert reloaded(v)["a"] == {"b": 4, "c": {"d": 2}}
+    # Several absent members are added in the dict's order, at each level.
+    v = qjson.decode(b'{"a": {"b": 1}}')
+    qjson.merge_patch(v, {"x": 1, "a": {"q": 1, "p": 2, "b": None}, "y": 2, "w": 3})
+    assert qjson.dumps(v) == b'{"a": {"q":1,"p":2},"x":1,"y":2,"w":3}'
+    assert list(json.loads(qjson.dumps(v))) == ["a", "x", "y", "w"]
 
 
 def test_patch_on_a_lazy_document_raises_decode_errors_atomically() -> None:

@@ -209,3 +209,54 @@ def test_child_read_before_and_edited_after_a_light_edit(lua: Any) -> None:
         {"op": "replace", "path": "/messages/0/role", "value": "system"},
     ]
     assert as_bytes(out) == python_edit(DOCS[0], ops)
+
+
+# A light-edited root put into another document by a patch: own() copies an
+# edited proxy as its compact text, which it reads only when the proxy says
+# it has edits (`dirty_now`); each op here once wrote the original bytes.
+PUT_OPS = [
+    ('{op = "add", path = "/z", value = t}', "add"),
+    ('{op = "replace", path = "/y", value = t}', "replace"),
+    ('{op = "add", path = "/z", value = {t}}', "nested"),
+    ('{op = "add", path = "", value = t}', "whole"),
+]
+
+
+@pytest.mark.parametrize("op", [o for o, _ in PUT_OPS], ids=[i for _, i in PUT_OPS])
+def test_light_edited_root_put_by_a_patch_keeps_its_edit(lua: Any, op: str) -> None:
+    f = lua.eval(
+        "function()\n"
+        '    local qjson = require("qjson")\n'
+        '    local t = qjson.decode(\'{"model":"gpt-4o","x":1}\')\n'
+        '    t.model = "b"\n'
+        '    local light = rawget(getmetatable(t), "e") == nil\n'
+        "    local u = qjson.decode('{\"y\":0}')\n"
+        f"    u = qjson.patch(u, {{{op}}})\n"
+        "    return light, qjson.encode(u)\n"
+        "end"
+    )
+    light, out = f()
+    assert light
+    got = json.loads(as_bytes(out))
+    edited = {"model": "b", "x": 1}
+    expected = {
+        "add": {"y": 0, "z": edited},
+        "replace": {"y": edited},
+        "nested": {"y": 0, "z": [edited]},
+        "whole": edited,
+    }[dict(PUT_OPS)[op]]
+    assert got == expected
+
+
+def test_light_edited_root_copied_into_itself(lua: Any) -> None:
+    """A copy op from "" of a light-edited root copies the edited value."""
+    f = lua.eval(
+        "function()\n"
+        '    local qjson = require("qjson")\n'
+        '    local t = qjson.decode(\'{"model":"gpt-4o","x":1}\')\n'
+        '    t.model = "b"\n'
+        '    qjson.patch(t, {{op = "copy", from = "", path = "/self"}})\n'
+        "    return qjson.encode(t)\n"
+        "end"
+    )
+    assert json.loads(as_bytes(f())) == {"model": "b", "x": 1, "self": {"model": "b", "x": 1}}
