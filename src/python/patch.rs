@@ -1554,32 +1554,11 @@ impl<'a, 'py> Part<'a, 'py> {
         match self {
             // An exact dict is walked in place; anything else (an `Object`,
             // a dict subclass) through its own `items()`.
-            Part::Py(v) if v.is_exact_instance_of::<PyDict>() => {
-                let mut keys_str = true;
-                // SAFETY: `v` is an exact dict and the interpreter is
-                // attached. `dict_each` gives borrowed references valid
-                // while the dict is not changed; the walk runs no Python
-                // code and drops no object (a type test on the raw key, a
-                // push of new references), so the dict's entry table is
-                // read once for the whole walk.
-                unsafe {
-                    dict_each(v.as_ptr(), |k, x| {
-                        if pyo3::ffi::PyUnicode_Check(k) == 0 {
-                            keys_str = false;
-                            return false;
-                        }
-                        out.push((
-                            Bound::from_borrowed_ptr(py, k).cast_into_unchecked::<PyString>(),
-                            Part::Py(Bound::from_borrowed_ptr(py, x)),
-                        ));
-                        true
-                    });
-                }
-                if !keys_str {
-                    return Err(key_error());
-                }
-            }
             Part::Py(v) => {
+                if let Ok(d) = v.cast_exact::<PyDict>() {
+                    dict_members(d, |k, x| out.push((k, Part::Py(x))))?;
+                    return Ok(out);
+                }
                 for item in v.call_method0("items")?.try_iter()? {
                     let (k, x): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
                     out.push((
@@ -1686,7 +1665,10 @@ fn merge_into<'py>(
             // (about 4% of the 2 KB merge row's time, perf, PGO build).
             let mut keys: SmallVec<[Bound<'py, PyString>; 4]> = SmallVec::new();
             let mut vals: SmallVec<[Bound<'py, PyAny>; 4]> = SmallVec::new();
-            dict_members(d, &mut keys, &mut vals)?;
+            dict_members(d, |k, x| {
+                keys.push(k);
+                vals.push(x);
+            })?;
             for (k, x) in keys.iter().zip(vals) {
                 merge_member(journal, target, k, &Part::Py(x), depth)?;
             }
@@ -1699,27 +1681,30 @@ fn merge_into<'py>(
     Ok(())
 }
 
-/// The members of exact dict `d` into `keys` and `vals` (new references,
-/// in order); a `TypeError` when a key is not a `str`.
+/// The members of exact dict `d`, in order, each given to `push` (new
+/// references); a `TypeError` when a key is not a `str`. The dict is walked
+/// in place ([`Part::items`] and [`merge_into`]).
 fn dict_members<'py>(
     d: &Bound<'py, PyDict>,
-    keys: &mut SmallVec<[Bound<'py, PyString>; 4]>,
-    vals: &mut SmallVec<[Bound<'py, PyAny>; 4]>,
+    mut push: impl FnMut(Bound<'py, PyString>, Bound<'py, PyAny>),
 ) -> PyResult<()> {
     let py = d.py();
     let mut keys_str = true;
     // SAFETY: `d` is an exact dict and the interpreter is attached.
     // `dict_each` gives borrowed references valid while the dict is not
     // changed; the walk runs no Python code and drops no object (a type
-    // test on the raw key, pushes of new references).
+    // test on the raw key, pushes of new references), so the dict's entry
+    // table is read once for the whole walk.
     unsafe {
         dict_each(d.as_ptr(), |k, x| {
             if pyo3::ffi::PyUnicode_Check(k) == 0 {
                 keys_str = false;
                 return false;
             }
-            keys.push(Bound::from_borrowed_ptr(py, k).cast_into_unchecked::<PyString>());
-            vals.push(Bound::from_borrowed_ptr(py, x));
+            push(
+                Bound::from_borrowed_ptr(py, k).cast_into_unchecked::<PyString>(),
+                Bound::from_borrowed_ptr(py, x),
+            );
             true
         });
     }
