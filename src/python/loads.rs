@@ -35,7 +35,7 @@
 //!   of `CACHE_SLOTS` `str` objects (direct-mapped on a hash of the raw
 //!   key bytes), as orjson does: a repeated key costs no allocation, and its
 //!   `str` hash is already computed when the dict needs it ([`key_cache`](mod@key_cache));
-//!   `loads_many` also shares string values of up to 16 bytes through a
+//!   `loads_many` also shares string values of up to 48 bytes through a
 //!   second table of that cache (lines repeat the same short values);
 //! - strings without a backslash are handed to `PyUnicode_FromStringAndSize`
 //!   as they are (version-specific builds: an ASCII one is one

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import subprocess
 import sys
 import textwrap
@@ -507,28 +508,56 @@ def test_collector_state_is_kept():
         gc.enable()
 
 
-def test_loads_many_shares_short_string_values():
-    """loads_many gives equal short string values one shared str (as
-    fastsimdjson does; lines repeat enum-like values), escaped or not;
-    longer values, and every value of loads, stay their own objects.
-    Values never collide with keys or each other."""
+def test_loads_many_shares_string_values():
+    """loads_many gives equal string values of up to 48 raw bytes one shared
+    str, escaped or not (as fastsimdjson does for short ones; lines repeat
+    enum-like values, model names, endpoints); longer values, and every
+    value of loads, stay their own objects. Values never collide with keys
+    or each other."""
     short = ["user", "", "é", r"\u00e9", r"\"q\"", "a" * 16, "日本語", r"\ud83d\ude00"]
-    long = ["b" * 17, "c" * 40]
+    mid = ["b" * 17, "c" * 40, "/v1/chat/completions", "d" * 46 + r"\n", "é" * 24, "e" * 48]
+    long = ["f" * 49, "g" * 100, "h" * 47 + r"\n"]
+    values = short + mid + long
     lines = []
     for i in range(3):
-        members = ",".join(f'"k{j}":"{v}"' for j, v in enumerate(short + long))
+        members = ",".join(f'"k{j}":"{v}"' for j, v in enumerate(values))
         lines.append(f'{{{members},"user":"k0","i":{i}}}'.encode())
     data = b"\n".join(lines)
     got = qjson.loads_many(data)
     assert got == [json.loads(line) for line in lines]
     a, b = got[0], got[1]
-    for j in range(len(short)):
-        assert a[f"k{j}"] is b[f"k{j}"], short[j]
+    shared = len(short) + len(mid)
+    for j in range(shared):
+        assert a[f"k{j}"] is b[f"k{j}"], values[j]
     assert a["k2"] == a["k3"]  # "é" written raw and escaped: two entries
-    assert a["k8"] == b["k8"] and a["k8"] is not b["k8"]
+    for j in range(shared, len(values)):
+        assert a[f"k{j}"] == b[f"k{j}"] and a[f"k{j}"] is not b[f"k{j}"], values[j]
     assert a["user"] == "k0" and a["k0"] == "user"
     one = qjson.loads(b"[" + b",".join(lines) + b"]")
     assert one[0]["k0"] == one[1]["k0"] and one[0]["k0"] is not one[1]["k0"]
+    assert one[0]["k9"] == one[1]["k9"] and one[0]["k9"] is not one[1]["k9"]
+
+
+def test_loads_many_shared_values_differ_anywhere():
+    """Shared values of one length that differ in one byte only, at any
+    place up to the 48th (the comparison covers every byte), or only in
+    being escaped, and more distinct values than the table has slots
+    (evictions, colliding slots): each line's values are its own."""
+    rng = random.Random(7)
+    base = "x" * 48
+    variants = []
+    for n in (17, 24, 25, 31, 33, 40, 47, 48):
+        for at in range(n):
+            variants.append(base[:at] + "y" + base[at + 1 : n])
+        variants.append(base[:n])
+    variants += [f"id-{i:040d}" for i in range(3000)]  # 43 bytes, distinct
+    variants += ["tab\\there-" + "z" * 20, "tab\\u0009here-" + "z" * 20, "caf\u00e9-" + "w" * 20]
+    lines = []
+    for _ in range(400):
+        vals = rng.sample(variants, 12)
+        lines.append(json.dumps({"v": vals, "w": vals[0], "u": vals[1:3]}).encode())
+    data = b"\n".join(lines)
+    assert qjson.loads_many(data) == [json.loads(line) for line in lines]
 
 
 def test_loads_many_leaves_the_young_collection_to_the_caller():
