@@ -325,8 +325,10 @@ fn write_array_edits<'py, S: Sink<'py>>(
 const FLAT_DEPTH: u32 = 8;
 
 /// The edits of a flat splice: a replaced value's span and its new value
-/// (a reference of the writer's own: see [`FLAT_DEPTH`]).
-type FlatEdits = SmallVec<[(u32, u32, Py<PyAny>); 4]>;
+/// (a reference of the writer's own: see [`FLAT_DEPTH`]). A `Bound`, not
+/// a `Py`: its drop is the decrement itself, where a `Py`'s first asks
+/// the thread whether it is attached (a thread-local lookup per value).
+type FlatEdits<'py> = SmallVec<[(u32, u32, Bound<'py, PyAny>); 4]>;
 
 /// The serializer's depth under which a flat splice is written: the
 /// level-by-level writer's `enter` checks (cycles from the serializer's
@@ -427,7 +429,7 @@ fn write_flat_walked<'py, S: Sink<'py>>(
     let (mut pos, end) = doc.container_span(at);
     for (a, b, v) in &edits {
         sink.raw(parsed, pos, *a as usize);
-        if let Err(e) = sink.value(v.bind(py)) {
+        if let Err(e) = sink.value(v) {
             return Some(Err(e));
         }
         pos = *b as usize;
@@ -447,14 +449,14 @@ fn write_flat_walked<'py, S: Sink<'py>>(
 /// not allowed: `edit` false (below a patched object), or, with `keys`
 /// (the container is an object whose keys are not known distinct), an
 /// edited child whose key repeats after it.
-fn flat_views(
-    py: Python<'_>,
+fn flat_views<'py>(
+    py: Python<'py>,
     doc: &crate::doc::Doc<'_>,
     views: &super::cache::ViewCache,
     keys: Option<Cursor>,
     depth: u32,
     edit: bool,
-    edits: &mut FlatEdits,
+    edits: &mut FlatEdits<'py>,
 ) -> Option<bool> {
     let mut edited = false;
     for v in views.values() {
@@ -503,21 +505,22 @@ fn flat_views(
 /// A patched lazy object's replacements into `edits` when its patches
 /// have `splice_replaced`'s shape (replacements in document order, keys
 /// distinct) and its new values are plain scalars; `None` otherwise.
-fn flat_replaced(
-    py: Python<'_>,
+fn flat_replaced<'py>(
+    py: Python<'py>,
     doc: &crate::doc::Doc<'_>,
     patches: &edit::Patches<Py<PyString>, Py<PyAny>>,
-    edits: &mut FlatEdits,
+    edits: &mut FlatEdits<'py>,
 ) -> Option<()> {
     if !patches.table.distinct() || !replacements_in_order(patches) {
         return None;
     }
     for p in patches.iter() {
         if let (Some(c), Some(v)) = (p.orig, &p.value) {
-            if !is_plain_scalar(v.bind(py)) {
+            let v = v.bind(py);
+            if !is_plain_scalar(v) {
                 return None;
             }
-            edits.push((c.start, doc.span(c).1 as u32, v.clone_ref(py)));
+            edits.push((c.start, doc.span(c).1 as u32, v.clone()));
         }
     }
     Some(())
