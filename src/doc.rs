@@ -1795,8 +1795,29 @@ fn skip_kind(b: u8, containers: &[crate::index::Container], vk: usize, ord: u32)
         // point a container's close before its open; the walk still moves
         // on.)
         ((ct.close as usize + 2).max(vk + 1), ct.next)
+    } else if b == b'"' {
+        (vk + 2, ord)
     } else {
-        (vk + 1 + usize::from(b == b'"'), ord)
+        // A branch, not `vk + 1 + (b == '"')`: the next member's position
+        // then depends on the branch, which the predictor learns from the
+        // records' shapes (the same kinds in the same order), rather than
+        // on the loads of the structural and of its byte: the walk no
+        // longer waits for those loads member after member. (The empty
+        // block stops LLVM from merging the two arms back into that sum.)
+        not_merged();
+        (vk + 1, ord)
+    }
+}
+
+/// A point the optimizer does not merge across (see [`skip_kind`]): an
+/// empty assembly block where one is allowed, nothing elsewhere.
+#[inline(always)]
+fn not_merged() {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    // SAFETY: an empty block: it reads and writes no memory, no register,
+    // no flag, and uses no stack.
+    unsafe {
+        std::arch::asm!("", options(nomem, nostack, preserves_flags));
     }
 }
 

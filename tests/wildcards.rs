@@ -153,6 +153,100 @@ fn escaped_and_duplicate_keys_under_wildcards() {
     assert_eq!(d.find_all(d.root(), "*").unwrap().len(), 1);
 }
 
+/// The raw texts `path` matches in `input` (strict or lazy), by
+/// `find_all`, from the root.
+fn all_raw_lazy(input: &str, path: &str, lazy: bool) -> Vec<String> {
+    let index = build(input.as_bytes(), lazy);
+    let d = Doc::new(input.as_bytes(), &index);
+    d.find_all(d.root(), path)
+        .unwrap()
+        .into_iter()
+        .map(|c| String::from_utf8(d.raw(c).to_vec()).unwrap())
+        .collect()
+}
+
+#[test]
+fn medium_keys_under_wildcards() {
+    // Keys of 8 to 15 plain bytes after a wildcard are tested by their two
+    // words from the opening quote; the first occurrence wins, escaped
+    // bodies that decode to the key match, near misses (a byte more or
+    // less, one byte different in either word) do not.
+    let doc = r#"[
+        {"id": 1, "screen_name": "a", "screen_name": "dup"},
+        {"screen\u005fname": "esc", "screen_name": "plain"},
+        {"screen_names": 0, "screen_nam": 0, "Screen_name": 0, "screen_namE": 0,
+         "screen\u005fnamex": 0, "screen_name": "b"},
+        {"user": {"screen_name": "c"}},
+        {"screen_name": {"screen_name": "inner"}},
+        ["screen_name", "x"],
+        "screen_name",
+        null,
+        {},
+        {"screen_name\n": 1, "screen_name ": 2, "\u0073creen_name": "first-esc"},
+        {"eightchr": 8, "fifteen_chars_k": 15, "sixteen_chars_ke": 16},
+        {"k": [{"created_at": "deep"}], "created_at": "top"},
+        {"screen_name": "last"}]"#;
+    for lazy in [false, true] {
+        let all = |p: &str| all_raw_lazy(doc, p, lazy);
+        assert_eq!(
+            all("[*].screen_name"),
+            [
+                r#""a""#,
+                r#""esc""#,
+                r#""b""#,
+                r#"{"screen_name": "inner"}"#,
+                r#""first-esc""#,
+                r#""last""#
+            ],
+            "lazy {lazy}"
+        );
+        assert_eq!(all("[*].user.screen_name"), [r#""c""#]);
+        assert_eq!(all("[*].screen_name.screen_name"), [r#""inner""#]);
+        assert_eq!(all("[*].eightchr"), ["8"]);
+        assert_eq!(all("[*].fifteen_chars_k"), ["15"]);
+        assert_eq!(all("[*].sixteen_chars_ke"), ["16"]);
+        assert_eq!(all("[*].created_at"), [r#""top""#]);
+        assert_eq!(all("[*].screen_namex"), [r#"0"#]);
+        assert_eq!(all("[*].Screen_name"), ["0"]);
+        assert_eq!(all("[*].screen_namE"), ["0"]);
+        assert_eq!(all("[*].screen_na_e"), Vec::<String>::new());
+        assert_eq!(all("[*].screen_name_"), Vec::<String>::new());
+    }
+    // Non-ASCII keys of 8 to 15 bytes take the general test.
+    let doc = r#"[{"clé_longue": 1, "cle_longue": 2}, {"cle_longue": 3, "clé_longue": 4}]"#;
+    assert_eq!(all_raw(doc, "[*].clé_longue").unwrap(), ["1", "4"]);
+    assert_eq!(all_raw(doc, "[*].cle_longue").unwrap(), ["2", "3"]);
+    // An object that ends in the input's last bytes (the walk's checked
+    // reads), and a key whose words run past the end of the input.
+    for doc in [
+        r#"[{"screen_name":1}]"#,
+        r#"[{"a":0,"screen_name":7}]"#,
+        r#"[{"screen_nam":0}]"#,
+        r#"[{"screen_name_":0}]"#,
+    ] {
+        let want: &[&str] = match doc {
+            r#"[{"screen_name":1}]"# => &["1"],
+            r#"[{"a":0,"screen_name":7}]"# => &["7"],
+            _ => &[],
+        };
+        for lazy in [false, true] {
+            assert_eq!(all_raw_lazy(doc, "[*].screen_name", lazy), want, "{doc}");
+        }
+    }
+    // Each answer agrees with the single read of the same element.
+    let index = build(
+        br#"[{"a":1,"screen_name":2},{"screen\u005fname":3},{"x":{}}]"#,
+        false,
+    );
+    let input = br#"[{"a":1,"screen_name":2},{"screen\u005fname":3},{"x":{}}]"#;
+    let d = Doc::new(input, &index);
+    let got = d.find_all(d.root(), "[*].screen_name").unwrap();
+    let one: Vec<_> = (0..3)
+        .filter_map(|i| d.find(d.root(), &format!("[{i}].screen_name")).ok())
+        .collect();
+    assert_eq!(got, one);
+}
+
 #[test]
 fn malformed_paths_and_single_reads() {
     let doc = r#"{"a": [1, 2], "*": 3}"#;

@@ -32,7 +32,7 @@
 //! What a key's comparisons need that depends on the key alone (its words,
 //! whether it is plain) is prepared once per call, not once per object.
 
-use super::key::{word_of, ShortWord};
+use super::key::{word_of, MediumWords, PlainKey, ShortWord};
 use super::{AnyKey, ArrayItems, Cursor, DistinctItems, Doc, KeyMatcher, MemberTest, Plain};
 use crate::error::{AccessError, JsonType};
 use crate::path::{segments, wildcard_error, Compiled, Segment};
@@ -69,19 +69,28 @@ struct Frame<'a> {
 type Parsed<'p> = SmallVec<[(usize, Segment<'p>); 8]>;
 
 /// A key segment after the first wildcard, prepared once per call: its
-/// matcher and, for a short plain key, the words [`Doc::short_member`]
-/// tests members with.
+/// matcher and, for a plain key of up to 15 bytes, the words
+/// [`Doc::short_member`] (up to seven bytes) or [`Doc::medium_member`]
+/// (eight to fifteen) tests members with.
 struct Key<'i, 'k> {
     m: KeyMatcher<'i, 'k>,
-    short: Option<ShortWord>,
+    words: Option<PlainKey>,
 }
 
 impl<'i, 'k> Key<'i, 'k> {
     fn new(m: KeyMatcher<'i, 'k>) -> Self {
-        let short = m
-            .is_short()
-            .then(|| ShortWord::of_word(word_of(m.key), m.key.len()));
-        Key { m, short }
+        let words = if m.is_short() {
+            Some(PlainKey::Short(ShortWord::of_word(
+                word_of(m.key),
+                m.key.len(),
+            )))
+        } else {
+            // A plain key of 8 to 15 bytes (`screen_name`, `created_at`):
+            // two word compares from the quote, as `Doc::field` makes;
+            // `None` for longer or other keys.
+            PlainKey::new(m.key)
+        };
+        Key { m, words }
     }
 }
 
@@ -272,8 +281,9 @@ impl<'a> Doc<'a> {
             return None;
         }
         let m = &key.m;
-        match &key.short {
-            Some(w) => self.short_member(c, w, m.key),
+        match &key.words {
+            Some(PlainKey::Short(w)) => self.short_member(c, w, m.key),
+            Some(PlainKey::Medium(w)) => self.medium_member(c, w, m.key),
             None => self.member_walk(c, AnyKey(m)),
         }
     }
@@ -328,6 +338,16 @@ impl<'a> Doc<'a> {
     /// compared by its body, out of the loop).
     #[inline(never)]
     fn short_member(&self, c: Cursor, w: &ShortWord, key: &[u8]) -> Option<Cursor> {
+        self.walk_members(c, Plain(w, key)).1
+    }
+
+    /// [`Self::short_member`] for a plain key of 8 to 15 bytes (its words
+    /// `w`: the first eight bytes, then the word that ends with the
+    /// closing quote), rather than [`Self::member_walk`] with the general
+    /// matcher, which tests each member through its checked reads and its
+    /// branches on the key's kind.
+    #[inline(never)]
+    fn medium_member(&self, c: Cursor, w: &MediumWords, key: &[u8]) -> Option<Cursor> {
         self.walk_members(c, Plain(w, key)).1
     }
 

@@ -72,6 +72,56 @@ def test_wide_objects_keep_the_first_of_a_repeated_key(lazy: bool) -> None:
 
 
 @pytest.mark.parametrize("lazy", [False, True], ids=["strict", "lazy"])
+@pytest.mark.parametrize("wide", [False, True], ids=["small", "wide"])
+def test_medium_keys_after_a_wildcard(lazy: bool, wide: bool) -> None:
+    # Keys of 8 to 15 plain bytes (`screen_name`) after `[*]` are tested by
+    # two words from each member's quote. Values of every type (huge ints,
+    # floats, literals, containers), elements that are not objects, missing
+    # keys, repeated keys (the first wins, escaped or not), keys equal only
+    # after unescaping, near misses, non-ASCII keys of the same length.
+    pad = ", ".join(f'"pad_key_{i:02}": {i}' for i in range(20)) + ", " if wide else ""
+    rows = [
+        '{"id": 1, "screen_name": 123456789012345678901234567890, "screen_name": 0}',
+        '{"screen\\u005fname": -1.5e300, "screen_name": "plain"}',
+        '{"screen_names": 0, "screen_nam": 0, "Screen_name": 0, "screen_namE": 0, '
+        '"screen_name": true}',
+        '{"\\u0073creen_name": null, "screen_name": 1}',
+        '{"scrèen_name": 0, "screen_name": {"screen_name": [1, {"a": 2}]}}',
+        '["screen_name", 1]',
+        '"screen_name"',
+        "-99999999999999999999",
+        "{}",
+        '{"screen_name\\n": 1, "screen_name ": 2}',
+        '{"screen_name": "\\u00e9t\\u00e9 \\ud83d\\ude00"}',
+        '{"screen_name": -9223372036854775809}',
+    ]
+    text = (
+        "["
+        + ", ".join(r if not r.startswith("{") or r == "{}" else "{" + pad + r[1:] for r in rows)
+        + "]"
+    ).encode()
+    ref = json.loads(text, object_pairs_hook=lambda ps: {k: v for k, v in reversed(ps)})
+    want = [r["screen_name"] for r in ref if isinstance(r, dict) and "screen_name" in r]
+    assert len(want) == 7
+    d = qjson.parse(text, lazy=lazy)
+    got = d.get_all("[*].screen_name")
+    assert same(got, want), got
+    assert same(d.get_all(qjson.Path("[*].screen_name")), want)
+    assert [type(v) for v in got] == [type(v) for v in want[:4]] + [qjson.Object] + [
+        type(v) for v in want[5:]
+    ]
+    # One get per element agrees (the single reads take `Doc.field`'s walk).
+    one = [d.get(f"[{i}].screen_name", None) for i in range(len(rows))]
+    assert same([v for v in one if v is not None], [w for w in want if w is not None])
+    assert d.get_all("[*].screen_name.screen_name[1].a") == [2]
+    assert d.get_all("[*].scrèen_name") == [0]
+    assert d.get_all("[*].screen_nam") == [0]
+    assert d.get_all("[*].screen_namE") == [0]
+    assert d.get_all("[*].screen_na_e") == []
+    assert d.get_all("[*].screen_name_") == []
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["strict", "lazy"])
 def test_matched_strings_of_every_kind(lazy: bool) -> None:
     values = ["", "a", "plain ascii", "x" * 40, r"caf\u00e9", "é", "日本語のテキスト" * 3]
     values += [r"a\\b\n", r"tab\t" * 5]
