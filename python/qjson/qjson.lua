@@ -2155,8 +2155,13 @@ box, the member table, the plan, the state's drop at the next sweep,
 spread over many cache lines of code and data); the light path is the
 passthrough plus one lookup and the splice (see LIGHT.encode).
 While light, the state's `e`, `ks`, `vals` are nil (an edited state has
-them, an unedited one has false), and its metatable is a table of its own
-whose __index, asked for any field the state lacks, makes the edit a real
+them, an unedited one has false), and its metatable is a record of its own,
+{dm, t, k, v, cs, ce, a, z, __index = light_index} (the document's fields
+`dm`, the proxy, the key and value set, the object's bytes [cs, ce) and the
+old value's [a, z)), kept in the array part: with named fields it was a
+16-node hash table, 544 bytes of Lua heap per set instead of 280, and a
+2 KB set ran at ~900 ns instead of ~790 (standalone, PGO library). Its
+__index, asked for any field the state lacks, makes the edit a real
 one first (promote: the state as it would have been, then the field read
 again); the document's fields (h, s, whole) are answered without that. So
 every reader of the edit fields, present or to come (reads through the
@@ -2170,9 +2175,8 @@ do
     local promote
 
     local function light_index(st, key)
-        local L = getmetatable(st)
         if key == "h" or key == "s" or key == "whole" then
-            return L.dm[key]
+            return getmetatable(st)[1][key]
         end
         promote(st)
         return st[key]
@@ -2182,14 +2186,14 @@ do
     --- through obj_newindex would have left it).
     promote = function(st)
         local L = getmetatable(st)
-        setmetatable(st, L.dm)
+        setmetatable(st, L[1])
         -- (`dirty` stays set: obj_newindex then makes no light edit again,
         -- and a root has no parent to tell.)
         st.e, st.ks, st.vals = false, false, false
         -- Not an edit of any patch being applied: it was made before.
         local j, n = J, jn
         J = nil
-        local ok, err = pcall(obj_newindex, L.t, L.k, L.v)
+        local ok, err = pcall(obj_newindex, L[2], L[3], L[4])
         J, jn = j, n
         if not ok then
             -- Still light, so the edit is not lost (an edit state the call
@@ -2212,20 +2216,22 @@ do
         -- patch) reads it after compact_of's encode, which takes the light
         -- path and so never asks is_dirty.
         st.dirty, st.dirty_now = true, true
-        setmetatable(st, { __index = light_index, dm = getmetatable(st), t = t, k = k, v = v,
-            cs = tonumber(span_out[0]), ce = tonumber(span_out[1]),
-            a = tonumber(span_out[2]), z = tonumber(span_out[3]) })
+        setmetatable(st, { getmetatable(st), t, k, v, tonumber(span_out[0]),
+            tonumber(span_out[1]), tonumber(span_out[2]), tonumber(span_out[3]),
+            __index = light_index })
         return true
     end
 
     --- The text of the root whose state `st` holds a light edit.
     LIGHT.encode = function(st)
         local L = getmetatable(st)
-        local p = ffi.cast(charp_t, L.dm.s)
+        local p = ffi.cast(charp_t, L[1].s)
+        local cs, ce = L[5], L[6]
         out:reset()
-        put_span(out, p + L.cs, L.a - L.cs)
-        encode_value(out, L.v, 0, stack)
-        put_span(out, p + L.z, L.ce - L.z)
+        put_span(out, p + cs, L[7] - cs)
+        encode_value(out, L[4], 0, stack)
+        local z = L[8]
+        put_span(out, p + z, ce - z)
         local s = out:tostring()
         if #out > KEEP_MAX then
             out:free()

@@ -124,6 +124,33 @@ def test_not_light_falls_back(lua: Any) -> None:
     )
 
 
+def test_light_set_makes_one_small_record(lua: Any) -> None:
+    """A light set makes one small record (an array-part table: its Lua
+    heap, counted with the collector stopped, is under 400 bytes; a record
+    with named fields, a 16-node hash part, made 544) and nothing else
+    grows with it: no edit state, no plan."""
+    f = lua.eval(
+        """function(s)
+            local qjson = require("qjson")
+            local least = math.huge
+            for _ = 1, 4 do
+                local t = qjson.decode(s)
+                collectgarbage("collect")
+                collectgarbage("stop")
+                local c0 = collectgarbage("count")
+                t.model = "gpt-4o-mini"
+                local made = (collectgarbage("count") - c0) * 1024
+                collectgarbage("restart")
+                assert(rawget(getmetatable(t), "e") == nil, "not light")
+                least = math.min(least, made)
+            end
+            return least
+        end"""
+    )
+    made = f(DOCS[0])
+    assert 0 < made < 400, made
+
+
 MERGE = b'{"stream": null, "x": {"y": 1}}'
 
 # After t.model = "m" (light), each operation below; the Python ops are the
