@@ -424,7 +424,7 @@ impl DocIterator {
                 origin,
             ),
         };
-        let doc = Doc::from_parsed(Arc::new(Parsed::new(input, index)));
+        let doc = Doc::from_parsed(Parsed::new_arc(input, index));
         Py::new(py, doc).map(Py::into_any).map_err(|e| {
             e.restore(py);
             None
