@@ -63,7 +63,7 @@ pub(crate) fn parse(
     };
     match built {
         Ok(index) => {
-            let parsed = Arc::new(Parsed::new(input, index));
+            let parsed = Parsed::new_arc(input, index);
             let root = parsed.doc().root();
             Ok(Doc {
                 parsed,
@@ -102,7 +102,7 @@ pub(crate) fn parse_bytes(data: &Bound<'_, PyAny>) -> Option<Doc> {
         return None;
     }
     match Index::build(input.bytes(), &opts) {
-        Ok(index) => Some(Doc::from_parsed(Arc::new(Parsed::new(input, index)))),
+        Ok(index) => Some(Doc::from_parsed(Parsed::new_arc(input, index))),
         Err(_) => {
             super::slots::release(input);
             None
