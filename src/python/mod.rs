@@ -50,6 +50,7 @@ fn qjson_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(doc::parse, m)?)?;
     m.add_function(wrap_pyfunction!(view::materialize, m)?)?;
     m.add_function(wrap_pyfunction!(view::decode, m)?)?;
+    m.add_function(wrap_pyfunction!(view::_ever_edited, m)?)?;
     m.add_function(wrap_pyfunction!(backend, m)?)?;
     m.add_class::<doc::Doc>()?;
     m.add_class::<doc::Cursor>()?;

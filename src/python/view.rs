@@ -496,11 +496,17 @@ impl Object {
     }
 
     /// Delete `key` (false when absent) without decoding its value.
+    ///
+    /// Deleting an absent key changes nothing, so the document is marked
+    /// edited (`Input::mark_edited`) only when a member goes: a merge
+    /// patch's `null` for a key the document lacks (`{"stream": null}`)
+    /// leaves a document never edited one copy of its input at `dumps`.
+    /// The lookup may leave an empty patch list behind (its member table
+    /// built): a view with no patches reads and writes as made.
     fn delete(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let Ok(k) = key.cast::<PyString>() else {
             return Ok(false);
         };
-        self.parsed.input.mark_edited();
         if self.patchable() {
             let (doc, at) = (self.parsed.doc(), self.at);
             let ObjState::Lazy { patches, .. } = &mut self.state else {
@@ -509,8 +515,15 @@ impl Object {
             let Some(ks) = key_utf8(k)? else {
                 return Ok(false);
             };
-            return patches.delete(py, k, |t| t.field(&doc, at, ks.as_bytes()));
+            let gone = patches.delete(py, k, |t| t.field(&doc, at, ks.as_bytes()))?;
+            if gone {
+                // Marked before anything reads the patch: no Python code
+                // ran since it was pushed (the key compare is `str`'s own).
+                self.parsed.input.mark_edited();
+            }
+            return Ok(gone);
         }
+        // An unfolded object: its document was marked when it unfolded.
         Ok(self.take(py, key)?.is_some())
     }
 }
@@ -1153,6 +1166,24 @@ pub(crate) fn decode(
 ) -> PyResult<Py<PyAny>> {
     let doc = super::doc::parse(py, data, false, max_depth)?;
     convert::value(py, &doc.parsed, doc.parsed.doc().root())
+}
+
+/// Whether any view of the document of `obj` (a `Doc`, an `Object` or an
+/// `Array`) was ever edited (`Input::ever_edited`), for tests: a document
+/// never edited is dumped as one copy of its input, with no walk. `None`
+/// for anything else.
+#[pyfunction]
+pub(crate) fn _ever_edited(obj: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
+    if let Ok(o) = obj.cast_exact::<Object>() {
+        return Ok(Some(o.try_borrow()?.parsed.input.ever_edited()));
+    }
+    if let Ok(a) = obj.cast_exact::<Array>() {
+        return Ok(Some(a.try_borrow()?.parsed.input.ever_edited()));
+    }
+    if let Ok(d) = obj.cast_exact::<super::doc::Doc>() {
+        return Ok(Some(d.get().parsed.input.ever_edited()));
+    }
+    Ok(None)
 }
 
 /// From this depth on, `materialize` checks for cycles.

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import qjson
+from qjson import _qjson
 
 # Spaces everywhere, so that a compact rewrite is never the input.
 SRC = (
@@ -184,3 +185,99 @@ def test_an_edit_of_another_document_view_put_in_is_dumped() -> None:
     out = json.loads(qjson.dumps(b))
     assert out["model"] == ["a", "b", "c", "d"]
     assert json.loads(qjson.dumps(a))["meta"]["tags"] == ["a", "b", "c", "d"]
+
+
+# Deleting a key the document lacks changes nothing, so the document stays
+# never edited: `dumps` is one copy of the input, with no walk (a merge
+# patch's `null` for an absent key, `{"stream": null}`, is the common case).
+# `_ever_edited` reads the document's flag (`Input::ever_edited`).
+
+ABSENT_DELETES: list[tuple[str, Callable[[Any], Any]]] = [
+    ("merge-null-root", lambda r: qjson.merge_patch(r, {"stream": None})),
+    ("merge-null-nested", lambda r: qjson.merge_patch(r, {"meta": {"nope": None}})),
+    (
+        "merge-nulls-both",
+        lambda r: qjson.merge_patch(r, {"stream": None, "meta": {"k": None, "j": None}}),
+    ),
+    ("merge-null-text", lambda r: qjson.merge_patch(r, b'{"stream": null, "meta": {"y": null}}')),
+    ("merge-null-twice", lambda r: qjson.merge_patch(r, {"stream": None, "stream2": None})),
+]
+
+
+@pytest.mark.parametrize("entry", ["decode", "parse"])
+@pytest.mark.parametrize(("name", "mutate"), ABSENT_DELETES, ids=[m[0] for m in ABSENT_DELETES])
+def test_deleting_absent_keys_leaves_the_document_unedited(
+    entry: str, name: str, mutate: Callable[[Any], Any]
+) -> None:
+    top, root = _fresh(entry)
+    assert _qjson._ever_edited(top) is False
+    mutate(root)
+    expected = json.loads(SRC)
+    mutate(expected)
+    assert expected == json.loads(SRC)
+    assert _qjson._ever_edited(top) is False, name
+    assert _qjson._ever_edited(root["meta"]) is False, name
+    assert qjson.dumps(top) == SRC
+    assert qjson.dumps(root) == SRC
+    # The views still read right, and a later edit is written.
+    assert "stream" not in root
+    assert root.get("stream") is None
+    assert len(root) == 4
+    assert len(root["meta"]) == 3
+    assert root["meta"]["n"] == 3
+    assert qjson.materialize(root) == expected
+    root["meta"]["n"] = 4
+    assert _qjson._ever_edited(top) is True
+    expected["meta"]["n"] = 4
+    assert json.loads(qjson.dumps(top)) == expected
+
+
+@pytest.mark.parametrize("entry", ["decode", "parse"])
+def test_del_of_an_absent_key_raises_and_leaves_the_document_unedited(entry: str) -> None:
+    top, root = _fresh(entry)
+    with pytest.raises(KeyError):
+        del root["nope"]
+    with pytest.raises(KeyError):
+        del root["meta"]["nope"]
+    assert _qjson._ever_edited(top) is False
+    assert qjson.dumps(top) == SRC
+    # Deleted once, the second delete finds nothing: the first one edited.
+    del root["meta"]["x"]
+    with pytest.raises(KeyError):
+        del root["meta"]["x"]
+    assert _qjson._ever_edited(top) is True
+    expected = json.loads(SRC)
+    del expected["meta"]["x"]
+    assert json.loads(qjson.dumps(top)) == expected
+
+
+@pytest.mark.parametrize("entry", ["decode", "parse"])
+@pytest.mark.parametrize(
+    "ops",
+    [
+        [{"op": "remove", "path": "/nope"}],
+        [{"op": "remove", "path": "/meta/nope"}],
+        [{"op": "test", "path": "/flag", "value": True}, {"op": "remove", "path": "/stream"}],
+    ],
+    ids=["root", "nested", "after-test"],
+)
+def test_a_patch_removing_an_absent_key_fails_and_leaves_the_document_unedited(
+    entry: str, ops: list[dict[str, Any]]
+) -> None:
+    top, root = _fresh(entry)
+    with pytest.raises(qjson.PatchError):
+        qjson.patch(root, ops)
+    assert _qjson._ever_edited(top) is False
+    assert qjson.dumps(top) == SRC
+    assert qjson.materialize(root) == json.loads(SRC)
+    assert root["meta"]["tags"][2] == "c"
+
+
+def test_merging_nulls_beside_a_real_delete_is_dumped() -> None:
+    top, root = _fresh("decode")
+    qjson.merge_patch(root, {"stream": None, "meta": {"nope": None, "x": None}})
+    assert _qjson._ever_edited(top) is True
+    expected = json.loads(SRC)
+    del expected["meta"]["x"]
+    assert json.loads(qjson.dumps(top)) == expected
+    assert qjson.materialize(root) == expected
