@@ -876,7 +876,11 @@ impl<'a> Doc<'a> {
                 let c = &self.index.containers[pos.ord as usize];
                 (c.close + 1, c.next)
             }
-            _ => (vk as u32, pos.ord),
+            _ => {
+                // A branch rather than a select: see `skip_kind`.
+                not_merged();
+                (vk as u32, pos.ord)
+            }
         };
         ChildPos {
             container: pos.container,
@@ -1812,7 +1816,7 @@ fn skip_kind(b: u8, containers: &[crate::index::Container], vk: usize, ord: u32)
 /// A point the optimizer does not merge across (see [`skip_kind`]): an
 /// empty assembly block where one is allowed, nothing elsewhere.
 #[inline(always)]
-fn not_merged() {
+pub(crate) fn not_merged() {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     // SAFETY: an empty block: it reads and writes no memory, no register,
     // no flag, and uses no stack.

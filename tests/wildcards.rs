@@ -507,3 +507,58 @@ fn c_abi_get_all_and_compiled_paths() {
         capi::qjson_free(h);
     }
 }
+
+#[test]
+fn key_after_a_wildcard_skips_every_kind_of_element() {
+    // `[*].k` steps over the elements that are not objects by the kind of
+    // their first structural (a string two structurals, a scalar none, a
+    // container past its closer): runs of each kind, strings that look
+    // like containers or hold escaped quotes, empty strings and
+    // containers, in every order before and after the objects.
+    let kinds = [
+        r#""s""#,
+        r#""""#,
+        r#""{[\"]}""#,
+        "12",
+        "-0.5e3",
+        "true",
+        "null",
+        "[]",
+        r#"["x", {"k": "no"}, 3]"#,
+        "{}",
+        r#"{"j": 1}"#,
+        r#"{"k": ["deep", {"k": 0}]}"#,
+    ];
+    let mut elements = Vec::new();
+    let mut n = 0;
+    for a in 0..kinds.len() {
+        for b in 0..kinds.len() {
+            elements.push(kinds[a].to_string());
+            elements.push(kinds[b].to_string());
+            elements.push(kinds[b].to_string());
+            elements.push(format!(r#"{{"k": {n}}}"#));
+            n += 1;
+        }
+    }
+    let doc = format!("[{}]", elements.join(","));
+    let v: J = serde_json::from_str(&doc).unwrap();
+    let want: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.get("k"))
+        .map(|k| k.to_string())
+        .collect();
+    assert!(want.len() > kinds.len() * kinds.len());
+    let got = all_raw(&doc, "[*].k").unwrap();
+    let got: Vec<String> = got
+        .iter()
+        .map(|t| serde_json::from_str::<J>(t).unwrap().to_string())
+        .collect();
+    assert_eq!(got, want);
+    for lazy in [false, true] {
+        let index = build(doc.as_bytes(), lazy);
+        let d = Doc::new(doc.as_bytes(), &index);
+        assert_eq!(d.find_all(d.root(), "[*].k").unwrap().len(), want.len());
+    }
+}
