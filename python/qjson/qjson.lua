@@ -2160,7 +2160,8 @@ them, an unedited one has false), and its metatable is a record of its own,
 `dm`, the proxy, the key and value set, the object's bytes [cs, ce) and the
 old value's [a, z)), kept in the array part: with named fields it was a
 16-node hash table, 544 bytes of Lua heap per set instead of 280, and a
-2 KB set ran at ~900 ns instead of ~790 (standalone, PGO library). Its
+2 KB set ran ~2.5-5% slower (939 vs 916 ns, 951 vs 904 in the other order;
+standalone, the bench's PGO library). Its
 __index, asked for any field the state lacks, makes the edit a real
 one first (promote: the state as it would have been, then the field read
 again); the document's fields (h, s, whole) are answered without that. So

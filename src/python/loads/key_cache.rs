@@ -57,8 +57,8 @@
 //!
 //! The cached strings are Python objects that outlive the call that made
 //! them: `tracemalloc` started after the cache was filled shows them as
-//! growth (+19 KB over 1000 `loads_many` calls of amazon_cellphones.ndjson,
-//! 331 strings of 58 bytes on average, the same after 2000 and 3000 calls:
+//! growth (+23.6 KB over 1000 `loads_many` calls of amazon_cellphones.ndjson,
+//! 383 strings of 61.5 bytes on average with 48-byte values, the same after 2000 and 3000 calls:
 //! entries made by traced calls replacing untraced ones), bounded by the
 //! two tables' slots; started before, the growth over 300 calls of a
 //! stream is ~0 (`tests/many/test_loads_many_memory.py`).
@@ -75,6 +75,8 @@ pub(super) const CACHE_SLOTS: usize = 2048;
 /// String values up to this many bytes (raw) go through the value table
 /// when values are shared (at most `CACHE_KEY_MAX`).
 pub(super) const CACHE_VALUE_MAX: usize = 48;
+// A value's bytes are copied into a key-sized slot.
+const _: () = assert!(CACHE_VALUE_MAX <= CACHE_KEY_MAX);
 /// Number of value slots (a power of two).
 pub(super) const CACHE_VALUE_SLOTS: usize = 1024;
 
