@@ -1816,7 +1816,7 @@ fn skip_kind(b: u8, containers: &[crate::index::Container], vk: usize, ord: u32)
 /// A point the optimizer does not merge across (see [`skip_kind`]): an
 /// empty assembly block where one is allowed, nothing elsewhere.
 #[inline(always)]
-pub(crate) fn not_merged() {
+fn not_merged() {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     // SAFETY: an empty block: it reads and writes no memory, no register,
     // no flag, and uses no stack.

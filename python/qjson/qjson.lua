@@ -2161,8 +2161,8 @@ them, an unedited one has false), and its metatable is a record of its own,
 old value's [a, z)), kept in the array part: with named fields it was a
 16-node hash table, 544 bytes of Lua heap per set instead of 280, and a
 2 KB set ran ~2.5-5% slower (939 vs 916 ns, 951 vs 904 in the other order;
-standalone, the bench's PGO library). Its
-__index, asked for any field the state lacks, makes the edit a real
+standalone, the bench's PGO library). Its __index, asked for any field
+the state lacks, makes the edit a real
 one first (promote: the state as it would have been, then the field read
 again); the document's fields (h, s, whole) are answered without that. So
 every reader of the edit fields, present or to come (reads through the

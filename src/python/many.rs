@@ -58,8 +58,8 @@
 //! splitting every window first. Its builder shares short string values
 //! between documents (one `str` per distinct value of up to 48 bytes, see
 //! `loads/key_cache.rs`; with values up to 16 bytes, on the 20 MB batch
-//! file, about 0.7x the CPU time
-//! per call and 0.75x the time to free the result. `loads_many`'s loop
+//! file, about 0.7x the CPU time per call and 0.75x the time to free the
+//! result). `loads_many`'s loop
 //! calls the line path directly ([`DocIterator::next_eager`], the splitter
 //! only behind it) and makes its list at the final size once the documents
 //! are built (on amazon_cellphones.ndjson, with the direct unescaping of

@@ -57,9 +57,10 @@
 //!
 //! The cached strings are Python objects that outlive the call that made
 //! them: `tracemalloc` started after the cache was filled shows them as
-//! growth (+23.6 KB over 1000 `loads_many` calls of amazon_cellphones.ndjson,
-//! 383 strings of 61.5 bytes on average with 48-byte values, the same after 2000 and 3000 calls:
-//! entries made by traced calls replacing untraced ones), bounded by the
+//! growth (+23.6 KB over 1000 `loads_many` calls of
+//! amazon_cellphones.ndjson, 383 strings of 61.5 bytes on average with
+//! 48-byte values, the same after 2000 and 3000 calls: entries made by
+//! traced calls replacing untraced ones), bounded by the
 //! two tables' slots; started before, the growth over 300 calls of a
 //! stream is ~0 (`tests/many/test_loads_many_memory.py`).
 
